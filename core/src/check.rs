@@ -1,0 +1,154 @@
+//! The ordered rules of SEMANTICS.md §4, step 3: one small function each.
+//! Arithmetic is done in `i128`, so no threshold (up to `i64::MAX`) and no
+//! count can overflow.
+
+use crate::reason::Reason;
+use crate::strategy::Strategy;
+
+/// What a decision reads, after this request's counters were updated.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Reading {
+    /// Sliding visits, this request included.
+    pub visit: u64,
+    /// Visits in the current second, this request included.
+    pub token: u64,
+    /// Whether this request got a concurrency permit.
+    pub acquired: bool,
+    /// Sliding downgrades, before this request's own.
+    pub downgrade: u64,
+    /// Sliding exceptions (read only when a rule needs them).
+    pub exception: u64,
+    /// Sliding timeouts (read only when a rule needs them).
+    pub timeout: u64,
+}
+
+/// Whether the exception sum is needed by `s`'s rules.
+pub(crate) fn needs_exceptions(s: &Strategy) -> bool {
+    s.exception_threshold >= 0 || exception_rate_on(s)
+}
+
+/// Whether the timeout sum is needed by `s`'s rules.
+pub(crate) fn needs_timeouts(s: &Strategy) -> bool {
+    s.timeout_count_threshold >= 0
+}
+
+/// A rule: whether it fails for this strategy and reading.
+type Check = fn(&Strategy, &Reading) -> bool;
+
+/// The first rule that fails, in the reference's order.
+pub(crate) fn first_failure(s: &Strategy, r: &Reading) -> Option<Reason> {
+    let rules: [(Check, Reason); 6] = [
+        (visit_fails, Reason::Visit),
+        (token_bucket_fails, Reason::TokenBucket),
+        (|_, r| !r.acquired, Reason::Concurrent),
+        (timeout_fails, Reason::Timeout),
+        (exception_fails, Reason::Exception),
+        (exception_rate_fails, Reason::ExceptionRate),
+    ];
+    rules.iter().find(|(fails, _)| fails(s, r)).map(|(_, why)| *why)
+}
+
+fn wide(v: u64) -> i128 {
+    v as i128
+}
+
+fn visit_fails(s: &Strategy, r: &Reading) -> bool {
+    s.visit_threshold >= 0 && wide(r.visit) - wide(r.downgrade) > s.visit_threshold as i128
+}
+
+fn token_bucket_fails(s: &Strategy, r: &Reading) -> bool {
+    let (rate, size, n) = (
+        s.token_bucket_generated_tokens_in_second as i128,
+        s.token_bucket_size as i128,
+        wide(r.token),
+    );
+    if rate < 0 || n <= rate {
+        return false;
+    }
+    if size <= rate || n > size {
+        return true;
+    }
+    10 * rate - n + wide(r.downgrade) <= 0
+}
+
+fn timeout_fails(s: &Strategy, r: &Reading) -> bool {
+    s.timeout_count_threshold >= 0 && wide(r.timeout) >= s.timeout_count_threshold as i128
+}
+
+fn exception_fails(s: &Strategy, r: &Reading) -> bool {
+    s.exception_threshold >= 0 && wide(r.exception) >= s.exception_threshold as i128
+}
+
+fn exception_rate_on(s: &Strategy) -> bool {
+    s.exception_rate_start >= 0 && (0..=100).contains(&s.exception_rate_threshold)
+}
+
+fn exception_rate_fails(s: &Strategy, r: &Reading) -> bool {
+    if !exception_rate_on(s) || wide(r.visit) <= s.exception_rate_start as i128 {
+        return false;
+    }
+    let inputs = wide(r.visit) - wide(r.downgrade);
+    // exception / inputs * 100 < threshold, without the division.
+    inputs != 0 && wide(r.exception) * 100 >= s.exception_rate_threshold as i128 * inputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strategy(f: impl FnOnce(&mut Strategy)) -> Strategy {
+        let mut s = Strategy::DEFAULT;
+        f(&mut s);
+        s
+    }
+
+    fn reading(visit: u64, token: u64, downgrade: u64) -> Reading {
+        Reading { visit, token, acquired: true, downgrade, ..Reading::default() }
+    }
+
+    #[test]
+    fn token_bucket_follows_the_reference_formula() {
+        let no_burst = strategy(|s| s.token_bucket_generated_tokens_in_second = 5);
+        assert!(!token_bucket_fails(&no_burst, &reading(5, 5, 0)));
+        assert!(token_bucket_fails(&no_burst, &reading(6, 6, 0)));
+        let burst = strategy(|s| {
+            s.token_bucket_generated_tokens_in_second = 5;
+            s.token_bucket_size = 8;
+        });
+        assert!(!token_bucket_fails(&burst, &reading(8, 8, 0)));
+        assert!(token_bucket_fails(&burst, &reading(9, 9, 0)));
+        let tiny = strategy(|s| {
+            s.token_bucket_generated_tokens_in_second = 0;
+            s.token_bucket_size = 3;
+        });
+        // 10*0 - 1 + 0 <= 0: fails; a downgrade in the window lifts it.
+        assert!(token_bucket_fails(&tiny, &reading(1, 1, 0)));
+        assert!(!token_bucket_fails(&tiny, &reading(1, 1, 2)));
+    }
+
+    #[test]
+    fn exception_rate_uses_exact_division() {
+        let s = strategy(|s| {
+            s.exception_rate_threshold = 50;
+            s.exception_rate_start = 3;
+        });
+        let mut r = reading(4, 1, 0);
+        r.exception = 1;
+        assert!(!exception_rate_fails(&s, &r)); // 25% < 50%
+        r.exception = 2;
+        assert!(exception_rate_fails(&s, &r)); // 50% is not < 50%
+        r.visit = 3;
+        assert!(!exception_rate_fails(&s, &r)); // not above the start
+    }
+
+    #[test]
+    fn huge_thresholds_do_not_overflow() {
+        let s = strategy(|s| {
+            s.visit_threshold = i64::MAX;
+            s.token_bucket_generated_tokens_in_second = i64::MAX;
+            s.exception_rate_threshold = 100;
+        });
+        let r = reading(u64::MAX, u64::MAX, 0);
+        assert_eq!(first_failure(&s, &r), Some(Reason::Visit));
+    }
+}

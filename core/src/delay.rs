@@ -1,0 +1,156 @@
+//! The delay state of one point (SEMANTICS.md §4, step 4): once a check fails
+//! on a point with a `delayTime`, every request is triggered until the delay
+//! expires, except one probe per `retryInterval`.
+//!
+//! Readers (every `enter`) only load and compare-and-swap. The transitions
+//! (start, probe settled, strategy replaced) take turns through a flag, and a
+//! start that finds the flag taken simply leaves the start to its holder, so
+//! `enter` never waits. The probe word packs the delay's generation, an arm
+//! counter and an "available" bit, so a probe taken is always tied to the
+//! delay and the arming it came from, whatever races around it.
+
+use crate::strategy::Strategy;
+use crate::sync::{const_fn, spin, AtomicBool, AtomicU64, Ordering};
+
+const AVAILABLE: u64 = 1;
+const ARM_ONE: u64 = 2;
+const ARM_MASK: u64 = 0xFFFF_FFFE;
+
+#[inline]
+fn generation(word: u64) -> u32 {
+    (word >> 32) as u32
+}
+
+#[inline]
+fn with(generation: u32, arm_of: u64, available: bool) -> u64 {
+    ((generation as u64) << 32) | (arm_of & ARM_MASK) | if available { AVAILABLE } else { 0 }
+}
+
+pub(crate) struct Delay {
+    turn: AtomicBool,
+    /// Last ms of the delay; 0: no delay.
+    until: AtomicU64,
+    /// Earliest ms the next probe may start.
+    probe_at: AtomicU64,
+    /// generation (32) | arm counter (31) | available (1).
+    probe: AtomicU64,
+}
+
+impl Delay {
+    const_fn! {
+        pub(crate) fn new() -> Delay {
+            Delay {
+                turn: AtomicBool::new(false),
+                until: AtomicU64::new(0),
+                probe_at: AtomicU64::new(u64::MAX),
+                probe: AtomicU64::new(0),
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn active(&self, now_ms: u64) -> bool {
+        let until = self.until.load(Ordering::Acquire);
+        until != 0 && now_ms <= until
+    }
+
+    /// Takes the probe if one is due: the generation it belongs to.
+    #[inline]
+    pub(crate) fn take_probe(&self, now_ms: u64) -> Option<u16> {
+        let word = self.probe.load(Ordering::Acquire);
+        if word & AVAILABLE == 0 || self.probe_at.load(Ordering::Acquire) > now_ms {
+            return None;
+        }
+        self.probe
+            .compare_exchange(word, word & !AVAILABLE, Ordering::AcqRel, Ordering::Relaxed)
+            .ok()
+            .map(|w| generation(w) as u16)
+    }
+
+    /// Starts a delay at `now_ms` unless one is active or being changed.
+    pub(crate) fn start(&self, now_ms: u64, strategy: &Strategy) {
+        if !self.try_turn() {
+            return;
+        }
+        if !self.active(now_ms) {
+            let word = self.probe.load(Ordering::Relaxed);
+            let next = generation(word).wrapping_add(1);
+            // Withdraw any probe of an older delay before the new one shows.
+            self.probe.store(with(next, word, false), Ordering::Release);
+            let probes = strategy.has_probes();
+            if probes {
+                let at = now_ms.saturating_add(strategy.retry_interval as u64);
+                self.probe_at.store(at, Ordering::Release);
+            }
+            let until = now_ms.saturating_add(strategy.delay_time as u64);
+            self.until.store(until, Ordering::Release);
+            if probes {
+                self.probe.store(with(next, word, true), Ordering::Release);
+            }
+        }
+        self.end_turn();
+    }
+
+    /// Settles a probe of generation `gen` that exited at `now_ms`: success
+    /// ends the delay, failure arms the next probe one `retryInterval` later.
+    /// An entry keeps the low 16 bits of the generation: a probe would have to
+    /// outlive 65 536 delays of >= 10 s each (7.5 days) to be mistaken.
+    pub(crate) fn settle(&self, gen: u16, now_ms: u64, failed: bool, strategy: Option<&Strategy>) {
+        self.wait_turn();
+        let word = self.probe.load(Ordering::Relaxed);
+        if generation(word) as u16 == gen {
+            if !failed {
+                self.until.store(0, Ordering::Release);
+                self.probe.store(with(generation(word), word, false), Ordering::Release);
+            } else if let Some(s) = strategy.filter(|s| s.has_probes() && self.active(now_ms)) {
+                let at = now_ms.saturating_add(s.retry_interval as u64);
+                self.probe_at.store(at, Ordering::Release);
+                self.probe
+                    .store(with(generation(word), word.wrapping_add(ARM_ONE), true), Ordering::Release);
+            }
+        }
+        self.end_turn();
+    }
+
+    /// Replaces the strategy through `store` (which returns the old one)
+    /// while no other transition runs, then applies the reference's rules: no
+    /// delay in the new strategy ends the delay; probes newly enabled allow
+    /// one at once.
+    pub(crate) fn replace(&self, new: Option<&Strategy>, store: impl FnOnce() -> Option<Strategy>) {
+        self.wait_turn();
+        let old = store();
+        let word = self.probe.load(Ordering::Relaxed);
+        match new {
+            Some(s) if s.has_delay() => {
+                let newly = s.has_probes() && !old.as_ref().is_some_and(Strategy::has_probes);
+                if newly && self.until.load(Ordering::Acquire) != 0 {
+                    self.probe_at.store(0, Ordering::Release);
+                    let arm = word.wrapping_add(ARM_ONE);
+                    self.probe.store(with(generation(word), arm, true), Ordering::Release);
+                }
+            }
+            _ => {
+                self.probe
+                    .store(with(generation(word), word, false), Ordering::Release);
+                self.until.store(0, Ordering::Release);
+            }
+        }
+        self.end_turn();
+    }
+
+    fn try_turn(&self) -> bool {
+        self.turn
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn wait_turn(&self) {
+        while !self.try_turn() {
+            spin();
+        }
+    }
+
+    fn end_turn(&self) {
+        self.turn.store(false, Ordering::Release);
+    }
+}

@@ -1,0 +1,237 @@
+//! The one table of error codes. Every binding maps from it: C returns the
+//! numbers, Python raises a subclass per code, Node sets `.code` to the name,
+//! Java fills its code enum. Numbers and names are stable: append, never
+//! renumber.
+
+use core::fmt;
+
+use crate::strategy::Field;
+
+/// Stable identity of an error, shared by every binding.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ErrorCode {
+    /// A strategy field has a value its rule rejects.
+    InvalidStrategy = 1,
+    /// A strategy key is not one of the SDS JSON names.
+    UnknownField = 2,
+    /// Window parameters that cannot form a window.
+    InvalidWindow = 3,
+    /// A point name of zero bytes.
+    EmptyName = 4,
+    /// A point name longer than [`crate::MAX_NAME_LEN`].
+    NameTooLong = 5,
+    /// The point table has no free slot for a new name.
+    TableFull = 6,
+    /// A table capacity of zero or beyond what the binding allows.
+    InvalidCapacity = 7,
+    /// An entry that does not belong to this table.
+    InvalidEntry = 8,
+    /// Text that is not well-formed JSON (bindings that parse JSON).
+    InvalidJson = 9,
+    /// An argument of the wrong type or range at a binding's boundary.
+    InvalidArgument = 10,
+    /// A required pointer or reference was null (C ABI).
+    NullArgument = 11,
+    /// The object was closed or freed (bindings with explicit close).
+    Closed = 12,
+    /// A bug: a panic was caught at the boundary.
+    Panic = 13,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::InvalidStrategy,
+        ErrorCode::UnknownField,
+        ErrorCode::InvalidWindow,
+        ErrorCode::EmptyName,
+        ErrorCode::NameTooLong,
+        ErrorCode::TableFull,
+        ErrorCode::InvalidCapacity,
+        ErrorCode::InvalidEntry,
+        ErrorCode::InvalidJson,
+        ErrorCode::InvalidArgument,
+        ErrorCode::NullArgument,
+        ErrorCode::Closed,
+        ErrorCode::Panic,
+    ];
+
+    /// The stable number (C's `sds_result`; 0 is reserved for success).
+    pub const fn as_u32(self) -> u32 {
+        self as u32
+    }
+
+    /// The stable name, as Node's `err.code` and Python's `err.code` show it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidStrategy => "SDS_INVALID_STRATEGY",
+            ErrorCode::UnknownField => "SDS_UNKNOWN_FIELD",
+            ErrorCode::InvalidWindow => "SDS_INVALID_WINDOW",
+            ErrorCode::EmptyName => "SDS_EMPTY_NAME",
+            ErrorCode::NameTooLong => "SDS_NAME_TOO_LONG",
+            ErrorCode::TableFull => "SDS_TABLE_FULL",
+            ErrorCode::InvalidCapacity => "SDS_INVALID_CAPACITY",
+            ErrorCode::InvalidEntry => "SDS_INVALID_ENTRY",
+            ErrorCode::InvalidJson => "SDS_INVALID_JSON",
+            ErrorCode::InvalidArgument => "SDS_INVALID_ARGUMENT",
+            ErrorCode::NullArgument => "SDS_NULL_ARGUMENT",
+            ErrorCode::Closed => "SDS_CLOSED",
+            ErrorCode::Panic => "SDS_PANIC",
+        }
+    }
+
+    /// A one-line description of the code, for messages without details.
+    pub const fn description(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidStrategy => "invalid strategy",
+            ErrorCode::UnknownField => "unknown strategy field",
+            ErrorCode::InvalidWindow => "invalid window parameters",
+            ErrorCode::EmptyName => "point name is empty",
+            ErrorCode::NameTooLong => "point name is too long",
+            ErrorCode::TableFull => "point table is full",
+            ErrorCode::InvalidCapacity => "invalid table capacity",
+            ErrorCode::InvalidEntry => "entry does not belong to this table",
+            ErrorCode::InvalidJson => "malformed JSON",
+            ErrorCode::InvalidArgument => "invalid argument",
+            ErrorCode::NullArgument => "null argument",
+            ErrorCode::Closed => "used after close",
+            ErrorCode::Panic => "internal error (panic caught)",
+        }
+    }
+
+    /// The code with this number, if any.
+    pub fn from_u32(n: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_u32() == n)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a strategy field's value was rejected.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// `delayTime` between 0 and 9 999 ms.
+    DelayTooShort,
+    /// `retryInterval` between 1 and 999 ms.
+    RetryTooShort,
+    /// `retryInterval` longer than `delayTime`, or set without a delay.
+    RetryBeyondDelay,
+    /// A percentage above 100 (negative turns the rule off).
+    PercentOutOfRange,
+    /// A 0/1 switch with another value.
+    NotAFlag,
+    /// A value that is not an integer (bindings: floats, NaN, strings).
+    NotAnInteger,
+    /// An integer beyond the range the field can hold.
+    OutOfRange,
+}
+
+impl Rule {
+    /// The rule as a sentence fragment that follows the field's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rule::DelayTooShort => "must be >= 10000 ms (or negative: no delay)",
+            Rule::RetryTooShort => "must be >= 1000 ms when > 0",
+            Rule::RetryBeyondDelay => "must be <= delayTime (and needs a delayTime)",
+            Rule::PercentOutOfRange => "must be within 0..=100 (or negative: off)",
+            Rule::NotAFlag => "must be 0 or 1",
+            Rule::NotAnInteger => "must be an integer",
+            Rule::OutOfRange => "is out of the 64-bit integer range",
+        }
+    }
+}
+
+/// Why window parameters were rejected.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WindowRule {
+    /// A bucket width of 0 ms.
+    ZeroBucketWidth,
+    /// A window of 0 buckets.
+    ZeroBuckets,
+    /// A ring shorter than two windows: the last whole cycle could not be read.
+    RingTooShort,
+    /// A ring longer than [`crate::window::MAX_RING`] buckets.
+    RingTooLong,
+}
+
+impl WindowRule {
+    /// The rule as a sentence.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WindowRule::ZeroBucketWidth => "bucket width must be >= 1 ms",
+            WindowRule::ZeroBuckets => "a window needs >= 1 bucket",
+            WindowRule::RingTooShort => "the ring must hold >= 2 windows of buckets",
+            WindowRule::RingTooLong => "the ring must hold <= 65536 buckets",
+        }
+    }
+}
+
+/// Every error the core returns. `Copy`, allocation-free, and total: each
+/// carries enough to name what went wrong.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Error {
+    /// A field's value breaks its rule.
+    InvalidStrategy {
+        /// The offending field.
+        field: Field,
+        /// The rule it breaks.
+        rule: Rule,
+    },
+    /// A key that is not an SDS strategy name (the binding names the key).
+    UnknownField,
+    /// Window parameters that break a rule.
+    InvalidWindow(WindowRule),
+    /// A point name of zero bytes.
+    EmptyName,
+    /// A point name longer than [`crate::MAX_NAME_LEN`] bytes.
+    NameTooLong,
+    /// No free slot for a new point name.
+    TableFull,
+    /// A table capacity of zero or too large.
+    InvalidCapacity,
+    /// An entry from another table (its point index is out of range).
+    InvalidEntry,
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidStrategy { .. } => ErrorCode::InvalidStrategy,
+            Error::UnknownField => ErrorCode::UnknownField,
+            Error::InvalidWindow(_) => ErrorCode::InvalidWindow,
+            Error::EmptyName => ErrorCode::EmptyName,
+            Error::NameTooLong => ErrorCode::NameTooLong,
+            Error::TableFull => ErrorCode::TableFull,
+            Error::InvalidCapacity => ErrorCode::InvalidCapacity,
+            Error::InvalidEntry => ErrorCode::InvalidEntry,
+        }
+    }
+
+    /// The stable name of this error's code.
+    pub const fn as_str(&self) -> &'static str {
+        self.code().as_str()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidStrategy { field, rule } => {
+                write!(f, "invalid strategy: {} {}", field.json_name(), rule.as_str())
+            }
+            Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
+            Error::NameTooLong => write!(
+                f,
+                "point name is too long (at most {} bytes)",
+                crate::MAX_NAME_LEN
+            ),
+            other => f.write_str(other.code().description()),
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! # sds-core
+//!
+//! The engine of SDS (Service Degrade System) as plain, allocation-free data:
+//! per named **point** it counts visits, requests in flight, exceptions,
+//! timeouts and downgrades in lock-free sliding windows, and decides for each
+//! request whether to run it or **downgrade** it to a fallback.
+//!
+//! - [`SlidingWindow`]: a ring of epoch-tagged atomic buckets. SDS's counters,
+//!   Sentinel's LeapArray and Hystrix's rolling number are instances of it.
+//! - [`Strategy`]: a point's thresholds, named as SDS's JSON names them.
+//! - [`Point`]: the counters, strategy and delay of one point; [`Point::enter`]
+//!   returns an [`Entry`] that [`Point::exit`] settles.
+//! - [`PointTable`]: names to points in caller-provided storage.
+//! - [`Error`], [`ErrorCode`], [`Reason`]: the one table of codes and names that
+//!   every binding maps from.
+//!
+//! Time is a parameter: every operation takes `now_ms`, and the core never
+//! reads a clock. Nothing allocates, blocks on the hot path, or panics on any
+//! input. The crate is `no_std` and `forbid(unsafe_code)`.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+mod check;
+mod delay;
+mod entry;
+mod error;
+mod point;
+mod reason;
+mod strategy;
+mod strategy_cell;
+mod sync;
+mod table;
+pub mod window;
+
+pub use entry::{Entry, EntryParts, Flags, Outcome};
+pub use error::{Error, ErrorCode, Rule, WindowRule};
+pub use point::{CycleStats, Point, Stats};
+pub use reason::Reason;
+pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
+pub use table::{PointId, PointTable, Slot, MAX_CAPACITY, MAX_NAME_LEN};
+pub use window::{Bucket, SlidingWindow, Tally};

@@ -1,0 +1,271 @@
+//! `Point`: every counter of one point (SEMANTICS.md §2), its strategy and its
+//! delay state, and the decision of §4. Plain fixed-size data: a `static`, a
+//! table slot or any other memory can hold it.
+
+use crate::check::{first_failure, needs_exceptions, needs_timeouts, Reading};
+use crate::delay::Delay;
+use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
+use crate::error::Error;
+use crate::reason::Reason;
+use crate::strategy::Strategy;
+use crate::strategy_cell::StrategyCell;
+use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
+use crate::window::{SdsCounterWindow, SdsMaxConcurrencyWindow, SlidingWindow, Tally};
+
+/// The sums of the last whole 10 s cycle, as SDS uploads them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct CycleStats {
+    /// Visits.
+    pub visit_num: u64,
+    /// Exceptions (counted at their requests' start).
+    pub exception_num: u64,
+    /// Timeouts (counted at their requests' start).
+    pub timeout_num: u64,
+    /// Downgrades.
+    pub downgrade_num: u64,
+    /// The most requests in flight at once.
+    pub concurrent_num: u64,
+}
+
+/// A point's current sliding values and its last whole cycle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Visits in the sliding window.
+    pub visit: u64,
+    /// Exceptions in the sliding window.
+    pub exception: u64,
+    /// Timeouts in the sliding window.
+    pub timeout: u64,
+    /// Downgrades in the sliding window.
+    pub downgrade: u64,
+    /// Requests holding a permit now.
+    pub concurrent: u64,
+    /// The last whole cycle.
+    pub last_cycle: CycleStats,
+}
+
+/// What the rules decided for one request.
+enum Verdict {
+    Pass,
+    Probe(u16),
+    Triggered(Reason),
+}
+
+/// One protected operation: counters, strategy and delay.
+pub struct Point {
+    visit: SdsCounterWindow,
+    exception: SdsCounterWindow,
+    timeout: SdsCounterWindow,
+    downgrade: SdsCounterWindow,
+    max_concurrency: SdsMaxConcurrencyWindow,
+    in_flight: AtomicU32,
+    triggers: AtomicU64,
+    strategy: StrategyCell,
+    delay: Delay,
+}
+
+impl Default for Point {
+    fn default() -> Point {
+        Point::new()
+    }
+}
+
+impl Point {
+    const_fn! {
+        /// A point with no strategy and no counts.
+        pub fn new() -> Point {
+            Point {
+                visit: SlidingWindow::sds_counter(),
+                exception: SlidingWindow::sds_counter(),
+                timeout: SlidingWindow::sds_counter(),
+                downgrade: SlidingWindow::sds_counter(),
+                max_concurrency: SlidingWindow::sds_max_concurrency(),
+                in_flight: AtomicU32::new(0),
+                triggers: AtomicU64::new(0),
+                strategy: StrategyCell::new(),
+                delay: Delay::new(),
+            }
+        }
+    }
+
+    /// Replaces the strategy (`None` removes it). An invalid strategy is
+    /// rejected whole and the old one stays. Counters and permits in flight
+    /// are kept; a delay ends if the new strategy has none.
+    pub fn set_strategy(&self, strategy: Option<&Strategy>) -> Result<(), Error> {
+        if let Some(s) = strategy {
+            s.validate()?;
+        }
+        self.delay
+            .replace(strategy, || self.strategy.store(strategy));
+        Ok(())
+    }
+
+    /// The current strategy.
+    pub fn strategy(&self) -> Option<Strategy> {
+        self.strategy.load()
+    }
+
+    /// Counts a request at `now_ms` and decides whether it is downgraded.
+    /// Every entry must be passed to [`Point::exit`] exactly once.
+    pub fn enter(&self, now_ms: u64, flags: Flags) -> Entry {
+        let visit = self.visit.increment(now_ms);
+        let strategy = self.strategy.load();
+        let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
+        let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms));
+        let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
+            return entry;
+        };
+        match self.judge(&s, now_ms, flags, visit, entry.holds_permit()) {
+            Verdict::Pass => {}
+            Verdict::Probe(generation) => {
+                entry.state |= PROBE;
+                entry.probe_generation = generation;
+            }
+            Verdict::Triggered(reason) => {
+                if self.spread(s.downgrade_rate) {
+                    self.downgrade.increment(now_ms);
+                    entry.state |= DOWNGRADED;
+                    entry.reason = Some(reason);
+                }
+            }
+        }
+        entry
+    }
+
+    fn judge(&self, s: &Strategy, now_ms: u64, flags: Flags, visit: Tally, acquired: bool) -> Verdict {
+        if flags.pressure_test() && s.pressure_test_downgrade == 1 {
+            return Verdict::Triggered(Reason::PressureTest);
+        }
+        if self.delay.active(now_ms) {
+            return match s.has_probes().then(|| self.delay.take_probe(now_ms)).flatten() {
+                Some(generation) => Verdict::Probe(generation),
+                None => Verdict::Triggered(Reason::Delay),
+            };
+        }
+        let reading = Reading {
+            visit: visit.total,
+            token: visit.bucket,
+            acquired,
+            downgrade: self.downgrade.sum(now_ms),
+            exception: if needs_exceptions(s) { self.exception.sum(now_ms) } else { 0 },
+            timeout: if needs_timeouts(s) { self.timeout.sum(now_ms) } else { 0 },
+        };
+        match first_failure(s, &reading) {
+            Some(reason) => {
+                if s.has_delay() {
+                    self.delay.start(now_ms, s);
+                }
+                Verdict::Triggered(reason)
+            }
+            None => Verdict::Pass,
+        }
+    }
+
+    /// Whether this trigger is really downgraded: exactly `rate` of every 100
+    /// consecutive triggers, evenly spread (trigger `n` is downgraded iff
+    /// `(n * rate) mod 100 < rate`, so the first trigger always is).
+    fn spread(&self, rate: i64) -> bool {
+        if rate >= 100 {
+            return true;
+        }
+        let n = self.triggers.fetch_add(1, Ordering::Relaxed) % 100;
+        (n * rate as u64) % 100 < rate as u64
+    }
+
+    /// Settles an entry at `now_ms`: returns its permit, counts its exception
+    /// and its timeout at its start second, and settles a probe.
+    pub fn exit(&self, entry: &Entry, now_ms: u64, outcome: Outcome) {
+        if entry.holds_permit() {
+            self.release();
+        }
+        let strategy = self.strategy.load();
+        let failed = outcome == Outcome::Error;
+        if failed {
+            record(&self.exception, entry.start_ms, now_ms);
+        }
+        if let Some(s) = strategy.as_ref().filter(|s| s.timeout_threshold > 0) {
+            if now_ms.saturating_sub(entry.start_ms) > s.timeout_threshold as u64 {
+                record(&self.timeout, entry.start_ms, now_ms);
+            }
+        }
+        if entry.is_probe() {
+            self.delay
+                .settle(entry.probe_generation, now_ms, failed, strategy.as_ref());
+        }
+    }
+
+    /// The sliding values at `now_ms` and the last whole cycle before it.
+    pub fn stats(&self, now_ms: u64) -> Stats {
+        Stats {
+            visit: self.visit.sum(now_ms),
+            exception: self.exception.sum(now_ms),
+            timeout: self.timeout.sum(now_ms),
+            downgrade: self.downgrade.sum(now_ms),
+            concurrent: self.in_flight() as u64,
+            last_cycle: CycleStats {
+                visit_num: self.visit.last_whole_cycle(now_ms),
+                exception_num: self.exception.last_whole_cycle(now_ms),
+                timeout_num: self.timeout.last_whole_cycle(now_ms),
+                downgrade_num: self.downgrade.last_whole_cycle(now_ms),
+                concurrent_num: self.max_concurrency.last_whole_cycle(now_ms),
+            },
+        }
+    }
+
+    /// Requests holding a permit now.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Whether a delay is running at `now_ms`.
+    pub fn delayed(&self, now_ms: u64) -> bool {
+        self.delay.active(now_ms)
+    }
+
+    /// Takes a permit unless `limit` (negative: none) is reached, and keeps
+    /// the cycle's maximum in flight.
+    fn try_acquire(&self, limit: i64, now_ms: u64) -> bool {
+        let mut held = self.in_flight.load(Ordering::Relaxed);
+        loop {
+            if (limit >= 0 && held as i64 >= limit) || held == u32::MAX {
+                return false;
+            }
+            match self.in_flight.compare_exchange_weak(
+                held,
+                held + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(seen) => held = seen,
+            }
+        }
+        self.max_concurrency.fetch_max(now_ms, held as u64 + 1);
+        true
+    }
+
+    /// Returns a permit; never below zero, even for a forged entry.
+    fn release(&self) {
+        let mut held = self.in_flight.load(Ordering::Relaxed);
+        while held > 0 {
+            match self.in_flight.compare_exchange_weak(
+                held,
+                held - 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(seen) => held = seen,
+            }
+        }
+    }
+}
+
+/// Counts one event of a request that started at `start_ms`, recorded at
+/// `now_ms`: in the start bucket while the ring holds it, else at `now_ms`, so
+/// a request slower than the whole ring is still counted, never lost.
+fn record(window: &SdsCounterWindow, start_ms: u64, now_ms: u64) {
+    if !(window.holds(start_ms, now_ms) && window.try_add(start_ms, 1)) {
+        window.add(now_ms, 1);
+    }
+}

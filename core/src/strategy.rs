@@ -1,0 +1,163 @@
+//! `Strategy`: the thresholds of one point (SEMANTICS.md §3), the one table of
+//! their SDS JSON names, and `validate()`.
+
+use crate::error::{Error, Rule};
+
+macro_rules! fields {
+    ($($(#[$doc:meta])* $variant:ident, $field:ident, $json:literal, $default:literal;)*) => {
+        /// A strategy field. The SDS JSON name, the snake_case name and the
+        /// default all come from this one table, which every binding reads.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum Field {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Field {
+            /// Every field, in the order of SEMANTICS.md §3.
+            pub const ALL: &'static [Field] = &[$(Field::$variant,)*];
+
+            /// The name SDS's admin API and `SdsStrategy` use.
+            pub const fn json_name(self) -> &'static str {
+                match self { $(Field::$variant => $json,)* }
+            }
+
+            /// The snake_case name (Python keywords, Rust fields).
+            pub const fn snake_name(self) -> &'static str {
+                match self { $(Field::$variant => stringify!($field),)* }
+            }
+
+            /// The reference's default.
+            pub const fn default_value(self) -> i64 {
+                match self { $(Field::$variant => $default,)* }
+            }
+        }
+
+        /// The thresholds of one point. Any negative value turns a rule off.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub struct Strategy {
+            $($(#[$doc])* pub $field: i64,)*
+        }
+
+        impl Strategy {
+            /// The reference's defaults: every rule off, `downgradeRate` 100.
+            pub const DEFAULT: Strategy = Strategy { $($field: $default,)* };
+
+            /// The value of `field`.
+            pub const fn get(&self, field: Field) -> i64 {
+                match field { $(Field::$variant => self.$field,)* }
+            }
+
+            /// Sets `field` (checked as a whole by [`Strategy::validate`]).
+            pub fn set(&mut self, field: Field, value: i64) {
+                match field { $(Field::$variant => self.$field = value,)* }
+            }
+        }
+    };
+}
+
+fields! {
+    /// Max requests in the 10 s sliding window; `0` closes the point.
+    VisitThreshold, visit_threshold, "visitThreshold", -1;
+    /// Max requests in flight; `0` closes the point.
+    ConcurrentThreshold, concurrent_threshold, "concurrentThreshold", -1;
+    /// Max exceptions in the sliding window.
+    ExceptionThreshold, exception_threshold, "exceptionThreshold", -1;
+    /// Max percent of exceptions among the admitted requests (0..=100).
+    ExceptionRateThreshold, exception_rate_threshold, "exceptionRateThreshold", -1;
+    /// The rate is judged only once the window's visits exceed this.
+    ExceptionRateStart, exception_rate_start, "exceptionRateStart", 0;
+    /// A request slower than this many ms counts as a timeout.
+    TimeoutThreshold, timeout_threshold, "timeoutThreshold", -1;
+    /// Max timeouts in the sliding window.
+    TimeoutCountThreshold, timeout_count_threshold, "timeoutCountThreshold", -1;
+    /// Tokens generated per second.
+    TokenBucketGeneratedTokensInSecond, token_bucket_generated_tokens_in_second,
+        "tokenBucketGeneratedTokensInSecond", -1;
+    /// Bucket capacity; negative means equal to the rate (no burst).
+    TokenBucketSize, token_bucket_size, "tokenBucketSize", -1;
+    /// ms a triggered downgrade keeps going; >= 10 000 when set.
+    DelayTime, delay_time, "delayTime", -1;
+    /// ms between probes during a delay; >= 1000 and <= `delayTime` when > 0.
+    RetryInterval, retry_interval, "retryInterval", -1;
+    /// Percent of triggered requests really downgraded; <= 0 never.
+    DowngradeRate, downgrade_rate, "downgradeRate", 100;
+    /// 1: requests marked as load-test traffic are always downgraded.
+    PressureTestDowngrade, pressure_test_downgrade, "pressureTestDowngrade", 0;
+}
+
+/// The JSON key naming the point in SDS's strategy objects. It is not a
+/// threshold: bindings that read whole SDS strategies skip it.
+pub const POINT_KEY: &str = "point";
+
+/// The shortest `delayTime` that may be configured.
+pub const MIN_DELAY_MS: i64 = 10_000;
+/// The shortest positive `retryInterval` that may be configured.
+pub const MIN_RETRY_MS: i64 = 1_000;
+
+impl Field {
+    /// The field with this SDS JSON name.
+    pub fn from_json_name(name: &str) -> Option<Field> {
+        Field::ALL.iter().copied().find(|f| f.json_name() == name)
+    }
+
+    /// The field with this snake_case name.
+    pub fn from_snake_name(name: &str) -> Option<Field> {
+        Field::ALL.iter().copied().find(|f| f.snake_name() == name)
+    }
+}
+
+impl Default for Strategy {
+    fn default() -> Strategy {
+        Strategy::DEFAULT
+    }
+}
+
+impl Strategy {
+    /// Sets the field with this SDS JSON name; [`Error::UnknownField`] for any
+    /// other key. Bindings feed every key/value of their dict/object/JSON here.
+    pub fn set_json(&mut self, name: &str, value: i64) -> Result<(), Error> {
+        let field = Field::from_json_name(name).ok_or(Error::UnknownField)?;
+        self.set(field, value);
+        Ok(())
+    }
+
+    /// Checks the rules that tie values together; the first broken one is
+    /// returned, naming its field.
+    pub fn validate(&self) -> Result<(), Error> {
+        let fail = |field, rule| Err(Error::InvalidStrategy { field, rule });
+        let percent = [
+            (Field::ExceptionRateThreshold, self.exception_rate_threshold),
+            (Field::DowngradeRate, self.downgrade_rate),
+        ];
+        for (field, value) in percent {
+            if value > 100 {
+                return fail(field, Rule::PercentOutOfRange);
+            }
+        }
+        if !(0..=1).contains(&self.pressure_test_downgrade) {
+            return fail(Field::PressureTestDowngrade, Rule::NotAFlag);
+        }
+        if (0..MIN_DELAY_MS).contains(&self.delay_time) {
+            return fail(Field::DelayTime, Rule::DelayTooShort);
+        }
+        if self.retry_interval > 0 {
+            if self.retry_interval < MIN_RETRY_MS {
+                return fail(Field::RetryInterval, Rule::RetryTooShort);
+            }
+            if self.retry_interval > self.delay_time {
+                return fail(Field::RetryInterval, Rule::RetryBeyondDelay);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a triggered downgrade starts a delay.
+    pub const fn has_delay(&self) -> bool {
+        self.delay_time >= MIN_DELAY_MS
+    }
+
+    /// Whether a delay lets probes through.
+    pub const fn has_probes(&self) -> bool {
+        self.retry_interval > 0
+    }
+}

@@ -1,0 +1,261 @@
+//! `PointTable`: point names to points, in storage the caller provides.
+//!
+//! Open addressing with linear probing over a fixed number of slots. A slot
+//! goes empty -> claimed -> ready exactly once and is never freed, so a
+//! lookup of a ready name is wait-free; a lookup that meets a slot being
+//! claimed waits for the claimer's few stores (the name may be its own).
+
+use crate::entry::{Entry, Flags, Outcome};
+use crate::error::Error;
+use crate::point::{Point, Stats};
+use crate::strategy::Strategy;
+use crate::sync::{const_fn, spin, AtomicU32, AtomicU64, Ordering};
+
+/// The longest point name, in bytes. Names are bytes: any byte, UTF-8 or
+/// not, is allowed; SDS point names are short dotted identifiers.
+pub const MAX_NAME_LEN: usize = 256;
+/// The largest table capacity.
+pub const MAX_CAPACITY: usize = 1 << 20;
+
+const NAME_WORDS: usize = MAX_NAME_LEN / 8;
+const EMPTY: u32 = 0;
+const CLAIMED: u32 = 1;
+const READY: u32 = 2;
+
+/// The index of a point in its table: a handle that skips the name lookup.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PointId(pub(crate) u32);
+
+impl PointId {
+    /// The index.
+    pub const fn index(self) -> u32 {
+        self.0
+    }
+
+    /// The id with this index (checked against the table when used).
+    pub const fn from_index(index: u32) -> PointId {
+        PointId(index)
+    }
+}
+
+/// One slot of a table: a name and its point.
+pub struct Slot {
+    state: AtomicU32,
+    len: AtomicU32,
+    hash: AtomicU64,
+    name: [AtomicU64; NAME_WORDS],
+    point: Point,
+}
+
+impl Slot {
+    const_fn! {
+        /// An empty slot.
+        pub fn new() -> Slot {
+            Slot {
+                state: AtomicU32::new(EMPTY),
+                len: AtomicU32::new(0),
+                hash: AtomicU64::new(0),
+                name: name_words(),
+                point: Point::new(),
+            }
+        }
+    }
+
+    fn holds(&self, hash: u64, name: &[u8]) -> bool {
+        self.hash.load(Ordering::Relaxed) == hash
+            && self.len.load(Ordering::Relaxed) as usize == name.len()
+            && name
+                .chunks(8)
+                .zip(self.name.iter())
+                .all(|(chunk, word)| word.load(Ordering::Relaxed) == pack_word(chunk))
+    }
+
+    fn fill(&self, hash: u64, name: &[u8]) {
+        for (chunk, word) in name.chunks(8).zip(self.name.iter()) {
+            word.store(pack_word(chunk), Ordering::Relaxed);
+        }
+        self.len.store(name.len() as u32, Ordering::Relaxed);
+        self.hash.store(hash, Ordering::Relaxed);
+        self.state.store(READY, Ordering::Release);
+    }
+
+    /// The state once it is no longer being claimed.
+    fn settled_state(&self) -> u32 {
+        loop {
+            let state = self.state.load(Ordering::Acquire);
+            if state != CLAIMED {
+                return state;
+            }
+            spin();
+        }
+    }
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot::new()
+    }
+}
+
+#[cfg(not(loom))]
+const fn name_words() -> [AtomicU64; NAME_WORDS] {
+    [const { AtomicU64::new(0) }; NAME_WORDS]
+}
+
+#[cfg(loom)]
+fn name_words() -> [AtomicU64; NAME_WORDS] {
+    core::array::from_fn(|_| AtomicU64::new(0))
+}
+
+fn pack_word(chunk: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..chunk.len()].copy_from_slice(chunk);
+    u64::from_le_bytes(bytes)
+}
+
+/// FNV-1a: short names, no allocation, no seed to carry.
+fn hash(name: &[u8]) -> u64 {
+    name.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn check_name(name: &[u8]) -> Result<(), Error> {
+    match name.len() {
+        0 => Err(Error::EmptyName),
+        n if n > MAX_NAME_LEN => Err(Error::NameTooLong),
+        _ => Ok(()),
+    }
+}
+
+/// Names to points over caller storage (`Box<[Slot]>`, `Vec<Slot>`, an array,
+/// a static). Capacity is the storage's length, 1 to [`MAX_CAPACITY`].
+pub struct PointTable<S> {
+    slots: S,
+    len: AtomicU32,
+}
+
+impl<S: AsRef<[Slot]>> PointTable<S> {
+    /// A table over `storage`, whose slots should be fresh.
+    pub fn new(storage: S) -> Result<PointTable<S>, Error> {
+        let capacity = storage.as_ref().len();
+        if capacity == 0 || capacity > MAX_CAPACITY {
+            return Err(Error::InvalidCapacity);
+        }
+        Ok(PointTable {
+            slots: storage,
+            len: AtomicU32::new(0),
+        })
+    }
+
+    /// How many points fit.
+    pub fn capacity(&self) -> usize {
+        self.slots.as_ref().len()
+    }
+
+    /// How many points exist.
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire) as usize
+    }
+
+    /// Whether no point exists yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The point named `name`, if it exists.
+    pub fn lookup(&self, name: &[u8]) -> Result<Option<PointId>, Error> {
+        check_name(name)?;
+        let h = hash(name);
+        for index in self.probe_order(h) {
+            let slot = &self.slots.as_ref()[index];
+            match slot.settled_state() {
+                EMPTY => return Ok(None),
+                _ if slot.holds(h, name) => return Ok(Some(PointId(index as u32))),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The point named `name`, created if needed; [`Error::TableFull`] when it
+    /// does not exist and no slot is free.
+    pub fn insert(&self, name: &[u8]) -> Result<PointId, Error> {
+        check_name(name)?;
+        let h = hash(name);
+        for index in self.probe_order(h) {
+            let slot = &self.slots.as_ref()[index];
+            let claimed = slot
+                .state
+                .compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Acquire)
+                .is_ok();
+            if claimed {
+                slot.fill(h, name);
+                self.len.fetch_add(1, Ordering::AcqRel);
+                return Ok(PointId(index as u32));
+            }
+            if slot.settled_state() == READY && slot.holds(h, name) {
+                return Ok(PointId(index as u32));
+            }
+        }
+        Err(Error::TableFull)
+    }
+
+    fn probe_order(&self, h: u64) -> impl Iterator<Item = usize> {
+        let capacity = self.capacity();
+        let start = (h % capacity as u64) as usize;
+        (0..capacity).map(move |i| (start + i) % capacity)
+    }
+
+    /// The point with this id; [`Error::InvalidEntry`] if out of range or
+    /// not created.
+    pub fn point(&self, id: PointId) -> Result<&Point, Error> {
+        match self.slots.as_ref().get(id.0 as usize) {
+            Some(slot) if slot.state.load(Ordering::Acquire) == READY => Ok(&slot.point),
+            _ => Err(Error::InvalidEntry),
+        }
+    }
+
+    /// Enters the point named `name` (created if needed).
+    pub fn enter(&self, name: &[u8], now_ms: u64, flags: Flags) -> Result<Entry, Error> {
+        self.enter_point(self.insert(name)?, now_ms, flags)
+    }
+
+    /// Enters the point with this id.
+    pub fn enter_point(&self, id: PointId, now_ms: u64, flags: Flags) -> Result<Entry, Error> {
+        let mut entry = self.point(id)?.enter(now_ms, flags);
+        entry.point = id.0;
+        Ok(entry)
+    }
+
+    /// Exits an entry of this table.
+    pub fn exit(&self, entry: &Entry, now_ms: u64, outcome: Outcome) -> Result<(), Error> {
+        self.point(entry.point())?.exit(entry, now_ms, outcome);
+        Ok(())
+    }
+
+    /// Sets the strategy of `name` (created if needed). Nothing changes if the
+    /// strategy is invalid or the table is full.
+    pub fn set_strategy(&self, name: &[u8], strategy: &Strategy) -> Result<PointId, Error> {
+        strategy.validate()?;
+        let id = self.insert(name)?;
+        self.point(id)?.set_strategy(Some(strategy))?;
+        Ok(id)
+    }
+
+    /// Removes the strategy of `name`; its counters stay.
+    pub fn remove_strategy(&self, name: &[u8]) -> Result<(), Error> {
+        if let Some(id) = self.lookup(name)? {
+            self.point(id)?.set_strategy(None)?;
+        }
+        Ok(())
+    }
+
+    /// The stats of `name` at `now_ms`; all zero for a point never entered.
+    pub fn stats(&self, name: &[u8], now_ms: u64) -> Result<Stats, Error> {
+        Ok(match self.lookup(name)? {
+            Some(id) => self.point(id)?.stats(now_ms),
+            None => Stats::default(),
+        })
+    }
+}

@@ -1,0 +1,379 @@
+//! `SlidingWindow`: a lock-free ring of time buckets, each tagged with the lap
+//! of the ring it holds.
+//!
+//! Time `t` falls in bucket `b = t / bucket_ms`; bucket `b` lives in slot
+//! `b % ring` and belongs to lap `b / ring`. A slot is one `AtomicU64` packing
+//! `lap (high 32 bits) | count (low 32 bits)`. A reader counts a slot only when
+//! its lap is the one it expects, so a bucket left over from an older lap reads
+//! as zero and the first writer of the new lap resets it in the same
+//! compare-and-swap that adds to it. No background thread, no lock: the ring
+//! cleans itself, and an idle gap of any length is read exactly.
+//!
+//! # Limits of the packing
+//!
+//! - A bucket counts up to `u32::MAX` (4 294 967 295) and then saturates; sums
+//!   of many buckets are `u64`.
+//! - Laps are compared modulo 2^32 (serial-number arithmetic), so idle gaps and
+//!   backward clock jumps are exact up to 2^31 laps, that is
+//!   `2^31 × ring × bucket_ms`: 2 042 years for SDS counters (1 s × 30),
+//!   2 042 years for SDS max-concurrency (10 s × 3), 136 years for Sentinel's
+//!   second window (500 ms × 4), 8 170 years for its minute (1 s × 120) and
+//!   1 361 years for Hystrix (1 s × 20). At 1 ms buckets and a ring of 30 the
+//!   bound is 2 years; at 1 ms × 2 it is 50 days.
+//! - A write into a bucket whose slot already holds a newer lap is dropped:
+//!   the ring no longer holds that bucket, and the newer one is never touched.
+//!   A clock that goes backwards therefore never corrupts newer buckets; reads
+//!   at the older time see zero where the ring has moved on.
+
+use crate::error::{Error, WindowRule};
+use crate::sync::{const_fn, AtomicU64, Ordering};
+
+/// The most buckets a ring may hold.
+pub const MAX_RING: usize = 1 << 16;
+
+const COUNT_MASK: u64 = u32::MAX as u64;
+
+/// One slot of a ring: a lap tag and a count in one atomic word.
+#[derive(Debug)]
+pub struct Bucket(AtomicU64);
+
+impl Bucket {
+    const_fn! {
+        /// An empty bucket.
+        pub fn new() -> Bucket {
+            Bucket(AtomicU64::new(0))
+        }
+    }
+}
+
+impl Default for Bucket {
+    fn default() -> Bucket {
+        Bucket::new()
+    }
+}
+
+/// A bucket's value and the window's sum, both read after a write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// The value of the bucket written to.
+    pub bucket: u64,
+    /// The sum of the window ending at that bucket.
+    pub total: u64,
+}
+
+/// How a slot's lap relates to the lap a reader or writer expects.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Age {
+    /// The slot holds the expected bucket.
+    Current,
+    /// The slot holds an older lap (or was never written): it reads as zero.
+    Stale,
+    /// The slot holds a newer lap: the expected bucket is gone.
+    Newer,
+}
+
+#[inline]
+fn age(word: u64, lap: u32) -> Age {
+    let held = (word >> 32) as u32;
+    if held == lap {
+        Age::Current
+    } else if word == 0 || (held.wrapping_sub(lap) as i32) < 0 {
+        // An all-zero word is a never-written slot: stale for any lap, so a
+        // fresh ring works at any absolute time, not only near t = 0.
+        Age::Stale
+    } else {
+        Age::Newer
+    }
+}
+
+#[inline]
+fn pack(lap: u32, count: u32) -> u64 {
+    ((lap as u64) << 32) | count as u64
+}
+
+#[inline]
+fn saturate(v: u64) -> u32 {
+    if v > COUNT_MASK {
+        u32::MAX
+    } else {
+        v as u32
+    }
+}
+
+/// A sliding window over a ring of epoch-tagged buckets.
+///
+/// `S` is the storage: a fixed array for the core's own windows
+/// (`[Bucket; 30]` for SDS), or any `AsRef<[Bucket]>` a binding owns. The
+/// ring's length is the storage's length. All operations take the time in
+/// milliseconds; none allocates, blocks or panics.
+#[derive(Debug)]
+pub struct SlidingWindow<S = [Bucket; 30]> {
+    bucket_ms: u64,
+    buckets: u64,
+    slots: S,
+}
+
+/// SDS's counters: 1 s buckets, a 10 s window, a ring of 30 (three cycles).
+pub type SdsCounterWindow = SlidingWindow<[Bucket; 30]>;
+/// SDS's max-concurrency statistic: one 10 s bucket per cycle, a ring of 3.
+pub type SdsMaxConcurrencyWindow = SlidingWindow<[Bucket; 3]>;
+/// Sentinel's second view: 2 buckets of 500 ms; the ring keeps one more window.
+pub type SentinelSecondWindow = SlidingWindow<[Bucket; 4]>;
+/// Sentinel's minute view: 60 buckets of 1 s; the ring keeps one more window.
+pub type SentinelMinuteWindow = SlidingWindow<[Bucket; 120]>;
+/// Hystrix's rolling number: 10 buckets of 1 s; the ring keeps one more window.
+pub type HystrixWindow = SlidingWindow<[Bucket; 20]>;
+
+const fn check(bucket_ms: u64, buckets: usize, ring: usize) -> Result<(), Error> {
+    if bucket_ms == 0 {
+        Err(Error::InvalidWindow(WindowRule::ZeroBucketWidth))
+    } else if buckets == 0 {
+        Err(Error::InvalidWindow(WindowRule::ZeroBuckets))
+    } else if ring > MAX_RING {
+        Err(Error::InvalidWindow(WindowRule::RingTooLong))
+    } else if ring / 2 < buckets {
+        Err(Error::InvalidWindow(WindowRule::RingTooShort))
+    } else {
+        Ok(())
+    }
+}
+
+macro_rules! named_window {
+    ($(#[$doc:meta])* $name:ident, $ring:literal, $bucket_ms:literal, $buckets:literal) => {
+        impl SlidingWindow<[Bucket; $ring]> {
+            const_fn! {
+                $(#[$doc])*
+                pub fn $name() -> Self {
+                    SlidingWindow { bucket_ms: $bucket_ms, buckets: $buckets, slots: empty_ring() }
+                }
+            }
+        }
+    };
+}
+
+named_window!(
+    /// SDS counters: 1000 ms × 10 buckets, ring 30.
+    sds_counter, 30, 1000, 10
+);
+named_window!(
+    /// SDS max-concurrency: 10 000 ms × 1 bucket, ring 3.
+    sds_max_concurrency, 3, 10_000, 1
+);
+named_window!(
+    /// Sentinel's second: 500 ms × 2 buckets, ring 4.
+    sentinel_second, 4, 500, 2
+);
+named_window!(
+    /// Sentinel's minute: 1000 ms × 60 buckets, ring 120.
+    sentinel_minute, 120, 1000, 60
+);
+named_window!(
+    /// Hystrix's rolling number: 1000 ms × 10 buckets, ring 20.
+    hystrix, 20, 1000, 10
+);
+
+#[cfg(not(loom))]
+const fn empty_ring<const N: usize>() -> [Bucket; N] {
+    [const { Bucket::new() }; N]
+}
+
+#[cfg(loom)]
+fn empty_ring<const N: usize>() -> [Bucket; N] {
+    core::array::from_fn(|_| Bucket::new())
+}
+
+impl<const N: usize> SlidingWindow<[Bucket; N]> {
+    const_fn! {
+        /// A window of `buckets` buckets of `bucket_ms` over a ring of `N`.
+        /// Needs `bucket_ms >= 1`, `buckets >= 1` and `N >= 2 * buckets`.
+        pub fn new(bucket_ms: u64, buckets: usize) -> Result<Self, Error> {
+            match check(bucket_ms, buckets, N) {
+                Ok(()) => Ok(SlidingWindow { bucket_ms, buckets: buckets as u64, slots: empty_ring() }),
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
+    /// A window over caller-owned storage, whose length is the ring's. The
+    /// storage should be fresh ([`Bucket::new`]); existing contents are kept.
+    pub fn with_storage(bucket_ms: u64, buckets: usize, storage: S) -> Result<Self, Error> {
+        check(bucket_ms, buckets, storage.as_ref().len())?;
+        Ok(SlidingWindow {
+            bucket_ms,
+            buckets: buckets as u64,
+            slots: storage,
+        })
+    }
+
+    /// Width of one bucket in ms.
+    pub fn bucket_ms(&self) -> u64 {
+        self.bucket_ms
+    }
+
+    /// Buckets per window (`W`).
+    pub fn buckets(&self) -> usize {
+        self.buckets as usize
+    }
+
+    /// Buckets in the ring.
+    pub fn ring(&self) -> usize {
+        self.slots.as_ref().len()
+    }
+
+    /// The index of the bucket holding `now_ms`.
+    #[inline]
+    pub fn bucket_index(&self, now_ms: u64) -> u64 {
+        now_ms / self.bucket_ms
+    }
+
+    #[inline]
+    fn locate(&self, b: u64) -> (&Bucket, u32) {
+        let slots = self.slots.as_ref();
+        let ring = slots.len() as u64;
+        // Laps are tags modulo 2^32: the truncation is the design.
+        (&slots[(b % ring) as usize], (b / ring) as u32)
+    }
+
+    #[inline]
+    fn read(&self, b: u64) -> u64 {
+        let (slot, lap) = self.locate(b);
+        let word = slot.0.load(Ordering::Acquire);
+        if age(word, lap) == Age::Current {
+            word & COUNT_MASK
+        } else {
+            0
+        }
+    }
+
+    /// Applies `f` to bucket `b`'s count (zero if stale) and stores the
+    /// result; `None` when the ring no longer holds `b`.
+    #[inline]
+    fn update(&self, b: u64, f: impl Fn(u32) -> u32) -> Option<u32> {
+        let (slot, lap) = self.locate(b);
+        let mut word = slot.0.load(Ordering::Acquire);
+        loop {
+            let count = match age(word, lap) {
+                Age::Current => (word & COUNT_MASK) as u32,
+                Age::Stale => 0,
+                Age::Newer => return None,
+            };
+            let next = pack(lap, f(count));
+            if next == word {
+                return Some(count);
+            }
+            match slot
+                .0
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some((next & COUNT_MASK) as u32),
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Sum of the `len` buckets ending at bucket `last` (buckets before time
+    /// zero do not exist).
+    #[inline]
+    fn sum_ending_at(&self, last: u64, len: u64) -> u64 {
+        let first = last.saturating_sub(len - 1);
+        (first..=last).map(|b| self.read(b)).sum()
+    }
+
+    /// Adds one at `now_ms`; see [`SlidingWindow::add`].
+    #[inline]
+    pub fn increment(&self, now_ms: u64) -> Tally {
+        self.add(now_ms, 1)
+    }
+
+    /// Adds `n` to the bucket of `now_ms` (saturating at `u32::MAX`) and
+    /// returns that bucket's value and the sliding sum ending there. When the
+    /// ring no longer holds that bucket (the clock went back past a whole
+    /// ring, or a late write), nothing is written and `bucket` reads 0.
+    #[inline]
+    pub fn add(&self, now_ms: u64, n: u64) -> Tally {
+        let b = self.bucket_index(now_ms);
+        let bucket = self
+            .update(b, |c| saturate(c as u64 + n))
+            .map_or(0, u64::from);
+        Tally {
+            bucket,
+            total: self.sum_ending_at(b, self.buckets),
+        }
+    }
+
+    /// The sliding sum: the `W` buckets ending at `now_ms`'s bucket, the
+    /// current, partly elapsed bucket included.
+    #[inline]
+    pub fn sum(&self, now_ms: u64) -> u64 {
+        self.sum_ending_at(self.bucket_index(now_ms), self.buckets)
+    }
+
+    /// The value of `now_ms`'s bucket.
+    #[inline]
+    pub fn bucket(&self, now_ms: u64) -> u64 {
+        self.read(self.bucket_index(now_ms))
+    }
+
+    /// The sum of the aligned cycle of `W` buckets before the one holding
+    /// `now_ms` (cycle `k` is buckets `k*W .. (k+1)*W`); 0 in the first cycle.
+    pub fn last_whole_cycle(&self, now_ms: u64) -> u64 {
+        let cycle = self.bucket_index(now_ms) / self.buckets;
+        if cycle == 0 {
+            return 0;
+        }
+        self.sum_ending_at(cycle * self.buckets - 1, self.buckets)
+    }
+
+    /// Zeroes the aligned cycle after the one holding `now_ms`, as SDS's
+    /// cleanup thread does. Stale slots already read as zero and are left
+    /// alone, so a late write into an older bucket is not lost to the clear;
+    /// slots of a newer lap are never touched.
+    pub fn clear_next_cycle(&self, now_ms: u64) {
+        let first = (self.bucket_index(now_ms) / self.buckets + 1) * self.buckets;
+        for b in first..first.saturating_add(self.buckets) {
+            let (slot, lap) = self.locate(b);
+            let word = slot.0.load(Ordering::Acquire);
+            if age(word, lap) == Age::Current {
+                // Losing this race to a concurrent writer of the same lap is
+                // the same as that write landing just after the clear.
+                let _ = slot.0.compare_exchange(
+                    word,
+                    pack(lap, 0),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+    }
+
+    /// Sets the bucket of `now_ms` to `value` (saturating at `u32::MAX`);
+    /// dropped when the ring no longer holds that bucket.
+    pub fn set(&self, now_ms: u64, value: u64) {
+        let v = saturate(value);
+        let _ = self.update(self.bucket_index(now_ms), |_| v);
+    }
+
+    /// Raises the bucket of `now_ms` to at least `value` and returns the
+    /// bucket's value (0 when the ring no longer holds it).
+    pub fn fetch_max(&self, now_ms: u64, value: u64) -> u64 {
+        let v = saturate(value);
+        self.update(self.bucket_index(now_ms), |c| c.max(v))
+            .map_or(0, u64::from)
+    }
+
+    /// Adds `n` to the bucket of `at_ms` if the ring still holds it; whether
+    /// it did. The point uses it to count at a request's start second.
+    pub(crate) fn try_add(&self, at_ms: u64, n: u64) -> bool {
+        self.update(self.bucket_index(at_ms), |c| saturate(c as u64 + n))
+            .is_some()
+    }
+
+    /// Whether the ring ending at `now_ms`'s bucket still holds the bucket of
+    /// `at_ms`: a write at `at_ms` then lands where readers will find it.
+    pub fn holds(&self, at_ms: u64, now_ms: u64) -> bool {
+        let (at, now) = (self.bucket_index(at_ms), self.bucket_index(now_ms));
+        now.abs_diff(at) < self.ring() as u64
+    }
+}
