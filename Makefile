@@ -1,0 +1,40 @@
+# Entry points the README names: demo, test, bench, lint.
+# Each binding adds its own targets from its make.mk (TESTS, DEMOS, BENCHES).
+CARGO ?= cargo
+export CARGO_TERM_COLOR ?= never
+
+TESTS := test-core
+DEMOS := demo-core
+BENCHES := bench-core
+
+-include ffi-c/make.mk
+-include py/make.mk
+-include node/make.mk
+-include jvm/make.mk
+
+.PHONY: demo test bench lint test-core demo-core bench-core loom nostd
+
+demo: $(DEMOS)
+
+test: lint $(TESTS)
+
+bench: $(BENCHES)
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+test-core: nostd loom
+	$(CARGO) test -p sds-core --locked
+
+nostd:
+	tools/check-nostd.sh
+
+loom:
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p sds-core --locked --release --test loom
+
+demo-core:
+	$(CARGO) run -q -p sds-core --locked --release --example traffic
+
+bench-core:
+	$(CARGO) bench -p sds-core --locked
