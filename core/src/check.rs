@@ -45,7 +45,10 @@ pub(crate) fn first_failure(s: &Strategy, r: &Reading) -> Option<Reason> {
         (exception_fails, Reason::Exception),
         (exception_rate_fails, Reason::ExceptionRate),
     ];
-    rules.iter().find(|(fails, _)| fails(s, r)).map(|(_, why)| *why)
+    rules
+        .iter()
+        .find(|(fails, _)| fails(s, r))
+        .map(|(_, why)| *why)
 }
 
 fn wide(v: u64) -> i128 {
@@ -103,7 +106,13 @@ mod tests {
     }
 
     fn reading(visit: u64, token: u64, downgrade: u64) -> Reading {
-        Reading { visit, token, acquired: true, downgrade, ..Reading::default() }
+        Reading {
+            visit,
+            token,
+            acquired: true,
+            downgrade,
+            ..Reading::default()
+        }
     }
 
     #[test]

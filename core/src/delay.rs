@@ -101,12 +101,15 @@ impl Delay {
         if generation(word) as u16 == gen {
             if !failed {
                 self.until.store(0, Ordering::Release);
-                self.probe.store(with(generation(word), word, false), Ordering::Release);
+                self.probe
+                    .store(with(generation(word), word, false), Ordering::Release);
             } else if let Some(s) = strategy.filter(|s| s.has_probes() && self.active(now_ms)) {
                 let at = now_ms.saturating_add(s.retry_interval as u64);
                 self.probe_at.store(at, Ordering::Release);
-                self.probe
-                    .store(with(generation(word), word.wrapping_add(ARM_ONE), true), Ordering::Release);
+                self.probe.store(
+                    with(generation(word), word.wrapping_add(ARM_ONE), true),
+                    Ordering::Release,
+                );
             }
         }
         self.end_turn();
@@ -126,7 +129,8 @@ impl Delay {
                 if newly && self.until.load(Ordering::Acquire) != 0 {
                     self.probe_at.store(0, Ordering::Release);
                     let arm = word.wrapping_add(ARM_ONE);
-                    self.probe.store(with(generation(word), arm, true), Ordering::Release);
+                    self.probe
+                        .store(with(generation(word), arm, true), Ordering::Release);
                 }
             }
             _ => {

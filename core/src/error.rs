@@ -223,7 +223,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidStrategy { field, rule } => {
-                write!(f, "invalid strategy: {} {}", field.json_name(), rule.as_str())
+                write!(
+                    f,
+                    "invalid strategy: {} {}",
+                    field.json_name(),
+                    rule.as_str()
+                )
             }
             Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
             Error::NameTooLong => write!(

@@ -28,6 +28,7 @@ mod check;
 mod delay;
 mod entry;
 mod error;
+mod json;
 mod point;
 mod reason;
 mod strategy;
@@ -38,6 +39,7 @@ pub mod window;
 
 pub use entry::{Entry, EntryParts, Flags, Outcome};
 pub use error::{Error, ErrorCode, Rule, WindowRule};
+pub use json::JsonError;
 pub use point::{CycleStats, Point, Stats};
 pub use reason::Reason;
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};

@@ -132,12 +132,23 @@ impl Point {
         entry
     }
 
-    fn judge(&self, s: &Strategy, now_ms: u64, flags: Flags, visit: Tally, acquired: bool) -> Verdict {
+    fn judge(
+        &self,
+        s: &Strategy,
+        now_ms: u64,
+        flags: Flags,
+        visit: Tally,
+        acquired: bool,
+    ) -> Verdict {
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
             return Verdict::Triggered(Reason::PressureTest);
         }
         if self.delay.active(now_ms) {
-            return match s.has_probes().then(|| self.delay.take_probe(now_ms)).flatten() {
+            return match s
+                .has_probes()
+                .then(|| self.delay.take_probe(now_ms))
+                .flatten()
+            {
                 Some(generation) => Verdict::Probe(generation),
                 None => Verdict::Triggered(Reason::Delay),
             };
@@ -147,8 +158,16 @@ impl Point {
             token: visit.bucket,
             acquired,
             downgrade: self.downgrade.sum(now_ms),
-            exception: if needs_exceptions(s) { self.exception.sum(now_ms) } else { 0 },
-            timeout: if needs_timeouts(s) { self.timeout.sum(now_ms) } else { 0 },
+            exception: if needs_exceptions(s) {
+                self.exception.sum(now_ms)
+            } else {
+                0
+            },
+            timeout: if needs_timeouts(s) {
+                self.timeout.sum(now_ms)
+            } else {
+                0
+            },
         };
         match first_failure(s, &reading) {
             Some(reason) => {

@@ -93,7 +93,8 @@ impl StrategyCell {
         let next = (self.readable.load(Ordering::Relaxed) & 1) ^ 1;
         let copy = &self.copies[next as usize];
         let version = copy.version.load(Ordering::Relaxed);
-        copy.version.store(version.wrapping_add(1), Ordering::Relaxed);
+        copy.version
+            .store(version.wrapping_add(1), Ordering::Relaxed);
         crate::sync::fence(Ordering::Release);
         let s = strategy.copied().unwrap_or(Strategy::DEFAULT);
         copy.present.store(
@@ -103,7 +104,8 @@ impl StrategyCell {
         for (field, value) in Field::ALL.iter().zip(copy.values.iter()) {
             value.store(s.get(*field) as u64, Ordering::Relaxed);
         }
-        copy.version.store(version.wrapping_add(2), Ordering::Release);
+        copy.version
+            .store(version.wrapping_add(2), Ordering::Release);
         self.readable.store(next, Ordering::Release);
         self.writing.store(false, Ordering::Release);
         old

@@ -26,12 +26,21 @@ fn strategy_from(json: &Map<String, Value>) -> Result<Strategy, &'static str> {
     Ok(s)
 }
 
-fn set_strategy(table: &PointTable<Vec<Slot>>, point: &str, value: &Value) -> Result<(), &'static str> {
+fn set_strategy(
+    table: &PointTable<Vec<Slot>>,
+    point: &str,
+    value: &Value,
+) -> Result<(), &'static str> {
     match value {
-        Value::Null => table.remove_strategy(point.as_bytes()).map_err(|e| e.as_str()),
+        Value::Null => table
+            .remove_strategy(point.as_bytes())
+            .map_err(|e| e.as_str()),
         Value::Object(map) => {
             let s = strategy_from(map)?;
-            table.set_strategy(point.as_bytes(), &s).map(|_| ()).map_err(|e| e.as_str())
+            table
+                .set_strategy(point.as_bytes(), &s)
+                .map(|_| ())
+                .map_err(|e| e.as_str())
         }
         _ => panic!("strategy must be an object or null"),
     }
@@ -57,7 +66,9 @@ fn stats_json(s: &Stats) -> Value {
 fn subset(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => e.iter().try_for_each(|(k, v)| {
-            let got = a.get(k).ok_or_else(|| format!("{path}.{k}: no such stat"))?;
+            let got = a
+                .get(k)
+                .ok_or_else(|| format!("{path}.{k}: no such stat"))?;
             subset(v, got, &format!("{path}.{k}"))
         }),
         _ if expected == actual => Ok(()),
@@ -89,7 +100,9 @@ fn run(file: &Path) -> Result<(), String> {
                 };
                 let mut tally: HashMap<String, u64> = HashMap::new();
                 for _ in 0..repeat {
-                    let entry = table.enter(point.as_bytes(), at, flags).map_err(|e| fail(e.to_string()))?;
+                    let entry = table
+                        .enter(point.as_bytes(), at, flags)
+                        .map_err(|e| fail(e.to_string()))?;
                     *tally.entry(word(&entry).to_string()).or_default() += 1;
                     match step["id"].as_str() {
                         Some(id) => open.entry(id.to_string()).or_default().push(entry),
@@ -111,7 +124,10 @@ fn run(file: &Path) -> Result<(), String> {
                     "error" => Outcome::Error,
                     _ => Outcome::Ok,
                 };
-                for entry in open.remove(id).ok_or_else(|| fail(format!("no open group {id}")))? {
+                for entry in open
+                    .remove(id)
+                    .ok_or_else(|| fail(format!("no open group {id}")))?
+                {
                     table.exit(&entry, at, outcome).unwrap();
                 }
             }
@@ -140,6 +156,12 @@ fn every_scenario_passes() {
         .iter()
         .filter_map(|f| run(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
-    assert!(failures.is_empty(), "{} of {} scenarios failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} scenarios failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     println!("{} scenarios passed", files.len());
 }
