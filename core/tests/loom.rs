@@ -1,0 +1,160 @@
+//! Model-checked concurrency (run with `RUSTFLAGS="--cfg loom"`, see the
+//! Makefile's `loom` target): loom runs every interleaving of the real
+//! atomics of the window, the permit and the strategy swap.
+#![cfg(loom)]
+
+use loom::sync::atomic::AtomicUsize;
+use loom::sync::atomic::Ordering::SeqCst;
+use loom::sync::Arc;
+use loom::thread;
+use sds_core::window::SdsCounterWindow;
+use sds_core::{Flags, Outcome, Point, SlidingWindow, Strategy};
+
+const T: u64 = 1_000_000;
+const NEXT_LAP: u64 = T + 30_000; // the same slot, one lap of the ring later
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(f);
+}
+
+#[test]
+fn two_writers_across_a_rollover_lose_and_double_nothing() {
+    model(|| {
+        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
+        w.add(T, 5); // the old lap, to be reset by the first new writer
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let w = w.clone();
+                thread::spawn(move || w.increment(NEXT_LAP).bucket)
+            })
+            .collect();
+        let mut seen: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        seen.sort();
+        assert_eq!(seen, [1, 2], "each writer saw its own add");
+        assert_eq!(w.bucket(NEXT_LAP), 2);
+        assert_eq!(w.sum(NEXT_LAP), 2);
+    });
+}
+
+#[test]
+fn a_reader_never_sees_a_stale_bucket_as_current() {
+    model(|| {
+        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
+        w.add(T, 5);
+        let writer = {
+            let w = w.clone();
+            thread::spawn(move || {
+                w.increment(NEXT_LAP);
+            })
+        };
+        let read = w.bucket(NEXT_LAP);
+        assert!(
+            read <= 1,
+            "read {read}: the old lap leaked into the new one"
+        );
+        writer.join().unwrap();
+        assert_eq!(w.bucket(NEXT_LAP), 1);
+        assert_eq!(w.bucket(T), 0);
+    });
+}
+
+#[test]
+fn a_late_write_never_lands_in_a_newer_lap() {
+    model(|| {
+        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
+        let late = {
+            let w = w.clone();
+            thread::spawn(move || {
+                w.increment(T);
+            })
+        };
+        w.increment(NEXT_LAP);
+        late.join().unwrap();
+        assert_eq!(
+            w.bucket(NEXT_LAP),
+            1,
+            "the late write of the old lap never counts here"
+        );
+    });
+}
+
+#[test]
+fn permits_never_exceed_the_threshold_and_all_come_back() {
+    model(|| {
+        let p = Arc::new(Point::new());
+        let holders = Arc::new(AtomicUsize::new(0));
+        let mut s = Strategy::DEFAULT;
+        s.concurrent_threshold = 1;
+        p.set_strategy(Some(&s)).unwrap();
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (p, holders) = (p.clone(), holders.clone());
+                thread::spawn(move || {
+                    let e = p.enter(T, Flags::NONE);
+                    if e.holds_permit() {
+                        assert_eq!(holders.fetch_add(1, SeqCst), 0, "two permits at once");
+                        holders.fetch_sub(1, SeqCst);
+                    } else {
+                        assert!(e.downgraded(), "no permit must mean CONCURRENT");
+                    }
+                    p.exit(&e, T, Outcome::Ok);
+                    e.holds_permit()
+                })
+            })
+            .collect();
+        let held = handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|&h| h)
+            .count();
+        assert!(held >= 1, "the first to enter always gets the permit");
+        assert_eq!(p.in_flight(), 0, "every permit came back");
+    });
+}
+
+fn uniform(v: i64) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    s.visit_threshold = v;
+    s.concurrent_threshold = v;
+    s.exception_threshold = v;
+    s.timeout_threshold = v;
+    s.timeout_count_threshold = v;
+    s.token_bucket_generated_tokens_in_second = v;
+    s.token_bucket_size = v;
+    s
+}
+
+fn is_uniform(s: &Strategy) -> bool {
+    let v = s.visit_threshold;
+    [
+        s.concurrent_threshold,
+        s.exception_threshold,
+        s.timeout_threshold,
+        s.timeout_count_threshold,
+        s.token_bucket_generated_tokens_in_second,
+        s.token_bucket_size,
+    ]
+    .iter()
+    .all(|&x| x == v)
+}
+
+#[test]
+fn a_strategy_swap_is_never_seen_half_done() {
+    model(|| {
+        let p = Arc::new(Point::new());
+        p.set_strategy(Some(&uniform(1))).unwrap();
+        let writer = {
+            let p = p.clone();
+            thread::spawn(move || {
+                p.set_strategy(Some(&uniform(2))).unwrap();
+                p.set_strategy(Some(&uniform(3))).unwrap();
+            })
+        };
+        let seen = p.strategy().unwrap();
+        assert!(is_uniform(&seen), "half-swapped strategy: {seen:?}");
+        writer.join().unwrap();
+        assert_eq!(p.strategy(), Some(uniform(3)));
+    });
+}
