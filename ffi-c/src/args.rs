@@ -1,0 +1,133 @@
+//! Reading C arguments: NULL checks, names as byte slices, and text written
+//! into caller buffers. Every check runs before anything changes, so a bad
+//! argument leaves the state as it was.
+
+use core::fmt;
+use std::os::raw::c_char;
+
+use sds_core::{Error, MAX_NAME_LEN};
+
+use crate::boundary::Failure;
+
+/// The point name `(ptr, len)` as bytes; any bytes are allowed (UTF-8 or
+/// not, NUL included), as in the core. Empty and too-long names get the
+/// core's errors; the length is checked before the slice is formed.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes when `len <= MAX_NAME_LEN`.
+pub(crate) unsafe fn name<'a>(ptr: *const c_char, len: usize) -> Result<&'a [u8], Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("name"));
+    }
+    if len > MAX_NAME_LEN {
+        return Err(Error::NameTooLong.into());
+    }
+    Ok(core::slice::from_raw_parts(ptr.cast::<u8>(), len))
+}
+
+/// The bytes `(ptr, len)` of a text argument.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    argument: &'static str,
+) -> Result<&'a [u8], Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null(argument));
+    }
+    if len > isize::MAX as usize {
+        return Err(Failure::invalid(&format_args!(
+            "`{argument}_len` is too large"
+        )));
+    }
+    Ok(core::slice::from_raw_parts(ptr.cast::<u8>(), len))
+}
+
+/// A shared reference from a `const T *` argument.
+///
+/// # Safety
+/// `ptr` must be NULL or point to a live, aligned `T`.
+pub(crate) unsafe fn input<'a, T>(ptr: *const T, argument: &'static str) -> Result<&'a T, Failure> {
+    ptr.as_ref().ok_or_else(|| Failure::null(argument))
+}
+
+/// A checked output pointer; written once the call has succeeded.
+pub(crate) struct Out<T>(*mut T);
+
+/// Checks an output pointer before any work is done.
+pub(crate) fn out<T>(ptr: *mut T, argument: &'static str) -> Result<Out<T>, Failure> {
+    if ptr.is_null() {
+        Err(Failure::null(argument))
+    } else {
+        Ok(Out(ptr))
+    }
+}
+
+impl<T> Out<T> {
+    /// Writes the result.
+    ///
+    /// # Safety
+    /// The pointer must be aligned and writable (the caller's promise).
+    pub(crate) unsafe fn write(self, value: T) {
+        self.0.write(value);
+    }
+}
+
+/// Formats text into a caller's buffer: truncated at a character boundary to
+/// `len - 1` bytes, then NUL-terminated; the length lands in `*written` only
+/// when `finish` is called.
+pub(crate) struct TextWriter {
+    buf: *mut u8,
+    capacity: usize,
+    len: usize,
+    written: Out<usize>,
+}
+
+impl TextWriter {
+    /// Checks the buffer arguments.
+    pub(crate) fn new(buf: *mut c_char, len: usize, written: *mut usize) -> Result<Self, Failure> {
+        if buf.is_null() {
+            return Err(Failure::null("buf"));
+        }
+        let written = out(written, "written")?;
+        if len == 0 {
+            return Err(Failure::invalid(&"`len` is 0: no room for the NUL"));
+        }
+        Ok(TextWriter {
+            buf: buf.cast(),
+            capacity: len - 1,
+            len: 0,
+            written,
+        })
+    }
+
+    /// Terminates the text and reports its length.
+    pub(crate) fn finish(self) {
+        // SAFETY: `len <= capacity < buffer length`, and the caller promised
+        // the buffer is writable.
+        unsafe {
+            self.buf.add(self.len).write(0);
+            self.written.write(self.len);
+        }
+    }
+}
+
+impl fmt::Write for TextWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for ch in s.chars() {
+            let mut utf8 = [0u8; 4];
+            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
+            if self.len + bytes.len() > self.capacity {
+                return Err(fmt::Error);
+            }
+            // SAFETY: in bounds by the check above.
+            unsafe {
+                core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.add(self.len), bytes.len());
+            }
+            self.len += bytes.len();
+        }
+        Ok(())
+    }
+}

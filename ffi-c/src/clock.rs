@@ -1,0 +1,31 @@
+//! The default clock and the version.
+
+use std::os::raw::c_char;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::boundary::boundary_or;
+
+/// Wall-clock UTC milliseconds since 1970, as SDS's
+/// `System.currentTimeMillis()`: the `now_ms` to pass when you do not inject
+/// time. 0 if the clock is before 1970. Infallible.
+///
+/// `CLOCK_REALTIME` (through the vDSO): `CLOCK_REALTIME_COARSE` is cheaper
+/// but on this project's Linux machines it ticks every 4 ms, coarser than
+/// the millisecond SDS measures timeouts in.
+#[no_mangle]
+pub extern "C" fn sds_now_ms() -> u64 {
+    boundary_or(0, || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    })
+}
+
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+
+/// The library's version, e.g. `"0.1.0"`: a static NUL-terminated string,
+/// never to be freed. Infallible.
+#[no_mangle]
+pub extern "C" fn sds_version() -> *const c_char {
+    boundary_or(VERSION.as_ptr().cast(), || VERSION.as_ptr().cast())
+}

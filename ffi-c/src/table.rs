@@ -1,0 +1,156 @@
+//! `sds_table`: an opaque `PointTable` over a heap array of slots.
+
+use std::os::raw::c_char;
+
+use sds_core::{Error, ErrorCode, PointTable, Slot, MAX_CAPACITY};
+
+use crate::args::{bytes, input};
+use crate::boundary::{boundary, boundary_or, Failure};
+use crate::result::sds_result;
+use crate::strategy::{parse, sds_strategy};
+
+/// The longest point name in bytes (the core's `MAX_NAME_LEN`).
+pub const SDS_MAX_NAME_LEN: usize = 256;
+/// The largest table capacity (the core's `MAX_CAPACITY`).
+pub const SDS_MAX_CAPACITY: usize = 1 << 20;
+const _: () = assert!(SDS_MAX_NAME_LEN == sds_core::MAX_NAME_LEN);
+const _: () = assert!(SDS_MAX_CAPACITY == MAX_CAPACITY);
+
+/// Point names to points, in a fixed capacity. Opaque: create it with
+/// `sds_table_new`, free it with `sds_table_free`. Every function taking a
+/// `const sds_table *` may be called from any number of threads at once.
+pub struct sds_table {
+    pub(crate) inner: PointTable<Box<[Slot]>>,
+}
+
+/// Creates a table for up to `capacity` points (1 to `SDS_MAX_CAPACITY`)
+/// and writes it to `*out`. About 1.4 KiB per point is allocated up front.
+///
+/// Returns `SDS_RESULT_INVALID_CAPACITY` for 0, above the maximum, or when
+/// the memory cannot be allocated; `SDS_RESULT_NULL_ARGUMENT` if `out` is NULL.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `sds_table *`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table) -> sds_result {
+    boundary(|| {
+        let out = crate::args::out(out, "out")?;
+        if capacity == 0 || capacity > MAX_CAPACITY {
+            return Err(Error::InvalidCapacity.into());
+        }
+        let mut slots: Vec<Slot> = Vec::new();
+        slots.try_reserve_exact(capacity).map_err(|_| {
+            Failure::new(
+                ErrorCode::InvalidCapacity,
+                &format_args!("cannot allocate {capacity} slots"),
+            )
+        })?;
+        slots.extend((0..capacity).map(|_| Slot::new()));
+        let inner = PointTable::new(slots.into_boxed_slice())?;
+        out.write(Box::into_raw(Box::new(sds_table { inner })));
+        Ok(())
+    })
+}
+
+/// Frees a table; NULL is a no-op. Infallible. Every entry of the table is
+/// void afterwards, and using the table again is undefined behaviour.
+///
+/// # Safety
+/// `table` must be NULL or come from `sds_table_new` and not be freed yet,
+/// with no other thread using it.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
+    boundary_or((), || {
+        if !table.is_null() {
+            drop(Box::from_raw(table));
+        }
+    })
+}
+
+/// How many points fit; 0 for NULL. Infallible.
+///
+/// # Safety
+/// `table` must be NULL or a live table.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
+    boundary_or(0, || table.as_ref().map_or(0, |t| t.inner.capacity()))
+}
+
+/// How many points exist; 0 for NULL. Infallible.
+///
+/// # Safety
+/// `table` must be NULL or a live table.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_len(table: *const sds_table) -> usize {
+    boundary_or(0, || table.as_ref().map_or(0, |t| t.inner.len()))
+}
+
+/// Sets the strategy of point `name` (created if needed). Counters, permits
+/// in flight and a running delay are kept as SEMANTICS.md §4 says.
+///
+/// Returns `SDS_RESULT_INVALID_STRATEGY` (nothing changes, the old strategy
+/// stays), `SDS_RESULT_TABLE_FULL`, the name errors, or
+/// `SDS_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `table` must be a live table, `name` point to `name_len` bytes and
+/// `strategy` to a readable struct.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_set_strategy(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+    strategy: *const sds_strategy,
+) -> sds_result {
+    boundary(|| {
+        let table = input(table, "table")?;
+        let name = crate::args::name(name, name_len)?;
+        let strategy = input(strategy, "strategy")?;
+        table.inner.set_strategy(name, &strategy.into())?;
+        Ok(())
+    })
+}
+
+/// Sets the strategy of point `name` from SDS strategy JSON (see
+/// `sds_strategy_from_json`). Malformed JSON, unknown fields and invalid
+/// values are rejected whole and change nothing.
+///
+/// # Safety
+/// `table` must be a live table, `name` point to `name_len` bytes and
+/// `json` to `json_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_set_strategy_json(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+    json: *const c_char,
+    json_len: usize,
+) -> sds_result {
+    boundary(|| {
+        let table = input(table, "table")?;
+        let name = crate::args::name(name, name_len)?;
+        let strategy = parse(bytes(json, json_len, "json")?)?;
+        table.inner.set_strategy(name, &strategy)?;
+        Ok(())
+    })
+}
+
+/// Removes the strategy of point `name`: it passes every request again, and
+/// its counters stay. A point that does not exist is not created.
+///
+/// # Safety
+/// `table` must be a live table and `name` point to `name_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_remove_strategy(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+) -> sds_result {
+    boundary(|| {
+        let table = input(table, "table")?;
+        table
+            .inner
+            .remove_strategy(crate::args::name(name, name_len)?)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,204 @@
+//! `sds_window`: the core's raw sliding window over caller-chosen bucket
+//! width, window length and ring length (SDS, Sentinel, Hystrix, or yours).
+
+use sds_core::window::MAX_RING;
+use sds_core::{Bucket, Error, SlidingWindow, WindowRule};
+
+use crate::args::input;
+use crate::boundary::{boundary, boundary_or};
+use crate::result::sds_result;
+
+/// A sliding window of epoch-tagged buckets. Opaque: create it with
+/// `sds_window_new`, free it with `sds_window_free`. Every function taking a
+/// `const sds_window *` may be called from any number of threads at once.
+pub struct sds_window {
+    inner: SlidingWindow<Box<[Bucket]>>,
+}
+
+/// A bucket's value and the window's sum, both read after a write.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct sds_tally {
+    /// The value of the bucket written to.
+    pub bucket: u64,
+    /// The sliding sum ending at that bucket.
+    pub total: u64,
+}
+
+/// Creates a window of `buckets` buckets of `bucket_ms` each over a ring of
+/// `ring` buckets (`ring >= 2 * buckets`, at most 65536) and writes it to
+/// `*out`. SDS's counters are (1000, 10, 30); Sentinel's second (500, 2, 4).
+///
+/// Returns `SDS_RESULT_INVALID_WINDOW` for parameters that cannot form a
+/// window, `SDS_RESULT_NULL_ARGUMENT` if `out` is NULL.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `sds_window *`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_new(
+    bucket_ms: u64,
+    buckets: usize,
+    ring: usize,
+    out: *mut *mut sds_window,
+) -> sds_result {
+    boundary(|| {
+        let out = crate::args::out(out, "out")?;
+        // Checked before allocating, so an absurd ring is an error, not an abort.
+        if ring > MAX_RING {
+            return Err(Error::InvalidWindow(WindowRule::RingTooLong).into());
+        }
+        let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
+        let inner = SlidingWindow::with_storage(bucket_ms, buckets, storage)?;
+        out.write(Box::into_raw(Box::new(sds_window { inner })));
+        Ok(())
+    })
+}
+
+/// Frees a window; NULL is a no-op. Infallible.
+///
+/// # Safety
+/// `window` must be NULL or come from `sds_window_new` and not be freed yet,
+/// with no other thread using it.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_free(window: *mut sds_window) {
+    boundary_or((), || {
+        if !window.is_null() {
+            drop(Box::from_raw(window));
+        }
+    })
+}
+
+/// Adds `n` to the bucket of `now_ms` (saturating at 2^32 - 1) and writes
+/// that bucket's value and the sliding sum to `*out` (pass NULL to skip).
+/// A write into a bucket the ring no longer holds is dropped (bucket 0).
+///
+/// # Safety
+/// `window` must be a live window; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_add(
+    window: *const sds_window,
+    now_ms: u64,
+    n: u64,
+    out: *mut sds_tally,
+) -> sds_result {
+    boundary(|| {
+        let window = &input(window, "window")?.inner;
+        let tally = window.add(now_ms, n);
+        if !out.is_null() {
+            out.write(sds_tally {
+                bucket: tally.bucket,
+                total: tally.total,
+            });
+        }
+        Ok(())
+    })
+}
+
+/// Writes the sliding sum at `now_ms` (the current, partly elapsed
+/// bucket included) to `*out`.
+///
+/// # Safety
+/// `window` must be a live window and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_sum(
+    window: *const sds_window,
+    now_ms: u64,
+    out: *mut u64,
+) -> sds_result {
+    boundary(|| {
+        let window = &input(window, "window")?.inner;
+        let out = crate::args::out(out, "out")?;
+        out.write(window.sum(now_ms));
+        Ok(())
+    })
+}
+
+/// Writes the value of `now_ms`'s bucket to `*out`.
+///
+/// # Safety
+/// `window` must be a live window and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_bucket(
+    window: *const sds_window,
+    now_ms: u64,
+    out: *mut u64,
+) -> sds_result {
+    boundary(|| {
+        let window = &input(window, "window")?.inner;
+        let out = crate::args::out(out, "out")?;
+        out.write(window.bucket(now_ms));
+        Ok(())
+    })
+}
+
+/// Writes the sum of the aligned cycle of `buckets` buckets before the
+/// one holding `now_ms` to `*out` (0 in the first cycle).
+///
+/// # Safety
+/// `window` must be a live window and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_last_whole_cycle(
+    window: *const sds_window,
+    now_ms: u64,
+    out: *mut u64,
+) -> sds_result {
+    boundary(|| {
+        let window = &input(window, "window")?.inner;
+        let out = crate::args::out(out, "out")?;
+        out.write(window.last_whole_cycle(now_ms));
+        Ok(())
+    })
+}
+
+/// Sets the bucket of `now_ms` to `value` (saturating at 2^32 - 1).
+///
+/// # Safety
+/// `window` must be a live window.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_set(
+    window: *const sds_window,
+    now_ms: u64,
+    value: u64,
+) -> sds_result {
+    boundary(|| {
+        input(window, "window")?.inner.set(now_ms, value);
+        Ok(())
+    })
+}
+
+/// Raises the bucket of `now_ms` to at least `value` and writes the
+/// bucket's value to `*out` (pass NULL to skip).
+///
+/// # Safety
+/// `window` must be a live window; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_fetch_max(
+    window: *const sds_window,
+    now_ms: u64,
+    value: u64,
+    out: *mut u64,
+) -> sds_result {
+    boundary(|| {
+        let bucket = input(window, "window")?.inner.fetch_max(now_ms, value);
+        if !out.is_null() {
+            out.write(bucket);
+        }
+        Ok(())
+    })
+}
+
+/// Zeroes the aligned cycle after the one holding `now_ms`, as SDS's cleanup
+/// thread does (never needed for correct sums: stale buckets read as 0).
+///
+/// # Safety
+/// `window` must be a live window.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_clear_next_cycle(
+    window: *const sds_window,
+    now_ms: u64,
+) -> sds_result {
+    boundary(|| {
+        input(window, "window")?.inner.clear_next_cycle(now_ms);
+        Ok(())
+    })
+}
