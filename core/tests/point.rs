@@ -1,0 +1,312 @@
+//! Point, table, strategy and the code tables through the public API.
+
+use sds_core::{
+    Entry, EntryParts, Error, ErrorCode, Field, Flags, Outcome, Point, PointId, PointTable, Reason,
+    Rule, Slot, Strategy, MAX_CAPACITY, MAX_NAME_LEN,
+};
+
+const T: u64 = 1_000_000;
+
+fn table(capacity: usize) -> PointTable<Vec<Slot>> {
+    PointTable::new((0..capacity).map(|_| Slot::new()).collect()).unwrap()
+}
+
+fn with(f: impl FnOnce(&mut Strategy)) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    f(&mut s);
+    s
+}
+
+#[test]
+fn table_rejects_bad_names_and_a_full_table_without_changing_anything() {
+    let t = table(2);
+    assert_eq!(t.enter(b"", T, Flags::NONE), Err(Error::EmptyName));
+    let long = vec![b'x'; MAX_NAME_LEN + 1];
+    assert_eq!(t.enter(&long, T, Flags::NONE), Err(Error::NameTooLong));
+    assert_eq!(
+        t.set_strategy(&long, &Strategy::DEFAULT),
+        Err(Error::NameTooLong)
+    );
+    assert!(t.is_empty());
+    let longest = vec![b'y'; MAX_NAME_LEN];
+    t.enter(&longest, T, Flags::NONE).unwrap();
+    t.enter("non-utf8 \u{e9}".as_bytes(), T, Flags::NONE)
+        .unwrap();
+    assert_eq!(
+        t.enter(&[0xff, 0xfe, 0x00], T, Flags::NONE),
+        Err(Error::TableFull)
+    );
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.insert(b"third"), Err(Error::TableFull));
+    assert_eq!(
+        t.set_strategy(b"third", &Strategy::DEFAULT),
+        Err(Error::TableFull)
+    );
+    assert_eq!(t.lookup(b"third"), Ok(None));
+    assert_eq!(t.len(), 2);
+    // Existing names still work in a full table.
+    assert_eq!(t.stats(&longest, T).unwrap().visit, 1);
+    assert!(t.enter(&longest, T, Flags::NONE).is_ok());
+}
+
+#[test]
+fn names_are_bytes_and_exact() {
+    let t = table(8);
+    let a = t.insert(b"order.pay").unwrap();
+    assert_eq!(t.insert(b"order.pay").unwrap(), a);
+    assert_ne!(t.insert(b"order.pay ").unwrap(), a);
+    assert_ne!(t.insert(b"order.pa").unwrap(), a);
+    let raw = t.insert(&[0xff, 0x00, 0x80]).unwrap();
+    assert_eq!(t.lookup(&[0xff, 0x00, 0x80]).unwrap(), Some(raw));
+    assert_eq!(t.lookup(&[0xff, 0x00]).unwrap(), None);
+}
+
+#[test]
+fn capacity_bounds() {
+    assert_eq!(
+        PointTable::new(Vec::<Slot>::new()).err(),
+        Some(Error::InvalidCapacity)
+    );
+    assert_eq!(Error::InvalidCapacity.code(), ErrorCode::InvalidCapacity);
+    assert_eq!(MAX_CAPACITY, 1 << 20);
+    assert_eq!(table(1).capacity(), 1);
+}
+
+#[test]
+fn invalid_strategy_leaves_the_old_one() {
+    let t = table(4);
+    let good = with(|s| s.visit_threshold = 1);
+    t.set_strategy(b"p", &good).unwrap();
+    let bad = with(|s| s.delay_time = 500);
+    assert_eq!(
+        t.set_strategy(b"p", &bad),
+        Err(Error::InvalidStrategy {
+            field: Field::DelayTime,
+            rule: Rule::DelayTooShort
+        })
+    );
+    assert_eq!(
+        t.point(t.lookup(b"p").unwrap().unwrap())
+            .unwrap()
+            .strategy(),
+        Some(good)
+    );
+    // A bad strategy for a new name creates no point.
+    assert!(t.set_strategy(b"new", &bad).is_err());
+    assert_eq!(t.lookup(b"new"), Ok(None));
+}
+
+#[test]
+fn validate_names_the_field_and_rule() {
+    let cases: [(Strategy, Field, Rule); 7] = [
+        (
+            with(|s| s.delay_time = 0),
+            Field::DelayTime,
+            Rule::DelayTooShort,
+        ),
+        (
+            with(|s| s.delay_time = 9_999),
+            Field::DelayTime,
+            Rule::DelayTooShort,
+        ),
+        (
+            with(|s| {
+                s.delay_time = 10_000;
+                s.retry_interval = 999
+            }),
+            Field::RetryInterval,
+            Rule::RetryTooShort,
+        ),
+        (
+            with(|s| {
+                s.delay_time = 10_000;
+                s.retry_interval = 10_001
+            }),
+            Field::RetryInterval,
+            Rule::RetryBeyondDelay,
+        ),
+        (
+            with(|s| s.retry_interval = 1_000),
+            Field::RetryInterval,
+            Rule::RetryBeyondDelay,
+        ),
+        (
+            with(|s| s.exception_rate_threshold = 101),
+            Field::ExceptionRateThreshold,
+            Rule::PercentOutOfRange,
+        ),
+        (
+            with(|s| s.pressure_test_downgrade = 2),
+            Field::PressureTestDowngrade,
+            Rule::NotAFlag,
+        ),
+    ];
+    for (s, field, rule) in cases {
+        assert_eq!(
+            s.validate(),
+            Err(Error::InvalidStrategy { field, rule }),
+            "{s:?}"
+        );
+    }
+    assert_eq!(
+        with(|s| s.downgrade_rate = 101)
+            .validate()
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidStrategy
+    );
+    for ok in [
+        Strategy::DEFAULT,
+        with(|s| {
+            s.delay_time = 10_000;
+            s.retry_interval = 10_000
+        }),
+        with(|s| {
+            s.delay_time = 10_000;
+            s.retry_interval = 0
+        }),
+        with(|s| s.downgrade_rate = -5),
+        with(|s| s.exception_rate_threshold = 100),
+        with(|s| s.pressure_test_downgrade = 1),
+    ] {
+        assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+    }
+    let e = with(|s| s.delay_time = 1).validate().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid strategy: delayTime must be >= 10000 ms (or negative: no delay)"
+    );
+}
+
+#[test]
+fn field_table_names_every_field_once() {
+    assert_eq!(Field::ALL.len(), 13);
+    for f in Field::ALL {
+        assert_eq!(Field::from_json_name(f.json_name()), Some(*f));
+        assert_eq!(Field::from_snake_name(f.snake_name()), Some(*f));
+        assert_eq!(Strategy::DEFAULT.get(*f), f.default_value());
+    }
+    assert_eq!(
+        Field::TokenBucketGeneratedTokensInSecond.snake_name(),
+        "token_bucket_generated_tokens_in_second"
+    );
+    assert_eq!(Strategy::DEFAULT.downgrade_rate, 100);
+    assert_eq!(Strategy::DEFAULT.exception_rate_start, 0);
+    let mut s = Strategy::DEFAULT;
+    assert_eq!(s.set_json("visitThreshold", 4), Ok(()));
+    assert_eq!(s.visit_threshold, 4);
+    assert_eq!(s.set_json("visit_threshold", 4), Err(Error::UnknownField));
+}
+
+#[test]
+fn code_tables_are_stable() {
+    let reasons: Vec<(u8, &str)> = Reason::ALL.iter().map(|r| (r.code(), r.as_str())).collect();
+    assert_eq!(
+        reasons,
+        [
+            (1, "VISIT"),
+            (2, "TOKEN_BUCKET"),
+            (3, "CONCURRENT"),
+            (4, "TIMEOUT"),
+            (5, "EXCEPTION"),
+            (6, "EXCEPTION_RATE"),
+            (7, "PRESSURE_TEST"),
+            (8, "DELAY")
+        ]
+    );
+    for r in Reason::ALL {
+        assert_eq!(Reason::from_code(r.code()), Some(r));
+        assert_eq!(Reason::from_name(r.as_str()), Some(r));
+    }
+    assert_eq!(Reason::from_code(0), None);
+    assert_eq!(Reason::from_code(9), None);
+    for (i, c) in ErrorCode::ALL.iter().enumerate() {
+        assert_eq!(c.as_u32(), i as u32 + 1);
+        assert_eq!(ErrorCode::from_u32(c.as_u32()), Some(*c));
+        assert!(c.as_str().starts_with("SDS_"));
+    }
+    assert_eq!(ErrorCode::from_u32(0), None);
+    assert_eq!(ErrorCode::TableFull.as_str(), "SDS_TABLE_FULL");
+    assert_eq!(ErrorCode::TableFull.as_u32(), 6);
+}
+
+#[test]
+fn entries_round_trip_through_parts() {
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| s.visit_threshold = 0)))
+        .unwrap();
+    let e = p.enter(T, Flags::NONE);
+    assert!(e.downgraded() && e.holds_permit() && !e.is_probe());
+    assert_eq!(e.reason(), Some(Reason::Visit));
+    assert_eq!(e.start_ms(), T);
+    let parts = e.into_parts();
+    assert_eq!(parts.reason, 1);
+    assert_eq!(Entry::from_parts(parts), e);
+    let forged = Entry::from_parts(EntryParts {
+        state: 0xff,
+        reason: 200,
+        ..parts
+    });
+    assert_eq!(forged.reason(), None);
+    assert_eq!(forged.into_parts().state, 7);
+}
+
+#[test]
+fn a_forged_or_foreign_entry_changes_nothing_unsafe() {
+    let t = table(2);
+    let e = t.enter(b"p", T, Flags::NONE).unwrap();
+    t.exit(&e, T, Outcome::Ok).unwrap();
+    // Exiting twice (a caller bug) cannot take the count below zero.
+    t.exit(&e, T, Outcome::Ok).unwrap();
+    assert_eq!(t.stats(b"p", T).unwrap().concurrent, 0);
+    let foreign = Entry::from_parts(EntryParts {
+        point: 7,
+        ..e.into_parts()
+    });
+    assert_eq!(t.exit(&foreign, T, Outcome::Ok), Err(Error::InvalidEntry));
+    let unused = Entry::from_parts(EntryParts {
+        point: 1 - e.point().index(),
+        ..e.into_parts()
+    });
+    assert_eq!(t.exit(&unused, T, Outcome::Ok), Err(Error::InvalidEntry));
+    assert_eq!(
+        t.enter_point(PointId::from_index(5), T, Flags::NONE),
+        Err(Error::InvalidEntry)
+    );
+}
+
+#[test]
+fn point_handles_skip_the_lookup() {
+    let t = table(4);
+    let id = t
+        .set_strategy(b"p", &with(|s| s.visit_threshold = 1))
+        .unwrap();
+    assert!(!t.enter_point(id, T, Flags::NONE).unwrap().downgraded());
+    let e = t.enter(b"p", T, Flags::NONE).unwrap();
+    assert_eq!(e.point(), id);
+    assert!(e.downgraded());
+}
+
+#[test]
+fn points_can_be_statics() {
+    static POINT: Point = Point::new();
+    let e = POINT.enter(T, Flags::PRESSURE_TEST);
+    POINT.exit(&e, T, Outcome::Error);
+    assert_eq!(POINT.stats(T).exception, 1);
+    assert_eq!(Flags::from_bits(0xffff_ffff), Flags::PRESSURE_TEST);
+}
+
+#[test]
+fn delay_state_is_visible() {
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| {
+        s.visit_threshold = 0;
+        s.delay_time = 10_000
+    })))
+    .unwrap();
+    assert!(!p.delayed(T));
+    p.enter(T, Flags::NONE);
+    assert!(p.delayed(T) && p.delayed(T + 10_000) && !p.delayed(T + 10_001));
+    p.set_strategy(None).unwrap();
+    assert!(!p.delayed(T + 1));
+}
