@@ -1,1 +1,52 @@
-//! Placeholder: filled by its binding issue.
+//! `sds._native`: the Python binding of sds-core. It converts types, reads
+//! the clock and maps errors; the sugar (decorator, error classes) lives in
+//! the `sds` package beside it (`python/sds`).
+
+mod args;
+mod clock;
+mod entry;
+mod errors;
+mod strategy;
+mod table;
+mod window;
+
+use pyo3::prelude::*;
+
+/// The extension module `sds._native`.
+#[pymodule(gil_used = false)]
+mod _native {
+    use pyo3::prelude::*;
+    use pyo3::types::PyTuple;
+    use sds_core::{Reason, MAX_CAPACITY, MAX_NAME_LEN};
+
+    #[pymodule_export]
+    use crate::entry::Entry;
+    #[pymodule_export]
+    use crate::errors::_register_errors;
+    #[pymodule_export]
+    use crate::strategy::Strategy;
+    #[pymodule_export]
+    use crate::table::{PointHandle, Table};
+    #[pymodule_export]
+    use crate::window::SlidingWindow;
+
+    /// The wall-clock time in ms that calls without `now_ms` use.
+    #[pyfunction]
+    fn now_ms() -> u64 {
+        crate::clock::now_ms()
+    }
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        let py = m.py();
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        m.add("ERROR_CODES", crate::errors::code_table(py)?)?;
+        let reasons: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        m.add("REASONS", PyTuple::new(py, reasons)?)?;
+        m.add("MAX_CAPACITY", MAX_CAPACITY)?;
+        m.add("MAX_NAME_LEN", MAX_NAME_LEN)?;
+        Ok(())
+    }
+}
+
+pub use _native::*;

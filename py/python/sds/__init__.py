@@ -1,0 +1,51 @@
+"""sds: the SDS (Service Degrade System) engine, native.
+
+>>> import sds
+>>> client = sds.Client()
+>>> client.set_strategy("orders", sds.Strategy(visit_threshold=100))
+>>> @client.guard("orders", fallback=lambda order: "busy")
+... def place(order): ...
+"""
+
+from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
+from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
+from .client import Client, Point
+from .errors import (
+    Downgraded,
+    EmptyName,
+    InvalidArgument,
+    InvalidCapacity,
+    InvalidEntry,
+    InvalidJson,
+    InvalidStrategy,
+    InvalidWindow,
+    NameTooLong,
+    SdsError,
+    TableFull,
+    UnknownField,
+)
+
+__all__ = [
+    "__version__",
+    "Client",
+    "Point",
+    "Entry",
+    "Strategy",
+    "SlidingWindow",
+    "now_ms",
+    "MAX_CAPACITY",
+    "MAX_NAME_LEN",
+    "REASONS",
+    "SdsError",
+    "InvalidStrategy",
+    "UnknownField",
+    "InvalidJson",
+    "InvalidWindow",
+    "EmptyName",
+    "NameTooLong",
+    "TableFull",
+    "InvalidCapacity",
+    "InvalidEntry",
+    "InvalidArgument",
+    "Downgraded",
+]

@@ -1,0 +1,319 @@
+//! `Table` (the base of `sds.Client`) and `PointHandle` (the base of
+//! `sds.Point`): names to points, enter, strategies, stats, listeners.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use sds_core::{Error, Flags, PointId, PointTable, Slot, Stats, MAX_CAPACITY};
+
+use crate::entry::{reason_name, Entry};
+use crate::strategy::Strategy;
+use crate::{args, errors};
+
+/// What a client, its point handles and its entries share.
+pub struct Inner {
+    pub table: PointTable<Box<[Slot]>>,
+    /// `str` -> point index: Python's cached `str` hash finds a known name
+    /// without encoding it (abi3 has no borrowed UTF-8 view before 3.10).
+    ids: Py<PyDict>,
+    listeners: Mutex<Vec<Py<PyAny>>>,
+    has_listeners: AtomicBool,
+}
+
+impl Inner {
+    fn id_of(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<PointId> {
+        let ids = self.ids.bind(py);
+        if let Some(index) = ids.get_item(name)? {
+            return Ok(PointId::from_index(index.extract::<u32>()?));
+        }
+        let id = self
+            .table
+            .insert(&args::name_bytes(name)?)
+            .map_err(|e| errors::core(py, e))?;
+        ids.set_item(name, id.index())?;
+        Ok(id)
+    }
+
+    pub fn enter(
+        self: &Arc<Self>,
+        py: Python<'_>,
+        id: PointId,
+        name: &Bound<'_, PyString>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        pressure_test: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entry> {
+        let now = args::time(now_ms)?;
+        let flags = if args::flag(pressure_test, "pressure_test")? {
+            Flags::PRESSURE_TEST
+        } else {
+            Flags::NONE
+        };
+        let entry = self
+            .table
+            .enter_point(id, now, flags)
+            .map_err(|e| errors::core(py, e))?;
+        if entry.downgraded() && self.has_listeners.load(Ordering::Acquire) {
+            self.notify(py, name, &entry, now);
+        }
+        Ok(Entry::new(self.clone(), entry))
+    }
+
+    /// Calls every listener with `(point, reason, time_ms)`. A listener that
+    /// raises is reported through `sys.unraisablehook`: it must not turn a
+    /// downgrade into a failure of the caller.
+    fn notify(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyString>,
+        entry: &sds_core::Entry,
+        now: u64,
+    ) {
+        let listeners: Vec<Py<PyAny>> = match self.listeners.lock() {
+            Ok(list) => list.iter().map(|l| l.clone_ref(py)).collect(),
+            Err(_) => return,
+        };
+        let reason = reason_name(py, entry.reason());
+        for listener in listeners {
+            let listener = listener.bind(py);
+            if let Err(err) = listener.call1((name, &reason, now)) {
+                err.write_unraisable(py, Some(listener));
+            }
+        }
+    }
+
+    fn stats_of(&self, py: Python<'_>, id: PointId, now: u64) -> PyResult<Stats> {
+        let point = self.table.point(id).map_err(|e| errors::core(py, e))?;
+        Ok(point.stats(now))
+    }
+}
+
+/// `stats()` as a dict, keyed as the conformance scenarios and SDS name them.
+fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let cycle = PyDict::new(py);
+    cycle.set_item(pyo3::intern!(py, "visitNum"), s.last_cycle.visit_num)?;
+    cycle.set_item(
+        pyo3::intern!(py, "exceptionNum"),
+        s.last_cycle.exception_num,
+    )?;
+    cycle.set_item(pyo3::intern!(py, "timeoutNum"), s.last_cycle.timeout_num)?;
+    cycle.set_item(
+        pyo3::intern!(py, "downgradeNum"),
+        s.last_cycle.downgrade_num,
+    )?;
+    cycle.set_item(
+        pyo3::intern!(py, "concurrentNum"),
+        s.last_cycle.concurrent_num,
+    )?;
+    let d = PyDict::new(py);
+    d.set_item(pyo3::intern!(py, "visit"), s.visit)?;
+    d.set_item(pyo3::intern!(py, "exception"), s.exception)?;
+    d.set_item(pyo3::intern!(py, "timeout"), s.timeout)?;
+    d.set_item(pyo3::intern!(py, "downgrade"), s.downgrade)?;
+    d.set_item(pyo3::intern!(py, "concurrent"), s.concurrent)?;
+    d.set_item(pyo3::intern!(py, "lastCycle"), cycle)?;
+    Ok(d)
+}
+
+fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let py = v.py();
+    let n = args::int(v, "capacity")?;
+    match n.extract::<i64>() {
+        Ok(c) if c >= 1 && c as u64 <= MAX_CAPACITY as u64 => Ok(c as usize),
+        _ => Err(errors::core(py, Error::InvalidCapacity)),
+    }
+}
+
+/// A table of points with a fixed capacity. `sds.Client` extends it.
+#[pyclass(frozen, subclass, module = "sds._native")]
+pub struct Table {
+    pub inner: Arc<Inner>,
+}
+
+#[pymethods]
+impl Table {
+    #[new]
+    #[pyo3(signature = (capacity = None))]
+    fn new(py: Python<'_>, capacity: Option<&Bound<'_, PyAny>>) -> PyResult<Table> {
+        let capacity = match capacity {
+            Some(c) => capacity_arg(c)?,
+            None => 1024,
+        };
+        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+        let table = PointTable::new(slots).map_err(|e| errors::core(py, e))?;
+        Ok(Table {
+            inner: Arc::new(Inner {
+                table,
+                ids: PyDict::new(py).unbind(),
+                listeners: Mutex::new(Vec::new()),
+                has_listeners: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// How many points fit.
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.inner.table.capacity()
+    }
+
+    /// How many points exist.
+    fn __len__(&self) -> usize {
+        self.inner.table.len()
+    }
+
+    /// Counts a request on `point` and decides whether it is downgraded.
+    #[pyo3(signature = (point, *, now_ms = None, pressure_test = None))]
+    fn enter(
+        &self,
+        py: Python<'_>,
+        point: &Bound<'_, PyAny>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        pressure_test: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entry> {
+        let name = args::name(point)?;
+        let id = self.inner.id_of(py, name)?;
+        self.inner.enter(py, id, name, now_ms, pressure_test)
+    }
+
+    /// Sets the strategy of `point`: an `sds.Strategy`, a dict of SDS JSON
+    /// names or a JSON string. An invalid one changes nothing.
+    fn set_strategy(
+        &self,
+        py: Python<'_>,
+        point: &Bound<'_, PyAny>,
+        strategy: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let name = args::name_bytes(args::name(point)?)?;
+        let strategy = Strategy::from_any(strategy)?;
+        self.inner
+            .table
+            .set_strategy(&name, &strategy.inner)
+            .map_err(|e| errors::core(py, e))?;
+        Ok(())
+    }
+
+    /// Removes the strategy of `point`; its counters stay.
+    fn remove_strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<()> {
+        let name = args::name_bytes(args::name(point)?)?;
+        self.inner
+            .table
+            .remove_strategy(&name)
+            .map_err(|e| errors::core(py, e))
+    }
+
+    /// The strategy of `point`, or `None`.
+    fn strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<Option<Strategy>> {
+        let name = args::name_bytes(args::name(point)?)?;
+        let id = self
+            .inner
+            .table
+            .lookup(&name)
+            .map_err(|e| errors::core(py, e))?;
+        Ok(id
+            .and_then(|id| self.inner.table.point(id).ok())
+            .and_then(|p| p.strategy())
+            .map(|inner| Strategy { inner }))
+    }
+
+    /// The sliding values and the last whole cycle of `point`.
+    #[pyo3(signature = (point, now_ms = None))]
+    fn stats<'py>(
+        &self,
+        py: Python<'py>,
+        point: &Bound<'py, PyAny>,
+        now_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let name = args::name_bytes(args::name(point)?)?;
+        let now = args::time(now_ms)?;
+        let stats = self
+            .inner
+            .table
+            .stats(&name, now)
+            .map_err(|e| errors::core(py, e))?;
+        stats_dict(py, &stats)
+    }
+
+    /// Calls `callback(point, reason, time_ms)` on every downgrade; returns
+    /// it, so it can decorate.
+    fn on_downgrade<'py>(&self, callback: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if !callback.is_callable() {
+            return Err(errors::argument(
+                callback.py(),
+                "on_downgrade needs a callable".to_string(),
+            ));
+        }
+        let mut list =
+            self.inner.listeners.lock().map_err(|_| {
+                errors::argument(callback.py(), "listener list poisoned".to_string())
+            })?;
+        list.push(callback.clone().unbind());
+        self.inner.has_listeners.store(true, Ordering::Release);
+        Ok(callback)
+    }
+}
+
+/// One point of a table, found once: `enter` skips the name lookup.
+/// `sds.Point` extends it with `guard`.
+#[pyclass(frozen, subclass, module = "sds._native")]
+pub struct PointHandle {
+    inner: Arc<Inner>,
+    id: PointId,
+    name: Py<PyString>,
+}
+
+#[pymethods]
+impl PointHandle {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        table: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+    ) -> PyResult<PointHandle> {
+        let table = table
+            .cast::<Table>()
+            .map_err(|_| errors::argument(py, "table must be an sds.Client".to_string()))?;
+        let inner = table.get().inner.clone();
+        let name = args::name(name)?;
+        let id = inner.id_of(py, name)?;
+        Ok(PointHandle {
+            inner,
+            id,
+            name: name.clone().unbind(),
+        })
+    }
+
+    /// The point's name.
+    #[getter]
+    fn name(&self, py: Python<'_>) -> Py<PyString> {
+        self.name.clone_ref(py)
+    }
+
+    /// Counts a request and decides whether it is downgraded.
+    #[pyo3(signature = (*, now_ms = None, pressure_test = None))]
+    fn enter(
+        &self,
+        py: Python<'_>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        pressure_test: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entry> {
+        self.inner
+            .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
+    }
+
+    /// The sliding values and the last whole cycle of this point.
+    #[pyo3(signature = (now_ms = None))]
+    fn stats<'py>(
+        &self,
+        py: Python<'py>,
+        now_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let now = args::time(now_ms)?;
+        stats_dict(py, &self.inner.stats_of(py, self.id, now)?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("Point({:?})", self.name.bind(py).to_string())
+    }
+}

@@ -1,0 +1,112 @@
+//! `SlidingWindow`: the core's epoch-tagged window with user-chosen bucket
+//! width, window length and ring, for counters of the caller's own.
+
+use pyo3::prelude::*;
+use sds_core::window::MAX_RING;
+use sds_core::{Bucket, Error, WindowRule};
+
+use crate::{args, errors};
+
+/// A lock-free sliding window of `buckets` buckets of `bucket_ms` each.
+#[pyclass(frozen, module = "sds._native")]
+pub struct SlidingWindow {
+    inner: sds_core::SlidingWindow<Box<[Bucket]>>,
+}
+
+fn count_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    args::u64_arg(v, what)
+}
+
+#[pymethods]
+impl SlidingWindow {
+    /// `ring` (default three windows, as SDS keeps) must hold at least two
+    /// windows of buckets and at most 65536.
+    #[new]
+    #[pyo3(signature = (bucket_ms = None, buckets = None, ring = None))]
+    fn new(
+        py: Python<'_>,
+        bucket_ms: Option<&Bound<'_, PyAny>>,
+        buckets: Option<&Bound<'_, PyAny>>,
+        ring: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<SlidingWindow> {
+        let bucket_ms = bucket_ms.map_or(Ok(1000), |v| count_arg(v, "bucket_ms"))?;
+        let buckets = buckets.map_or(Ok(10), |v| count_arg(v, "buckets"))?;
+        let ring = match ring {
+            Some(v) => count_arg(v, "ring")?,
+            None => buckets.saturating_mul(3),
+        };
+        // Checked before allocating, so a huge ring is an error, not an OOM.
+        if ring > MAX_RING as u64 {
+            return Err(errors::core(
+                py,
+                Error::InvalidWindow(WindowRule::RingTooLong),
+            ));
+        }
+        let buckets = usize::try_from(buckets).unwrap_or(usize::MAX);
+        let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
+        let inner = sds_core::SlidingWindow::with_storage(bucket_ms, buckets, storage)
+            .map_err(|e| errors::core(py, e))?;
+        Ok(SlidingWindow { inner })
+    }
+
+    /// Adds one; returns `(bucket, total)`: the bucket's value and the sum of
+    /// the window ending there.
+    #[pyo3(signature = (now_ms = None))]
+    fn increment(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
+        let t = self.inner.increment(args::time(now_ms)?);
+        Ok((t.bucket, t.total))
+    }
+
+    /// Adds `n`; returns `(bucket, total)` like `increment`.
+    #[pyo3(signature = (n, now_ms = None))]
+    fn add(&self, n: &Bound<'_, PyAny>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
+        let n = count_arg(n, "n")?;
+        let t = self.inner.add(args::time(now_ms)?, n);
+        Ok((t.bucket, t.total))
+    }
+
+    /// The sliding sum: the window ending at `now_ms`'s bucket.
+    #[pyo3(signature = (now_ms = None))]
+    fn sum(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        Ok(self.inner.sum(args::time(now_ms)?))
+    }
+
+    /// The value of `now_ms`'s bucket.
+    #[pyo3(signature = (now_ms = None))]
+    fn bucket(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        Ok(self.inner.bucket(args::time(now_ms)?))
+    }
+
+    /// The sum of the aligned window before the one holding `now_ms`.
+    #[pyo3(signature = (now_ms = None))]
+    fn last_whole_cycle(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+        Ok(self.inner.last_whole_cycle(args::time(now_ms)?))
+    }
+
+    /// Width of a bucket in ms.
+    #[getter]
+    fn bucket_ms(&self) -> u64 {
+        self.inner.bucket_ms()
+    }
+
+    /// Buckets per window.
+    #[getter]
+    fn buckets(&self) -> usize {
+        self.inner.buckets()
+    }
+
+    /// Buckets in the ring.
+    #[getter]
+    fn ring(&self) -> usize {
+        self.inner.ring()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SlidingWindow(bucket_ms={}, buckets={}, ring={})",
+            self.inner.bucket_ms(),
+            self.inner.buckets(),
+            self.inner.ring()
+        )
+    }
+}
