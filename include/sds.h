@@ -425,6 +425,20 @@ sds_result sds_enter(const struct sds_table *table,
                      struct sds_entry *out);
 
 /**
+ * Enters the point with index `point` (from `sds_table_point`), skipping
+ * the name lookup of `sds_enter`; otherwise the same. Returns
+ * `SDS_RESULT_INVALID_ENTRY` for an index that is no point of this table.
+ *
+ * # Safety
+ * `table` must be a live table and `out` point to a writable `sds_entry`.
+ */
+sds_result sds_enter_point(const struct sds_table *table,
+                           uint32_t point,
+                           uint64_t now_ms,
+                           uint32_t flags,
+                           struct sds_entry *out);
+
+/**
  * Settles an entry at `now_ms` with `outcome` (an `sds_outcome`): returns
  * its concurrency permit, counts its exception and its timeout, and settles
  * a probe. Thread-safe; any thread may exit any entry.
@@ -583,6 +597,22 @@ size_t sds_table_capacity(const struct sds_table *table);
  * `table` must be NULL or a live table.
  */
 size_t sds_table_len(const struct sds_table *table);
+
+/**
+ * Writes the index of point `name` (created if needed) to `*out`: a handle
+ * for `sds_enter_point` that stays valid as long as the table.
+ *
+ * Returns the name errors, `SDS_RESULT_TABLE_FULL` or
+ * `SDS_RESULT_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `table` must be a live table, `name` point to `name_len` bytes and `out`
+ * to a writable `uint32_t`.
+ */
+sds_result sds_table_point(const struct sds_table *table,
+                           const char *name,
+                           size_t name_len,
+                           uint32_t *out);
 
 /**
  * Sets the strategy of point `name` (created if needed). Counters, permits

@@ -2,7 +2,7 @@
 
 use std::os::raw::c_char;
 
-use sds_core::{Error, ErrorCode, PointTable, Slot, MAX_CAPACITY};
+use sds_core::{Error, ErrorCode, PointId, PointTable, Slot, MAX_CAPACITY};
 
 use crate::args::{bytes, input};
 use crate::boundary::{boundary, boundary_or, Failure};
@@ -21,6 +21,17 @@ const _: () = assert!(SDS_MAX_CAPACITY == MAX_CAPACITY);
 /// `const sds_table *` may be called from any number of threads at once.
 pub struct sds_table {
     pub(crate) inner: PointTable<Box<[Slot]>>,
+}
+
+/// The point named `name`, created if needed. Lookup first: the common
+/// case (an existing point) then only reads shared memory, where the core's
+/// get-or-create `insert` tries a compare-and-swap on the slot's cache line
+/// on every call, contended when threads share a point.
+pub(crate) fn point_id(table: &PointTable<Box<[Slot]>>, name: &[u8]) -> Result<PointId, Failure> {
+    Ok(match table.lookup(name)? {
+        Some(id) => id,
+        None => table.insert(name)?,
+    })
 }
 
 /// Creates a table for up to `capacity` points (1 to `SDS_MAX_CAPACITY`)
@@ -83,6 +94,31 @@ pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_len(table: *const sds_table) -> usize {
     boundary_or(0, || table.as_ref().map_or(0, |t| t.inner.len()))
+}
+
+/// Writes the index of point `name` (created if needed) to `*out`: a handle
+/// for `sds_enter_point` that stays valid as long as the table.
+///
+/// Returns the name errors, `SDS_RESULT_TABLE_FULL` or
+/// `SDS_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `table` must be a live table, `name` point to `name_len` bytes and `out`
+/// to a writable `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_table_point(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+    out: *mut u32,
+) -> sds_result {
+    boundary(|| {
+        let table = &input(table, "table")?.inner;
+        let name = crate::args::name(name, name_len)?;
+        let out = crate::args::out(out, "out")?;
+        out.write(point_id(table, name)?.index());
+        Ok(())
+    })
 }
 
 /// Sets the strategy of point `name` (created if needed). Counters, permits

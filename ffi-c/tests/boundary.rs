@@ -1,0 +1,82 @@
+//! Every export runs inside the panic boundary, is named `sds_*`, and is
+//! declared in the committed header: checked by reading the sources, so a
+//! new export that forgets any of it fails here.
+
+use std::path::Path;
+
+struct Export {
+    file: String,
+    name: String,
+    body_start: String,
+}
+
+fn exports() -> Vec<Export> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("extern \"C\" fn ") {
+            let after = &rest[at + "extern \"C\" fn ".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let open = after.find('{').expect("a body");
+            found.push(Export {
+                file: path.file_name().unwrap().to_string_lossy().into_owned(),
+                name,
+                body_start: after[open + 1..].trim_start().chars().take(40).collect(),
+            });
+            rest = &after[open..];
+        }
+        let no_mangle = text.matches("#[no_mangle]").count();
+        let externs = text.matches("extern \"C\" fn ").count();
+        assert_eq!(
+            no_mangle,
+            externs,
+            "{}: every extern \"C\" fn is #[no_mangle]",
+            path.display()
+        );
+    }
+    found
+}
+
+#[test]
+fn every_export_is_inside_the_panic_boundary() {
+    let exports = exports();
+    assert!(exports.len() >= 25, "found only {} exports", exports.len());
+    let unwrapped: Vec<String> = exports
+        .iter()
+        .filter(|e| {
+            !(e.body_start.starts_with("boundary(") || e.body_start.starts_with("boundary_or("))
+        })
+        .map(|e| format!("{}: {} starts with {:?}", e.file, e.name, e.body_start))
+        .collect();
+    assert!(
+        unwrapped.is_empty(),
+        "exports outside the boundary:\n{}",
+        unwrapped.join("\n")
+    );
+}
+
+#[test]
+fn every_export_is_named_sds_and_declared_in_the_header() {
+    let header =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../include/sds.h"))
+            .unwrap();
+    for e in exports() {
+        assert!(
+            e.name.starts_with("sds_"),
+            "{}: {} is not sds_*",
+            e.file,
+            e.name
+        );
+        assert!(
+            header.contains(&format!(" {}(", e.name)) || header.contains(&format!("*{}(", e.name)),
+            "{} is missing from include/sds.h: regenerate it",
+            e.name
+        );
+    }
+}
