@@ -1,0 +1,197 @@
+"""The Python API, call by call, with injected time."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import List, Tuple
+
+import pytest
+
+import sds
+
+
+def test_the_installed_package_is_tested() -> None:
+    assert "site-packages" in sds.__file__, sds.__file__
+
+
+def test_version_is_the_crate_version() -> None:
+    cargo = (pytest.importorskip("pathlib").Path(__file__).parents[2] / "Cargo.toml").read_text()
+    assert f'version = "{sds.__version__}"' in cargo
+
+
+def test_enter_and_exit_count_a_visit(client: sds.Client) -> None:
+    entry = client.enter("p", now_ms=1000)
+    assert (entry.downgraded, entry.reason, entry.start_ms, entry.exited) == (False, None, 1000, False)
+    entry.exit(now_ms=1001)
+    assert entry.exited
+    assert client.stats("p", now_ms=1001)["visit"] == 1
+
+
+def test_exit_settles_once(client: sds.Client) -> None:
+    client.set_strategy("p", {"concurrentThreshold": 1})
+    entry = client.enter("p", now_ms=1000)
+    assert client.stats("p", now_ms=1000)["concurrent"] == 1
+    entry.exit(now_ms=1000)
+    entry.exit(now_ms=1000)
+    assert client.stats("p", now_ms=1000)["concurrent"] == 0
+    assert not client.enter("p", now_ms=1000).downgraded
+
+
+def test_strategy_keywords_dict_and_json_are_the_same(client: sds.Client) -> None:
+    by_keyword = sds.Strategy(visit_threshold=3, delay_time=20_000, retry_interval=1000)
+    by_dict = sds.Strategy.from_dict({"visitThreshold": 3, "delayTime": 20_000, "retryInterval": 1000, "point": "p"})
+    by_json = sds.Strategy.from_json('{"point": "p", "visitThreshold": 3, "delayTime": 20000, "retryInterval": 1000}')
+    assert by_keyword == by_dict == by_json
+    assert hash(by_keyword) == hash(by_json)
+    assert by_keyword.visit_threshold == 3 and by_keyword.concurrent_threshold == -1
+    assert by_keyword.to_dict()["delayTime"] == 20_000
+    assert repr(by_keyword) == "Strategy(visit_threshold=3, delay_time=20000, retry_interval=1000)"
+    assert sds.Strategy.fields()[0] == "visit_threshold"
+    for form in (by_keyword, by_keyword.to_dict(), json.dumps(by_keyword.to_dict())):
+        client.set_strategy("p", form)
+        assert client.strategy("p") == by_keyword
+
+
+def test_visit_threshold_downgrades_with_reason(client: sds.Client) -> None:
+    client.set_strategy("p", sds.Strategy(visit_threshold=2))
+    words = []
+    for _ in range(4):
+        entry = client.enter("p", now_ms=5000)
+        words.append(entry.reason)
+        entry.exit(now_ms=5000)
+    assert words == [None, None, "VISIT", "VISIT"]
+    stats = client.stats("p", now_ms=5000)
+    assert (stats["visit"], stats["downgrade"]) == (4, 2)
+
+
+def test_remove_strategy_keeps_counters(client: sds.Client) -> None:
+    client.set_strategy("p", {"visitThreshold": 0})
+    assert client.enter("p", now_ms=1000).reason == "VISIT"
+    client.remove_strategy("p")
+    assert client.strategy("p") is None
+    assert not client.enter("p", now_ms=1000).downgraded
+    assert client.stats("p", now_ms=1000)["visit"] == 2
+    client.remove_strategy("never-seen")
+
+
+def test_pressure_test_traffic(client: sds.Client) -> None:
+    client.set_strategy("p", {"pressureTestDowngrade": 1})
+    assert client.enter("p", now_ms=1, pressure_test=True).reason == "PRESSURE_TEST"
+    assert not client.enter("p", now_ms=1).downgraded
+
+
+def test_context_manager_counts_the_exception_and_exits(client: sds.Client) -> None:
+    client.set_strategy("p", {"concurrentThreshold": 5})
+    with pytest.raises(KeyError):
+        with client.enter("p") as entry:
+            assert client.stats("p")["concurrent"] == 1
+            raise KeyError("boom")
+    assert entry.exited
+    stats = client.stats("p")
+    assert (stats["exception"], stats["concurrent"]) == (1, 0)
+
+
+def test_downgraded_is_not_counted_as_an_exception(client: sds.Client) -> None:
+    with pytest.raises(sds.Downgraded):
+        with client.enter("p"):
+            raise sds.Downgraded("p", "VISIT")
+    entry = client.enter("p")
+    entry.error(sds.Downgraded("p", "VISIT"))
+    entry.exit()
+    assert client.stats("p")["exception"] == 0
+
+
+def test_error_marks_and_exit_counts_at_start_second(client: sds.Client) -> None:
+    entry = client.enter("p", now_ms=10_500)
+    entry.error()
+    assert client.stats("p", now_ms=10_500)["exception"] == 0
+    entry.exit(now_ms=12_000)
+    assert client.stats("p", now_ms=12_000)["exception"] == 1
+    late = client.enter("p", now_ms=12_000)
+    late.exit(now_ms=12_000)
+    late.error()  # after exit: ignored
+    assert client.stats("p", now_ms=12_000)["exception"] == 1
+
+
+def test_timeout_is_counted_by_exit(client: sds.Client) -> None:
+    client.set_strategy("p", {"timeoutThreshold": 100})
+    client.enter("p", now_ms=1000).exit(now_ms=1101)
+    client.enter("p", now_ms=1000).exit(now_ms=1100)
+    assert client.stats("p", now_ms=1200)["timeout"] == 1
+
+
+def test_stats_shape(client: sds.Client) -> None:
+    client.enter("p", now_ms=1000).exit(now_ms=1000)
+    stats = client.stats("p", now_ms=10_000)
+    assert stats == {
+        "visit": 1, "exception": 0, "timeout": 0, "downgrade": 0, "concurrent": 0,
+        "lastCycle": {"visitNum": 1, "exceptionNum": 0, "timeoutNum": 0, "downgradeNum": 0, "concurrentNum": 1},
+    }
+    assert client.stats("nobody", now_ms=1)["visit"] == 0
+
+
+def test_on_downgrade_listeners_get_point_reason_time(client: sds.Client) -> None:
+    seen: List[Tuple[str, str, int]] = []
+
+    @client.on_downgrade
+    def listener(point: str, reason: str, time_ms: int) -> None:
+        seen.append((point, reason, time_ms))
+
+    client.set_strategy("p", {"visitThreshold": 0})
+    client.enter("p", now_ms=7000).exit(now_ms=7000)
+    client.point("p").enter(now_ms=7001).exit(now_ms=7001)
+    client.enter("q", now_ms=7002).exit(now_ms=7002)
+    assert seen == [("p", "VISIT", 7000), ("p", "VISIT", 7001)]
+
+
+def test_a_failing_listener_does_not_break_the_caller(client: sds.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    unraisable: List[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(u.exc_value))
+
+    def bad(point: str, reason: str, time_ms: int) -> None:
+        raise RuntimeError("listener bug")
+
+    client.on_downgrade(bad)
+    client.on_downgrade(lambda *event: calls.append(event))
+    client.set_strategy("p", {"visitThreshold": 0})
+    entry = client.enter("p", now_ms=1)
+    assert entry.reason == "VISIT" and calls == [("p", "VISIT", 1)]
+    assert [str(e) for e in unraisable] == ["listener bug"]
+
+
+def test_point_handle(client: sds.Client) -> None:
+    handle = client.point("orders")
+    assert isinstance(handle, sds.Point) and handle.name == "orders"
+    client.set_strategy("orders", {"visitThreshold": 1})
+    assert not handle.enter(now_ms=1).downgraded
+    assert handle.enter(now_ms=1).reason == "VISIT"
+    assert handle.stats(now_ms=1) == client.stats("orders", now_ms=1)
+    assert len(client) == 1
+
+
+def test_the_real_clock_is_wall_clock_ms(client: sds.Client) -> None:
+    before = int(time.time() * 1000)
+    entry = client.enter("p")
+    after = int(time.time() * 1000)
+    # The coarse clock lags by at most a tick or two.
+    assert before - 50 <= entry.start_ms <= after + 1
+    assert abs(sds.now_ms() - time.time() * 1000) < 50
+
+
+def test_sliding_window() -> None:
+    w = sds.SlidingWindow(bucket_ms=100, buckets=5)
+    assert (w.bucket_ms, w.buckets, w.ring) == (100, 5, 15)
+    assert w.increment(1000) == (1, 1)
+    assert w.add(4, now_ms=1050) == (5, 5)
+    assert w.increment(1100) == (1, 6)
+    assert (w.sum(1100), w.bucket(1100), w.bucket(1000)) == (6, 1, 5)
+    assert w.sum(1500) == 1  # the 1000 bucket has left the window
+    assert w.last_whole_cycle(1500) == 6  # cycle [1000, 1500)
+    assert w.sum(100_000) == 0
+    assert sds.SlidingWindow().ring == 30
+    assert sds.SlidingWindow(buckets=2, ring=4).ring == 4
+    now = sds.SlidingWindow()
+    assert now.increment() == (1, 1)

@@ -1,0 +1,204 @@
+"""Every bad input raises its documented error and changes nothing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Type
+
+import pytest
+
+import sds
+
+GOOD = {"visitThreshold": 5}
+
+
+def snapshot(client: sds.Client) -> Any:
+    return (len(client), client.strategy("p"), client.stats("p", now_ms=1000))
+
+
+@pytest.fixture
+def used() -> sds.Client:
+    client = sds.Client(capacity=4)
+    client.set_strategy("p", GOOD)
+    client.enter("p", now_ms=1000).exit(now_ms=1000)
+    return client
+
+
+
+CASES = [
+    # (description, strategy input, error class, field)
+    ("unknown dict key", {"visitThreshold": 1, "nope": 2}, sds.UnknownField, "nope"),
+    ("snake_case key in a dict", {"visit_threshold": 1}, sds.UnknownField, "visit_threshold"),
+    ("float value", {"visitThreshold": 1.5}, sds.InvalidStrategy, "visitThreshold"),
+    ("NaN value", {"visitThreshold": math.nan}, sds.InvalidStrategy, "visitThreshold"),
+    ("infinite value", {"delayTime": math.inf}, sds.InvalidStrategy, "delayTime"),
+    ("str value", {"visitThreshold": "10"}, sds.InvalidStrategy, "visitThreshold"),
+    ("bool value", {"visitThreshold": True}, sds.InvalidStrategy, "visitThreshold"),
+    ("None value", {"visitThreshold": None}, sds.InvalidStrategy, "visitThreshold"),
+    ("beyond 64 bits", {"visitThreshold": 2**64}, sds.InvalidStrategy, "visitThreshold"),
+    ("delay too short", {"delayTime": 5}, sds.InvalidStrategy, "delayTime"),
+    ("retry beyond delay", {"delayTime": 10_000, "retryInterval": 20_000}, sds.InvalidStrategy, "retryInterval"),
+    ("percent above 100", {"downgradeRate": 101}, sds.InvalidStrategy, "downgradeRate"),
+    ("flag not 0/1", {"pressureTestDowngrade": 2}, sds.InvalidStrategy, "pressureTestDowngrade"),
+    ("non-str key", {1: 2}, sds.InvalidArgument, None),
+    ("malformed JSON", '{"visitThreshold": ', sds.InvalidJson, None),
+    ("JSON array", "[1]", sds.InvalidJson, None),
+    ("JSON unknown key", '{"nope": 1}', sds.UnknownField, "nope"),
+    ("JSON NaN", '{"visitThreshold": NaN}', sds.InvalidJson, None),
+    ("JSON float", '{"visitThreshold": 1.5}', sds.InvalidStrategy, "visitThreshold"),
+    ("a list", [("visitThreshold", 1)], sds.InvalidArgument, None),
+    ("None", None, sds.InvalidArgument, None),
+]
+
+
+@pytest.mark.parametrize("what,strategy,error,field", CASES, ids=[c[0] for c in CASES])
+def test_bad_strategies_are_rejected_whole(
+    used: sds.Client, what: str, strategy: Any, error: Type[sds.SdsError], field: Any
+) -> None:
+    before = snapshot(used)
+    with pytest.raises(error) as info:
+        used.set_strategy("p", strategy)
+    assert type(info.value) is error, f"{what}: {type(info.value).__name__}"
+    assert info.value.field == field
+    assert info.value.code == error.code and info.value.number == error.number
+    if field is not None:
+        assert field in str(info.value)
+    assert snapshot(used) == before
+
+
+KEYWORD_CASES = [
+    (dict(visit_threshold=1.0), sds.InvalidStrategy, "visitThreshold"),
+    (dict(visit_threshold=math.nan), sds.InvalidStrategy, "visitThreshold"),
+    (dict(visitThreshold=1), sds.UnknownField, "visitThreshold"),
+    (dict(nope=1), sds.UnknownField, "nope"),
+    (dict(delay_time=9_999), sds.InvalidStrategy, "delayTime"),
+    (dict(exception_rate_threshold=-(2**63) - 1), sds.InvalidStrategy, "exceptionRateThreshold"),
+]
+
+
+@pytest.mark.parametrize("kwargs,error,field", KEYWORD_CASES)
+def test_bad_strategy_keywords(kwargs: Dict[str, Any], error: Type[sds.SdsError], field: str) -> None:
+    with pytest.raises(error) as info:
+        sds.Strategy(**kwargs)
+    assert info.value.field == field
+
+
+def test_invalid_strategy_is_a_value_error() -> None:
+    assert issubclass(sds.InvalidStrategy, ValueError)
+    assert issubclass(sds.UnknownField, sds.InvalidStrategy)
+    assert issubclass(sds.InvalidArgument, TypeError)
+    assert sds.InvalidStrategy.code == "SDS_INVALID_STRATEGY" and sds.TableFull.code == "SDS_TABLE_FULL"
+    assert sds.TableFull.number == 6 and sds.TableFull.description == "point table is full"
+    assert sds.Strategy.from_json  # exists
+    with pytest.raises(sds.InvalidArgument):
+        sds.Strategy.from_json(b'{"visitThreshold": 1}')
+
+
+POINT_CASES = [
+    (5, sds.InvalidArgument),
+    (None, sds.InvalidArgument),
+    (b"p", sds.InvalidArgument),
+    ("", sds.EmptyName),
+    ("x" * (sds.MAX_NAME_LEN + 1), sds.NameTooLong),
+    ("é" * (sds.MAX_NAME_LEN // 2 + 1), sds.NameTooLong),
+    ("\ud800", sds.InvalidArgument),
+]
+
+
+@pytest.mark.parametrize("point,error", POINT_CASES, ids=[repr(p)[:20] for p, _ in POINT_CASES])
+def test_bad_points(used: sds.Client, point: Any, error: Type[sds.SdsError]) -> None:
+    before = snapshot(used)
+    calls: Dict[str, Callable[[], Any]] = {
+        "enter": lambda: used.enter(point, now_ms=1000),
+        "point": lambda: used.point(point),
+        "set_strategy": lambda: used.set_strategy(point, GOOD),
+        "remove_strategy": lambda: used.remove_strategy(point),
+        "stats": lambda: used.stats(point, now_ms=1000),
+        "guard": lambda: used.guard(point),
+    }
+    for name, call in calls.items():
+        with pytest.raises(error):
+            call()
+    assert snapshot(used) == before
+
+
+def test_the_longest_name_is_accepted(used: sds.Client) -> None:
+    used.enter("x" * sds.MAX_NAME_LEN, now_ms=1).exit(now_ms=1)
+
+
+TIME_CASES = [-1, 2**64, 1.5, math.nan, "1000", True]
+
+
+@pytest.mark.parametrize("now_ms", TIME_CASES, ids=repr)
+def test_bad_times(used: sds.Client, now_ms: Any) -> None:
+    before = snapshot(used)
+    entry = used.enter("p", now_ms=1000)
+    handle = used.point("p")
+    for call in (
+        lambda: used.enter("p", now_ms=now_ms),
+        lambda: handle.enter(now_ms=now_ms),
+        lambda: used.stats("p", now_ms=now_ms),
+        lambda: handle.stats(now_ms=now_ms),
+        lambda: entry.exit(now_ms=now_ms),
+        lambda: sds.SlidingWindow().increment(now_ms),
+    ):
+        with pytest.raises(sds.InvalidArgument):
+            call()
+    assert not entry.exited
+    entry.exit(now_ms=1000)
+    after = snapshot(used)
+    assert after[2]["visit"] == before[2]["visit"] + 1
+
+
+def test_bad_pressure_test_flag(used: sds.Client) -> None:
+    with pytest.raises(sds.InvalidArgument):
+        used.enter("p", now_ms=1000, pressure_test=1)
+    assert used.stats("p", now_ms=1000)["visit"] == 1
+
+
+@pytest.mark.parametrize("capacity,error", [
+    (-1, sds.InvalidCapacity), (0, sds.InvalidCapacity), (sds.MAX_CAPACITY + 1, sds.InvalidCapacity),
+    (2**70, sds.InvalidCapacity), (1.5, sds.InvalidArgument), ("8", sds.InvalidArgument), (True, sds.InvalidArgument),
+])
+def test_bad_capacity(capacity: Any, error: Type[sds.SdsError]) -> None:
+    with pytest.raises(error):
+        sds.Client(capacity=capacity)
+
+
+def test_a_full_table_raises_and_keeps_its_points() -> None:
+    client = sds.Client(capacity=2)
+    client.enter("a", now_ms=1).exit(now_ms=1)
+    client.set_strategy("b", GOOD)
+    for call in (lambda: client.enter("c"), lambda: client.point("c"), lambda: client.set_strategy("c", GOOD)):
+        with pytest.raises(sds.TableFull) as info:
+            call()
+        assert info.value.code == "SDS_TABLE_FULL"
+    assert len(client) == 2 and client.strategy("c") is None
+    client.enter("a", now_ms=1).exit(now_ms=1)
+    assert client.stats("a", now_ms=1)["visit"] == 2
+
+
+def test_bad_listener_and_handle_table(used: sds.Client) -> None:
+    with pytest.raises(sds.InvalidArgument):
+        used.on_downgrade(42)
+    with pytest.raises(sds.InvalidArgument):
+        sds.Point(object(), "p")
+
+
+@pytest.mark.parametrize("kwargs,error", [
+    (dict(bucket_ms=0), sds.InvalidWindow), (dict(buckets=0), sds.InvalidWindow),
+    (dict(buckets=10, ring=19), sds.InvalidWindow), (dict(ring=10**12), sds.InvalidWindow),
+    (dict(buckets=-1), sds.InvalidArgument), (dict(bucket_ms=1.0), sds.InvalidArgument),
+])
+def test_bad_windows(kwargs: Dict[str, Any], error: Type[sds.SdsError]) -> None:
+    with pytest.raises(error):
+        sds.SlidingWindow(**kwargs)
+
+
+def test_bad_window_add_changes_nothing() -> None:
+    w = sds.SlidingWindow()
+    w.increment(1000)
+    for n in (-1, 1.5, None):
+        with pytest.raises(sds.InvalidArgument):
+            w.add(n, 1000)
+    assert w.sum(1000) == 1

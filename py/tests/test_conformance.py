@@ -1,0 +1,132 @@
+"""Every scenario of conformance/scenarios, run through the Python API."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections import Counter
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+import sds
+
+from conftest import SCENARIOS
+
+FILES = sorted(SCENARIOS.glob("*.json"))
+
+
+def test_the_scenarios_are_found() -> None:
+    assert len(FILES) >= 3, f"no scenarios under {SCENARIOS}"
+
+
+def word(entry: sds.Entry) -> str:
+    return entry.reason or "pass"
+
+
+def set_strategy(client: sds.Client, point: str, strategy: Optional[Dict[str, Any]]) -> Optional[str]:
+    try:
+        if strategy is None:
+            client.remove_strategy(point)
+        else:
+            client.set_strategy(point, strategy)
+    except sds.SdsError as err:
+        return err.code
+    return None
+
+
+def subset(expected: Any, actual: Any, path: str) -> None:
+    if isinstance(expected, dict):
+        for key, value in expected.items():
+            assert key in actual, f"{path}.{key}: no such stat"
+            subset(value, actual[key], f"{path}.{key}")
+    else:
+        assert expected == actual, f"{path}: expected {expected}, got {actual}"
+
+
+def run(scenario: Dict[str, Any]) -> None:
+    client = sds.Client(capacity=16)
+    default_point = scenario.get("point", "p")
+    if "strategy" in scenario:
+        assert set_strategy(client, default_point, scenario["strategy"]) is None
+    open_entries: Dict[str, List[sds.Entry]] = {}
+    for i, step in enumerate(scenario["steps"]):
+        where = f"step {i} ({json.dumps(step)})"
+        at = step["at"]
+        point = step.get("point", default_point)
+        op = step["op"]
+        if op == "enter":
+            repeat = step.get("repeat", 1)
+            tally: Counter[str] = Counter()
+            for _ in range(repeat):
+                entry = client.enter(point, now_ms=at, pressure_test=step.get("pressure_test", False))
+                tally[word(entry)] += 1
+                if "id" in step:
+                    open_entries.setdefault(step["id"], []).append(entry)
+                else:
+                    entry.exit(now_ms=at)
+            got: Any = next(iter(tally)) if repeat == 1 else dict(tally)
+            assert got == step["expect"], f"{where}: expected {step['expect']}, got {got}"
+        elif op == "exit":
+            failed = step.get("outcome", "ok") == "error"
+            for entry in open_entries.pop(step["id"]):
+                if failed:
+                    entry.error()
+                entry.exit(now_ms=at)
+        elif op == "set_strategy":
+            got_error = set_strategy(client, point, step["strategy"])
+            assert got_error == step.get("error"), f"{where}: expected error {step.get('error')}, got {got_error}"
+        elif op == "stats":
+            subset(step["expect"], client.stats(point, now_ms=at), f"{where}: stats")
+        else:
+            raise AssertionError(f"{where}: unknown op {op!r}")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_scenario(path: pathlib.Path) -> None:
+    run(json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_scenario_through_a_point_handle(path: pathlib.Path) -> None:
+    """The same decisions when the default point is entered through a handle
+    and its strategies are given as JSON text."""
+    scenario = json.loads(path.read_text())
+    client = sds.Client(capacity=16)
+    default_point = scenario.get("point", "p")
+    if "strategy" in scenario:
+        client.set_strategy(default_point, json.dumps(scenario["strategy"]))
+    handles = {default_point: client.point(default_point)}
+    open_entries: Dict[str, List[sds.Entry]] = {}
+    for step in scenario["steps"]:
+        point = step.get("point", default_point)
+        handle = handles.setdefault(point, client.point(point))
+        at = step["at"]
+        if step["op"] == "enter":
+            words: Counter[str] = Counter()
+            for _ in range(step.get("repeat", 1)):
+                entry = handle.enter(now_ms=at, pressure_test=step.get("pressure_test", False))
+                words[word(entry)] += 1
+                if "id" in step:
+                    open_entries.setdefault(step["id"], []).append(entry)
+                else:
+                    entry.exit(now_ms=at)
+            expect = step["expect"]
+            assert dict(words) == (expect if isinstance(expect, dict) else {expect: 1})
+        elif step["op"] == "exit":
+            for entry in open_entries.pop(step["id"]):
+                if step.get("outcome") == "error":
+                    entry.error(RuntimeError("boom"))
+                entry.exit(now_ms=at)
+        elif step["op"] == "set_strategy":
+            if step["strategy"] is None:
+                client.remove_strategy(point)
+                continue
+            try:
+                client.set_strategy(point, json.dumps(step["strategy"]))
+            except sds.SdsError as err:
+                assert err.code == step.get("error")
+            else:
+                assert step.get("error") is None
+        elif step["op"] == "stats":
+            subset(step["expect"], handle.stats(now_ms=at), "stats")

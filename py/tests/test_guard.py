@@ -1,0 +1,147 @@
+"""The decorator on plain and async functions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import List
+
+import pytest
+
+import sds
+
+
+def test_sync_guard_passes_and_falls_back(client: sds.Client) -> None:
+    client.set_strategy("p", {"concurrentThreshold": 1})
+    calls: List[int] = []
+
+    @client.guard("p", fallback=lambda n: -n)
+    def work(n: int) -> int:
+        calls.append(n)
+        if n == 1:
+            return inner(2)  # re-entered while holding the only permit
+        return n
+
+    @client.guard("p", fallback=lambda n: -n)
+    def inner(n: int) -> int:
+        return n
+
+    assert work(1) == -2
+    assert work(3) == 3
+    assert calls == [1, 3]
+    assert work.__name__ == "work"
+    stats = client.stats("p")
+    assert (stats["visit"], stats["downgrade"], stats["concurrent"]) == (3, 1, 0)
+
+
+def test_without_fallback_a_downgrade_raises(client: sds.Client) -> None:
+    client.set_strategy("p", {"visitThreshold": 0})
+
+    @client.guard("p")
+    def work() -> str:
+        return "ran"
+
+    with pytest.raises(sds.Downgraded) as info:
+        work()
+    assert (info.value.point, info.value.reason) == ("p", "VISIT")
+    assert info.value.code is None and isinstance(info.value, sds.SdsError)
+    assert client.stats("p")["exception"] == 0
+
+
+def test_errors_and_ignore_choose_what_counts(client: sds.Client) -> None:
+    @client.guard("p", errors=(ValueError,), ignore=(UnicodeError,))
+    def work(exc: BaseException) -> None:
+        raise exc
+
+    for exc in (ValueError("counted"), KeyError("not in errors"), UnicodeError("ignored")):
+        with pytest.raises(type(exc)):
+            work(exc)
+    stats = client.stats("p")
+    assert (stats["visit"], stats["exception"], stats["concurrent"]) == (3, 1, 0)
+
+
+def test_async_guard_keeps_the_entry_across_await(client: sds.Client) -> None:
+    client.set_strategy("p", {"concurrentThreshold": 1})
+
+    async def fallback(n: int) -> int:
+        await asyncio.sleep(0)
+        return -n
+
+    @client.guard("p", fallback=fallback)
+    async def work(n: int) -> int:
+        await asyncio.sleep(0)
+        assert client.stats("p")["concurrent"] == 1
+        await asyncio.sleep(0)
+        return n
+
+    async def main() -> List[int]:
+        return list(await asyncio.gather(work(1), work(2), work(3)))
+
+    assert asyncio.run(main()) == [1, -2, -3]
+    assert asyncio.iscoroutinefunction(work)
+    assert client.stats("p")["concurrent"] == 0
+
+
+def test_async_guard_counts_exceptions_not_cancellation(client: sds.Client) -> None:
+    @client.guard("p")
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise RuntimeError("boom")
+
+    @client.guard("p")
+    async def hangs() -> None:
+        await asyncio.sleep(3600)
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError):
+            await fails()
+        task = asyncio.ensure_future(hangs())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    stats = client.stats("p")
+    assert (stats["visit"], stats["exception"], stats["concurrent"]) == (2, 1, 0)
+
+
+def test_gather_of_100_never_holds_more_than_10_permits(client: sds.Client) -> None:
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=10))
+    in_body = 0
+    peak = 0
+
+    @client.guard("p", fallback=lambda release: "downgraded")
+    async def work(release: asyncio.Event) -> str:
+        nonlocal in_body, peak
+        in_body += 1
+        peak = max(peak, in_body)
+        assert client.stats("p")["concurrent"] <= 10
+        await release.wait()
+        in_body -= 1
+        return "passed"
+
+    async def main() -> List[str]:
+        release = asyncio.Event()
+        tasks = [asyncio.ensure_future(work(release)) for _ in range(100)]
+        await asyncio.sleep(0)  # every task has entered; the passed ones wait
+        assert client.stats("p")["concurrent"] == 10
+        release.set()
+        return list(await asyncio.gather(*tasks))
+
+    results = asyncio.run(main())
+    assert results.count("passed") == 10 and results.count("downgraded") == 90
+    assert peak == 10
+    stats = client.stats("p")
+    assert (stats["visit"], stats["downgrade"], stats["concurrent"]) == (100, 90, 0)
+
+
+def test_point_handle_guard(client: sds.Client) -> None:
+    handle = client.point("h")
+
+    @handle.guard(fallback=lambda: "fallback")
+    def work() -> str:
+        return "ran"
+
+    assert work() == "ran"
+    client.set_strategy("h", {"visitThreshold": 0})
+    assert work() == "fallback"
