@@ -1,0 +1,107 @@
+package com.didiglobal.sds.client.counter;
+
+import com.didiglobal.sds.client.bean.VisitWrapperValue;
+
+/**
+ * Every counter of one SDS point. Same public API as SDS's class, on native
+ * windows that need no cleanup thread.
+ */
+public class PowerfulCycleTimeCounter {
+    static {
+        startSdsServices();
+    }
+
+    private final AbstractCycleData visitData = new SlidingWindowData();
+    private final ConcurrentData concurrentData = new ConcurrentData();
+    private final AbstractCycleData exceptionData = new SlidingWindowData();
+    private final AbstractCycleData timeoutData = new SlidingWindowData();
+    private final TokenBucketData tokenBucketData = new TokenBucketData();
+    private final AbstractCycleData downgradeData = new SlidingWindowData();
+
+    /**
+     * SDS's counters are made by its CycleDataService, whose first use starts
+     * the heartbeat and strategy-pull threads. These counters do not need it
+     * (no cleanup), but the rest of sds-client does: start it when present.
+     */
+    private static void startSdsServices() {
+        try {
+            Class.forName("com.didiglobal.sds.client.service.CycleDataService", true,
+                    PowerfulCycleTimeCounter.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            // Used without sds-client: nothing to start.
+        }
+    }
+
+    /** Visit +1: the current second and the 10 s sliding sum. */
+    public VisitWrapperValue visitAddAndGet(long time) {
+        return visitData.incrementAndGet(time);
+    }
+
+    public long getLastSecondVisitBucketValue(long time) {
+        return visitData.getBucketValue(time - 1000);
+    }
+
+    public long getLastCycleVisitValue(long time) {
+        return visitData.getLastWholeCycleValue(time);
+    }
+
+    public boolean concurrentAcquire(long time) {
+        return concurrentData.concurrentAcquire(time);
+    }
+
+    public void concurrentRelease() {
+        concurrentData.concurrentRelease();
+    }
+
+    public int getLastCycleConcurrentValue(long time) {
+        return concurrentData.getLastConcurrentMaxCountAndClean(time);
+    }
+
+    /** Exception +1: the sliding sum. */
+    public long exceptionAddAndGet(long time) {
+        return exceptionData.incrementAndGet(time).getSlidingCycleValue();
+    }
+
+    public long getExceptionValue(long time) {
+        return exceptionData.getCurSlidingCycleValue(time);
+    }
+
+    public long getLastCycleExceptionValue(long time) {
+        return exceptionData.getLastWholeCycleValue(time);
+    }
+
+    /** Timeout +1: the sliding sum. */
+    public long timeoutAddAndGet(long time) {
+        return timeoutData.incrementAndGet(time).getSlidingCycleValue();
+    }
+
+    public long getTimeoutValue(long time) {
+        return timeoutData.getCurSlidingCycleValue(time);
+    }
+
+    public long getLastCycleTimeoutValue(long time) {
+        return timeoutData.getLastWholeCycleValue(time);
+    }
+
+    /** Token +1: the current second's count. */
+    public long tokenBucketInvokeAddAndGet(long time) {
+        return tokenBucketData.takeOneToken(time);
+    }
+
+    /** Downgrade +1: the sliding sum. */
+    public long downgradeAddAndGet(long time) {
+        return downgradeData.incrementAndGet(time).getSlidingCycleValue();
+    }
+
+    public long getDowngradeValue(long time) {
+        return downgradeData.getCurSlidingCycleValue(time);
+    }
+
+    public long getLastCycleDowngradeValue(long time) {
+        return downgradeData.getLastWholeCycleValue(time);
+    }
+
+    public void updateConcurrentThreshold(int concurrentThreshold) {
+        concurrentData.updateConcurrentThreshold(concurrentThreshold);
+    }
+}

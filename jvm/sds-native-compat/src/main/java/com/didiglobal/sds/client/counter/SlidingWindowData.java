@@ -1,0 +1,94 @@
+package com.didiglobal.sds.client.counter;
+
+import com.didiglobal.sds.client.bean.VisitWrapperValue;
+import io.sdsnative.Native;
+import io.sdsnative.compat.WindowReclaimer;
+
+/**
+ * SDS's sliding window on a native, epoch-tagged ring: buckets of
+ * {@code bucketTimeSecond} seconds, a window of {@code cycleBucketNum}
+ * buckets, a ring of {@code cycleNum * cycleBucketNum}. A bucket left from an
+ * older lap of the ring reads as zero, so no cleanup thread is needed and
+ * every sum is exact; {@link #clearNextCycleValue} still works. Each method
+ * is one JNI call.
+ */
+public class SlidingWindowData extends AbstractCycleData {
+    private static final long LOW_32 = 0xFFFF_FFFFL;
+
+    protected Integer cycleNum;
+    protected Integer cycleBucketNum;
+    protected Integer bucketTimeSecond;
+    protected Integer bucketSize;
+
+    private final long window;
+
+    /**
+     * @throws io.sdsnative.SdsException {@code INVALID_WINDOW} when a value is
+     *     not positive or {@code cycleNum < 2} (the ring must hold two cycles)
+     */
+    public SlidingWindowData(Integer cycleNum, Integer cycleBucketNum, Integer bucketTimeSecond) {
+        this.cycleNum = cycleNum;
+        this.cycleBucketNum = cycleBucketNum;
+        this.bucketTimeSecond = bucketTimeSecond;
+        this.bucketSize = cycleNum * cycleBucketNum;
+        this.window = WindowReclaimer.newWindow(this, 1000L * bucketTimeSecond, cycleBucketNum, bucketSize);
+    }
+
+    /** Three cycles of ten 1 s buckets: SDS's counters. */
+    public SlidingWindowData() {
+        this(3, 10, 1);
+    }
+
+    @Override
+    public VisitWrapperValue incrementAndGet(long time) {
+        long packed = incrementPacked(time);
+        return new VisitWrapperValue(packed & LOW_32, packed >>> 32);
+    }
+
+    /** Adds one: the sliding sum in the high 32 bits, the bucket in the low 32. */
+    long incrementPacked(long time) {
+        long packed = Native.windowIncrement(window, this, time);
+        return packed < 0 ? Native.check(packed) : packed;
+    }
+
+    /** The current bucket's value after adding one. */
+    long incrementBucket(long time) {
+        return incrementPacked(time) & LOW_32;
+    }
+
+    @Override
+    public void setBucketValue(long time, Long value) {
+        Native.check(Native.windowSet(window, this, time, value));
+    }
+
+    @Override
+    public long getBucketValue(long time) {
+        return Native.check(Native.windowBucket(window, this, time));
+    }
+
+    @Override
+    public long getCurSlidingCycleValue(long time) {
+        return Native.check(Native.windowSum(window, this, time));
+    }
+
+    @Override
+    public long getLastWholeCycleValue(long time) {
+        return Native.check(Native.windowLastCycle(window, this, time));
+    }
+
+    @Override
+    public void clearNextCycleValue(long time) {
+        Native.check(Native.windowClearNextCycle(window, this, time));
+    }
+
+    /** Raises the bucket of {@code time} to at least {@code value} (ConcurrentData's maximum). */
+    long raiseBucketTo(long time, long value) {
+        return Native.check(Native.windowFetchMax(window, this, time, value));
+    }
+
+    @Override
+    public String toString() {
+        return "SlidingWindowData{cycleNum=" + cycleNum + ", cycleBucketNum=" + cycleBucketNum
+                + ", bucketTimeSecond=" + bucketTimeSecond + ", bucketSize=" + bucketSize + ", native=true}";
+    }
+}

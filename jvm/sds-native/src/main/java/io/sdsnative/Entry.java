@@ -1,0 +1,85 @@
+package io.sdsnative;
+
+/**
+ * One request between {@link Client#enter} and its exit. It carries what the
+ * exit needs (start time, permit, probe), so it may cross threads and async
+ * callbacks. Use it with try-with-resources: {@link #close()} is the exit.
+ *
+ * <pre>{@code
+ * try (Entry e = client.enter("order")) {
+ *     if (e.isDowngraded()) return fallback();
+ *     try { return work(); } catch (RuntimeException ex) { e.error(ex); throw ex; }
+ * }
+ * }</pre>
+ *
+ * An entry is meant for one thread at a time: exit it once (later calls do
+ * nothing).
+ */
+public final class Entry implements AutoCloseable {
+    private static final int DOWNGRADED = 4;
+
+    private final Client client;
+    private final int point;
+    private final long startMs;
+    private final int packed;
+    private boolean failed;
+    private boolean exited;
+
+    Entry(Client client, int point, long startMs, int packed) {
+        this.client = client;
+        this.point = point;
+        this.startMs = startMs;
+        this.packed = packed;
+    }
+
+    /** Whether the caller must skip the real work and use its fallback. */
+    public boolean isDowngraded() {
+        return ((packed >>> 8) & DOWNGRADED) != 0;
+    }
+
+    /** Why it was downgraded; null when it was not. */
+    public Reason reason() {
+        return Reason.fromCode(packed & 0xff);
+    }
+
+    /** The time of the enter, in ms. */
+    public long startMs() {
+        return startMs;
+    }
+
+    /**
+     * Marks the request as failed: the exit counts one exception. A null
+     * error is ignored, as SDS's {@code exceptionSign} does.
+     */
+    public Entry error(Throwable error) {
+        if (error != null) {
+            failed = true;
+        }
+        return this;
+    }
+
+    /** Exits now. */
+    @Override
+    public void close() {
+        exit(System.currentTimeMillis());
+    }
+
+    /**
+     * Exits at {@code nowMs}: returns the permit, counts the exception and
+     * the timeout, settles a probe. Only the first call counts.
+     *
+     * @throws SdsException {@code CLOSED} when the client was closed first
+     */
+    public void exit(long nowMs) {
+        if (exited) {
+            return;
+        }
+        exited = true;
+        client.exit(point, startMs, packed, nowMs, failed);
+    }
+
+    @Override
+    public String toString() {
+        return "Entry{startMs=" + startMs + ", downgraded=" + isDowngraded() + ", reason=" + reason() + "}";
+    }
+}

@@ -1,0 +1,93 @@
+package io.sdsnative;
+
+/**
+ * The JNI methods of the native library. Internal: the public API is
+ * {@link Client}, {@link Strategy} and the SDS drop-in classes, which call
+ * these. Hot-path methods take a handle and primitives and return one
+ * {@code long}, negative for an error code; the others throw
+ * {@link SdsException} themselves.
+ */
+public final class Native {
+    static {
+        NativeLibrary.load();
+    }
+
+    private Native() {}
+
+    // Tables (Client).
+    static native long tableNew(int capacity);
+
+    static native void tableFree(long table);
+
+    static native int pointId(long table, byte[] name);
+
+    static native long enter(long table, int point, long nowMs, int flags);
+
+    static native long exit(long table, int point, long startMs, int packed, long nowMs, int outcome);
+
+    static native void setStrategy(long table, byte[] name, long[] values);
+
+    static native void stats(long table, byte[] name, long nowMs, long[] out);
+
+    // Strategies.
+    static native long[] strategyDefaults();
+
+    static native long[] strategyFromJson(String json);
+
+    static native void strategySet(long[] values, String name, long value);
+
+    static native void strategyValidate(long[] values);
+
+    // The core's tables of names.
+    static native String errorCodes();
+
+    static native String reasons();
+
+    static native String fieldNames();
+
+    // Windows for the SDS drop-in. {@code owner} is the object holding the
+    // handle: passing it keeps it reachable for the whole call.
+
+    /** A window of {@code buckets} buckets of {@code bucketMs} ms over a ring of {@code ring}. */
+    public static native long windowNew(long bucketMs, int buckets, int ring);
+
+    /** Frees a window; 0 is a no-op. */
+    public static native void windowFree(long window);
+
+    /** Adds one: sliding sum in the high 32 bits, bucket in the low 32; negative: error code. */
+    public static native long windowIncrement(long window, Object owner, long timeMs);
+
+    /** The value of the bucket of {@code timeMs}; negative: error code. */
+    public static native long windowBucket(long window, Object owner, long timeMs);
+
+    /** The sliding sum at {@code timeMs}; negative: error code. */
+    public static native long windowSum(long window, Object owner, long timeMs);
+
+    /** The sum of the last whole cycle before {@code timeMs}; negative: error code. */
+    public static native long windowLastCycle(long window, Object owner, long timeMs);
+
+    /** Sets the bucket of {@code timeMs}; negative: error code. */
+    public static native long windowSet(long window, Object owner, long timeMs, long value);
+
+    /** Zeroes the whole cycle after the one of {@code timeMs}; negative: error code. */
+    public static native long windowClearNextCycle(long window, Object owner, long timeMs);
+
+    /** Raises the bucket of {@code timeMs} to at least {@code value}; negative: error code. */
+    public static native long windowFetchMax(long window, Object owner, long timeMs, long value);
+
+    /** Does nothing: the cost floor of one JNI call, for benchmarks. */
+    public static native void noop();
+
+    // Tests: prove that panics arrive as exceptions.
+    static native void panicForTest();
+
+    static native long hotPanicForTest();
+
+    /** Throws the exception of a negative hot-path result; returns {@code result} otherwise. */
+    public static long check(long result) {
+        if (result < 0) {
+            throw SdsException.of(ErrorCode.fromNumber((int) -result));
+        }
+        return result;
+    }
+}

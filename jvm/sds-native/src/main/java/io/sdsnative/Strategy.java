@@ -1,0 +1,185 @@
+package io.sdsnative;
+
+import java.util.Arrays;
+
+/**
+ * A point's thresholds, immutable and validated. Field names are SDS's JSON
+ * names ({@code visitThreshold}, {@code delayTime}, ...); names, defaults,
+ * parsing and rules all come from the native core, so every binding accepts
+ * and rejects the same strategies.
+ *
+ * <pre>{@code
+ * Strategy s = Strategy.builder().visitThreshold(100).delayTime(20_000).build();
+ * Strategy t = Strategy.fromJson("{\"point\":\"order\",\"visitThreshold\":100}");
+ * }</pre>
+ */
+public final class Strategy {
+    /** The reference's defaults: every rule off, downgradeRate 100. */
+    public static final Strategy DEFAULT = new Strategy(Native.strategyDefaults());
+
+    /** Values in the order of the core's field table (see {@link #fieldNames()}). */
+    private final long[] values;
+
+    private Strategy(long[] values) {
+        this.values = values;
+    }
+
+    /**
+     * Parses SDS strategy JSON: a flat object of SDS names with integer values
+     * ({@code "point"} is skipped), validated.
+     *
+     * @throws SdsException {@code INVALID_JSON}, {@code UNKNOWN_FIELD} or
+     *     {@code INVALID_STRATEGY}, naming the problem
+     */
+    public static Strategy fromJson(String json) {
+        if (json == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "strategy JSON is null");
+        }
+        return new Strategy(Native.strategyFromJson(json));
+    }
+
+    /** A builder starting from the defaults. */
+    public static Builder builder() {
+        return new Builder(DEFAULT.values.clone());
+    }
+
+    /** A builder starting from this strategy. */
+    public Builder toBuilder() {
+        return new Builder(values.clone());
+    }
+
+    /** The SDS JSON names of every field, in the core's order. */
+    public static String[] fieldNames() {
+        return CoreTables.FIELD_NAMES.clone();
+    }
+
+    /**
+     * The value of the field with this SDS JSON name.
+     *
+     * @throws SdsException {@code UNKNOWN_FIELD} for any other name
+     */
+    public long get(String jsonName) {
+        int i = CoreTables.fieldIndex(jsonName);
+        if (i < 0) {
+            throw new SdsException(ErrorCode.UNKNOWN_FIELD, "unknown strategy field \"" + jsonName + "\"");
+        }
+        return values[i];
+    }
+
+    /** The strategy as SDS JSON, every field included. */
+    public String toJson() {
+        StringBuilder json = new StringBuilder("{");
+        String[] names = CoreTables.FIELD_NAMES;
+        for (int i = 0; i < names.length; i++) {
+            json.append(i == 0 ? "" : ",").append('"').append(names[i]).append("\":").append(values[i]);
+        }
+        return json.append('}').toString();
+    }
+
+    long[] values() {
+        return values;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Strategy && Arrays.equals(values, ((Strategy) o).values);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(values);
+    }
+
+    @Override
+    public String toString() {
+        return "Strategy" + toJson();
+    }
+
+    /**
+     * Sets fields by SDS JSON name; {@link #build()} validates. The named
+     * setters are shorthands for {@link #set(String, long)}.
+     */
+    public static final class Builder {
+        private final long[] values;
+
+        private Builder(long[] values) {
+            this.values = values;
+        }
+
+        /**
+         * Sets the field with this SDS JSON name.
+         *
+         * @throws SdsException {@code UNKNOWN_FIELD} for a name that is not a field
+         */
+        public Builder set(String jsonName, long value) {
+            if (jsonName == null) {
+                throw new SdsException(ErrorCode.NULL_ARGUMENT, "field name is null");
+            }
+            Native.strategySet(values, jsonName, value);
+            return this;
+        }
+
+        public Builder visitThreshold(long v) {
+            return set("visitThreshold", v);
+        }
+
+        public Builder concurrentThreshold(long v) {
+            return set("concurrentThreshold", v);
+        }
+
+        public Builder exceptionThreshold(long v) {
+            return set("exceptionThreshold", v);
+        }
+
+        public Builder exceptionRateThreshold(long v) {
+            return set("exceptionRateThreshold", v);
+        }
+
+        public Builder exceptionRateStart(long v) {
+            return set("exceptionRateStart", v);
+        }
+
+        public Builder timeoutThreshold(long v) {
+            return set("timeoutThreshold", v);
+        }
+
+        public Builder timeoutCountThreshold(long v) {
+            return set("timeoutCountThreshold", v);
+        }
+
+        public Builder tokenBucketGeneratedTokensInSecond(long v) {
+            return set("tokenBucketGeneratedTokensInSecond", v);
+        }
+
+        public Builder tokenBucketSize(long v) {
+            return set("tokenBucketSize", v);
+        }
+
+        public Builder delayTime(long v) {
+            return set("delayTime", v);
+        }
+
+        public Builder retryInterval(long v) {
+            return set("retryInterval", v);
+        }
+
+        public Builder downgradeRate(long v) {
+            return set("downgradeRate", v);
+        }
+
+        public Builder pressureTestDowngrade(long v) {
+            return set("pressureTestDowngrade", v);
+        }
+
+        /**
+         * The validated strategy.
+         *
+         * @throws SdsException {@code INVALID_STRATEGY} naming the field and rule
+         */
+        public Strategy build() {
+            long[] copy = values.clone();
+            Native.strategyValidate(copy);
+            return new Strategy(copy);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package io.sdsnative;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class ClientTest {
+    private static final long T = 1_700_000_000_000L;
+
+    private static void assertCode(ErrorCode code, Runnable action) {
+        SdsException e = assertThrows(SdsException.class, action::run);
+        assertEquals(code, e.code(), e.getMessage());
+        assertTrue(e.getMessage().startsWith(code.codeName()), e.getMessage());
+    }
+
+    @Test
+    void visitThresholdDowngradesAboveIt() {
+        try (Client client = new Client(8)) {
+            client.setStrategy("order", Strategy.builder().visitThreshold(2).build());
+            assertFalse(client.enter("order", T).isDowngraded());
+            assertFalse(client.enter("order", T).isDowngraded());
+            Entry third = client.enter("order", T);
+            assertTrue(third.isDowngraded());
+            assertEquals(Reason.VISIT, third.reason());
+            assertEquals(T, third.startMs());
+            Stats s = client.stats("order", T);
+            assertEquals(3, s.visit());
+            assertEquals(1, s.downgrade());
+            assertEquals(3, s.concurrent(), "no entry exited yet");
+        }
+    }
+
+    @Test
+    void entryCloseExitsOnceAndCountsTheError() {
+        try (Client client = new Client(8)) {
+            client.setStrategy("p", Strategy.builder().concurrentThreshold(1).build());
+            Entry e = client.enter("p", T);
+            assertNull(e.reason());
+            assertEquals(Reason.CONCURRENT, client.enter("p", T).reason());
+            e.error(new IllegalStateException("boom")).error(null);
+            e.exit(T + 5);
+            e.exit(T + 6);
+            Stats s = client.stats("p", T + 10);
+            assertEquals(0, s.concurrent());
+            assertEquals(1, s.exception(), "the error counts once");
+            try (Entry next = client.enter("p", T + 20)) {
+                assertFalse(next.isDowngraded(), "the permit came back");
+            }
+            assertEquals(0, client.stats("p", T + 20).concurrent());
+        }
+    }
+
+    @Test
+    void nullErrorDoesNotCount() {
+        try (Client client = new Client(8)) {
+            client.enter("p", T).error(null).exit(T);
+            assertEquals(0, client.stats("p", T).exception());
+        }
+    }
+
+    @Test
+    void pressureTestTrafficIsDowngradedWhenAsked() {
+        try (Client client = new Client(8)) {
+            client.setStrategy("p", Strategy.builder().pressureTestDowngrade(1).build());
+            assertEquals(Reason.PRESSURE_TEST, client.enter("p", T, true).reason());
+            assertNull(client.enter("p", T, false).reason());
+        }
+    }
+
+    @Test
+    void lastWholeCycleStats() {
+        try (Client client = new Client(8)) {
+            for (int i = 0; i < 7; i++) {
+                client.enter("p", 100_000 + i).exit(100_000 + i);
+            }
+            assertEquals(0, client.stats("p", 109_999).lastCycleVisitNum());
+            assertEquals(7, client.stats("p", 110_000).lastCycleVisitNum());
+            assertEquals(1, client.stats("p", 110_000).lastCycleConcurrentNum());
+            assertEquals(0, client.stats("never-entered", 110_000).visit());
+        }
+    }
+
+    @Test
+    void threadsCountExactly() throws Exception {
+        try (Client client = new Client(8)) {
+            int threads = 4;
+            int each = 20_000;
+            CountDownLatch start = new CountDownLatch(1);
+            AtomicLong downgraded = new AtomicLong();
+            client.setStrategy("p", Strategy.builder().visitThreshold(50_000).build());
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Thread w = new Thread(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < each; i++) {
+                        try (Entry e = client.enter("p", T)) {
+                            if (e.isDowngraded()) {
+                                downgraded.incrementAndGet();
+                            }
+                        }
+                    }
+                });
+                w.start();
+                workers.add(w);
+            }
+            start.countDown();
+            for (Thread w : workers) {
+                w.join();
+            }
+            Stats s = client.stats("p", T);
+            assertEquals(threads * each, s.visit());
+            assertEquals(downgraded.get(), s.downgrade());
+            // Each decision reads the sums of its moment, so under contention a
+            // few more may pass than in a serial run; never fewer than 80000-50000-threads.
+            assertTrue(s.downgrade() >= 30_000 - threads && s.downgrade() <= 30_000, "downgrades " + s.downgrade());
+            assertEquals(0, s.concurrent());
+        }
+    }
+
+    @Test
+    void realClockSmoke() {
+        try (Client client = new Client(4)) {
+            long before = System.currentTimeMillis();
+            try (Entry e = client.enter("smoke")) {
+                assertTrue(e.startMs() >= before && e.startMs() <= System.currentTimeMillis());
+            }
+            assertEquals(1, client.stats("smoke").visit());
+        }
+    }
+
+    @Test
+    void badPointNames() {
+        try (Client client = new Client(2)) {
+            assertCode(ErrorCode.NULL_ARGUMENT, () -> client.enter(null, T));
+            assertCode(ErrorCode.NULL_ARGUMENT, () -> client.stats(null, T));
+            assertCode(ErrorCode.NULL_ARGUMENT, () -> client.setStrategy(null, Strategy.DEFAULT));
+            assertCode(ErrorCode.NULL_ARGUMENT, () -> client.setStrategy("p", null));
+            assertCode(ErrorCode.EMPTY_NAME, () -> client.enter("", T));
+            StringBuilder longName = new StringBuilder();
+            for (int i = 0; i < 257; i++) {
+                longName.append('x');
+            }
+            assertCode(ErrorCode.NAME_TOO_LONG, () -> client.enter(longName.toString(), T));
+            client.enter("a", T).exit(T);
+            client.enter("b", T).exit(T);
+            assertCode(ErrorCode.TABLE_FULL, () -> client.enter("c", T));
+            client.enter("a", T).exit(T);
+            assertEquals(2, client.stats("a", T).visit(), "a full table keeps working for its points");
+        }
+    }
+
+    @Test
+    void badCapacity() {
+        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(0));
+        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-5));
+        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client((1 << 20) + 1));
+    }
+
+    @Test
+    void closedClientThrowsAndCloseIsIdempotent() {
+        Client client = new Client(2);
+        Entry open = client.enter("p", T);
+        client.close();
+        client.close();
+        assertTrue(client.isClosed());
+        assertCode(ErrorCode.CLOSED, () -> client.enter("p", T));
+        assertCode(ErrorCode.CLOSED, () -> client.stats("p", T));
+        assertCode(ErrorCode.CLOSED, () -> client.setStrategy("p", Strategy.DEFAULT));
+        assertCode(ErrorCode.CLOSED, () -> client.removeStrategy("p"));
+        assertCode(ErrorCode.CLOSED, () -> open.exit(T));
+    }
+
+    @Test
+    void invalidStrategyIsRejectedWholeAndTheOldOneStays() {
+        try (Client client = new Client(2)) {
+            client.setStrategy("p", Strategy.builder().visitThreshold(1).build());
+            assertCode(ErrorCode.INVALID_STRATEGY, () -> client.setStrategy("p",
+                    Strategy.fromJson("{\"visitThreshold\": 100, \"delayTime\": 9999}")));
+            assertFalse(client.enter("p", T).isDowngraded());
+            assertTrue(client.enter("p", T).isDowngraded());
+            client.removeStrategy("p");
+            assertFalse(client.enter("p", T).isDowngraded());
+        }
+    }
+
+    @Test
+    void panicsBecomeExceptions() {
+        assertCode(ErrorCode.PANIC, Native::panicForTest);
+        assertCode(ErrorCode.PANIC, () -> Native.check(Native.hotPanicForTest()));
+        Native.noop();
+    }
+
+    @Test
+    void javaEnumsMirrorTheCoreTables() {
+        assertEquals(ErrorCode.values().length, CoreTables.ERROR_CODES.size());
+        for (ErrorCode c : ErrorCode.values()) {
+            assertEquals(c.codeName(), CoreTables.ERROR_CODES.get(c.number())[0]);
+            assertFalse(c.description().isEmpty());
+        }
+        assertEquals(Reason.values().length, CoreTables.REASONS.size());
+        for (Reason r : Reason.values()) {
+            assertEquals(r.name(), CoreTables.REASONS.get(r.code())[0]);
+            assertEquals(r, Reason.fromCode(r.code()));
+        }
+        assertNull(Reason.fromCode(0));
+    }
+}

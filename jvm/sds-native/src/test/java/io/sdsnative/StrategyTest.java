@@ -1,0 +1,62 @@
+package io.sdsnative;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class StrategyTest {
+    private static SdsException assertCode(ErrorCode code, Runnable action) {
+        SdsException e = assertThrows(SdsException.class, action::run);
+        assertEquals(code, e.code(), e.getMessage());
+        return e;
+    }
+
+    @Test
+    void defaultsAreTheReferences() {
+        assertEquals(-1, Strategy.DEFAULT.get("visitThreshold"));
+        assertEquals(100, Strategy.DEFAULT.get("downgradeRate"));
+        assertEquals(0, Strategy.DEFAULT.get("exceptionRateStart"));
+        assertEquals(13, Strategy.fieldNames().length);
+    }
+
+    @Test
+    void builderAndJsonAgree() {
+        Strategy built = Strategy.builder().visitThreshold(10).delayTime(20_000).retryInterval(2_000).build();
+        Strategy parsed = Strategy.fromJson(
+                "{\"point\": \"order\", \"visitThreshold\": 10, \"delayTime\": 20000, \"retryInterval\": 2000}");
+        assertEquals(built, parsed);
+        assertEquals(built.hashCode(), parsed.hashCode());
+        assertEquals(built, Strategy.fromJson(built.toJson()));
+        assertEquals(10, built.toBuilder().build().get("visitThreshold"));
+        assertEquals(7, Strategy.builder().set("tokenBucketSize", 7).build().get("tokenBucketSize"));
+    }
+
+    @Test
+    void invalidJson() {
+        SdsException e = assertCode(ErrorCode.INVALID_JSON, () -> Strategy.fromJson("{\"visitThreshold\": "));
+        assertTrue(e.getMessage().contains("byte"), e.getMessage());
+        assertCode(ErrorCode.INVALID_JSON, () -> Strategy.fromJson("[1]"));
+        assertCode(ErrorCode.NULL_ARGUMENT, () -> Strategy.fromJson(null));
+    }
+
+    @Test
+    void unknownFieldIsNamed() {
+        SdsException e = assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.fromJson("{\"visitThresold\": 5}"));
+        assertTrue(e.getMessage().contains("visitThresold"), e.getMessage());
+        e = assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.builder().set("nope", 1));
+        assertTrue(e.getMessage().contains("nope"), e.getMessage());
+        assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.DEFAULT.get("nope"));
+    }
+
+    @Test
+    void invalidStrategyNamesFieldAndRule() {
+        SdsException e = assertCode(ErrorCode.INVALID_STRATEGY, () -> Strategy.builder().delayTime(5).build());
+        assertTrue(e.getMessage().contains("delayTime"), e.getMessage());
+        e = assertCode(ErrorCode.INVALID_STRATEGY, () -> Strategy.builder().downgradeRate(101).build());
+        assertTrue(e.getMessage().contains("downgradeRate"), e.getMessage());
+        assertCode(ErrorCode.INVALID_STRATEGY, () -> Strategy.fromJson("{\"retryInterval\": 999}"));
+        assertCode(ErrorCode.INVALID_STRATEGY, () -> Strategy.fromJson("{\"visitThreshold\": 1.5}"));
+    }
+}

@@ -1,0 +1,83 @@
+//! The core's tables of names, handed to Java so its enums are checked
+//! against them (the Java tests fail if a code or name drifts).
+
+use jni::objects::{JClass, JString};
+use jni::EnvUnowned;
+use sds_core::{ErrorCode, Field, Reason};
+
+use crate::boundary::setup;
+
+/// One line per row, tab-separated columns: one string crosses the boundary.
+fn lines(rows: impl Iterator<Item = String>) -> String {
+    rows.collect::<Vec<_>>().join("\n")
+}
+
+/// `"1\tSDS_INVALID_STRATEGY\tinvalid strategy\n2\t..."`: number, name and
+/// description of every error code.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_errorCodes<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    setup(&mut env, |env| {
+        let text = lines(
+            ErrorCode::ALL
+                .iter()
+                .map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description())),
+        );
+        Ok(env.new_string(text)?)
+    })
+}
+
+/// `"1\tVISIT\n2\tTOKEN_BUCKET\n..."`: code and name of every reason.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_reasons<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    setup(&mut env, |env| {
+        let text = lines(Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str())));
+        Ok(env.new_string(text)?)
+    })
+}
+
+/// The SDS JSON names of the strategy fields, comma-separated, in the order
+/// of the `long[]` a Java `Strategy` holds.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_fieldNames<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    setup(&mut env, |env| {
+        let names: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
+        Ok(env.new_string(names.join(","))?)
+    })
+}
+
+/// Does nothing: the floor of a JNI call, for the benchmarks.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_noop(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+) {
+}
+
+/// Panics on purpose, to prove a panic reaches Java as an exception.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_panicForTest<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) {
+    setup(&mut env, |_| -> Result<(), crate::boundary::Fail> {
+        panic!("a test asked for this panic")
+    })
+}
+
+/// Panics on the hot path on purpose: returns the negative code of SDS_PANIC.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_hotPanicForTest(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+) -> i64 {
+    crate::boundary::hot(|| panic!("a test asked for this panic"))
+}

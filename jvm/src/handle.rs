@@ -1,0 +1,37 @@
+//! Native objects owned by Java through a `long` handle: a `Box` turned into
+//! its address. Java keeps the handle in one field, passes it to every call
+//! and frees it exactly once (`close()` or its reclaimer), then zeroes it.
+
+use sds_core::{ErrorCode, PointTable, SlidingWindow, Slot};
+
+pub(crate) type Table = PointTable<Box<[Slot]>>;
+pub(crate) type Window = SlidingWindow<Box<[sds_core::Bucket]>>;
+
+/// Moves `value` to the heap and returns its address as a handle.
+pub(crate) fn into_handle<T>(value: T) -> i64 {
+    Box::into_raw(Box::new(value)) as i64
+}
+
+/// The object behind a live handle; `Closed` for the handle 0 Java keeps
+/// after freeing.
+///
+/// # Safety
+/// `handle` is 0 or a value [`into_handle`] returned for a `T` that has not
+/// been passed to [`free`] yet: the Java classes keep the handle private and
+/// zero it before freeing.
+#[inline]
+pub(crate) unsafe fn borrow<'a, T>(handle: i64) -> Result<&'a T, ErrorCode> {
+    // SAFETY: see the function's contract.
+    unsafe { (handle as *const T).as_ref() }.ok_or(ErrorCode::Closed)
+}
+
+/// Frees a handle; 0 is a no-op, so a double close from Java is harmless.
+///
+/// # Safety
+/// As for [`borrow`], and no call may use the handle afterwards.
+pub(crate) unsafe fn free<T>(handle: i64) {
+    if handle != 0 {
+        // SAFETY: see the function's contract.
+        drop(unsafe { Box::from_raw(handle as *mut T) });
+    }
+}

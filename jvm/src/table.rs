@@ -1,0 +1,202 @@
+//! `io.sdsnative.Client`'s natives: a `PointTable` behind a handle.
+//!
+//! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
+//! id per name, so `enter` and `exit` take only integers.
+
+use jni::objects::{JByteArray, JClass, JLongArray};
+use jni::sys::{jclass, jint, jlong, JNIEnv};
+use jni::EnvUnowned;
+use sds_core::{Entry, EntryParts, ErrorCode, Flags, Outcome, PointId, Slot, Stats, MAX_CAPACITY};
+
+use crate::boundary::{hot, negative, setup, Fail};
+use crate::handle::{borrow, free, into_handle, Table};
+use crate::strategy::strategy_from_values;
+
+fn name_bytes(env: &jni::Env, name: &JByteArray) -> Result<Vec<u8>, Fail> {
+    use jni::refs::Reference;
+    if name.is_null() {
+        return Err(Fail::code(ErrorCode::NullArgument));
+    }
+    Ok(env.convert_byte_array(name)?)
+}
+
+fn table<'a>(handle: jlong) -> Result<&'a Table, Fail> {
+    // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+    unsafe { borrow::<Table>(handle) }.map_err(Fail::code)
+}
+
+/// A new table of `capacity` points.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_tableNew<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    capacity: jint,
+) -> jlong {
+    setup(&mut env, |_| {
+        if capacity <= 0 || capacity as usize > MAX_CAPACITY {
+            return Err(Fail::Sds(
+                ErrorCode::InvalidCapacity,
+                format!("capacity must be within 1..={MAX_CAPACITY}, got {capacity}"),
+            ));
+        }
+        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+        Ok(into_handle(Table::new(slots)?))
+    })
+}
+
+/// Frees a table (0: nothing to do).
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_tableFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+) {
+    // SAFETY: `Client.close()` zeroes its handle before this single call.
+    let _ = std::panic::catch_unwind(|| unsafe { free::<Table>(handle) });
+}
+
+/// The id of the point `name`, created if needed.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_pointId<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JByteArray<'l>,
+) -> jint {
+    setup(&mut env, |env| {
+        let name = name_bytes(env, &name)?;
+        Ok(table(handle)?.insert(&name)?.index() as jint)
+    })
+}
+
+/// The low 32 bits of an entry as the hot path returns it: reason code,
+/// state bits, probe generation. The start time and point id stay in Java.
+fn pack(parts: EntryParts) -> i64 {
+    parts.reason as i64 | (parts.state as i64) << 8 | (parts.probe_generation as i64) << 16
+}
+
+fn unpack(point: jint, start_ms: jlong, packed: jint) -> Entry {
+    Entry::from_parts(EntryParts {
+        start_ms: start_ms as u64,
+        point: point as u32,
+        probe_generation: (packed >> 16) as u16,
+        state: (packed >> 8) as u8,
+        reason: packed as u8,
+    })
+}
+
+/// Enters point `point` at `now_ms`; the packed entry (>= 0) or a negative
+/// error code.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_enter(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+    point: jint,
+    now_ms: jlong,
+    flags: jint,
+) -> jlong {
+    hot(|| {
+        // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+        let table = match unsafe { borrow::<Table>(handle) } {
+            Ok(t) => t,
+            Err(code) => return negative(code),
+        };
+        let id = PointId::from_index(point as u32);
+        match table.enter_point(id, now_ms.max(0) as u64, Flags::from_bits(flags as u32)) {
+            Ok(entry) => pack(entry.into_parts()),
+            Err(e) => negative(e.code()),
+        }
+    })
+}
+
+/// Exits an entry at `now_ms` (`outcome` 1: it failed); 0 or a negative
+/// error code.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_exit(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+    point: jint,
+    start_ms: jlong,
+    packed: jint,
+    now_ms: jlong,
+    outcome: jint,
+) -> jlong {
+    hot(|| {
+        // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+        let table = match unsafe { borrow::<Table>(handle) } {
+            Ok(t) => t,
+            Err(code) => return negative(code),
+        };
+        let outcome = if outcome == 1 {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        };
+        match table.exit(
+            &unpack(point, start_ms, packed),
+            now_ms.max(0) as u64,
+            outcome,
+        ) {
+            Ok(()) => 0,
+            Err(e) => negative(e.code()),
+        }
+    })
+}
+
+/// Sets the strategy of `name` from its field values (`null`: removes it).
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_setStrategy<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JByteArray<'l>,
+    values: JLongArray<'l>,
+) {
+    setup(&mut env, |env| {
+        use jni::refs::Reference;
+        let name = name_bytes(env, &name)?;
+        let table = table(handle)?;
+        if values.is_null() {
+            table.remove_strategy(&name)?;
+        } else {
+            table.set_strategy(&name, &strategy_from_values(env, &values)?)?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes the stats of `name` at `now_ms` into `out` (10 longs: the sliding
+/// visit, exception, timeout, downgrade, concurrent, then the last cycle's
+/// visitNum, exceptionNum, timeoutNum, downgradeNum, concurrentNum).
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_stats<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JByteArray<'l>,
+    now_ms: jlong,
+    out: JLongArray<'l>,
+) {
+    setup(&mut env, |env| {
+        let name = name_bytes(env, &name)?;
+        let s: Stats = table(handle)?.stats(&name, now_ms.max(0) as u64)?;
+        let c = s.last_cycle;
+        let values = [
+            s.visit,
+            s.exception,
+            s.timeout,
+            s.downgrade,
+            s.concurrent,
+            c.visit_num,
+            c.exception_num,
+            c.timeout_num,
+            c.downgrade_num,
+            c.concurrent_num,
+        ]
+        .map(|v| v.min(i64::MAX as u64) as i64);
+        out.set_region(env, 0, &values)?;
+        Ok(())
+    })
+}
