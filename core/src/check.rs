@@ -22,14 +22,27 @@ pub(crate) struct Reading {
     pub timeout: u64,
 }
 
-/// Whether the exception sum is needed by `s`'s rules.
-pub(crate) fn needs_exceptions(s: &Strategy) -> bool {
-    s.exception_threshold >= 0 || exception_rate_on(s)
+/// Which sliding sums `s`'s rules read: the others are left unread (each
+/// costs a walk over ten buckets).
+pub(crate) struct Needs {
+    pub visit: bool,
+    pub downgrade: bool,
+    pub exception: bool,
+    pub timeout: bool,
 }
 
-/// Whether the timeout sum is needed by `s`'s rules.
-pub(crate) fn needs_timeouts(s: &Strategy) -> bool {
-    s.timeout_count_threshold >= 0
+impl Needs {
+    pub(crate) fn of(s: &Strategy) -> Needs {
+        let rate = exception_rate_on(s);
+        Needs {
+            visit: s.visit_threshold >= 0 || rate,
+            downgrade: s.visit_threshold >= 0
+                || s.token_bucket_generated_tokens_in_second >= 0
+                || rate,
+            exception: s.exception_threshold >= 0 || rate,
+            timeout: s.timeout_count_threshold >= 0,
+        }
+    }
 }
 
 /// A rule: whether it fails for this strategy and reading.

@@ -2,7 +2,7 @@
 //! delay state, and the decision of §4. Plain fixed-size data: a `static`, a
 //! table slot or any other memory can hold it.
 
-use crate::check::{first_failure, needs_exceptions, needs_timeouts, Reading};
+use crate::check::{first_failure, Needs, Reading};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
@@ -10,7 +10,7 @@ use crate::reason::Reason;
 use crate::strategy::Strategy;
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
-use crate::window::{SdsCounterWindow, SdsMaxConcurrencyWindow, SlidingWindow, Tally};
+use crate::window::{SdsCounterWindow, SdsMaxConcurrencyWindow, SlidingWindow};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -108,14 +108,16 @@ impl Point {
     /// Counts a request at `now_ms` and decides whether it is downgraded.
     /// Every entry must be passed to [`Point::exit`] exactly once.
     pub fn enter(&self, now_ms: u64, flags: Flags) -> Entry {
-        let visit = self.visit.increment(now_ms);
+        // The visit's bucket is also the second's token count; sums are read
+        // later, and only those the strategy's rules need.
+        let token = self.visit.try_add(now_ms, 1).unwrap_or(0);
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
         let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms));
         let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
-        match self.judge(&s, now_ms, flags, visit, entry.holds_permit()) {
+        match self.judge(&s, now_ms, flags, token, entry.holds_permit()) {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
                 entry.state |= PROBE;
@@ -137,7 +139,7 @@ impl Point {
         s: &Strategy,
         now_ms: u64,
         flags: Flags,
-        visit: Tally,
+        token: u64,
         acquired: bool,
     ) -> Verdict {
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
@@ -153,21 +155,21 @@ impl Point {
                 None => Verdict::Triggered(Reason::Delay),
             };
         }
+        let needs = Needs::of(s);
+        let sum = |needed: bool, window: &SdsCounterWindow| {
+            if needed {
+                window.sum(now_ms)
+            } else {
+                0
+            }
+        };
         let reading = Reading {
-            visit: visit.total,
-            token: visit.bucket,
+            visit: sum(needs.visit, &self.visit),
+            token,
             acquired,
-            downgrade: self.downgrade.sum(now_ms),
-            exception: if needs_exceptions(s) {
-                self.exception.sum(now_ms)
-            } else {
-                0
-            },
-            timeout: if needs_timeouts(s) {
-                self.timeout.sum(now_ms)
-            } else {
-                0
-            },
+            downgrade: sum(needs.downgrade, &self.downgrade),
+            exception: sum(needs.exception, &self.exception),
+            timeout: sum(needs.timeout, &self.timeout),
         };
         match first_failure(s, &reading) {
             Some(reason) => {
@@ -284,7 +286,7 @@ impl Point {
 /// `now_ms`: in the start bucket while the ring holds it, else at `now_ms`, so
 /// a request slower than the whole ring is still counted, never lost.
 fn record(window: &SdsCounterWindow, start_ms: u64, now_ms: u64) {
-    if !(window.holds(start_ms, now_ms) && window.try_add(start_ms, 1)) {
+    if !(window.holds(start_ms, now_ms) && window.try_add(start_ms, 1).is_some()) {
         window.add(now_ms, 1);
     }
 }

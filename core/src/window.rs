@@ -274,11 +274,26 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     }
 
     /// Sum of the `len` buckets ending at bucket `last` (buckets before time
-    /// zero do not exist).
+    /// zero do not exist). Walks the ring backwards from one division.
     #[inline]
     fn sum_ending_at(&self, last: u64, len: u64) -> u64 {
-        let first = last.saturating_sub(len - 1);
-        (first..=last).map(|b| self.read(b)).sum()
+        let slots = self.slots.as_ref();
+        let ring = slots.len();
+        let (mut slot, mut lap) = ((last % ring as u64) as usize, (last / ring as u64) as u32);
+        let mut total = 0;
+        for _ in 0..len.min(last.saturating_add(1)) {
+            let word = slots[slot].0.load(Ordering::Acquire);
+            if (word >> 32) as u32 == lap {
+                total += word & COUNT_MASK;
+            }
+            if slot == 0 {
+                slot = ring - 1;
+                lap = lap.wrapping_sub(1);
+            } else {
+                slot -= 1;
+            }
+        }
+        total
     }
 
     /// Adds one at `now_ms`; see [`SlidingWindow::add`].
@@ -363,11 +378,13 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
             .map_or(0, u64::from)
     }
 
-    /// Adds `n` to the bucket of `at_ms` if the ring still holds it; whether
-    /// it did. The point uses it to count at a request's start second.
-    pub(crate) fn try_add(&self, at_ms: u64, n: u64) -> bool {
+    /// Adds `n` to the bucket of `at_ms` if the ring still holds it, and
+    /// returns the bucket's new value; the point uses it to count at a
+    /// request's start second, and to count a visit without summing.
+    #[inline]
+    pub(crate) fn try_add(&self, at_ms: u64, n: u64) -> Option<u64> {
         self.update(self.bucket_index(at_ms), |c| saturate(c as u64 + n))
-            .is_some()
+            .map(u64::from)
     }
 
     /// Whether the ring ending at `now_ms`'s bucket still holds the bucket of
