@@ -1,1 +1,17 @@
-//! Placeholder: filled by its binding issue.
+//! The native half of the `sds-native` npm package: a thin N-API skin over
+//! `sds-core`. The JavaScript half (`lib/*.js`) builds the public API on top
+//! of these few functions. The hot path passes only numbers across N-API:
+//! point ids in, one packed entry number out (see [`entry_bits`]).
+
+mod clock;
+mod entry_bits;
+mod errors;
+mod hot_path;
+mod registry;
+mod strategy_object;
+mod tables;
+mod time;
+mod windows;
+
+pub use tables::NativeTable;
+pub use windows::NativeWindow;

@@ -1,0 +1,67 @@
+'use strict';
+// sds-native's hot path against the limiters Node services use today, in one
+// process, interleaved round by round; prints the median ns/op of each and
+// its ratio to sds-native's enter+exit. Run: node bench/enter-exit.js [ops]
+const { RateLimiterMemory } = require('rate-limiter-flexible');
+const { RateLimiter } = require('limiter');
+const { Client } = require('..');
+
+const OPS = Number(process.argv[2]) || 500_000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7;
+const BATCH = 1000;
+
+// Thresholds that never trip, so every case measures the admitting path.
+// sds-native still counts a 10 s sliding window and takes a permit.
+const client = new Client();
+client.setStrategy('bench', { visitThreshold: 1e12, concurrentThreshold: 1000 });
+const point = client.point('bench');
+const flexible = new RateLimiterMemory({ points: 1e12, duration: 1 });
+const limiter = new RateLimiter({ tokensPerInterval: 1e12, interval: 'second' });
+const work = () => 1;
+
+let sink = 0;
+const cases = {
+  'sds point.enter().exit()': () => { point.enter().exit(); },
+  'sds client.enter(name).exit()': () => { client.enter('bench').exit(); },
+  'sds point.run(fn)': () => { sink += point.run(work); },
+  'rate-limiter-flexible consume': () => { flexible.consume('bench'); },
+  'limiter tryRemoveTokens': () => { sink += limiter.tryRemoveTokens(1) ? 1 : 0; },
+};
+
+async function time(fn) {
+  const start = process.hrtime.bigint();
+  for (let done = 0; done < OPS; done += BATCH) {
+    for (let i = 0; i < BATCH; i++) fn();
+    // consume() returns promises: let them settle between batches.
+    if (done % (BATCH * 50) === 0) await null;
+  }
+  return Number(process.hrtime.bigint() - start) / OPS;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main() {
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (const fn of Object.values(cases)) await time(fn); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, fn] of Object.entries(cases)) samples[name].push(await time(fn));
+  }
+  const results = Object.entries(samples).map(([name, s]) => ({ name, ns: median(s) }));
+  const base = results[0].ns;
+  console.log(`node ${process.version}, ${OPS} ops x ${ROUNDS} rounds, median ns/op`);
+  console.log('| case | ns/op | vs sds enter+exit |');
+  console.log('| --- | ---: | ---: |');
+  for (const { name, ns } of results) {
+    console.log(`| ${name} | ${ns.toFixed(1)} | ${(ns / base).toFixed(2)}x |`);
+  }
+  const flexibleRatio = samples['rate-limiter-flexible consume'] && median(samples['rate-limiter-flexible consume']) / base;
+  const limiterRatio = median(samples['limiter tryRemoveTokens']) / base;
+  console.log(`goal enter+exit >= 3x faster than consume: ${flexibleRatio.toFixed(2)}x ${flexibleRatio >= 3 ? 'met' : 'NOT met'}`);
+  console.log(`goal enter+exit faster than tryRemoveTokens: ${limiterRatio.toFixed(2)}x ${limiterRatio > 1 ? 'met' : 'NOT met'}`);
+  if (sink === -1) console.log(sink);
+}
+
+main();

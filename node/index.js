@@ -1,0 +1,9 @@
+'use strict';
+// CommonJS entry of sds-native; index.mjs re-exports the same objects.
+const { Client, Point } = require('./lib/client.js');
+const { Entry } = require('./lib/entry.js');
+const { SlidingWindow } = require('./lib/window.js');
+const { DowngradedError } = require('./lib/errors.js');
+const { native } = require('./lib/native.js');
+
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, native };

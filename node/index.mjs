@@ -1,0 +1,8 @@
+// ESM entry of sds-native: the CommonJS module's objects, so `import` and
+// `require` in one process share one addon and the same classes.
+import { createRequire } from 'node:module';
+
+const sds = createRequire(import.meta.url)('./index.js');
+
+export const { Client, Point, Entry, SlidingWindow, DowngradedError, native } = sds;
+export default sds;

@@ -1,0 +1,169 @@
+/* The public API of sds-native (index.js and index.mjs). This header is
+ * hand-written; napi build appends the generated declarations of the addon's
+ * `native` namespace below it. Regenerate with `npm run build`. */
+
+import { EventEmitter } from 'node:events'
+
+/** The core's reason names. */
+export type Reason =
+  | 'VISIT'
+  | 'TOKEN_BUCKET'
+  | 'CONCURRENT'
+  | 'TIMEOUT'
+  | 'EXCEPTION'
+  | 'EXCEPTION_RATE'
+  | 'PRESSURE_TEST'
+  | 'DELAY'
+
+/** A strategy in SDS's JSON names; omitted fields take SDS's defaults. */
+export interface Strategy {
+  point?: string | null
+  visitThreshold?: number
+  concurrentThreshold?: number
+  exceptionThreshold?: number
+  exceptionRateThreshold?: number
+  exceptionRateStart?: number
+  timeoutThreshold?: number
+  timeoutCountThreshold?: number
+  tokenBucketGeneratedTokensInSecond?: number
+  tokenBucketSize?: number
+  delayTime?: number
+  retryInterval?: number
+  downgradeRate?: number
+  pressureTestDowngrade?: number
+}
+
+export interface ClientOptions {
+  /** How many points the client can hold (1 to 2^20). Default 1024. */
+  capacity?: number
+}
+
+export interface EnterOptions {
+  /** The time of the request in ms (default: the wall clock). */
+  nowMs?: number
+  /** Whether the request is load-test traffic. */
+  pressureTest?: boolean
+}
+
+/** The sums of the last whole 10 s cycle, as SDS uploads them. */
+export interface CycleStats {
+  visitNum: number
+  exceptionNum: number
+  timeoutNum: number
+  downgradeNum: number
+  concurrentNum: number
+}
+
+/** A point's sliding values, permits held now and last whole cycle. */
+export interface Stats {
+  visit: number
+  exception: number
+  timeout: number
+  downgrade: number
+  concurrent: number
+  lastCycle: CycleStats
+}
+
+/** One request between `enter` and `exit`. */
+export declare class Entry {
+  private constructor()
+  /** The point's name. */
+  readonly point: string
+  /** The time of `enter` in ms. */
+  readonly startMs: number
+  /** Whether the caller must skip the work and use its fallback. */
+  readonly downgraded: boolean
+  /** Why it was downgraded; `null` when it was not. */
+  readonly reason: Reason | null
+  /** Whether `exit` ran. */
+  readonly exited: boolean
+  /** Marks the request failed (`exit` counts it); `null` and `DowngradedError` are ignored. */
+  error(err?: unknown): this
+  /** Settles the entry once; later calls return `false` and do nothing. */
+  exit(nowMs?: number): boolean
+}
+
+/** One point of a client, resolved to its id once. */
+export declare class Point {
+  private constructor()
+  readonly client: Client
+  readonly name: string
+  enter(options?: EnterOptions): Entry
+  run<T, F = T>(fn: (entry: Entry) => T, fallback?: (reason: Reason) => F): T | F
+  stats(nowMs?: number): Stats
+  setStrategy(strategy: Strategy | string): void
+  removeStrategy(): void
+}
+
+export interface ClientEvents {
+  downgrade: [point: string, reason: Reason, timeMs: number]
+}
+
+/** The points of one service: strategies, counters and decisions. */
+export declare class Client extends EventEmitter {
+  constructor(options?: ClientOptions)
+  /** How many points fit. */
+  readonly capacity: number
+  /** A handle on the point `name` (created if needed). */
+  point(name: string): Point
+  /** Counts a request on `name` and decides it; exit the entry when done. */
+  enter(name: string, options?: EnterOptions): Entry
+  /**
+   * Runs `fn` (sync or async) under an entry of `name`; exits on return,
+   * resolve, throw or reject. Downgraded: `fallback(reason)`, or a thrown
+   * (for an async `fn`, rejected) `DowngradedError`.
+   */
+  run<T, F = T>(name: string, fn: (entry: Entry) => T, fallback?: (reason: Reason) => F): T | F
+  /** Sets the strategy of `name` from SDS JSON names or a JSON string. */
+  setStrategy(name: string, strategy: Strategy | string): void
+  /** Removes the strategy of `name`; its counters stay. */
+  removeStrategy(name: string): void
+  /** The statistics of `name` at `nowMs` (default: now). */
+  stats(name: string, nowMs?: number): Stats
+  on<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
+  on(event: string | symbol, listener: (...args: any[]) => void): this
+  once<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
+  once(event: string | symbol, listener: (...args: any[]) => void): this
+}
+
+export interface SlidingWindowOptions {
+  /** Bucket width in ms. Default 1000. */
+  bucketMs?: number
+  /** Buckets per window. Default 10. */
+  buckets?: number
+  /** Buckets in the ring, at least `2 * buckets`. Default `3 * buckets`. */
+  ring?: number
+}
+
+export interface Tally {
+  /** The value of the bucket written to. */
+  bucket: number
+  /** The sum of the window ending at that bucket. */
+  total: number
+}
+
+/** A sliding window over a ring of epoch-tagged buckets. */
+export declare class SlidingWindow {
+  constructor(options?: SlidingWindowOptions)
+  readonly bucketMs: number
+  readonly buckets: number
+  readonly ring: number
+  increment(nowMs?: number): Tally
+  add(n: number, nowMs?: number): Tally
+  sum(nowMs?: number): number
+  bucket(nowMs?: number): number
+  lastWholeCycle(nowMs?: number): number
+}
+
+/** Thrown (or rejected) by `run` when downgraded without a fallback. */
+export declare class DowngradedError extends Error {
+  readonly point: string
+  readonly reason: Reason
+}
+
+/** An error of sds-native: `code` is one of the core's stable names. */
+export interface SdsError extends Error {
+  code: string
+}
+
+/* ---- generated by napi build from node/src (the low-level addon) ---- */

@@ -1,0 +1,193 @@
+'use strict';
+const { EventEmitter } = require('node:events');
+const { native, enter: nativeEnter, NOW, CLOCK, DOWNGRADED_BIT } = require('./native.js');
+const { Entry } = require('./entry.js');
+const { guard } = require('./run.js');
+const { invalidArgument, describe } = require('./errors.js');
+const { checkMs, msOrNow, checkName, checkFunction, checkOptions } = require('./arguments.js');
+
+const CLIENT_OPTIONS = ['capacity'];
+const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
+// The core's flag bit for load-test traffic (`Flags::PRESSURE_TEST`).
+const PRESSURE_TEST_FLAG = 1;
+
+function statsFrom(s) {
+  return {
+    visit: s.visit,
+    exception: s.exception,
+    timeout: s.timeout,
+    downgrade: s.downgrade,
+    concurrent: s.concurrent,
+    lastCycle: {
+      visitNum: s.visitNum,
+      exceptionNum: s.exceptionNum,
+      timeoutNum: s.timeoutNum,
+      downgradeNum: s.downgradeNum,
+      concurrentNum: s.concurrentNum,
+    },
+  };
+}
+
+function enterFlags(options) {
+  const { pressureTest } = options;
+  if (pressureTest === undefined) return 0;
+  if (typeof pressureTest !== 'boolean') {
+    throw invalidArgument(`pressureTest must be a boolean, got ${describe(pressureTest)}`);
+  }
+  return pressureTest ? PRESSURE_TEST_FLAG : 0;
+}
+
+/**
+ * The points of one service: their strategies, counters and decisions.
+ * Emits `'downgrade'` `(point, reason, timeMs)` for every downgraded request.
+ */
+class Client extends EventEmitter {
+  constructor(options) {
+    super();
+    const { capacity = 1024 } = checkOptions(options, CLIENT_OPTIONS, 'Client option');
+    if (typeof capacity !== 'number') {
+      throw invalidArgument(`capacity must be a number, got ${describe(capacity)}`);
+    }
+    this._table = new native.NativeTable(capacity);
+    this._handle = this._table.handle;
+    // Name -> point id: the name crosses N-API once, later calls pass the id.
+    this._ids = new Map();
+    this._points = new Map();
+  }
+
+  /** How many points fit. */
+  get capacity() {
+    return this._table.capacity;
+  }
+
+  /** A handle on the point `name` (created if needed) that skips the name lookup. */
+  point(name) {
+    let point = this._points.get(name);
+    if (point === undefined) {
+      point = new Point(this, name, this._idOf(name));
+      this._points.set(name, point);
+    }
+    return point;
+  }
+
+  /** Counts a request on `name` and decides it; exit the entry when done. */
+  enter(name, options) {
+    let id = this._ids.get(name);
+    if (id === undefined) id = this._idOf(name);
+    return this._enter(id, name, options);
+  }
+
+  /** Runs `fn` guarded by the point `name`; see `Point#run`. */
+  run(name, fn, fallback) {
+    checkFunction(fn, 'fn');
+    if (fallback !== undefined) checkFunction(fallback, 'fallback');
+    return guard(this.enter(name), fn, fallback);
+  }
+
+  /**
+   * Sets the strategy of `name`: an object of SDS JSON names
+   * (`{ visitThreshold: 10 }`) or a JSON string. An invalid strategy throws
+   * and the old one stays.
+   */
+  setStrategy(name, strategy) {
+    checkName(name);
+    let id;
+    if (typeof strategy === 'string') {
+      id = this._table.setStrategyJson(name, strategy);
+    } else if (strategy !== null && typeof strategy === 'object' && !Array.isArray(strategy)) {
+      id = this._table.setStrategyObject(name, strategy);
+    } else {
+      throw invalidArgument(`strategy must be an object or a JSON string, got ${describe(strategy)}`);
+    }
+    this._ids.set(name, id);
+  }
+
+  /** Removes the strategy of `name`; its counters stay. */
+  removeStrategy(name) {
+    this._table.removeStrategy(checkName(name));
+  }
+
+  /** The sliding values of `name` and its last whole 10 s cycle. */
+  stats(name, nowMs) {
+    const now = msOrNow(nowMs, 'nowMs');
+    const id = this._ids.get(name);
+    if (id !== undefined) return statsFrom(this._table.stats(id, now));
+    return statsFrom(this._table.statsByName(checkName(name), now));
+  }
+
+  _idOf(name) {
+    const id = this._table.insert(checkName(name));
+    this._ids.set(name, id);
+    return id;
+  }
+
+  _enter(id, name, options) {
+    let now = NOW;
+    let flags = 0;
+    if (options !== undefined) {
+      const checked = checkOptions(options, ENTER_OPTIONS, 'enter option');
+      if (checked.nowMs !== undefined) now = checkMs(checked.nowMs, 'nowMs');
+      flags = enterFlags(checked);
+    }
+    const packed = nativeEnter(this._handle, id, now, flags);
+    if (now === NOW) now = CLOCK[0];
+    const entry = new Entry(this._handle, name, packed, now);
+    if ((packed & DOWNGRADED_BIT) !== 0 && this.listenerCount('downgrade') > 0) {
+      this._emitDowngrade(entry, now);
+    }
+    return entry;
+  }
+
+  _emitDowngrade(entry, now) {
+    try {
+      this.emit('downgrade', entry.point, entry.reason, now);
+    } catch (error) {
+      // The caller never gets the entry: settle it so no permit leaks.
+      entry.exit(now);
+      throw error;
+    }
+  }
+}
+
+/** One point of a client, resolved to its id once. */
+class Point {
+  constructor(client, name, id) {
+    this.client = client;
+    this.name = name;
+    this._id = id;
+  }
+
+  /** Counts a request and decides it; exit the entry when done. */
+  enter(options) {
+    return this.client._enter(this._id, this.name, options);
+  }
+
+  /**
+   * Runs `fn(entry)` (sync or async) under an entry: exits on return,
+   * resolve, throw or reject, and counts throws and rejections as exceptions.
+   * When downgraded, returns `fallback(reason)` or throws a `DowngradedError`
+   * (rejects, for an async function) without calling `fn`.
+   */
+  run(fn, fallback) {
+    checkFunction(fn, 'fn');
+    if (fallback !== undefined) checkFunction(fallback, 'fallback');
+    return guard(this.enter(), fn, fallback);
+  }
+
+  /** The point's statistics at `nowMs` (default: now). */
+  stats(nowMs) {
+    return statsFrom(this.client._table.stats(this._id, msOrNow(nowMs, 'nowMs')));
+  }
+
+  /** Sets this point's strategy; see `Client#setStrategy`. */
+  setStrategy(strategy) {
+    this.client.setStrategy(this.name, strategy);
+  }
+
+  /** Removes this point's strategy. */
+  removeStrategy() {
+    this.client.removeStrategy(this.name);
+  }
+}
+
+module.exports = { Client, Point };

@@ -1,0 +1,65 @@
+'use strict';
+const { exit: nativeExit, NOW, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
+const { checkMs } = require('./arguments.js');
+const { DowngradedError } = require('./errors.js');
+
+const OPEN = 0;
+const FAILED = 1;
+const EXITED = 2;
+
+/**
+ * One request between `enter` and `exit`. The addon returned it as one packed
+ * number; the start time is the one JavaScript passed in.
+ */
+class Entry {
+  constructor(handle, point, packed, startMs) {
+    this._handle = handle;
+    this._packed = packed;
+    this._state = OPEN;
+    this.point = point;
+    this.startMs = startMs;
+  }
+
+  /** Whether the caller must skip the work and use its fallback. */
+  get downgraded() {
+    // `&` reads the low 32 bits, exact for any packed value.
+    return (this._packed & DOWNGRADED_BIT) !== 0;
+  }
+
+  /** The core's reason name (`'VISIT'`, ...), or `null` when not downgraded. */
+  get reason() {
+    return REASONS[(this._packed >>> REASON_SHIFT) & REASON_MASK] ?? null;
+  }
+
+  /** Whether `exit` ran. */
+  get exited() {
+    return this._state === EXITED;
+  }
+
+  /**
+   * Marks the request as failed: `exit` counts the exception. `null`, a
+   * `DowngradedError` and calls after `exit` are ignored, as in SDS.
+   */
+  error(err) {
+    if (this._state === OPEN && err !== null && !(err instanceof DowngradedError)) {
+      this._state = FAILED;
+    }
+    return this;
+  }
+
+  /**
+   * Settles the entry at `nowMs` (default: now): returns its permit, counts
+   * its exception and timeout. Only the first call counts; it returns
+   * whether it did.
+   */
+  exit(nowMs) {
+    if (this._state === EXITED) return false;
+    const now = nowMs === undefined ? NOW : checkMs(nowMs, 'nowMs');
+    const failed = this._state === FAILED;
+    this._state = EXITED;
+    nativeExit(this._handle, this._packed, this.startMs, now, failed);
+    return true;
+  }
+}
+
+module.exports = { Entry };

@@ -1,0 +1,37 @@
+'use strict';
+const { native } = require('./native.js');
+
+/**
+ * An `Error` with `.code` `SDS_INVALID_ARGUMENT`, made by the addon so the
+ * code comes from the core's table.
+ */
+function invalidArgument(message) {
+  try {
+    native.throwInvalidArgument(message);
+  } catch (error) {
+    Error.captureStackTrace(error, invalidArgument);
+    return error;
+  }
+  /* c8 ignore next */
+  throw new Error('unreachable: throwInvalidArgument returned');
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  if (typeof value === 'function') return 'a function';
+  return String(value);
+}
+
+/** Thrown (or rejected) by `run` when a request is downgraded and no fallback is given. */
+class DowngradedError extends Error {
+  constructor(point, reason) {
+    super(`point ${JSON.stringify(point)} is downgraded (${reason})`);
+    this.name = 'DowngradedError';
+    this.point = point;
+    this.reason = reason;
+  }
+}
+
+module.exports = { invalidArgument, describe, DowngradedError };

@@ -1,0 +1,52 @@
+'use strict';
+const { native } = require('./native.js');
+const { msOrNow, checkCount, checkOptions } = require('./arguments.js');
+
+const WINDOW_OPTIONS = ['bucketMs', 'buckets', 'ring'];
+
+/**
+ * A sliding window of `buckets` buckets of `bucketMs` over a ring of `ring`
+ * buckets (at least two windows). Defaults are SDS's: 1000 ms x 10, ring 30.
+ */
+class SlidingWindow {
+  constructor(options) {
+    const { bucketMs = 1000, buckets = 10, ring = 3 * buckets } =
+      checkOptions(options, WINDOW_OPTIONS, 'SlidingWindow option');
+    this._window = new native.NativeWindow(
+      checkCount(bucketMs, 'bucketMs'),
+      checkCount(buckets, 'buckets'),
+      checkCount(ring, 'ring'),
+    );
+    this.bucketMs = bucketMs;
+    this.buckets = buckets;
+    this.ring = ring;
+  }
+
+  /** Adds one at `nowMs`: `{ bucket, total }` after the write. */
+  increment(nowMs) {
+    return this._window.add(msOrNow(nowMs, 'nowMs'), 1);
+  }
+
+  /** Adds `n` at `nowMs`: `{ bucket, total }` after the write. */
+  add(n, nowMs) {
+    const count = checkCount(n, 'n');
+    return this._window.add(msOrNow(nowMs, 'nowMs'), count);
+  }
+
+  /** The sum of the window ending in `nowMs`'s bucket. */
+  sum(nowMs) {
+    return this._window.sum(msOrNow(nowMs, 'nowMs'));
+  }
+
+  /** The value of `nowMs`'s bucket. */
+  bucket(nowMs) {
+    return this._window.bucket(msOrNow(nowMs, 'nowMs'));
+  }
+
+  /** The sum of the aligned cycle of `buckets` before the one holding `nowMs`. */
+  lastWholeCycle(nowMs) {
+    return this._window.lastWholeCycle(msOrNow(nowMs, 'nowMs'));
+  }
+}
+
+module.exports = { SlidingWindow };

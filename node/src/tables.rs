@@ -1,0 +1,157 @@
+//! `NativeTable`: owns one client's `PointTable` (through its handle) and
+//! serves the calls that are not on the hot path.
+
+use napi::bindgen_prelude::Object;
+use napi_derive::napi;
+use sds_core::{Error, PointId, PointTable, Slot, Stats, Strategy, MAX_CAPACITY};
+
+use crate::errors::{from_core, from_json, invalid_argument, SdsError};
+use crate::registry::{register, unregister, with_table};
+use crate::strategy_object::strategy_from_object;
+use crate::time::{is_count, ms};
+
+/// A point's statistics as plain numbers (`lastCycle` is assembled in JS).
+#[napi(object, namespace = "native")]
+pub struct NativeStats {
+    pub visit: f64,
+    pub exception: f64,
+    pub timeout: f64,
+    pub downgrade: f64,
+    pub concurrent: f64,
+    pub visit_num: f64,
+    pub exception_num: f64,
+    pub timeout_num: f64,
+    pub downgrade_num: f64,
+    pub concurrent_num: f64,
+}
+
+impl From<Stats> for NativeStats {
+    fn from(s: Stats) -> NativeStats {
+        let c = s.last_cycle;
+        NativeStats {
+            visit: s.visit as f64,
+            exception: s.exception as f64,
+            timeout: s.timeout as f64,
+            downgrade: s.downgrade as f64,
+            concurrent: s.concurrent as f64,
+            visit_num: c.visit_num as f64,
+            exception_num: c.exception_num as f64,
+            timeout_num: c.timeout_num as f64,
+            downgrade_num: c.downgrade_num as f64,
+            concurrent_num: c.concurrent_num as f64,
+        }
+    }
+}
+
+/// The points of one client. Names are the UTF-8 bytes of the JS string.
+#[napi(namespace = "native")]
+pub struct NativeTable {
+    handle: u32,
+}
+
+impl Drop for NativeTable {
+    fn drop(&mut self) {
+        unregister(self.handle);
+    }
+}
+
+#[napi(namespace = "native")]
+impl NativeTable {
+    /// A table of `capacity` points (1 to 2^20).
+    #[napi(constructor)]
+    pub fn new(capacity: f64) -> Result<NativeTable, SdsError> {
+        if !is_count(capacity) {
+            return Err(invalid_argument(format!(
+                "capacity must be a positive integer, got {capacity}"
+            )));
+        }
+        // Checked before allocating: the core checks too, but only once the
+        // storage exists.
+        if capacity < 1.0 || capacity > MAX_CAPACITY as f64 {
+            return Err(from_core(Error::InvalidCapacity));
+        }
+        let slots: Box<[Slot]> = (0..capacity as usize).map(|_| Slot::new()).collect();
+        let table = PointTable::new(slots).map_err(from_core)?;
+        Ok(NativeTable {
+            handle: register(table),
+        })
+    }
+
+    /// The number `enter` and `exit` take to find this table.
+    #[napi(getter)]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// The id of the point `name`, created if needed.
+    #[napi]
+    pub fn insert(&self, name: String) -> Result<u32, SdsError> {
+        with_table(self.handle, |t| {
+            Ok(t.insert(name.as_bytes()).map_err(from_core)?.index())
+        })
+    }
+
+    /// Sets the strategy of `name` from a JSON text; returns the point's id.
+    #[napi]
+    pub fn set_strategy_json(&self, name: String, json: String) -> Result<u32, SdsError> {
+        let strategy = Strategy::from_json(&json).map_err(from_json)?;
+        self.set(&name, &strategy)
+    }
+
+    /// Sets the strategy of `name` from an object of SDS JSON names.
+    #[napi]
+    pub fn set_strategy_object(&self, name: String, fields: Object) -> Result<u32, SdsError> {
+        // Read before taking the table: reading runs the object's getters.
+        let strategy = strategy_from_object(&fields)?;
+        self.set(&name, &strategy)
+    }
+
+    fn set(&self, name: &str, strategy: &Strategy) -> Result<u32, SdsError> {
+        with_table(self.handle, |t| {
+            let id = t
+                .set_strategy(name.as_bytes(), strategy)
+                .map_err(from_core)?;
+            Ok(id.index())
+        })
+    }
+
+    /// Removes the strategy of `name`; its counters stay.
+    #[napi]
+    pub fn remove_strategy(&self, name: String) -> Result<(), SdsError> {
+        with_table(self.handle, |t| {
+            t.remove_strategy(name.as_bytes()).map_err(from_core)
+        })
+    }
+
+    /// The stats of point `id`.
+    #[napi]
+    pub fn stats(&self, id: u32, now_ms: f64) -> Result<NativeStats, SdsError> {
+        let now = ms(now_ms, "nowMs")?;
+        with_table(self.handle, |t| {
+            let point = t.point(PointId::from_index(id)).map_err(from_core)?;
+            Ok(point.stats(now).into())
+        })
+    }
+
+    /// The stats of `name`, all zero for a point never created (which this
+    /// does not create).
+    #[napi]
+    pub fn stats_by_name(&self, name: String, now_ms: f64) -> Result<NativeStats, SdsError> {
+        let now = ms(now_ms, "nowMs")?;
+        with_table(self.handle, |t| {
+            Ok(t.stats(name.as_bytes(), now).map_err(from_core)?.into())
+        })
+    }
+
+    /// How many points exist.
+    #[napi(getter)]
+    pub fn len(&self) -> Result<u32, SdsError> {
+        with_table(self.handle, |t| Ok(t.len() as u32))
+    }
+
+    /// How many points fit.
+    #[napi(getter)]
+    pub fn capacity(&self) -> Result<u32, SdsError> {
+        with_table(self.handle, |t| Ok(t.capacity() as u32))
+    }
+}

@@ -1,0 +1,97 @@
+'use strict';
+// Runs every conformance/scenarios/*.json file through the public API, once
+// with strategies as objects and once as JSON strings: both must decide the
+// same as the Rust core.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Client } = require('..');
+
+const dir = path.join(__dirname, '..', '..', 'conformance', 'scenarios');
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+function setStrategy(client, point, strategy, form) {
+  if (strategy === null) return client.removeStrategy(point);
+  return client.setStrategy(point, form === 'json' ? JSON.stringify(strategy) : strategy);
+}
+
+function word(entry) {
+  return entry.reason ?? 'pass';
+}
+
+/** Checks that every key of `expected` has the same value in `actual`. */
+function assertSubset(expected, actual, where) {
+  for (const [key, value] of Object.entries(expected)) {
+    assert.ok(key in actual, `${where}.${key}: no such stat`);
+    if (value !== null && typeof value === 'object') assertSubset(value, actual[key], `${where}.${key}`);
+    else assert.equal(actual[key], value, `${where}.${key}`);
+  }
+}
+
+function runStep(client, open, defaultPoint, step, form) {
+  const point = step.point ?? defaultPoint;
+  switch (step.op) {
+    case 'enter': {
+      const repeat = step.repeat ?? 1;
+      const tally = {};
+      for (let i = 0; i < repeat; i++) {
+        const entry = client.enter(point, { nowMs: step.at, pressureTest: step.pressure_test === true });
+        tally[word(entry)] = (tally[word(entry)] ?? 0) + 1;
+        if (step.id === undefined) entry.exit(step.at);
+        else (open[step.id] ??= []).push(entry);
+      }
+      const got = repeat === 1 ? Object.keys(tally)[0] : tally;
+      assert.deepEqual(got, step.expect);
+      break;
+    }
+    case 'exit': {
+      assert.ok(open[step.id], `no open group ${step.id}`);
+      for (const entry of open[step.id]) {
+        if (step.outcome === 'error') entry.error(new Error('scenario'));
+        entry.exit(step.at);
+      }
+      delete open[step.id];
+      break;
+    }
+    case 'set_strategy': {
+      let code;
+      try {
+        setStrategy(client, point, step.strategy, form);
+      } catch (error) {
+        code = error.code;
+      }
+      assert.equal(code, step.error);
+      break;
+    }
+    case 'stats':
+      assertSubset(step.expect, client.stats(point, step.at), 'stats');
+      break;
+    default:
+      assert.fail(`unknown op ${step.op}`);
+  }
+}
+
+test('the scenarios folder is found', () => {
+  assert.ok(files.length >= 3, `only ${files.length} scenarios in ${dir}`);
+});
+
+for (const form of ['object', 'json']) {
+  for (const file of files) {
+    test(`${file} (strategies as ${form})`, () => {
+      const scenario = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+      const client = new Client({ capacity: 16 });
+      const defaultPoint = scenario.point ?? 'p';
+      if (scenario.strategy !== undefined) setStrategy(client, defaultPoint, scenario.strategy, form);
+      const open = {};
+      scenario.steps.forEach((step, i) => {
+        try {
+          runStep(client, open, defaultPoint, step, form);
+        } catch (error) {
+          error.message = `${file} step ${i} ${JSON.stringify(step)}: ${error.message}`;
+          throw error;
+        }
+      });
+    });
+  }
+}
