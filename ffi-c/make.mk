@@ -20,7 +20,7 @@ DEMOS += demo-c
 BENCHES += bench-c
 
 .PHONY: test-c demo-c bench-c install ffi-c-lib ffi-c-header ffi-c-header-check \
-	ffi-c-rust-tests ffi-c-sanitized ffi-c-valgrind
+	ffi-c-rust-tests ffi-c-symbols ffi-c-sanitized ffi-c-valgrind
 
 # cbindgen, pinned, installed once into build/tools.
 $(FFI_C_CBINDGEN):
@@ -74,7 +74,17 @@ ffi-c-valgrind: ffi-c-lib
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_threads 2000
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/quickstart
 
-test-c: ffi-c-header-check ffi-c-rust-tests ffi-c-sanitized ffi-c-valgrind
+# libsds.so exports exactly the functions sds.h declares, nothing else.
+ffi-c-symbols: ffi-c-lib
+	@mkdir -p $(FFI_C_OUT)
+	@nm -D --defined-only $(FFI_C_LIB)/libsds.so | awk '{ print $$3 }' | sort > $(FFI_C_OUT)/exported.txt
+	@grep -vE '^ *(\*|/\*)' include/sds.h | grep -oE '\bsds_[a-z_]+\(' | tr -d '(' | sort -u \
+		> $(FFI_C_OUT)/declared.txt
+	@diff -u $(FFI_C_OUT)/declared.txt $(FFI_C_OUT)/exported.txt || { \
+		echo "libsds.so exports differ from the functions of include/sds.h"; exit 1; }
+	@echo "libsds.so: exports the $$(wc -l < $(FFI_C_OUT)/exported.txt) functions of sds.h, nothing else"
+
+test-c: ffi-c-header-check ffi-c-rust-tests ffi-c-symbols ffi-c-sanitized ffi-c-valgrind
 
 # Installs libsds.so, libsds.a, sds.h and sds.pc under $(DESTDIR)$(PREFIX).
 install: ffi-c-lib

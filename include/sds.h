@@ -390,9 +390,9 @@ extern "C" {
  * `System.currentTimeMillis()`: the `now_ms` to pass when you do not inject
  * time. 0 if the clock is before 1970. Infallible.
  *
- * `CLOCK_REALTIME` (through the vDSO): `CLOCK_REALTIME_COARSE` is cheaper
- * but on this project's Linux machines it ticks every 4 ms, coarser than
- * the millisecond SDS measures timeouts in.
+ * Reads `CLOCK_REALTIME` (through the vDSO). `CLOCK_REALTIME_COARSE` is
+ * cheaper but ticks every 4 ms where the kernel runs at HZ=250, coarser
+ * than the millisecond SDS measures timeouts in.
  */
 uint64_t sds_now_ms(void);
 
@@ -561,7 +561,7 @@ sds_result sds_strategy_from_json(const char *json,
 
 /**
  * Creates a table for up to `capacity` points (1 to `SDS_MAX_CAPACITY`)
- * and writes it to `*out`. About 1.4 KiB per point is allocated up front.
+ * and writes it to `*out`. About 1.6 KiB per point is allocated up front.
  *
  * Returns `SDS_RESULT_INVALID_CAPACITY` for 0, above the maximum, or when
  * the memory cannot be allocated; `SDS_RESULT_NULL_ARGUMENT` if `out` is NULL.

@@ -9,15 +9,16 @@ use crate::boundary::boundary_or;
 /// `System.currentTimeMillis()`: the `now_ms` to pass when you do not inject
 /// time. 0 if the clock is before 1970. Infallible.
 ///
-/// `CLOCK_REALTIME` (through the vDSO): `CLOCK_REALTIME_COARSE` is cheaper
-/// but on this project's Linux machines it ticks every 4 ms, coarser than
-/// the millisecond SDS measures timeouts in.
+/// Reads `CLOCK_REALTIME` (through the vDSO). `CLOCK_REALTIME_COARSE` is
+/// cheaper but ticks every 4 ms where the kernel runs at HZ=250, coarser
+/// than the millisecond SDS measures timeouts in.
 #[no_mangle]
 pub extern "C" fn sds_now_ms() -> u64 {
     boundary_or(0, || {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
+            // u64 arithmetic: `as_millis` would go through u128.
+            .map_or(0, |d| d.as_secs() * 1000 + u64::from(d.subsec_millis()))
     })
 }
 

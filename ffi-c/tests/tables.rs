@@ -1,0 +1,74 @@
+//! The C names and texts come from the core's one table of codes and
+//! reasons: every core code and reason is reachable through the ABI with the
+//! core's own text, and nothing beyond them is accepted.
+
+use std::os::raw::c_char;
+
+use sds::*;
+use sds_core::{ErrorCode, Reason};
+
+type Writer = unsafe extern "C" fn(u32, *mut c_char, usize, *mut usize) -> sds_result;
+
+fn text(write: Writer, code: u32) -> Result<String, sds_result> {
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    match unsafe { write(code, buf.as_mut_ptr(), buf.len(), &mut len) } {
+        sds_result::Ok => {
+            assert_eq!(buf[len], 0, "NUL-terminated");
+            Ok(String::from_utf8(buf[..len].iter().map(|&c| c as u8).collect()).unwrap())
+        }
+        err => Err(err),
+    }
+}
+
+#[test]
+fn every_core_code_has_its_message() {
+    for code in ErrorCode::ALL {
+        let expected = format!("{}: {}", code.as_str(), code.description());
+        assert_eq!(text(sds_result_message, code.as_u32()), Ok(expected));
+    }
+    assert_eq!(text(sds_result_message, 0), Ok("SDS_OK: success".into()));
+    let past_the_end = ErrorCode::ALL.len() as u32 + 1;
+    for code in [past_the_end, 255, u32::MAX] {
+        assert_eq!(
+            text(sds_result_message, code),
+            Err(sds_result::InvalidArgument)
+        );
+    }
+}
+
+#[test]
+fn every_core_reason_has_its_name_and_c_value() {
+    for reason in Reason::ALL {
+        assert_eq!(
+            text(sds_reason_name, reason.code() as u32),
+            Ok(reason.as_str().into())
+        );
+        assert_eq!(sds_reason::from(Some(reason)) as u8, reason.code());
+    }
+    assert_eq!(text(sds_reason_name, 0), Ok("NONE".into()));
+    assert_eq!(
+        text(sds_reason_name, Reason::ALL.len() as u32 + 1),
+        Err(sds_result::InvalidArgument)
+    );
+}
+
+#[test]
+fn last_error_names_the_unknown_field() {
+    let json = r#"{"visitThreshold": 1, "visitThresold": 2}"#;
+    let mut s = sds_strategy_default();
+    let r = unsafe { sds_strategy_from_json(json.as_ptr().cast(), json.len(), &mut s) };
+    assert_eq!(r, sds_result::UnknownField);
+    assert_eq!(s, sds_strategy_default(), "output untouched");
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    assert_eq!(
+        unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) },
+        sds_result::Ok
+    );
+    let message: String = buf[..len].iter().map(|&c| c as u8 as char).collect();
+    assert_eq!(
+        message,
+        "SDS_UNKNOWN_FIELD: unknown strategy field \"visitThresold\""
+    );
+}
