@@ -1,0 +1,187 @@
+'use strict';
+// Every bad input throws an Error whose .code is from the core's table and
+// whose message names what was wrong, and changes nothing.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { Client, SlidingWindow, native } = require('..');
+
+const CODES = new Set(native.errorCodes());
+const T = 100000;
+
+/** Asserts `fn` throws an SDS error with `code` and a message matching `names`. */
+function throwsSds(fn, code, names) {
+  assert.throws(fn, (error) => {
+    assert.ok(error instanceof Error, 'an Error');
+    assert.equal(error.code, code, `code of "${error.message}"`);
+    assert.ok(CODES.has(error.code), `${error.code} is in the core's table`);
+    if (names) assert.match(error.message, names);
+    return true;
+  });
+}
+
+/** A client whose point p admits one visit per window, to see that state stays. */
+function guarded() {
+  const client = new Client({ capacity: 4 });
+  client.setStrategy('p', { visitThreshold: 1 });
+  return client;
+}
+
+function assertUnchanged(client) {
+  assert.deepEqual(client.stats('p', T), {
+    visit: 0, exception: 0, timeout: 0, downgrade: 0, concurrent: 0,
+    lastCycle: { visitNum: 0, exceptionNum: 0, timeoutNum: 0, downgradeNum: 0, concurrentNum: 0 },
+  });
+  // The old strategy still decides: one pass, then VISIT.
+  assert.equal(client.enter('p', { nowMs: T }).reason, null);
+  assert.equal(client.enter('p', { nowMs: T }).reason, 'VISIT');
+}
+
+test('Client options', () => {
+  throwsSds(() => new Client('big'), 'SDS_INVALID_ARGUMENT', /Client option must be an object/);
+  throwsSds(() => new Client({ cap: 1 }), 'SDS_INVALID_ARGUMENT', /"cap"/);
+  throwsSds(() => new Client({ capacity: '8' }), 'SDS_INVALID_ARGUMENT', /capacity/);
+  for (const bad of [1.5, NaN, -1, Infinity]) {
+    throwsSds(() => new Client({ capacity: bad }), 'SDS_INVALID_ARGUMENT', /capacity/);
+  }
+  throwsSds(() => new Client({ capacity: 0 }), 'SDS_INVALID_CAPACITY');
+  throwsSds(() => new Client({ capacity: 2 ** 20 + 1 }), 'SDS_INVALID_CAPACITY');
+  assert.equal(new Client().capacity, 1024);
+});
+
+test('setStrategy: wrong types, unknown keys, non-integers, broken rules', () => {
+  const client = guarded();
+  const cases = [
+    [() => client.setStrategy(42, {}), 'SDS_INVALID_ARGUMENT', /point name must be a string/],
+    [() => client.setStrategy(undefined, {}), 'SDS_INVALID_ARGUMENT', /point name/],
+    [() => client.setStrategy('p'), 'SDS_INVALID_ARGUMENT', /strategy must be/],
+    [() => client.setStrategy('p', null), 'SDS_INVALID_ARGUMENT', /strategy must be/],
+    [() => client.setStrategy('p', [1]), 'SDS_INVALID_ARGUMENT', /strategy must be/],
+    [() => client.setStrategy('p', 10), 'SDS_INVALID_ARGUMENT', /strategy must be/],
+    [() => client.setStrategy('p', { visitThresold: 5 }), 'SDS_UNKNOWN_FIELD', /visitThresold/],
+    [() => client.setStrategy('p', { visitThreshold: 1.5 }), 'SDS_INVALID_STRATEGY', /visitThreshold must be an integer/],
+    [() => client.setStrategy('p', { visitThreshold: '10' }), 'SDS_INVALID_STRATEGY', /visitThreshold/],
+    [() => client.setStrategy('p', { visitThreshold: null }), 'SDS_INVALID_STRATEGY', /visitThreshold/],
+    [() => client.setStrategy('p', { visitThreshold: NaN }), 'SDS_INVALID_STRATEGY', /visitThreshold/],
+    [() => client.setStrategy('p', { visitThreshold: 2 ** 60 }), 'SDS_INVALID_STRATEGY', /visitThreshold/],
+    [() => client.setStrategy('p', { visitThreshold: 100, delayTime: 5 }), 'SDS_INVALID_STRATEGY', /delayTime/],
+    [() => client.setStrategy('p', { delayTime: 10000, retryInterval: 20000 }), 'SDS_INVALID_STRATEGY', /retryInterval/],
+    [() => client.setStrategy('p', { downgradeRate: 101 }), 'SDS_INVALID_STRATEGY', /downgradeRate/],
+    [() => client.setStrategy('p', { pressureTestDowngrade: 2 }), 'SDS_INVALID_STRATEGY', /pressureTestDowngrade/],
+    [() => client.setStrategy('p', '{"visitThreshold": 5'), 'SDS_INVALID_JSON', /byte/],
+    [() => client.setStrategy('p', '[]'), 'SDS_INVALID_JSON'],
+    [() => client.setStrategy('p', ''), 'SDS_INVALID_JSON'],
+    [() => client.setStrategy('p', '{"visitThreshold": "5"}'), 'SDS_INVALID_STRATEGY', /visitThreshold/],
+    [() => client.setStrategy('p', '{"visitThresold": 5}'), 'SDS_UNKNOWN_FIELD', /visitThresold/],
+    [() => client.setStrategy('p', '{"delayTime": 9999}'), 'SDS_INVALID_STRATEGY', /delayTime/],
+    [() => client.setStrategy('', { visitThreshold: 1 }), 'SDS_EMPTY_NAME'],
+    [() => client.setStrategy('x'.repeat(257), { visitThreshold: 1 }), 'SDS_NAME_TOO_LONG', /256/],
+    [() => client.removeStrategy(7), 'SDS_INVALID_ARGUMENT', /point name/],
+  ];
+  for (const [fn, code, names] of cases) throwsSds(fn, code, names);
+  assertUnchanged(client);
+});
+
+test('the point key of SDS strategy objects is skipped', () => {
+  const client = new Client();
+  client.setStrategy('p', { point: 'p', visitThreshold: 0 });
+  client.setStrategy('q', '{"point": "q", "visitThreshold": 0}');
+  assert.equal(client.enter('p', { nowMs: T }).reason, 'VISIT');
+  assert.equal(client.enter('q', { nowMs: T }).reason, 'VISIT');
+});
+
+test('enter: names, options and times', () => {
+  const client = guarded();
+  const cases = [
+    [() => client.enter(), 'SDS_INVALID_ARGUMENT', /point name must be a string, got undefined/],
+    [() => client.enter(12), 'SDS_INVALID_ARGUMENT', /point name/],
+    [() => client.enter(''), 'SDS_EMPTY_NAME'],
+    [() => client.enter('é'.repeat(129)), 'SDS_NAME_TOO_LONG'],
+    [() => client.enter('p', 'now'), 'SDS_INVALID_ARGUMENT', /enter option must be an object/],
+    [() => client.enter('p', { now: T }), 'SDS_INVALID_ARGUMENT', /"now"/],
+    [() => client.enter('p', { pressureTest: 'yes' }), 'SDS_INVALID_ARGUMENT', /pressureTest/],
+    [() => client.point('p').enter({ nowMs: -1 }), 'SDS_INVALID_ARGUMENT', /nowMs/],
+  ];
+  for (const bad of [-1, 1.5, NaN, Infinity, '100000', 2 ** 53, null]) {
+    cases.push([() => client.enter('p', { nowMs: bad }), 'SDS_INVALID_ARGUMENT', /nowMs must be a non-negative integer/]);
+  }
+  for (const [fn, code, names] of cases) throwsSds(fn, code, names);
+  assert.throws(() => client.point(5), { code: 'SDS_INVALID_ARGUMENT' });
+  assertUnchanged(client);
+});
+
+test('a full table refuses new names and keeps the old ones', () => {
+  const client = new Client({ capacity: 2 });
+  client.setStrategy('a', { visitThreshold: 0 });
+  client.enter('b', { nowMs: T }).exit(T);
+  throwsSds(() => client.enter('c', { nowMs: T }), 'SDS_TABLE_FULL');
+  throwsSds(() => client.setStrategy('c', {}), 'SDS_TABLE_FULL');
+  throwsSds(() => client.point('c'), 'SDS_TABLE_FULL');
+  assert.equal(client.enter('a', { nowMs: T }).reason, 'VISIT');
+  assert.equal(client.stats('b', T).visit, 1);
+  assert.equal(client.stats('c', T).visit, 0);
+});
+
+test('exit: a bad time leaves the entry open; a second exit does nothing', () => {
+  const client = new Client();
+  client.setStrategy('p', { concurrentThreshold: 1 });
+  const entry = client.enter('p', { nowMs: T });
+  throwsSds(() => entry.exit(-5), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(() => entry.exit('later'), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  assert.equal(entry.exited, false);
+  assert.equal(client.stats('p', T).concurrent, 1);
+  assert.equal(entry.exit(T + 1), true);
+  assert.equal(entry.exit(T + 2), false);
+  assert.equal(client.stats('p', T).concurrent, 0);
+  // Only one permit came back: the next two entries are pass, CONCURRENT.
+  const a = client.enter('p', { nowMs: T });
+  assert.equal(a.reason, null);
+  assert.equal(client.enter('p', { nowMs: T }).reason, 'CONCURRENT');
+  a.exit(T);
+});
+
+test('error() after exit, or with null, counts nothing', () => {
+  const client = new Client();
+  const entry = client.enter('p', { nowMs: T });
+  entry.error(null).exit(T);
+  entry.error(new Error('late'));
+  assert.equal(client.stats('p', T).exception, 0);
+});
+
+test('run and stats: wrong arguments throw before anything is counted', () => {
+  const client = guarded();
+  throwsSds(() => client.run('p'), 'SDS_INVALID_ARGUMENT', /fn must be a function/);
+  throwsSds(() => client.run('p', () => 1, 'fallback'), 'SDS_INVALID_ARGUMENT', /fallback must be a function/);
+  throwsSds(() => client.point('p').run(null), 'SDS_INVALID_ARGUMENT', /fn/);
+  throwsSds(() => client.stats('p', -1), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(() => client.stats(null), 'SDS_INVALID_ARGUMENT', /point name/);
+  throwsSds(() => client.point('p').stats(0.5), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  assertUnchanged(client);
+});
+
+test('SlidingWindow: bad parameters and inputs', () => {
+  throwsSds(() => new SlidingWindow({ bucketMs: 0 }), 'SDS_INVALID_WINDOW', /bucket width/);
+  throwsSds(() => new SlidingWindow({ buckets: 0 }), 'SDS_INVALID_WINDOW', /bucket/);
+  throwsSds(() => new SlidingWindow({ buckets: 10, ring: 19 }), 'SDS_INVALID_WINDOW', /ring/);
+  throwsSds(() => new SlidingWindow({ buckets: 10, ring: 70000 }), 'SDS_INVALID_WINDOW', /65536/);
+  throwsSds(() => new SlidingWindow({ bucketMs: -1 }), 'SDS_INVALID_ARGUMENT', /bucketMs/);
+  throwsSds(() => new SlidingWindow({ width: 5 }), 'SDS_INVALID_ARGUMENT', /"width"/);
+  const w = new SlidingWindow();
+  throwsSds(() => w.add(-1, T), 'SDS_INVALID_ARGUMENT', /\bn\b/);
+  throwsSds(() => w.add(1.5, T), 'SDS_INVALID_ARGUMENT', /\bn\b/);
+  throwsSds(() => w.increment(NaN), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(() => w.sum('x'), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  assert.equal(w.sum(T), 0);
+});
+
+test('the raw addon refuses forged handles and entries', () => {
+  const hot = native.hotPath();
+  throwsSds(() => hot.enter(99999, 0, T, 0), 'SDS_CLOSED');
+  throwsSds(() => hot.enter(0, 0, 1.5, 0), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(() => hot.enter(0, 0), 'SDS_INVALID_ARGUMENT', /arguments/);
+  throwsSds(() => hot.enter('0', 0, T, 0), 'SDS_INVALID_ARGUMENT', /number/);
+  const table = new native.NativeTable(2);
+  throwsSds(() => hot.enter(table.handle, 1, T, 0), 'SDS_INVALID_ENTRY');
+  throwsSds(() => hot.exit(table.handle, -3, T, T, false), 'SDS_INVALID_ENTRY');
+  throwsSds(() => hot.exit(table.handle, 2 ** 50, T, T, false), 'SDS_INVALID_ENTRY');
+  throwsSds(() => hot.exit(table.handle, 0, T, T, 'no'), 'SDS_INVALID_ARGUMENT', /boolean/);
+});
