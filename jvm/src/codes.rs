@@ -36,7 +36,11 @@ pub extern "system" fn Java_io_sdsnative_Native_reasons<'l>(
     _class: JClass<'l>,
 ) -> JString<'l> {
     setup(&mut env, |env| {
-        let text = lines(Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str())));
+        let text = lines(
+            Reason::ALL
+                .iter()
+                .map(|r| format!("{}\t{}", r.code(), r.as_str())),
+        );
         Ok(env.new_string(text)?)
     })
 }

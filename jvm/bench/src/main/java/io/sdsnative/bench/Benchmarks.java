@@ -1,0 +1,174 @@
+package io.sdsnative.bench;
+
+import com.alibaba.csp.sentinel.SphU;
+import com.alibaba.csp.sentinel.slots.block.BlockException;
+import com.alibaba.csp.sentinel.slots.block.RuleConstant;
+import com.alibaba.csp.sentinel.slots.block.degrade.DegradeRule;
+import com.alibaba.csp.sentinel.slots.block.degrade.DegradeRuleManager;
+import com.alibaba.csp.sentinel.slots.block.flow.FlowRule;
+import com.alibaba.csp.sentinel.slots.block.flow.FlowRuleManager;
+import com.alibaba.csp.sentinel.slots.statistic.metric.ArrayMetric;
+import com.didiglobal.sds.client.bean.VisitWrapperValue;
+import com.didiglobal.sds.client.counter.PowerfulCycleTimeCounter;
+import com.didiglobal.sds.client.counter.SlidingWindowData;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.sdsnative.Client;
+import io.sdsnative.Entry;
+import io.sdsnative.Native;
+import io.sdsnative.Strategy;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * One call of each library's hot path, single-threaded, as its users call
+ * it (including its clock). Thresholds are set so that nothing is blocked:
+ * this measures the bookkeeping of a passing request.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class Benchmarks {
+    private static final String POINT = "orderService.process";
+
+    private Client client;
+    private SlidingWindowData window;
+    private PowerfulCycleTimeCounter counter;
+    private ArrayMetric sentinelMetric;
+    private RateLimiter r4jLimiter;
+    private CircuitBreaker r4jBreaker;
+    private com.google.common.util.concurrent.RateLimiter guavaLimiter;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        client = new Client(64);
+        // A visit limit, a concurrency limit and an exception rule, none reached.
+        client.setStrategy(POINT, Strategy.builder()
+                .visitThreshold(Integer.MAX_VALUE)
+                .concurrentThreshold(1_000_000)
+                .exceptionThreshold(1_000_000)
+                .build());
+        window = new SlidingWindowData();
+        counter = new PowerfulCycleTimeCounter();
+
+        FlowRule flow = new FlowRule(POINT);
+        flow.setGrade(RuleConstant.FLOW_GRADE_QPS);
+        flow.setCount(1e12);
+        FlowRuleManager.loadRules(Collections.singletonList(flow));
+        DegradeRule degrade = new DegradeRule(POINT);
+        degrade.setGrade(RuleConstant.DEGRADE_GRADE_EXCEPTION_RATIO);
+        degrade.setCount(0.9);
+        degrade.setTimeWindow(10);
+        degrade.setMinRequestAmount(1_000_000);
+        DegradeRuleManager.loadRules(Collections.singletonList(degrade));
+        sentinelMetric = new ArrayMetric(2, 1000);
+
+        r4jLimiter = RateLimiter.of("bench", RateLimiterConfig.custom()
+                .limitForPeriod(Integer.MAX_VALUE)
+                .limitRefreshPeriod(Duration.ofSeconds(1))
+                .timeoutDuration(Duration.ZERO)
+                .build());
+        r4jBreaker = CircuitBreaker.ofDefaults("bench");
+        guavaLimiter = com.google.common.util.concurrent.RateLimiter.create(1e12);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        client.close();
+    }
+
+    /** The floor: an empty static native call. */
+    @Benchmark
+    public void jniEmptyCall() {
+        Native.noop();
+    }
+
+    /** The clock every SDS-style call pays. */
+    @Benchmark
+    public long clockCurrentTimeMillis() {
+        return System.currentTimeMillis();
+    }
+
+    /** io.sdsnative: enter + exit, each reading the clock. */
+    @Benchmark
+    public boolean sdsNativeEnterExit() {
+        Entry e = client.enter(POINT);
+        boolean downgraded = e.isDowngraded();
+        e.close();
+        return downgraded;
+    }
+
+    /** io.sdsnative: enter + exit at one time the caller read once. */
+    @Benchmark
+    public boolean sdsNativeEnterExitOneClock() {
+        long now = System.currentTimeMillis();
+        Entry e = client.enter(POINT, now);
+        boolean downgraded = e.isDowngraded();
+        e.exit(now);
+        return downgraded;
+    }
+
+    /** The drop-in: SlidingWindowData.incrementAndGet with SDS's clock. */
+    @Benchmark
+    public VisitWrapperValue compatIncrementAndGet() {
+        return window.incrementAndGet(System.currentTimeMillis());
+    }
+
+    /** The drop-in: PowerfulCycleTimeCounter.visitAddAndGet with SDS's clock. */
+    @Benchmark
+    public VisitWrapperValue compatVisitAddAndGet() {
+        return counter.visitAddAndGet(System.currentTimeMillis());
+    }
+
+    /** Sentinel: SphU.entry + exit with a QPS flow rule and a degrade rule loaded. */
+    @Benchmark
+    public boolean sentinelEntryExit() {
+        try {
+            com.alibaba.csp.sentinel.Entry e = SphU.entry(POINT);
+            e.exit();
+            return true;
+        } catch (BlockException blocked) {
+            return false;
+        }
+    }
+
+    /** Sentinel's LeapArray: ArrayMetric addPass + pass (its own cached clock). */
+    @Benchmark
+    public long sentinelArrayMetricAddPassPass() {
+        sentinelMetric.addPass(1);
+        return sentinelMetric.pass();
+    }
+
+    /** resilience4j RateLimiter.acquirePermission. */
+    @Benchmark
+    public boolean resilience4jRateLimiter() {
+        return r4jLimiter.acquirePermission();
+    }
+
+    /** resilience4j CircuitBreaker: tryAcquirePermission + onSuccess. */
+    @Benchmark
+    public boolean resilience4jCircuitBreaker() {
+        boolean permitted = r4jBreaker.tryAcquirePermission();
+        if (permitted) {
+            r4jBreaker.onSuccess(0, TimeUnit.NANOSECONDS);
+        }
+        return permitted;
+    }
+
+    /** Guava RateLimiter.tryAcquire. */
+    @Benchmark
+    public boolean guavaRateLimiterTryAcquire() {
+        return guavaLimiter.tryAcquire();
+    }
+}
