@@ -513,7 +513,8 @@ sds_result sds_result_message(uint32_t code,
  * the failing call. Never allocates.
  *
  * Returns `SDS_RESULT_INVALID_ARGUMENT` for a `len` of 0,
- * `SDS_RESULT_NULL_ARGUMENT` if `buf` or `written` is NULL.
+ * `SDS_RESULT_NULL_ARGUMENT` if `buf` or `written` is NULL; these failures
+ * keep the message they could not deliver.
  *
  * # Safety
  * `buf` must point to `len` writable bytes.

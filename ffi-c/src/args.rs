@@ -116,18 +116,24 @@ impl TextWriter {
 
 impl fmt::Write for TextWriter {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        for ch in s.chars() {
-            let mut utf8 = [0u8; 4];
-            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
-            if self.len + bytes.len() > self.capacity {
-                return Err(fmt::Error);
-            }
-            // SAFETY: in bounds by the check above.
-            unsafe {
-                core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.buf.add(self.len), bytes.len());
-            }
-            self.len += bytes.len();
-        }
-        Ok(())
+        // SAFETY: the caller promised `capacity + 1` writable bytes at `buf`.
+        let room = unsafe { core::slice::from_raw_parts_mut(self.buf, self.capacity) };
+        append_fitting(room, &mut self.len, s)
     }
+}
+
+/// Appends `s` to `buf[..*len]`, whole characters only, as far as it fits;
+/// an error once something did not fit (the text is then truncated).
+pub(crate) fn append_fitting(buf: &mut [u8], len: &mut usize, s: &str) -> fmt::Result {
+    for ch in s.chars() {
+        let mut utf8 = [0u8; 4];
+        let bytes = ch.encode_utf8(&mut utf8).as_bytes();
+        let end = *len + bytes.len();
+        if end > buf.len() {
+            return Err(fmt::Error);
+        }
+        buf[*len..end].copy_from_slice(bytes);
+        *len = end;
+    }
+    Ok(())
 }

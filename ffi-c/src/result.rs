@@ -7,7 +7,7 @@ use std::os::raw::c_char;
 
 use sds_core::ErrorCode;
 
-use crate::args::TextWriter;
+use crate::args::{append_fitting, TextWriter};
 use crate::boundary::{boundary, Failure};
 
 /// The result of every fallible function. The values are the core's error
@@ -111,16 +111,7 @@ thread_local! {
 
 impl Write for LastError {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        for ch in s.chars() {
-            let mut utf8 = [0u8; 4];
-            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
-            if self.len + bytes.len() > self.text.len() {
-                return Err(fmt::Error);
-            }
-            self.text[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-            self.len += bytes.len();
-        }
-        Ok(())
+        append_fitting(&mut self.text, &mut self.len, s)
     }
 }
 
@@ -179,7 +170,8 @@ pub unsafe extern "C" fn sds_result_message(
 /// the failing call. Never allocates.
 ///
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a `len` of 0,
-/// `SDS_RESULT_NULL_ARGUMENT` if `buf` or `written` is NULL.
+/// `SDS_RESULT_NULL_ARGUMENT` if `buf` or `written` is NULL; these failures
+/// keep the message they could not deliver.
 ///
 /// # Safety
 /// `buf` must point to `len` writable bytes.
@@ -190,6 +182,13 @@ pub unsafe extern "C" fn sds_last_error_message(
     written: *mut usize,
 ) -> sds_result {
     boundary(|| {
+        // Checked here without recording, so a bad call keeps the message.
+        if buf.is_null() || written.is_null() {
+            return Err(Failure(sds_result::NullArgument));
+        }
+        if len == 0 {
+            return Err(Failure(sds_result::InvalidArgument));
+        }
         let mut writer = TextWriter::new(buf, len, written)?;
         LAST_ERROR.with(|cell| match cell.try_borrow() {
             // Only whole characters are ever recorded, so this is UTF-8.
