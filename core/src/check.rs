@@ -5,55 +5,33 @@
 use crate::reason::Reason;
 use crate::strategy::Strategy;
 
-/// What a decision reads, after this request's counters were updated.
-#[derive(Copy, Clone, Debug, Default)]
-pub(crate) struct Reading {
+/// What a decision reads, after this request's counters were updated. The
+/// sliding sums each cost a walk over ten buckets, so a rule asks for one only
+/// when its answer depends on it, and the point computes it on first use.
+pub(crate) trait Reading {
     /// Sliding visits, this request included.
-    pub visit: u64,
+    fn visit(&self) -> u64;
     /// Visits in the current second, this request included.
-    pub token: u64,
+    fn token(&self) -> u64;
     /// Whether this request got a concurrency permit.
-    pub acquired: bool,
+    fn acquired(&self) -> bool;
     /// Sliding downgrades, before this request's own.
-    pub downgrade: u64,
-    /// Sliding exceptions (read only when a rule needs them).
-    pub exception: u64,
-    /// Sliding timeouts (read only when a rule needs them).
-    pub timeout: u64,
-}
-
-/// Which sliding sums `s`'s rules read: the others are left unread (each
-/// costs a walk over ten buckets).
-pub(crate) struct Needs {
-    pub visit: bool,
-    pub downgrade: bool,
-    pub exception: bool,
-    pub timeout: bool,
-}
-
-impl Needs {
-    pub(crate) fn of(s: &Strategy) -> Needs {
-        let rate = exception_rate_on(s);
-        Needs {
-            visit: s.visit_threshold >= 0 || rate,
-            downgrade: s.visit_threshold >= 0
-                || s.token_bucket_generated_tokens_in_second >= 0
-                || rate,
-            exception: s.exception_threshold >= 0 || rate,
-            timeout: s.timeout_count_threshold >= 0,
-        }
-    }
+    fn downgrade(&self) -> u64;
+    /// Sliding exceptions.
+    fn exception(&self) -> u64;
+    /// Sliding timeouts.
+    fn timeout(&self) -> u64;
 }
 
 /// A rule: whether it fails for this strategy and reading.
-type Check = fn(&Strategy, &Reading) -> bool;
+type Check<R> = fn(&Strategy, &R) -> bool;
 
 /// The first rule that fails, in the reference's order.
-pub(crate) fn first_failure(s: &Strategy, r: &Reading) -> Option<Reason> {
-    let rules: [(Check, Reason); 6] = [
+pub(crate) fn first_failure<R: Reading>(s: &Strategy, r: &R) -> Option<Reason> {
+    let rules: [(Check<R>, Reason); 6] = [
         (visit_fails, Reason::Visit),
         (token_bucket_fails, Reason::TokenBucket),
-        (|_, r| !r.acquired, Reason::Concurrent),
+        (|_, r| !r.acquired(), Reason::Concurrent),
         (timeout_fails, Reason::Timeout),
         (exception_fails, Reason::Exception),
         (exception_rate_fails, Reason::ExceptionRate),
@@ -68,15 +46,20 @@ fn wide(v: u64) -> i128 {
     v as i128
 }
 
-fn visit_fails(s: &Strategy, r: &Reading) -> bool {
-    s.visit_threshold >= 0 && wide(r.visit) - wide(r.downgrade) > s.visit_threshold as i128
+fn visit_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    if s.visit_threshold < 0 {
+        return false;
+    }
+    let visit = wide(r.visit());
+    // visit - downgrade <= visit: the downgrades matter only above the threshold.
+    visit > s.visit_threshold as i128 && visit - wide(r.downgrade()) > s.visit_threshold as i128
 }
 
-fn token_bucket_fails(s: &Strategy, r: &Reading) -> bool {
+fn token_bucket_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     let (rate, size, n) = (
         s.token_bucket_generated_tokens_in_second as i128,
         s.token_bucket_size as i128,
-        wide(r.token),
+        wide(r.token()),
     );
     if rate < 0 || n <= rate {
         return false;
@@ -84,28 +67,28 @@ fn token_bucket_fails(s: &Strategy, r: &Reading) -> bool {
     if size <= rate || n > size {
         return true;
     }
-    10 * rate - n + wide(r.downgrade) <= 0
+    10 * rate - n + wide(r.downgrade()) <= 0
 }
 
-fn timeout_fails(s: &Strategy, r: &Reading) -> bool {
-    s.timeout_count_threshold >= 0 && wide(r.timeout) >= s.timeout_count_threshold as i128
+fn timeout_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    s.timeout_count_threshold >= 0 && wide(r.timeout()) >= s.timeout_count_threshold as i128
 }
 
-fn exception_fails(s: &Strategy, r: &Reading) -> bool {
-    s.exception_threshold >= 0 && wide(r.exception) >= s.exception_threshold as i128
+fn exception_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    s.exception_threshold >= 0 && wide(r.exception()) >= s.exception_threshold as i128
 }
 
 fn exception_rate_on(s: &Strategy) -> bool {
     s.exception_rate_start >= 0 && (0..=100).contains(&s.exception_rate_threshold)
 }
 
-fn exception_rate_fails(s: &Strategy, r: &Reading) -> bool {
-    if !exception_rate_on(s) || wide(r.visit) <= s.exception_rate_start as i128 {
+fn exception_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    if !exception_rate_on(s) || wide(r.visit()) <= s.exception_rate_start as i128 {
         return false;
     }
-    let inputs = wide(r.visit) - wide(r.downgrade);
+    let inputs = wide(r.visit()) - wide(r.downgrade());
     // exception / inputs * 100 < threshold, without the division.
-    inputs != 0 && wide(r.exception) * 100 >= s.exception_rate_threshold as i128 * inputs
+    inputs != 0 && wide(r.exception()) * 100 >= s.exception_rate_threshold as i128 * inputs
 }
 
 #[cfg(test)]
@@ -118,13 +101,42 @@ mod tests {
         s
     }
 
-    fn reading(visit: u64, token: u64, downgrade: u64) -> Reading {
-        Reading {
+    #[derive(Default)]
+    struct Fixed {
+        visit: u64,
+        token: u64,
+        downgrade: u64,
+        exception: u64,
+        timeout: u64,
+    }
+
+    impl Reading for Fixed {
+        fn visit(&self) -> u64 {
+            self.visit
+        }
+        fn token(&self) -> u64 {
+            self.token
+        }
+        fn acquired(&self) -> bool {
+            true
+        }
+        fn downgrade(&self) -> u64 {
+            self.downgrade
+        }
+        fn exception(&self) -> u64 {
+            self.exception
+        }
+        fn timeout(&self) -> u64 {
+            self.timeout
+        }
+    }
+
+    fn reading(visit: u64, token: u64, downgrade: u64) -> Fixed {
+        Fixed {
             visit,
             token,
-            acquired: true,
             downgrade,
-            ..Reading::default()
+            ..Fixed::default()
         }
     }
 

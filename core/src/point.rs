@@ -2,7 +2,9 @@
 //! delay state, and the decision of §4. Plain fixed-size data: a `static`, a
 //! table slot or any other memory can hold it.
 
-use crate::check::{first_failure, Needs, Reading};
+use core::cell::Cell;
+
+use crate::check::{first_failure, Reading};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
@@ -155,21 +157,12 @@ impl Point {
                 None => Verdict::Triggered(Reason::Delay),
             };
         }
-        let needs = Needs::of(s);
-        let sum = |needed: bool, window: &SdsCounterWindow| {
-            if needed {
-                window.sum(now_ms)
-            } else {
-                0
-            }
-        };
-        let reading = Reading {
-            visit: sum(needs.visit, &self.visit),
+        let reading = Live {
+            point: self,
+            bucket: self.visit.bucket_index(now_ms),
             token,
             acquired,
-            downgrade: sum(needs.downgrade, &self.downgrade),
-            exception: sum(needs.exception, &self.exception),
-            timeout: sum(needs.timeout, &self.timeout),
+            sums: Default::default(),
         };
         match first_failure(s, &reading) {
             Some(reason) => {
@@ -279,6 +272,49 @@ impl Point {
                 Err(seen) => held = seen,
             }
         }
+    }
+}
+
+/// The reading of one decision: sums computed on first use, then kept.
+struct Live<'a> {
+    point: &'a Point,
+    /// The 1 s bucket of the decision, shared by the four counter windows.
+    bucket: u64,
+    token: u64,
+    acquired: bool,
+    /// visit, downgrade, exception, timeout.
+    sums: [Cell<Option<u64>>; 4],
+}
+
+impl Live<'_> {
+    fn sum(&self, which: usize, window: &SdsCounterWindow) -> u64 {
+        let cell = &self.sums[which];
+        cell.get().unwrap_or_else(|| {
+            let v = window.sum_of_bucket(self.bucket);
+            cell.set(Some(v));
+            v
+        })
+    }
+}
+
+impl Reading for Live<'_> {
+    fn visit(&self) -> u64 {
+        self.sum(0, &self.point.visit)
+    }
+    fn token(&self) -> u64 {
+        self.token
+    }
+    fn acquired(&self) -> bool {
+        self.acquired
+    }
+    fn downgrade(&self) -> u64 {
+        self.sum(1, &self.point.downgrade)
+    }
+    fn exception(&self) -> u64 {
+        self.sum(2, &self.point.exception)
+    }
+    fn timeout(&self) -> u64 {
+        self.sum(3, &self.point.timeout)
     }
 }
 

@@ -91,6 +91,21 @@ fn pack(lap: u32, count: u32) -> u64 {
     ((lap as u64) << 32) | count as u64
 }
 
+/// Sum of the counts of the buckets in `run` that belong to `lap`.
+#[inline]
+fn sum_lap(run: &[Bucket], lap: u32) -> u64 {
+    run.iter()
+        .map(|b| {
+            let word = b.0.load(Ordering::Acquire);
+            if (word >> 32) as u32 == lap {
+                word & COUNT_MASK
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
 #[inline]
 fn saturate(v: u64) -> u32 {
     if v > COUNT_MASK {
@@ -274,26 +289,22 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     }
 
     /// Sum of the `len` buckets ending at bucket `last` (buckets before time
-    /// zero do not exist). Walks the ring backwards from one division.
+    /// zero do not exist). The buckets are one or two contiguous runs of the
+    /// ring, the second one lap older: two slice walks, no per-bucket index
+    /// arithmetic.
     #[inline]
     fn sum_ending_at(&self, last: u64, len: u64) -> u64 {
         let slots = self.slots.as_ref();
         let ring = slots.len();
-        let (mut slot, mut lap) = ((last % ring as u64) as usize, (last / ring as u64) as u32);
-        let mut total = 0;
-        for _ in 0..len.min(last.saturating_add(1)) {
-            let word = slots[slot].0.load(Ordering::Acquire);
-            if (word >> 32) as u32 == lap {
-                total += word & COUNT_MASK;
-            }
-            if slot == 0 {
-                slot = ring - 1;
-                lap = lap.wrapping_sub(1);
-            } else {
-                slot -= 1;
-            }
+        let n = len.min(last.saturating_add(1)) as usize; // <= W <= ring / 2
+        let end = (last % ring as u64) as usize;
+        let lap = (last / ring as u64) as u32;
+        if n <= end + 1 {
+            sum_lap(&slots[end + 1 - n..=end], lap)
+        } else {
+            sum_lap(&slots[..=end], lap)
+                + sum_lap(&slots[ring - (n - end - 1)..], lap.wrapping_sub(1))
         }
-        total
     }
 
     /// Adds one at `now_ms`; see [`SlidingWindow::add`].
@@ -322,7 +333,14 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     /// current, partly elapsed bucket included.
     #[inline]
     pub fn sum(&self, now_ms: u64) -> u64 {
-        self.sum_ending_at(self.bucket_index(now_ms), self.buckets)
+        self.sum_of_bucket(self.bucket_index(now_ms))
+    }
+
+    /// The sliding sum ending at bucket `b`: for a caller that shares one
+    /// bucket index between windows of the same width (a point's counters).
+    #[inline]
+    pub(crate) fn sum_of_bucket(&self, b: u64) -> u64 {
+        self.sum_ending_at(b, self.buckets)
     }
 
     /// The value of `now_ms`'s bucket.
