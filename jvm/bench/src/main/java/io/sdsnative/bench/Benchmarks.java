@@ -41,6 +41,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class Benchmarks {
     private static final String POINT = "orderService.process";
+    private static final long FIXED_MS = 1_700_000_000_000L;
 
     private Client client;
     private SlidingWindowData window;
@@ -117,6 +118,21 @@ public class Benchmarks {
         boolean downgraded = e.isDowngraded();
         e.exit(now);
         return downgraded;
+    }
+
+    /** io.sdsnative: enter + exit at a fixed time: JNI and core only. */
+    @Benchmark
+    public boolean sdsNativeEnterExitNoClock() {
+        Entry e = client.enter(POINT, FIXED_MS);
+        boolean downgraded = e.isDowngraded();
+        e.exit(FIXED_MS);
+        return downgraded;
+    }
+
+    /** The drop-in at a fixed time: JNI and window only. */
+    @Benchmark
+    public VisitWrapperValue compatIncrementAndGetNoClock() {
+        return window.incrementAndGet(FIXED_MS);
     }
 
     /** The drop-in: SlidingWindowData.incrementAndGet with SDS's clock. */
