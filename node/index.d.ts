@@ -191,7 +191,7 @@ export declare namespace native {
      */
     statsByName(name: string, nowMs: number): native.NativeStats
     /** How many points exist. */
-    get len(): number
+    get pointCount(): number
     /** How many points fit. */
     get capacity(): number
   }

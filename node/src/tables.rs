@@ -145,7 +145,7 @@ impl NativeTable {
 
     /// How many points exist.
     #[napi(getter)]
-    pub fn len(&self) -> Result<u32, SdsError> {
+    pub fn point_count(&self) -> Result<u32, SdsError> {
         with_table(self.handle, |t| Ok(t.len() as u32))
     }
 
