@@ -48,5 +48,3 @@ mod _native {
         Ok(())
     }
 }
-
-pub use _native::*;

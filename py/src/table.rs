@@ -134,7 +134,7 @@ pub struct Table {
 #[pymethods]
 impl Table {
     #[new]
-    #[pyo3(signature = (capacity = None))]
+    #[pyo3(signature = (capacity = None), text_signature = "(capacity=1024)")]
     fn new(py: Python<'_>, capacity: Option<&Bound<'_, PyAny>>) -> PyResult<Table> {
         let capacity = match capacity {
             Some(c) => capacity_arg(c)?,
@@ -164,7 +164,10 @@ impl Table {
     }
 
     /// Counts a request on `point` and decides whether it is downgraded.
-    #[pyo3(signature = (point, *, now_ms = None, pressure_test = None))]
+    #[pyo3(
+        signature = (point, *, now_ms = None, pressure_test = None),
+        text_signature = "($self, point, *, now_ms=None, pressure_test=False)"
+    )]
     fn enter(
         &self,
         py: Python<'_>,
@@ -291,7 +294,10 @@ impl PointHandle {
     }
 
     /// Counts a request and decides whether it is downgraded.
-    #[pyo3(signature = (*, now_ms = None, pressure_test = None))]
+    #[pyo3(
+        signature = (*, now_ms = None, pressure_test = None),
+        text_signature = "($self, *, now_ms=None, pressure_test=False)"
+    )]
     fn enter(
         &self,
         py: Python<'_>,

@@ -22,7 +22,10 @@ impl SlidingWindow {
     /// `ring` (default three windows, as SDS keeps) must hold at least two
     /// windows of buckets and at most 65536.
     #[new]
-    #[pyo3(signature = (bucket_ms = None, buckets = None, ring = None))]
+    #[pyo3(
+        signature = (bucket_ms = None, buckets = None, ring = None),
+        text_signature = "(bucket_ms=1000, buckets=10, ring=None)"
+    )]
     fn new(
         py: Python<'_>,
         bucket_ms: Option<&Bound<'_, PyAny>>,

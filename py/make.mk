@@ -1,0 +1,35 @@
+# Python binding (py/): the wheel is built by `pip install ./py` (maturin is
+# the PEP 517 backend, fetched by pip), exactly as a user installs it.
+PY_PYTHON ?= python3
+PY_PIP := --disable-pip-version-check --no-input -q
+# A fresh venv per test run proves the install needs no manual step.
+PY_TEST_VENV := build/py-test-venv
+# The venv the demo and the benchmark use.
+PY_VENV := build/py-venv
+
+TESTS += test-py
+DEMOS += demo-py
+BENCHES += bench-py
+
+.PHONY: test-py demo-py bench-py py-venv
+
+test-py:
+	rm -rf $(PY_TEST_VENV)
+	$(PY_PYTHON) -m venv $(PY_TEST_VENV)
+	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) -r py/requirements-dev.txt
+	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
+	$(PY_TEST_VENV)/bin/python -m mypy.stubtest sds._native
+	$(PY_TEST_VENV)/bin/python -m mypy --strict --no-incremental -p sds
+	$(PY_TEST_VENV)/bin/python -m pytest -p no:cacheprovider py/tests
+
+# Reinstalls the wheel each time, so the demo and bench run the current code.
+py-venv:
+	test -x $(PY_VENV)/bin/python || $(PY_PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt
+	$(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
+
+demo-py: py-venv
+	$(PY_VENV)/bin/python examples/python/burst.py
+
+bench-py: py-venv
+	$(PY_VENV)/bin/python py/bench/bench.py
