@@ -179,32 +179,41 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
     }
 
     /// The point named `name`, created if needed; [`Error::TableFull`] when it
-    /// does not exist and no slot is free.
+    /// does not exist and no slot is free. An existing name costs loads only:
+    /// a slot is claimed by compare-and-swap only when it is seen empty.
     pub fn insert(&self, name: &[u8]) -> Result<PointId, Error> {
         check_name(name)?;
         let h = hash(name);
         for index in self.probe_order(h) {
             let slot = &self.slots.as_ref()[index];
-            let claimed = slot
-                .state
-                .compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Acquire)
-                .is_ok();
-            if claimed {
-                slot.fill(h, name);
-                self.len.fetch_add(1, Ordering::AcqRel);
-                return Ok(PointId(index as u32));
+            let mut state = slot.settled_state();
+            if state == EMPTY {
+                match slot.state.compare_exchange(
+                    EMPTY,
+                    CLAIMED,
+                    Ordering::Acquire,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        slot.fill(h, name);
+                        self.len.fetch_add(1, Ordering::AcqRel);
+                        return Ok(PointId(index as u32));
+                    }
+                    Err(_) => state = slot.settled_state(),
+                }
             }
-            if slot.settled_state() == READY && slot.holds(h, name) {
+            if state == READY && slot.holds(h, name) {
                 return Ok(PointId(index as u32));
             }
         }
         Err(Error::TableFull)
     }
 
+    /// Slots from the name's home slot on, wrapping once around the table.
     fn probe_order(&self, h: u64) -> impl Iterator<Item = usize> {
         let capacity = self.capacity();
-        let start = (h % capacity as u64) as usize;
-        (0..capacity).map(move |i| (start + i) % capacity)
+        let home = (h % capacity as u64) as usize;
+        (home..capacity).chain(0..home)
     }
 
     /// The point with this id; [`Error::InvalidEntry`] if out of range or

@@ -125,6 +125,9 @@ fn saturate(v: u64) -> u32 {
 pub struct SlidingWindow<S = [Bucket; 30]> {
     bucket_ms: u64,
     buckets: u64,
+    /// The bucket index last computed: a hint that spares the division
+    /// while time stays in one bucket. Any value is safe: it is checked.
+    recent: AtomicU64,
     slots: S,
 }
 
@@ -159,7 +162,7 @@ macro_rules! named_window {
             const_fn! {
                 $(#[$doc])*
                 pub fn $name() -> Self {
-                    SlidingWindow { bucket_ms: $bucket_ms, buckets: $buckets, slots: empty_ring() }
+                    SlidingWindow { bucket_ms: $bucket_ms, buckets: $buckets, recent: AtomicU64::new(0), slots: empty_ring() }
                 }
             }
         }
@@ -203,7 +206,7 @@ impl<const N: usize> SlidingWindow<[Bucket; N]> {
         /// Needs `bucket_ms >= 1`, `buckets >= 1` and `N >= 2 * buckets`.
         pub fn new(bucket_ms: u64, buckets: usize) -> Result<Self, Error> {
             match check(bucket_ms, buckets, N) {
-                Ok(()) => Ok(SlidingWindow { bucket_ms, buckets: buckets as u64, slots: empty_ring() }),
+                Ok(()) => Ok(SlidingWindow { bucket_ms, buckets: buckets as u64, recent: AtomicU64::new(0), slots: empty_ring() }),
                 Err(e) => Err(e),
             }
         }
@@ -218,6 +221,7 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
         Ok(SlidingWindow {
             bucket_ms,
             buckets: buckets as u64,
+            recent: AtomicU64::new(0),
             slots: storage,
         })
     }
@@ -240,7 +244,16 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     /// The index of the bucket holding `now_ms`.
     #[inline]
     pub fn bucket_index(&self, now_ms: u64) -> u64 {
-        now_ms / self.bucket_ms
+        // A 64-bit division costs more than the rest of an increment; most
+        // calls fall in the bucket of the previous one, which a multiply
+        // confirms (b * bucket_ms <= now for any b this stored, no overflow).
+        let hint = self.recent.load(Ordering::Relaxed);
+        if now_ms.wrapping_sub(hint.wrapping_mul(self.bucket_ms)) < self.bucket_ms {
+            return hint;
+        }
+        let b = now_ms / self.bucket_ms;
+        self.recent.store(b, Ordering::Relaxed);
+        b
     }
 
     #[inline]
