@@ -173,8 +173,13 @@ export declare namespace native {
   export class NativeTable {
     /** A table of `capacity` points (1 to 2^20). */
     constructor(capacity: number)
-    /** The number `enter` and `exit` take to find this table. */
-    get handle(): number
+    /**
+     * This table's hot-path functions: `enter(key, nowMs)` with
+     * `key = 2 * pointId + (pressureTest ? 1 : 0)` returns the packed entry;
+     * `exitOk` / `exitError(packed, startMs, nowMs)` settle it. `-1` for a
+     * time means now; `clock[0]` is the time the last `enter` used.
+     */
+    hotPath(): { enter(key: number, nowMs: number): number; exitOk(packed: number, startMs: number, nowMs: number): void; exitError(packed: number, startMs: number, nowMs: number): void; clock: Float64Array }
     /** The id of the point `name`, created if needed. */
     insert(name: string): number
     /** Sets the strategy of `name` from a JSON text; returns the point's id. */
@@ -222,12 +227,6 @@ export declare namespace native {
   }
   /** Every error code name of the core, in numeric order. */
   export function errorCodes(): Array<string>
-  /**
-   * The hot-path functions: `enter(handle, id, nowMs, flags)` returns the
-   * packed entry; `exit(handle, packed, startMs, nowMs, failed)` settles it.
-   * `-1` for a time means now; `clock[0]` is the time the last `enter` used.
-   */
-  export function hotPath(): { enter(handle: number, id: number, nowMs: number, flags: number): number; exit(handle: number, packed: number, startMs: number, nowMs: number, failed: boolean): void; clock: Float64Array }
   /** A point's statistics as plain numbers (`lastCycle` is assembled in JS). */
   export interface NativeStats {
     visit: number

@@ -1,6 +1,6 @@
 'use strict';
 const { EventEmitter } = require('node:events');
-const { native, enter: nativeEnter, NOW, CLOCK, DOWNGRADED_BIT } = require('./native.js');
+const { native, NOW, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
 const { invalidArgument, describe } = require('./errors.js');
@@ -8,8 +8,6 @@ const { checkMs, msOrNow, checkName, checkFunction, checkOptions } = require('./
 
 const CLIENT_OPTIONS = ['capacity'];
 const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
-// The core's flag bit for load-test traffic (`Flags::PRESSURE_TEST`).
-const PRESSURE_TEST_FLAG = 1;
 
 function statsFrom(s) {
   return {
@@ -34,7 +32,7 @@ function enterFlags(options) {
   if (typeof pressureTest !== 'boolean') {
     throw invalidArgument(`pressureTest must be a boolean, got ${describe(pressureTest)}`);
   }
-  return pressureTest ? PRESSURE_TEST_FLAG : 0;
+  return pressureTest ? PRESSURE_TEST_BIT : 0;
 }
 
 /**
@@ -49,7 +47,7 @@ class Client extends EventEmitter {
       throw invalidArgument(`capacity must be a number, got ${describe(capacity)}`);
     }
     this._table = new native.NativeTable(capacity);
-    this._handle = this._table.handle;
+    this._hot = this._table.hotPath();
     // Name -> point id: the name crosses N-API once, later calls pass the id.
     this._ids = new Map();
     this._points = new Map();
@@ -129,9 +127,10 @@ class Client extends EventEmitter {
       if (checked.nowMs !== undefined) now = checkMs(checked.nowMs, 'nowMs');
       flags = enterFlags(checked);
     }
-    const packed = nativeEnter(this._handle, id, now, flags);
-    if (now === NOW) now = CLOCK[0];
-    const entry = new Entry(this._handle, name, packed, now);
+    const hot = this._hot;
+    const packed = hot.enter(2 * id + flags, now);
+    if (now === NOW) now = hot.clock[0];
+    const entry = new Entry(hot, name, packed, now);
     if ((packed & DOWNGRADED_BIT) !== 0 && this.listenerCount('downgrade') > 0) {
       this._emitDowngrade(entry, now);
     }

@@ -1,5 +1,5 @@
 'use strict';
-const { exit: nativeExit, NOW, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
+const { NOW, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
 const { checkMs } = require('./arguments.js');
 const { DowngradedError } = require('./errors.js');
 
@@ -12,8 +12,8 @@ const EXITED = 2;
  * number; the start time is the one JavaScript passed in.
  */
 class Entry {
-  constructor(handle, point, packed, startMs) {
-    this._handle = handle;
+  constructor(hot, point, packed, startMs) {
+    this._hot = hot;
     this._packed = packed;
     this._state = OPEN;
     this.point = point;
@@ -57,7 +57,8 @@ class Entry {
     const now = nowMs === undefined ? NOW : checkMs(nowMs, 'nowMs');
     const failed = this._state === FAILED;
     this._state = EXITED;
-    nativeExit(this._handle, this._packed, this.startMs, now, failed);
+    if (failed) this._hot.exitError(this._packed, this.startMs, now);
+    else this._hot.exitOk(this._packed, this.startMs, now);
     return true;
   }
 }

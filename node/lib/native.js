@@ -5,17 +5,14 @@
 const native = require('./binding.js').load();
 
 const layout = native.entryLayout();
-// enter/exit as raw N-API callbacks: the cheapest call the addon can offer.
-const hot = native.hotPath();
 
 module.exports = {
   native,
-  enter: hot.enter,
-  exit: hot.exit,
-  // What enter/exit take for "now": the addon reads the clock, and enter
-  // leaves the time it used in CLOCK[0].
+  // What the hot-path functions take for "now": the addon reads the clock,
+  // and enter leaves the time it used in the table's `clock[0]`.
   NOW: -1,
-  CLOCK: hot.clock,
+  // A point key is 2 * pointId + this bit (the core's Flags::PRESSURE_TEST).
+  PRESSURE_TEST_BIT: 1,
   DOWNGRADED_BIT: layout.downgradedBit,
   REASON_SHIFT: layout.reasonShift,
   REASON_MASK: layout.reasonMask,

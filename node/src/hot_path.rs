@@ -1,70 +1,70 @@
 //! `enter` and `exit`, the two calls of every guarded request, as raw N-API
-//! callbacks.
+//! callbacks bound to one table.
 //!
 //! Why raw: a `#[napi]` function of napi-rs 3 opens and closes a borrow
-//! scope around every call (heap allocations included), which measured
-//! about ten times the cost of the decision itself. These two callbacks read
-//! plain numbers, call the core, and return one number, nothing more. The
-//! `unsafe` is limited to the N-API calls; everything they compute is in the
-//! safe functions [`enter_numbers`] and [`exit_numbers`], and a panic never
-//! crosses into JavaScript.
+//! scope around every call (heap allocations included), and a class method
+//! adds a type-tag check and an unwrap: together about ten times the cost of
+//! the decision itself. Each callback here gets its table from its own
+//! N-API `data` pointer (no lookup, no thread-local), reads two or three
+//! numbers, calls the core and returns at most one number. The `unsafe` is
+//! the N-API calls and the `data` pointer's lifetime; what the callbacks
+//! compute is in the safe [`enter_numbers`] and [`exit_numbers`], and a
+//! panic never crosses into JavaScript.
 //!
 //! When JavaScript passes `-1` for the time, the addon reads the clock and
-//! writes the time it used into a one-number `Float64Array` shared with
-//! JavaScript (`hotPath().clock`), so the entry learns its start time
-//! without a second call.
+//! writes the time it used into a one-number `Float64Array` over
+//! [`Hot::clock`], so the entry learns its start time without a second call.
 
 use std::cell::Cell;
-use std::ffi::CString;
+use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::rc::Rc;
 
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
-use napi_derive::napi;
-use sds_core::{ErrorCode, Flags, Outcome, PointId};
+use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
 use crate::entry_bits::{pack, unpack};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
-use crate::registry::with_table;
 use crate::time::{ms, ms_or_now};
 
-thread_local! {
-    /// The `clock` array of this thread's `hotPath()`; null until then.
-    static CLOCK_OUT: Cell<*mut f64> = const { Cell::new(ptr::null_mut()) };
+pub type Table = PointTable<Box<[Slot]>>;
+
+/// What the hot functions of one table share. Each function and the clock
+/// array hold one `Rc` share, released by their N-API finalizers, so the
+/// table lives as long as anything that can reach it. All on one JS thread.
+pub struct Hot {
+    table: Rc<Table>,
+    clock: Cell<f64>,
 }
 
-fn index(value: f64, what: &str) -> Result<u32, SdsError> {
-    if (0.0..=u32::MAX as f64).contains(&value) && value as u32 as f64 == value {
-        Ok(value as u32)
-    } else {
-        Err(invalid_argument(format!(
-            "{what} must be a 32-bit unsigned integer, got {value}"
-        )))
+/// `enter(key, nowMs)`: the packed entry and the time used. `key` is
+/// `2 * pointId + pressureTest`.
+pub fn enter_numbers(table: &Table, [key, now_ms]: [f64; 2]) -> Result<(f64, u64), SdsError> {
+    if !(0.0..=u32::MAX as f64 * 2.0).contains(&key) || key as u64 as f64 != key {
+        return Err(invalid_argument(format!(
+            "point key must be an integer >= 0, got {key}"
+        )));
     }
-}
-
-/// `enter(handle, id, nowMs, flags)`: the packed entry and the time used.
-pub fn enter_numbers(args: [f64; 4]) -> Result<(f64, u64), SdsError> {
-    let [handle, id, now_ms, flags] = args;
-    let (handle, id) = (index(handle, "handle")?, index(id, "point id")?);
+    let key = key as u64;
     let now = ms_or_now(now_ms, "nowMs")?;
-    let flags = Flags::from_bits(index(flags, "flags")?);
-    let entry = with_table(handle, |t| {
-        t.enter_point(PointId::from_index(id), now, flags)
-            .map_err(from_core)
-    })?;
+    let id = PointId::from_index((key >> 1) as u32);
+    let entry = table
+        .enter_point(id, now, Flags::from_bits((key & 1) as u32))
+        .map_err(from_core)?;
     Ok((pack(entry), now))
 }
 
-/// `exit(handle, packed, startMs, nowMs, failed)`.
-pub fn exit_numbers(args: [f64; 4], failed: bool) -> Result<(), SdsError> {
-    let [handle, packed, start_ms, now_ms] = args;
-    let handle = index(handle, "handle")?;
+/// `exitOk` / `exitError(packed, startMs, nowMs)`.
+pub fn exit_numbers(
+    table: &Table,
+    [packed, start_ms, now_ms]: [f64; 3],
+    outcome: Outcome,
+) -> Result<(), SdsError> {
     let entry = unpack(packed, ms(start_ms, "startMs")?)?;
     let now = ms_or_now(now_ms, "nowMs")?;
-    let outcome = if failed { Outcome::Error } else { Outcome::Ok };
-    with_table(handle, |t| t.exit(&entry, now, outcome).map_err(from_core))
+    table.exit(&entry, now, outcome).map_err(from_core)
 }
 
 /// Throws `error` as an `Error` with `.code`; returns the null that tells
@@ -76,15 +76,18 @@ unsafe fn throw(env: sys::napi_env, error: SdsError) -> sys::napi_value {
     ptr::null_mut()
 }
 
-/// Reads the callback's first `N` arguments as numbers and the next
-/// `BOOLS` as booleans; missing or mistyped ones are an error.
-unsafe fn read_args<const N: usize, const BOOLS: usize>(
+/// The callback's `Hot` and its first `N` arguments as numbers.
+///
+/// # Safety
+/// `info` is the callback info of a function made by [`hot_functions`],
+/// whose `data` is a live `Hot` share.
+unsafe fn read_args<'a, const N: usize>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-) -> Result<([f64; N], [bool; BOOLS]), SdsError> {
-    const MAX: usize = 8;
-    let mut argv = [ptr::null_mut(); MAX];
-    let mut argc = MAX;
+) -> Result<(&'a Hot, [f64; N]), SdsError> {
+    let mut argv = [ptr::null_mut(); N];
+    let mut argc = N;
+    let mut data = ptr::null_mut();
     let status = unsafe {
         sys::napi_get_cb_info(
             env,
@@ -92,13 +95,12 @@ unsafe fn read_args<const N: usize, const BOOLS: usize>(
             &mut argc,
             argv.as_mut_ptr(),
             ptr::null_mut(),
-            ptr::null_mut(),
+            &mut data,
         )
     };
-    if status != sys::Status::napi_ok || argc < N + BOOLS {
+    if status != sys::Status::napi_ok || data.is_null() || argc < N {
         return Err(invalid_argument(format!(
-            "expected {} arguments, got {argc}",
-            N + BOOLS
+            "expected {N} arguments, got {argc}"
         )));
     }
     let mut numbers = [0.0; N];
@@ -107,16 +109,7 @@ unsafe fn read_args<const N: usize, const BOOLS: usize>(
             return Err(invalid_argument(format!("argument {i} must be a number")));
         }
     }
-    let mut bools = [false; BOOLS];
-    for (i, slot) in bools.iter_mut().enumerate() {
-        if unsafe { sys::napi_get_value_bool(env, argv[N + i], slot) } != sys::Status::napi_ok {
-            return Err(invalid_argument(format!(
-                "argument {} must be a boolean",
-                N + i
-            )));
-        }
-    }
-    Ok((numbers, bools))
+    Ok((unsafe { &*data.cast::<Hot>() }, numbers))
 }
 
 fn panicked() -> SdsError {
@@ -128,17 +121,14 @@ unsafe extern "C" fn enter_callback(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let (numbers, []) = unsafe { read_args::<4, 0>(env, info) }?;
-        enter_numbers(numbers)
+        let (hot, args) = unsafe { read_args::<2>(env, info) }?;
+        let (packed, now) = enter_numbers(&hot.table, args)?;
+        hot.clock.set(now as f64);
+        Ok(packed)
     }))
     .unwrap_or_else(|_| Err(panicked()));
     match result {
-        Ok((packed, now)) => {
-            let clock = CLOCK_OUT.with(Cell::get);
-            if !clock.is_null() {
-                // Points into the ArrayBuffer that `hot_path` keeps alive.
-                unsafe { clock.write(now as f64) };
-            }
+        Ok(packed) => {
             let mut value = ptr::null_mut();
             // A small integer comes back as a V8 Smi: no allocation.
             if unsafe { sys::napi_create_double(env, packed, &mut value) } != sys::Status::napi_ok {
@@ -150,13 +140,14 @@ unsafe extern "C" fn enter_callback(
     }
 }
 
-unsafe extern "C" fn exit_callback(
+unsafe fn exit_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
+    outcome: Outcome,
 ) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let (numbers, [failed]) = unsafe { read_args::<4, 1>(env, info) }?;
-        exit_numbers(numbers, failed)
+        let (hot, args) = unsafe { read_args::<3>(env, info) }?;
+        exit_numbers(&hot.table, args, outcome)
     }))
     .unwrap_or_else(|_| Err(panicked()));
     match result {
@@ -166,85 +157,120 @@ unsafe extern "C" fn exit_callback(
     }
 }
 
+unsafe extern "C" fn exit_ok_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    unsafe { exit_callback(env, info, Outcome::Ok) }
+}
+
+unsafe extern "C" fn exit_error_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    unsafe { exit_callback(env, info, Outcome::Error) }
+}
+
+/// One `Rc` share of `hot` as an N-API data pointer.
+fn share(hot: &Rc<Hot>) -> *mut c_void {
+    Rc::into_raw(Rc::clone(hot)) as *mut c_void
+}
+
+/// N-API finalizer: gives back the share that `share` made (as `data` of a
+/// function, or as the `hint` of the clock's buffer).
+unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
+    let shared = if hint.is_null() { data } else { hint };
+    drop(unsafe { Rc::from_raw(shared as *const Hot) });
+}
+
+fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(format!("{what} failed")))
+    }
+}
+
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
 unsafe fn add_function(
     env: sys::napi_env,
     object: sys::napi_value,
-    name: &std::ffi::CStr,
+    name: &CStr,
     callback: Callback,
+    hot: &Rc<Hot>,
 ) -> napi::Result<()> {
+    let data = share(hot);
     let mut function = ptr::null_mut();
-    let status = unsafe {
-        sys::napi_create_function(
-            env,
-            name.as_ptr(),
-            name.to_bytes().len() as isize,
-            Some(callback),
-            ptr::null_mut(),
-            &mut function,
-        )
+    let len = name.to_bytes().len() as isize;
+    let created = unsafe {
+        sys::napi_create_function(env, name.as_ptr(), len, Some(callback), data, &mut function)
     };
-    if status != sys::Status::napi_ok {
-        return Err(napi::Error::from_reason("napi_create_function failed"));
+    if let Err(e) = check(created, "napi_create_function") {
+        unsafe { release(env, data, ptr::null_mut()) };
+        return Err(e);
     }
-    if unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), function) }
-        != sys::Status::napi_ok
-    {
-        return Err(napi::Error::from_reason("napi_set_named_property failed"));
-    }
-    Ok(())
+    check(
+        unsafe {
+            sys::napi_add_finalizer(
+                env,
+                function,
+                data,
+                Some(release),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        },
+        "napi_add_finalizer",
+    )?;
+    check(
+        unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), function) },
+        "napi_set_named_property",
+    )
 }
 
-/// A `Float64Array` of one element over memory the addon may write, kept
-/// alive for the life of the environment.
-unsafe fn clock_array(env: sys::napi_env) -> napi::Result<sys::napi_value> {
-    let fail = |what: &str| Err(napi::Error::from_reason(format!("{what} failed")));
-    let mut data = ptr::null_mut();
+/// A `Float64Array` of one element over `hot.clock`; its buffer holds a share.
+unsafe fn clock_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_value> {
+    let hint = share(hot);
     let mut buffer = ptr::null_mut();
-    if unsafe { sys::napi_create_arraybuffer(env, 8, &mut data, &mut buffer) }
-        != sys::Status::napi_ok
-    {
-        return fail("napi_create_arraybuffer");
-    }
-    let mut reference = ptr::null_mut();
-    if unsafe { sys::napi_create_reference(env, buffer, 1, &mut reference) } != sys::Status::napi_ok
-    {
-        return fail("napi_create_reference");
+    let memory = hot.clock.as_ptr().cast::<c_void>();
+    let created = unsafe {
+        sys::napi_create_external_arraybuffer(env, memory, 8, Some(release), hint, &mut buffer)
+    };
+    if let Err(e) = check(created, "napi_create_external_arraybuffer") {
+        unsafe { release(env, ptr::null_mut(), hint) };
+        return Err(e);
     }
     let mut array = ptr::null_mut();
     let float64 = sys::TypedarrayType::float64_array;
-    if unsafe { sys::napi_create_typedarray(env, float64, 1, buffer, 0, &mut array) }
-        != sys::Status::napi_ok
-    {
-        return fail("napi_create_typedarray");
-    }
-    CLOCK_OUT.with(|c| c.set(data.cast()));
+    check(
+        unsafe { sys::napi_create_typedarray(env, float64, 1, buffer, 0, &mut array) },
+        "napi_create_typedarray",
+    )?;
     Ok(array)
 }
 
-/// The hot-path functions: `enter(handle, id, nowMs, flags)` returns the
-/// packed entry; `exit(handle, packed, startMs, nowMs, failed)` settles it.
-/// `-1` for a time means now; `clock[0]` is the time the last `enter` used.
-#[napi(
-    namespace = "native",
-    ts_return_type = "{ enter(handle: number, id: number, nowMs: number, flags: number): number; exit(handle: number, packed: number, startMs: number, nowMs: number, failed: boolean): void; clock: Float64Array }"
-)]
-pub fn hot_path(env: Env) -> napi::Result<Object<'static>> {
-    let raw_env = env.raw();
+/// `{ enter, exitOk, exitError, clock }` bound to `table`.
+pub fn hot_functions(env: &Env, table: &Rc<Table>) -> napi::Result<Object<'static>> {
+    let env = env.raw();
+    let hot = Rc::new(Hot {
+        table: Rc::clone(table),
+        clock: Cell::new(0.0),
+    });
     let mut object = ptr::null_mut();
-    if unsafe { sys::napi_create_object(raw_env, &mut object) } != sys::Status::napi_ok {
-        return Err(napi::Error::from_reason("napi_create_object failed"));
-    }
+    check(
+        unsafe { sys::napi_create_object(env, &mut object) },
+        "napi_create_object",
+    )?;
     unsafe {
-        add_function(raw_env, object, c"enter", enter_callback)?;
-        add_function(raw_env, object, c"exit", exit_callback)?;
-        let clock = clock_array(raw_env)?;
-        if sys::napi_set_named_property(raw_env, object, c"clock".as_ptr(), clock)
-            != sys::Status::napi_ok
-        {
-            return Err(napi::Error::from_reason("napi_set_named_property failed"));
-        }
+        add_function(env, object, c"enter", enter_callback, &hot)?;
+        add_function(env, object, c"exitOk", exit_ok_callback, &hot)?;
+        add_function(env, object, c"exitError", exit_error_callback, &hot)?;
+        let clock = clock_array(env, &hot)?;
+        check(
+            sys::napi_set_named_property(env, object, c"clock".as_ptr(), clock),
+            "napi_set_named_property",
+        )?;
     }
-    Ok(Object::from_raw(raw_env, object))
+    Ok(Object::from_raw(env, object))
 }

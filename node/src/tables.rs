@@ -1,12 +1,15 @@
 //! `NativeTable`: owns one client's `PointTable` (through its handle) and
 //! serves the calls that are not on the hot path.
 
+use std::rc::Rc;
+
 use napi::bindgen_prelude::Object;
+use napi::Env;
 use napi_derive::napi;
 use sds_core::{Error, PointId, PointTable, Slot, Stats, Strategy, MAX_CAPACITY};
 
 use crate::errors::{from_core, from_json, invalid_argument, SdsError};
-use crate::registry::{register, unregister, with_table};
+use crate::hot_path::{hot_functions, Table};
 use crate::strategy_object::strategy_from_object;
 use crate::time::{is_count, ms};
 
@@ -46,13 +49,8 @@ impl From<Stats> for NativeStats {
 /// The points of one client. Names are the UTF-8 bytes of the JS string.
 #[napi(namespace = "native")]
 pub struct NativeTable {
-    handle: u32,
-}
-
-impl Drop for NativeTable {
-    fn drop(&mut self) {
-        unregister(self.handle);
-    }
+    // Shared with this table's hot-path functions, which may outlive it.
+    table: Rc<Table>,
 }
 
 #[napi(namespace = "native")]
@@ -73,22 +71,25 @@ impl NativeTable {
         let slots: Box<[Slot]> = (0..capacity as usize).map(|_| Slot::new()).collect();
         let table = PointTable::new(slots).map_err(from_core)?;
         Ok(NativeTable {
-            handle: register(table),
+            table: Rc::new(table),
         })
     }
 
-    /// The number `enter` and `exit` take to find this table.
-    #[napi(getter)]
-    pub fn handle(&self) -> u32 {
-        self.handle
+    /// This table's hot-path functions: `enter(key, nowMs)` with
+    /// `key = 2 * pointId + (pressureTest ? 1 : 0)` returns the packed entry;
+    /// `exitOk` / `exitError(packed, startMs, nowMs)` settle it. `-1` for a
+    /// time means now; `clock[0]` is the time the last `enter` used.
+    #[napi(
+        ts_return_type = "{ enter(key: number, nowMs: number): number; exitOk(packed: number, startMs: number, nowMs: number): void; exitError(packed: number, startMs: number, nowMs: number): void; clock: Float64Array }"
+    )]
+    pub fn hot_path(&self, env: Env) -> napi::Result<Object<'static>> {
+        hot_functions(&env, &self.table)
     }
 
     /// The id of the point `name`, created if needed.
     #[napi]
     pub fn insert(&self, name: String) -> Result<u32, SdsError> {
-        with_table(self.handle, |t| {
-            Ok(t.insert(name.as_bytes()).map_err(from_core)?.index())
-        })
+        self.with(|t| Ok(t.insert(name.as_bytes()).map_err(from_core)?.index()))
     }
 
     /// Sets the strategy of `name` from a JSON text; returns the point's id.
@@ -106,8 +107,12 @@ impl NativeTable {
         self.set(&name, &strategy)
     }
 
+    fn with<R>(&self, f: impl FnOnce(&Table) -> Result<R, SdsError>) -> Result<R, SdsError> {
+        f(&self.table)
+    }
+
     fn set(&self, name: &str, strategy: &Strategy) -> Result<u32, SdsError> {
-        with_table(self.handle, |t| {
+        self.with(|t| {
             let id = t
                 .set_strategy(name.as_bytes(), strategy)
                 .map_err(from_core)?;
@@ -118,16 +123,14 @@ impl NativeTable {
     /// Removes the strategy of `name`; its counters stay.
     #[napi]
     pub fn remove_strategy(&self, name: String) -> Result<(), SdsError> {
-        with_table(self.handle, |t| {
-            t.remove_strategy(name.as_bytes()).map_err(from_core)
-        })
+        self.with(|t| t.remove_strategy(name.as_bytes()).map_err(from_core))
     }
 
     /// The stats of point `id`.
     #[napi]
     pub fn stats(&self, id: u32, now_ms: f64) -> Result<NativeStats, SdsError> {
         let now = ms(now_ms, "nowMs")?;
-        with_table(self.handle, |t| {
+        self.with(|t| {
             let point = t.point(PointId::from_index(id)).map_err(from_core)?;
             Ok(point.stats(now).into())
         })
@@ -138,20 +141,18 @@ impl NativeTable {
     #[napi]
     pub fn stats_by_name(&self, name: String, now_ms: f64) -> Result<NativeStats, SdsError> {
         let now = ms(now_ms, "nowMs")?;
-        with_table(self.handle, |t| {
-            Ok(t.stats(name.as_bytes(), now).map_err(from_core)?.into())
-        })
+        self.with(|t| Ok(t.stats(name.as_bytes(), now).map_err(from_core)?.into()))
     }
 
     /// How many points exist.
     #[napi(getter)]
     pub fn point_count(&self) -> Result<u32, SdsError> {
-        with_table(self.handle, |t| Ok(t.len() as u32))
+        self.with(|t| Ok(t.len() as u32))
     }
 
     /// How many points fit.
     #[napi(getter)]
     pub fn capacity(&self) -> Result<u32, SdsError> {
-        with_table(self.handle, |t| Ok(t.capacity() as u32))
+        self.with(|t| Ok(t.capacity() as u32))
     }
 }

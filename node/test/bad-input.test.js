@@ -173,15 +173,38 @@ test('SlidingWindow: bad parameters and inputs', () => {
   assert.equal(w.sum(T), 0);
 });
 
-test('the raw addon refuses forged handles and entries', () => {
-  const hot = native.hotPath();
-  throwsSds(() => hot.enter(99999, 0, T, 0), 'SDS_CLOSED');
-  throwsSds(() => hot.enter(0, 0, 1.5, 0), 'SDS_INVALID_ARGUMENT', /nowMs/);
-  throwsSds(() => hot.enter(0, 0), 'SDS_INVALID_ARGUMENT', /arguments/);
-  throwsSds(() => hot.enter('0', 0, T, 0), 'SDS_INVALID_ARGUMENT', /number/);
+test('the raw addon refuses forged keys and entries', () => {
   const table = new native.NativeTable(2);
-  throwsSds(() => hot.enter(table.handle, 1, T, 0), 'SDS_INVALID_ENTRY');
-  throwsSds(() => hot.exit(table.handle, -3, T, T, false), 'SDS_INVALID_ENTRY');
-  throwsSds(() => hot.exit(table.handle, 2 ** 50, T, T, false), 'SDS_INVALID_ENTRY');
-  throwsSds(() => hot.exit(table.handle, 0, T, T, 'no'), 'SDS_INVALID_ARGUMENT', /boolean/);
+  const hot = table.hotPath();
+  throwsSds(() => hot.enter(2, T), 'SDS_INVALID_ENTRY'); // point 1 was never created
+  throwsSds(() => hot.enter(0, 1.5), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(() => hot.enter(-2, T), 'SDS_INVALID_ARGUMENT', /key/);
+  throwsSds(() => hot.enter(0), 'SDS_INVALID_ARGUMENT', /arguments/);
+  throwsSds(() => hot.enter('0', T), 'SDS_INVALID_ARGUMENT', /number/);
+  throwsSds(() => hot.exitOk(-3, T, T), 'SDS_INVALID_ENTRY');
+  throwsSds(() => hot.exitError(2 ** 50, T, T), 'SDS_INVALID_ENTRY');
+  throwsSds(() => hot.exitOk(0, -5, T), 'SDS_INVALID_ARGUMENT', /startMs/);
+  const id = table.insert('p');
+  const packed = hot.enter(2 * id, T);
+  assert.equal(hot.clock[0], T);
+  hot.exitOk(packed, T, T);
+  assert.equal(table.stats(id, T).visit, 1);
+});
+
+test('hot-path functions keep their table alive after the client is gone', () => {
+  const script = `
+    const { native } = require(${JSON.stringify(require('node:path').join(__dirname, '..'))});
+    function orphan() {
+      const table = new native.NativeTable(1);
+      const id = table.insert('p');
+      return { hot: table.hotPath(), id };
+    }
+    const { hot, id } = orphan();
+    for (let i = 0; i < 5; i++) { new native.NativeTable(1000); global.gc(); }
+    const packed = hot.enter(2 * id, ${T});
+    hot.exitOk(packed, ${T}, ${T});
+    console.log(hot.clock[0]);
+  `;
+  const out = require('node:child_process').execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
+  assert.equal(out.trim(), String(T));
 });
