@@ -3,6 +3,23 @@
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, final
 
+from typing_extensions import disjoint_base
+
+__all__ = [
+    "Entry",
+    "_register_errors",
+    "Strategy",
+    "PointHandle",
+    "Table",
+    "SlidingWindow",
+    "now_ms",
+    "__version__",
+    "ERROR_CODES",
+    "REASONS",
+    "MAX_CAPACITY",
+    "MAX_NAME_LEN",
+]
+
 __version__: str
 ERROR_CODES: Dict[str, Tuple[int, str]]
 REASONS: Tuple[str, ...]
@@ -37,9 +54,10 @@ class Strategy:
     @staticmethod
     def fields() -> List[str]:
         """The snake_case field names, in SDS's order."""
+    # A slot at runtime (tp_getattro), so stubtest is told to skip it.
     def __getattr__(self, name: str) -> int: ...
-    def __eq__(self, other: object) -> bool: ...
-    def __ne__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
@@ -65,6 +83,7 @@ class Entry:
         _traceback: Optional[TracebackType] = None,
     ) -> bool: ...
 
+@disjoint_base
 class Table:
     """A table of points with a fixed capacity (the base of `sds.Client`)."""
 
@@ -81,6 +100,7 @@ class Table:
     def stats(self, point: str, now_ms: Optional[int] = None) -> Dict[str, Any]: ...
     def on_downgrade(self, callback: _C) -> _C: ...
 
+@disjoint_base
 class PointHandle:
     """One point of a table, found once (the base of `sds.Point`)."""
 
