@@ -174,12 +174,14 @@ export declare namespace native {
     /** A table of `capacity` points (1 to 2^20). */
     constructor(capacity: number)
     /**
-     * This table's hot-path functions: `enter(key, nowMs)` with
-     * `key = 2 * pointId + (pressureTest ? 1 : 0)` returns the packed entry;
-     * `exitOk` / `exitError(packed, startMs, nowMs)` settle it. `-1` for a
-     * time means now; `clock[0]` is the time the last `enter` used.
+     * This table's hot-path functions, which take and give their numbers
+     * through `io` (see node/src/hot_path.rs): `enter()` reads the point key
+     * `2 * pointId + pressureTest` and the time from `io[0..2]` and leaves
+     * the packed entry and the time used there; `exitOk()` / `exitError()`
+     * read the packed entry, its start time and the time from `io[0..3]`.
+     * `-1` for a time means now.
      */
-    hotPath(): { enter(key: number, nowMs: number): number; exitOk(packed: number, startMs: number, nowMs: number): void; exitError(packed: number, startMs: number, nowMs: number): void; clock: Float64Array }
+    hotPath(): { enter(): void; exitOk(): void; exitError(): void; io: Float64Array }
     /** The id of the point `name`, created if needed. */
     insert(name: string): number
     /** Sets the strategy of `name` from a JSON text; returns the point's id. */

@@ -127,12 +127,16 @@ class Client extends EventEmitter {
       if (checked.nowMs !== undefined) now = checkMs(checked.nowMs, 'nowMs');
       flags = enterFlags(checked);
     }
+    // Arguments and results travel through hot.io (see node/src/hot_path.rs).
     const hot = this._hot;
-    const packed = hot.enter(2 * id + flags, now);
-    if (now === NOW) now = hot.clock[0];
-    const entry = new Entry(hot, name, packed, now);
+    const io = hot.io;
+    io[0] = 2 * id + flags;
+    io[1] = now;
+    hot.enter();
+    const packed = io[0];
+    const entry = new Entry(hot, name, packed, io[1]);
     if ((packed & DOWNGRADED_BIT) !== 0 && this.listenerCount('downgrade') > 0) {
-      this._emitDowngrade(entry, now);
+      this._emitDowngrade(entry, entry.startMs);
     }
     return entry;
   }

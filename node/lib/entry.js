@@ -57,8 +57,13 @@ class Entry {
     const now = nowMs === undefined ? NOW : checkMs(nowMs, 'nowMs');
     const failed = this._state === FAILED;
     this._state = EXITED;
-    if (failed) this._hot.exitError(this._packed, this.startMs, now);
-    else this._hot.exitOk(this._packed, this.startMs, now);
+    const hot = this._hot;
+    const io = hot.io;
+    io[0] = this._packed;
+    io[1] = this.startMs;
+    io[2] = now;
+    if (failed) hot.exitError();
+    else hot.exitOk();
     return true;
   }
 }

@@ -9,7 +9,7 @@ const layout = native.entryLayout();
 module.exports = {
   native,
   // What the hot-path functions take for "now": the addon reads the clock,
-  // and enter leaves the time it used in the table's `clock[0]`.
+  // and enter leaves the time it used in `io[1]`.
   NOW: -1,
   // A point key is 2 * pointId + this bit (the core's Flags::PRESSURE_TEST).
   PRESSURE_TEST_BIT: 1,

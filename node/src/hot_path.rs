@@ -5,15 +5,23 @@
 //! scope around every call (heap allocations included), and a class method
 //! adds a type-tag check and an unwrap: together about ten times the cost of
 //! the decision itself. Each callback here gets its table from its own
-//! N-API `data` pointer (no lookup, no thread-local), reads two or three
-//! numbers, calls the core and returns at most one number. The `unsafe` is
-//! the N-API calls and the `data` pointer's lifetime; what the callbacks
-//! compute is in the safe [`enter_numbers`] and [`exit_numbers`], and a
-//! panic never crosses into JavaScript.
+//! N-API `data` pointer (no lookup, no thread-local) and calls the core.
 //!
-//! When JavaScript passes `-1` for the time, the addon reads the clock and
-//! writes the time it used into a one-number `Float64Array` over
-//! [`Hot::clock`], so the entry learns its start time without a second call.
+//! Even the arguments skip N-API: converting a JavaScript number costs a
+//! type check and a call each way, so the numbers travel through `io`, a
+//! `Float64Array` of four over memory of [`Hot`] that JavaScript writes
+//! before the call and reads after it (one thread, no callbacks into
+//! JavaScript in between, so nothing else can touch it):
+//!
+//! - `enter()`: in `io[0]` the point key (`2 * pointId + pressureTest`),
+//!   `io[1]` the time or `-1` for now; out `io[0]` the packed entry,
+//!   `io[1]` the time used.
+//! - `exitOk()` / `exitError()`: in `io[0]` the packed entry, `io[1]` its
+//!   start time, `io[2]` the time or `-1` for now.
+//!
+//! The `unsafe` is the N-API calls and the `data` pointer's lifetime; what
+//! the callbacks compute is in the safe [`enter_numbers`] and
+//! [`exit_numbers`], and a panic never crosses into JavaScript.
 
 use std::cell::Cell;
 use std::ffi::{c_void, CStr, CString};
@@ -31,12 +39,20 @@ use crate::time::{ms, ms_or_now};
 
 pub type Table = PointTable<Box<[Slot]>>;
 
-/// What the hot functions of one table share. Each function and the clock
+/// What the hot functions of one table share. Each function and the `io`
 /// array hold one `Rc` share, released by their N-API finalizers, so the
 /// table lives as long as anything that can reach it. All on one JS thread.
 pub struct Hot {
     table: Rc<Table>,
-    clock: Cell<f64>,
+    io: [Cell<f64>; IO_LEN],
+}
+
+const IO_LEN: usize = 4;
+
+impl Hot {
+    fn read<const N: usize>(&self) -> [f64; N] {
+        core::array::from_fn(|i| self.io[i].get())
+    }
 }
 
 /// `enter(key, nowMs)`: the packed entry and the time used. `key` is
@@ -76,40 +92,31 @@ unsafe fn throw(env: sys::napi_env, error: SdsError) -> sys::napi_value {
     ptr::null_mut()
 }
 
-/// The callback's `Hot` and its first `N` arguments as numbers.
+/// The callback's `Hot`.
 ///
 /// # Safety
 /// `info` is the callback info of a function made by [`hot_functions`],
 /// whose `data` is a live `Hot` share.
-unsafe fn read_args<'a, const N: usize>(
+unsafe fn hot_of<'a>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-) -> Result<(&'a Hot, [f64; N]), SdsError> {
-    let mut argv = [ptr::null_mut(); N];
-    let mut argc = N;
+) -> Result<&'a Hot, SdsError> {
+    let mut argc = 0;
     let mut data = ptr::null_mut();
     let status = unsafe {
         sys::napi_get_cb_info(
             env,
             info,
             &mut argc,
-            argv.as_mut_ptr(),
+            ptr::null_mut(),
             ptr::null_mut(),
             &mut data,
         )
     };
-    if status != sys::Status::napi_ok || data.is_null() || argc < N {
-        return Err(invalid_argument(format!(
-            "expected {N} arguments, got {argc}"
-        )));
+    if status != sys::Status::napi_ok || data.is_null() {
+        return Err(invalid_argument("not a hot-path function of a table"));
     }
-    let mut numbers = [0.0; N];
-    for (i, slot) in numbers.iter_mut().enumerate() {
-        if unsafe { sys::napi_get_value_double(env, argv[i], slot) } != sys::Status::napi_ok {
-            return Err(invalid_argument(format!("argument {i} must be a number")));
-        }
-    }
-    Ok((unsafe { &*data.cast::<Hot>() }, numbers))
+    Ok(unsafe { &*data.cast::<Hot>() })
 }
 
 fn panicked() -> SdsError {
@@ -121,21 +128,16 @@ unsafe extern "C" fn enter_callback(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let (hot, args) = unsafe { read_args::<2>(env, info) }?;
-        let (packed, now) = enter_numbers(&hot.table, args)?;
-        hot.clock.set(now as f64);
-        Ok(packed)
+        let hot = unsafe { hot_of(env, info) }?;
+        let (packed, now) = enter_numbers(&hot.table, hot.read())?;
+        hot.io[0].set(packed);
+        hot.io[1].set(now as f64);
+        Ok(())
     }))
     .unwrap_or_else(|_| Err(panicked()));
     match result {
-        Ok(packed) => {
-            let mut value = ptr::null_mut();
-            // A small integer comes back as a V8 Smi: no allocation.
-            if unsafe { sys::napi_create_double(env, packed, &mut value) } != sys::Status::napi_ok {
-                return ptr::null_mut();
-            }
-            value
-        }
+        // Returning null from a callback gives JavaScript `undefined`.
+        Ok(()) => ptr::null_mut(),
         Err(error) => unsafe { throw(env, error) },
     }
 }
@@ -146,8 +148,8 @@ unsafe fn exit_callback(
     outcome: Outcome,
 ) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let (hot, args) = unsafe { read_args::<3>(env, info) }?;
-        exit_numbers(&hot.table, args, outcome)
+        let hot = unsafe { hot_of(env, info) }?;
+        exit_numbers(&hot.table, hot.read(), outcome)
     }))
     .unwrap_or_else(|_| Err(panicked()));
     match result {
@@ -177,7 +179,7 @@ fn share(hot: &Rc<Hot>) -> *mut c_void {
 }
 
 /// N-API finalizer: gives back the share that `share` made (as `data` of a
-/// function, or as the `hint` of the clock's buffer).
+/// function, or as the `hint` of the `io` buffer).
 unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
     let shared = if hint.is_null() { data } else { hint };
     drop(unsafe { Rc::from_raw(shared as *const Hot) });
@@ -229,13 +231,15 @@ unsafe fn add_function(
     )
 }
 
-/// A `Float64Array` of one element over `hot.clock`; its buffer holds a share.
-unsafe fn clock_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_value> {
+/// A `Float64Array` over `hot.io`; its buffer holds a share.
+unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_value> {
     let hint = share(hot);
     let mut buffer = ptr::null_mut();
-    let memory = hot.clock.as_ptr().cast::<c_void>();
+    // `[Cell<f64>; N]` has the layout of `[f64; N]`.
+    let memory = hot.io.as_ptr().cast_mut().cast::<c_void>();
+    let bytes = IO_LEN * std::mem::size_of::<f64>();
     let created = unsafe {
-        sys::napi_create_external_arraybuffer(env, memory, 8, Some(release), hint, &mut buffer)
+        sys::napi_create_external_arraybuffer(env, memory, bytes, Some(release), hint, &mut buffer)
     };
     if let Err(e) = check(created, "napi_create_external_arraybuffer") {
         unsafe { release(env, ptr::null_mut(), hint) };
@@ -244,18 +248,18 @@ unsafe fn clock_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::na
     let mut array = ptr::null_mut();
     let float64 = sys::TypedarrayType::float64_array;
     check(
-        unsafe { sys::napi_create_typedarray(env, float64, 1, buffer, 0, &mut array) },
+        unsafe { sys::napi_create_typedarray(env, float64, IO_LEN, buffer, 0, &mut array) },
         "napi_create_typedarray",
     )?;
     Ok(array)
 }
 
-/// `{ enter, exitOk, exitError, clock }` bound to `table`.
+/// `{ enter, exitOk, exitError, io }` bound to `table`.
 pub fn hot_functions(env: &Env, table: &Rc<Table>) -> napi::Result<Object<'static>> {
     let env = env.raw();
     let hot = Rc::new(Hot {
         table: Rc::clone(table),
-        clock: Cell::new(0.0),
+        io: Default::default(),
     });
     let mut object = ptr::null_mut();
     check(
@@ -266,9 +270,9 @@ pub fn hot_functions(env: &Env, table: &Rc<Table>) -> napi::Result<Object<'stati
         add_function(env, object, c"enter", enter_callback, &hot)?;
         add_function(env, object, c"exitOk", exit_ok_callback, &hot)?;
         add_function(env, object, c"exitError", exit_error_callback, &hot)?;
-        let clock = clock_array(env, &hot)?;
+        let io = io_array(env, &hot)?;
         check(
-            sys::napi_set_named_property(env, object, c"clock".as_ptr(), clock),
+            sys::napi_set_named_property(env, object, c"io".as_ptr(), io),
             "napi_set_named_property",
         )?;
     }

@@ -75,12 +75,14 @@ impl NativeTable {
         })
     }
 
-    /// This table's hot-path functions: `enter(key, nowMs)` with
-    /// `key = 2 * pointId + (pressureTest ? 1 : 0)` returns the packed entry;
-    /// `exitOk` / `exitError(packed, startMs, nowMs)` settle it. `-1` for a
-    /// time means now; `clock[0]` is the time the last `enter` used.
+    /// This table's hot-path functions, which take and give their numbers
+    /// through `io` (see node/src/hot_path.rs): `enter()` reads the point key
+    /// `2 * pointId + pressureTest` and the time from `io[0..2]` and leaves
+    /// the packed entry and the time used there; `exitOk()` / `exitError()`
+    /// read the packed entry, its start time and the time from `io[0..3]`.
+    /// `-1` for a time means now.
     #[napi(
-        ts_return_type = "{ enter(key: number, nowMs: number): number; exitOk(packed: number, startMs: number, nowMs: number): void; exitError(packed: number, startMs: number, nowMs: number): void; clock: Float64Array }"
+        ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; io: Float64Array }"
     )]
     pub fn hot_path(&self, env: Env) -> napi::Result<Object<'static>> {
         hot_functions(&env, &self.table)

@@ -176,19 +176,22 @@ test('SlidingWindow: bad parameters and inputs', () => {
 test('the raw addon refuses forged keys and entries', () => {
   const table = new native.NativeTable(2);
   const hot = table.hotPath();
-  throwsSds(() => hot.enter(2, T), 'SDS_INVALID_ENTRY'); // point 1 was never created
-  throwsSds(() => hot.enter(0, 1.5), 'SDS_INVALID_ARGUMENT', /nowMs/);
-  throwsSds(() => hot.enter(-2, T), 'SDS_INVALID_ARGUMENT', /key/);
-  throwsSds(() => hot.enter(0), 'SDS_INVALID_ARGUMENT', /arguments/);
-  throwsSds(() => hot.enter('0', T), 'SDS_INVALID_ARGUMENT', /number/);
-  throwsSds(() => hot.exitOk(-3, T, T), 'SDS_INVALID_ENTRY');
-  throwsSds(() => hot.exitError(2 ** 50, T, T), 'SDS_INVALID_ENTRY');
-  throwsSds(() => hot.exitOk(0, -5, T), 'SDS_INVALID_ARGUMENT', /startMs/);
+  const call = (fn, ...numbers) => { hot.io.set(numbers); return () => fn(); };
+  throwsSds(call(hot.enter, 2, T), 'SDS_INVALID_ENTRY'); // point 1 was never created
+  throwsSds(call(hot.enter, 0, 1.5), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(call(hot.enter, 0, NaN), 'SDS_INVALID_ARGUMENT', /nowMs/);
+  throwsSds(call(hot.enter, -2, T), 'SDS_INVALID_ARGUMENT', /key/);
+  throwsSds(call(hot.exitOk, -3, T, T), 'SDS_INVALID_ENTRY');
+  throwsSds(call(hot.exitError, 2 ** 50, T, T), 'SDS_INVALID_ENTRY');
+  throwsSds(call(hot.exitOk, 0, -5, T), 'SDS_INVALID_ARGUMENT', /startMs/);
   const id = table.insert('p');
-  const packed = hot.enter(2 * id, T);
-  assert.equal(hot.clock[0], T);
-  hot.exitOk(packed, T, T);
+  hot.io.set([2 * id, T]);
+  hot.enter();
+  assert.equal(hot.io[1], T);
+  hot.io.set([hot.io[0], T, T]);
+  hot.exitOk();
   assert.equal(table.stats(id, T).visit, 1);
+  assert.equal(table.stats(id, T).concurrent, 0);
 });
 
 test('hot-path functions keep their table alive after the client is gone', () => {
@@ -201,9 +204,11 @@ test('hot-path functions keep their table alive after the client is gone', () =>
     }
     const { hot, id } = orphan();
     for (let i = 0; i < 5; i++) { new native.NativeTable(1000); global.gc(); }
-    const packed = hot.enter(2 * id, ${T});
-    hot.exitOk(packed, ${T}, ${T});
-    console.log(hot.clock[0]);
+    hot.io.set([2 * id, ${T}]);
+    hot.enter();
+    hot.io.set([hot.io[0], ${T}, ${T}]);
+    hot.exitOk();
+    console.log(hot.io[1]);
   `;
   const out = require('node:child_process').execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
   assert.equal(out.trim(), String(T));
