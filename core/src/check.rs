@@ -2,6 +2,7 @@
 //! Arithmetic is done in `i128`, so no threshold (up to `i64::MAX`) and no
 //! count can overflow.
 
+use crate::counters::Counter;
 use crate::reason::Reason;
 use crate::strategy::Strategy;
 
@@ -21,6 +22,18 @@ pub(crate) trait Reading {
     fn exception(&self) -> u64;
     /// Sliding timeouts.
     fn timeout(&self) -> u64;
+}
+
+/// The sliding sums (indexed by `counters::Counter`) that `s`'s rules read
+/// whenever they run, so a point fetches them in one walk; the downgrade sum
+/// is read only in the branches that need it.
+pub(crate) fn sums_needed(s: &Strategy) -> [bool; 4] {
+    let rate = exception_rate_on(s);
+    let mut wanted = [false; 4];
+    wanted[Counter::Visit as usize] = s.visit_threshold >= 0 || rate;
+    wanted[Counter::Exception as usize] = s.exception_threshold >= 0 || rate;
+    wanted[Counter::Timeout as usize] = s.timeout_count_threshold >= 0;
+    wanted
 }
 
 /// A rule: whether it fails for this strategy and reading.

@@ -25,6 +25,7 @@
 extern crate std;
 
 mod check;
+mod counters;
 mod delay;
 mod entry;
 mod error;

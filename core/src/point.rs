@@ -5,6 +5,7 @@
 use core::cell::Cell;
 
 use crate::check::{first_failure, Reading};
+use crate::counters::{Counter, Counters, Sums};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
@@ -12,7 +13,7 @@ use crate::reason::Reason;
 use crate::strategy::Strategy;
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
-use crate::window::{SdsCounterWindow, SdsMaxConcurrencyWindow, SlidingWindow};
+use crate::window::{SdsMaxConcurrencyWindow, SlidingWindow};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -55,10 +56,7 @@ enum Verdict {
 
 /// One protected operation: counters, strategy and delay.
 pub struct Point {
-    visit: SdsCounterWindow,
-    exception: SdsCounterWindow,
-    timeout: SdsCounterWindow,
-    downgrade: SdsCounterWindow,
+    counters: Counters,
     max_concurrency: SdsMaxConcurrencyWindow,
     in_flight: AtomicU32,
     triggers: AtomicU64,
@@ -77,10 +75,7 @@ impl Point {
         /// A point with no strategy and no counts.
         pub fn new() -> Point {
             Point {
-                visit: SlidingWindow::sds_counter(),
-                exception: SlidingWindow::sds_counter(),
-                timeout: SlidingWindow::sds_counter(),
-                downgrade: SlidingWindow::sds_counter(),
+                counters: Counters::new(),
                 max_concurrency: SlidingWindow::sds_max_concurrency(),
                 in_flight: AtomicU32::new(0),
                 triggers: AtomicU64::new(0),
@@ -112,14 +107,24 @@ impl Point {
     pub fn enter(&self, now_ms: u64, flags: Flags) -> Entry {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
-        let token = self.visit.try_add(now_ms, 1).unwrap_or(0);
+        let bucket = Counters::bucket_of(now_ms);
+        let token = self.counters.add(Counter::Visit, bucket, 1).unwrap_or(0);
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
         let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms));
         let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
-        match self.judge(&s, now_ms, flags, token, entry.holds_permit()) {
+        let reading = Live {
+            point: self,
+            strategy: &s,
+            bucket,
+            token,
+            acquired: entry.holds_permit(),
+            sums: Cell::new(None),
+            downgrade: Cell::new(None),
+        };
+        match self.judge(now_ms, flags, &reading) {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
                 entry.state |= PROBE;
@@ -127,7 +132,7 @@ impl Point {
             }
             Verdict::Triggered(reason) => {
                 if self.spread(s.downgrade_rate) {
-                    self.downgrade.increment(now_ms);
+                    self.counters.add(Counter::Downgrade, bucket, 1);
                     entry.state |= DOWNGRADED;
                     entry.reason = Some(reason);
                 }
@@ -136,14 +141,8 @@ impl Point {
         entry
     }
 
-    fn judge(
-        &self,
-        s: &Strategy,
-        now_ms: u64,
-        flags: Flags,
-        token: u64,
-        acquired: bool,
-    ) -> Verdict {
+    fn judge(&self, now_ms: u64, flags: Flags, reading: &Live<'_>) -> Verdict {
+        let s = reading.strategy;
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
             return Verdict::Triggered(Reason::PressureTest);
         }
@@ -157,14 +156,7 @@ impl Point {
                 None => Verdict::Triggered(Reason::Delay),
             };
         }
-        let reading = Live {
-            point: self,
-            bucket: self.visit.bucket_index(now_ms),
-            token,
-            acquired,
-            sums: Default::default(),
-        };
-        match first_failure(s, &reading) {
+        match first_failure(s, reading) {
             Some(reason) => {
                 if s.has_delay() {
                     self.delay.start(now_ms, s);
@@ -195,11 +187,11 @@ impl Point {
         let strategy = self.strategy.load();
         let failed = outcome == Outcome::Error;
         if failed {
-            record(&self.exception, entry.start_ms, now_ms);
+            self.record(Counter::Exception, entry.start_ms, now_ms);
         }
         if let Some(s) = strategy.as_ref().filter(|s| s.timeout_threshold > 0) {
             if now_ms.saturating_sub(entry.start_ms) > s.timeout_threshold as u64 {
-                record(&self.timeout, entry.start_ms, now_ms);
+                self.record(Counter::Timeout, entry.start_ms, now_ms);
             }
         }
         if entry.is_probe() {
@@ -210,19 +202,33 @@ impl Point {
 
     /// The sliding values at `now_ms` and the last whole cycle before it.
     pub fn stats(&self, now_ms: u64) -> Stats {
+        let bucket = Counters::bucket_of(now_ms);
+        let now = self.counters.sums(bucket, [true; 4]);
+        let last = self.counters.last_whole_cycle(bucket);
+        let of = |sums: &Sums, c: Counter| sums[c as usize];
         Stats {
-            visit: self.visit.sum(now_ms),
-            exception: self.exception.sum(now_ms),
-            timeout: self.timeout.sum(now_ms),
-            downgrade: self.downgrade.sum(now_ms),
+            visit: of(&now, Counter::Visit),
+            exception: of(&now, Counter::Exception),
+            timeout: of(&now, Counter::Timeout),
+            downgrade: of(&now, Counter::Downgrade),
             concurrent: self.in_flight() as u64,
             last_cycle: CycleStats {
-                visit_num: self.visit.last_whole_cycle(now_ms),
-                exception_num: self.exception.last_whole_cycle(now_ms),
-                timeout_num: self.timeout.last_whole_cycle(now_ms),
-                downgrade_num: self.downgrade.last_whole_cycle(now_ms),
+                visit_num: of(&last, Counter::Visit),
+                exception_num: of(&last, Counter::Exception),
+                timeout_num: of(&last, Counter::Timeout),
+                downgrade_num: of(&last, Counter::Downgrade),
                 concurrent_num: self.max_concurrency.last_whole_cycle(now_ms),
             },
+        }
+    }
+
+    /// Counts one event of a request that started at `start_ms`, recorded at
+    /// `now_ms`: in the start bucket while the ring holds it, else at
+    /// `now_ms`, so a request slower than the whole ring is still counted.
+    fn record(&self, counter: Counter, start_ms: u64, now_ms: u64) {
+        let (start, now) = (Counters::bucket_of(start_ms), Counters::bucket_of(now_ms));
+        if !(Counters::holds(start, now) && self.counters.add(counter, start, 1).is_some()) {
+            self.counters.add(counter, now, 1);
         }
     }
 
@@ -275,31 +281,36 @@ impl Point {
     }
 }
 
-/// The reading of one decision: sums computed on first use, then kept.
+/// The reading of one decision. The sums the strategy's rules may need are
+/// read in one walk on first use; the downgrade sum, which matters only in
+/// rarer branches, on its own when asked for.
 struct Live<'a> {
     point: &'a Point,
-    /// The 1 s bucket of the decision, shared by the four counter windows.
+    strategy: &'a Strategy,
+    /// The 1 s bucket of the decision.
     bucket: u64,
     token: u64,
     acquired: bool,
-    /// visit, downgrade, exception, timeout.
-    sums: [Cell<Option<u64>>; 4],
+    sums: Cell<Option<Sums>>,
+    downgrade: Cell<Option<u64>>,
 }
 
 impl Live<'_> {
-    fn sum(&self, which: usize, window: &SdsCounterWindow) -> u64 {
-        let cell = &self.sums[which];
-        cell.get().unwrap_or_else(|| {
-            let v = window.sum_of_bucket(self.bucket);
-            cell.set(Some(v));
-            v
-        })
+    fn sum(&self, counter: Counter) -> u64 {
+        let sums = self.sums.get().unwrap_or_else(|| {
+            let mut wanted = crate::check::sums_needed(self.strategy);
+            wanted[counter as usize] = true;
+            let sums = self.point.counters.sums(self.bucket, wanted);
+            self.sums.set(Some(sums));
+            sums
+        });
+        sums[counter as usize]
     }
 }
 
 impl Reading for Live<'_> {
     fn visit(&self) -> u64 {
-        self.sum(0, &self.point.visit)
+        self.sum(Counter::Visit)
     }
     fn token(&self) -> u64 {
         self.token
@@ -308,21 +319,18 @@ impl Reading for Live<'_> {
         self.acquired
     }
     fn downgrade(&self) -> u64 {
-        self.sum(1, &self.point.downgrade)
+        self.downgrade.get().unwrap_or_else(|| {
+            let mut wanted = [false; 4];
+            wanted[Counter::Downgrade as usize] = true;
+            let v = self.point.counters.sums(self.bucket, wanted)[Counter::Downgrade as usize];
+            self.downgrade.set(Some(v));
+            v
+        })
     }
     fn exception(&self) -> u64 {
-        self.sum(2, &self.point.exception)
+        self.sum(Counter::Exception)
     }
     fn timeout(&self) -> u64 {
-        self.sum(3, &self.point.timeout)
-    }
-}
-
-/// Counts one event of a request that started at `start_ms`, recorded at
-/// `now_ms`: in the start bucket while the ring holds it, else at `now_ms`, so
-/// a request slower than the whole ring is still counted, never lost.
-fn record(window: &SdsCounterWindow, start_ms: u64, now_ms: u64) {
-    if !(window.holds(start_ms, now_ms) && window.try_add(start_ms, 1).is_some()) {
-        window.add(now_ms, 1);
+        self.sum(Counter::Timeout)
     }
 }

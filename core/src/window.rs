@@ -25,6 +25,8 @@
 //!   A clock that goes backwards therefore never corrupts newer buckets; reads
 //!   at the older time see zero where the ring has moved on.
 
+use core::ops::Range;
+
 use crate::error::{Error, WindowRule};
 use crate::sync::{const_fn, AtomicU64, Ordering};
 
@@ -43,6 +45,77 @@ impl Bucket {
         pub fn new() -> Bucket {
             Bucket(AtomicU64::new(0))
         }
+    }
+}
+
+impl Bucket {
+    /// The count if this bucket holds `lap`, else 0 (stale or newer).
+    #[inline]
+    pub(crate) fn count_in(&self, lap: u32) -> u64 {
+        let word = self.0.load(Ordering::Acquire);
+        if (word >> 32) as u32 == lap {
+            word & COUNT_MASK
+        } else {
+            0
+        }
+    }
+
+    /// Applies `f` to the count of `lap` (zero if this bucket is stale) and
+    /// stores the result; `None` when the bucket holds a newer lap.
+    #[inline]
+    pub(crate) fn update(&self, lap: u32, f: impl Fn(u32) -> u32) -> Option<u32> {
+        let mut word = self.0.load(Ordering::Acquire);
+        loop {
+            let count = match age(word, lap) {
+                Age::Current => (word & COUNT_MASK) as u32,
+                Age::Stale => 0,
+                Age::Newer => return None,
+            };
+            let next = pack(lap, f(count));
+            if next == word {
+                return Some(count);
+            }
+            match self
+                .0
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some((next & COUNT_MASK) as u32),
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Zeroes the count of `lap` if this bucket holds it.
+    fn clear(&self, lap: u32) {
+        let word = self.0.load(Ordering::Acquire);
+        if age(word, lap) == Age::Current {
+            // Losing this race to a concurrent writer of the same lap is
+            // the same as that write landing just after the clear.
+            let _ =
+                self.0
+                    .compare_exchange(word, pack(lap, 0), Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Bucket `b` of a ring of `ring` slots: its slot and its lap tag (modulo
+/// 2^32: the truncation is the design).
+#[inline]
+pub(crate) fn locate(b: u64, ring: usize) -> (usize, u32) {
+    ((b % ring as u64) as usize, (b / ring as u64) as u32)
+}
+
+/// The slots of the `len` buckets ending at bucket `last` (none before time
+/// zero), as contiguous runs: one ending at `last`'s slot, of `last`'s lap,
+/// and, when the buckets wrap around the ring, one at its end, a lap older.
+#[inline]
+pub(crate) fn runs(last: u64, len: u64, ring: usize) -> (Range<usize>, Range<usize>, u32) {
+    let n = len.min(last.saturating_add(1)) as usize;
+    let (end, lap) = locate(last, ring);
+    if n <= end + 1 {
+        (end + 1 - n..end + 1, ring..ring, lap)
+    } else {
+        (0..end + 1, ring - (n - end - 1)..ring, lap)
     }
 }
 
@@ -94,16 +167,7 @@ fn pack(lap: u32, count: u32) -> u64 {
 /// Sum of the counts of the buckets in `run` that belong to `lap`.
 #[inline]
 fn sum_lap(run: &[Bucket], lap: u32) -> u64 {
-    run.iter()
-        .map(|b| {
-            let word = b.0.load(Ordering::Acquire);
-            if (word >> 32) as u32 == lap {
-                word & COUNT_MASK
-            } else {
-                0
-            }
-        })
-        .sum()
+    run.iter().map(|b| b.count_in(lap)).sum()
 }
 
 #[inline]
@@ -259,65 +323,28 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     #[inline]
     fn locate(&self, b: u64) -> (&Bucket, u32) {
         let slots = self.slots.as_ref();
-        let ring = slots.len() as u64;
-        // Laps are tags modulo 2^32: the truncation is the design.
-        (&slots[(b % ring) as usize], (b / ring) as u32)
+        let (slot, lap) = locate(b, slots.len());
+        (&slots[slot], lap)
     }
 
     #[inline]
     fn read(&self, b: u64) -> u64 {
         let (slot, lap) = self.locate(b);
-        let word = slot.0.load(Ordering::Acquire);
-        if age(word, lap) == Age::Current {
-            word & COUNT_MASK
-        } else {
-            0
-        }
+        slot.count_in(lap)
     }
 
-    /// Applies `f` to bucket `b`'s count (zero if stale) and stores the
-    /// result; `None` when the ring no longer holds `b`.
     #[inline]
     fn update(&self, b: u64, f: impl Fn(u32) -> u32) -> Option<u32> {
         let (slot, lap) = self.locate(b);
-        let mut word = slot.0.load(Ordering::Acquire);
-        loop {
-            let count = match age(word, lap) {
-                Age::Current => (word & COUNT_MASK) as u32,
-                Age::Stale => 0,
-                Age::Newer => return None,
-            };
-            let next = pack(lap, f(count));
-            if next == word {
-                return Some(count);
-            }
-            match slot
-                .0
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some((next & COUNT_MASK) as u32),
-                Err(seen) => word = seen,
-            }
-        }
+        slot.update(lap, f)
     }
 
-    /// Sum of the `len` buckets ending at bucket `last` (buckets before time
-    /// zero do not exist). The buckets are one or two contiguous runs of the
-    /// ring, the second one lap older: two slice walks, no per-bucket index
-    /// arithmetic.
+    /// Sum of the `len` buckets ending at bucket `last`.
     #[inline]
     fn sum_ending_at(&self, last: u64, len: u64) -> u64 {
         let slots = self.slots.as_ref();
-        let ring = slots.len();
-        let n = len.min(last.saturating_add(1)) as usize; // <= W <= ring / 2
-        let end = (last % ring as u64) as usize;
-        let lap = (last / ring as u64) as u32;
-        if n <= end + 1 {
-            sum_lap(&slots[end + 1 - n..=end], lap)
-        } else {
-            sum_lap(&slots[..=end], lap)
-                + sum_lap(&slots[ring - (n - end - 1)..], lap.wrapping_sub(1))
-        }
+        let (newer, older, lap) = runs(last, len, slots.len());
+        sum_lap(&slots[newer], lap) + sum_lap(&slots[older], lap.wrapping_sub(1))
     }
 
     /// Adds one at `now_ms`; see [`SlidingWindow::add`].
@@ -346,14 +373,7 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     /// current, partly elapsed bucket included.
     #[inline]
     pub fn sum(&self, now_ms: u64) -> u64 {
-        self.sum_of_bucket(self.bucket_index(now_ms))
-    }
-
-    /// The sliding sum ending at bucket `b`: for a caller that shares one
-    /// bucket index between windows of the same width (a point's counters).
-    #[inline]
-    pub(crate) fn sum_of_bucket(&self, b: u64) -> u64 {
-        self.sum_ending_at(b, self.buckets)
+        self.sum_ending_at(self.bucket_index(now_ms), self.buckets)
     }
 
     /// The value of `now_ms`'s bucket.
@@ -380,17 +400,7 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
         let first = (self.bucket_index(now_ms) / self.buckets + 1) * self.buckets;
         for b in first..first.saturating_add(self.buckets) {
             let (slot, lap) = self.locate(b);
-            let word = slot.0.load(Ordering::Acquire);
-            if age(word, lap) == Age::Current {
-                // Losing this race to a concurrent writer of the same lap is
-                // the same as that write landing just after the clear.
-                let _ = slot.0.compare_exchange(
-                    word,
-                    pack(lap, 0),
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                );
-            }
+            slot.clear(lap);
         }
     }
 
@@ -407,15 +417,6 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
         let v = saturate(value);
         self.update(self.bucket_index(now_ms), |c| c.max(v))
             .map_or(0, u64::from)
-    }
-
-    /// Adds `n` to the bucket of `at_ms` if the ring still holds it, and
-    /// returns the bucket's new value; the point uses it to count at a
-    /// request's start second, and to count a visit without summing.
-    #[inline]
-    pub(crate) fn try_add(&self, at_ms: u64, n: u64) -> Option<u64> {
-        self.update(self.bucket_index(at_ms), |c| saturate(c as u64 + n))
-            .map(u64::from)
     }
 
     /// Whether the ring ending at `now_ms`'s bucket still holds the bucket of
