@@ -130,6 +130,20 @@ class ClientTest {
     }
 
     @Test
+    void anEntryMayExitOnAnotherThread() throws Exception {
+        try (Client client = new Client(4)) {
+            client.setStrategy("p", Strategy.builder().concurrentThreshold(1).build());
+            Entry e = client.enter("p", T);
+            assertEquals(Reason.CONCURRENT, client.enter("p", T).reason());
+            Thread other = new Thread(() -> e.exit(T + 1));
+            other.start();
+            other.join();
+            assertEquals(0, client.stats("p", T + 1).concurrent());
+            assertNull(client.enter("p", T + 2).reason(), "the permit came back through the other thread");
+        }
+    }
+
+    @Test
     void realClockSmoke() {
         try (Client client = new Client(4)) {
             long before = System.currentTimeMillis();

@@ -53,6 +53,39 @@ class PowerfulCycleTimeCounterTest {
     }
 
     @Test
+    void realClockSmoke() {
+        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
+        VisitWrapperValue v = c.visitAddAndGet(System.currentTimeMillis());
+        assertTrue(v.getBucketValue() >= 1 && v.getSlidingCycleValue() >= v.getBucketValue(), v.toString());
+        assertTrue(c.getLastCycleVisitValue(System.currentTimeMillis() + 20_000) <= 1);
+    }
+
+    @Test
+    void sdsCleanupCadenceKeepsExactCounts() {
+        // SDS's CycleDataService clears the next cycle at second 5 of every
+        // cycle; with it or without it the counts are the same.
+        SlidingWindowData cleaned = new SlidingWindowData();
+        SlidingWindowData plain = new SlidingWindowData();
+        for (int s = 0; s < 95; s++) {
+            long t = T0 + s * 1000L;
+            if (s % 10 == 5) {
+                cleaned.clearNextCycleValue(t);
+            }
+            for (int n = 0; n < s % 7; n++) {
+                cleaned.incrementAndGet(t);
+                plain.incrementAndGet(t);
+            }
+            assertEquals(plain.getCurSlidingCycleValue(t), cleaned.getCurSlidingCycleValue(t), "second " + s);
+            assertEquals(plain.getLastWholeCycleValue(t), cleaned.getLastWholeCycleValue(t), "second " + s);
+        }
+        long expected = 0;
+        for (int s = 80; s < 90; s++) {
+            expected += s % 7;
+        }
+        assertEquals(expected, plain.getLastWholeCycleValue(T0 + 90_000));
+    }
+
+    @Test
     void windowsOfCollectedCountersAreFreed() throws InterruptedException {
         for (int i = 0; i < 200; i++) {
             new SlidingWindowData().incrementAndGet(T0);
