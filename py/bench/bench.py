@@ -6,7 +6,7 @@ moving and fixed window `hit()` and pyrate-limiter's `try_acquire()`. All run
 in this one process, one after the other, so the ratios compare like with
 like. Each figure is the best of several repeats (ns per operation).
 
-    python bench.py            # about 15 s
+    python bench.py            # about 20 s
     python bench.py --quick    # a smoke run, figures are rough
 """
 
@@ -21,9 +21,9 @@ import pyrate_limiter
 import sds
 
 QUICK = "--quick" in sys.argv
-NUMBER = 20_000 if QUICK else 200_000
-PEER_NUMBER = 2_000 if QUICK else 20_000
-REPEAT = 3 if QUICK else 5
+NUMBER = 20_000 if QUICK else 100_000
+PEER_NUMBER = 2_000 if QUICK else 10_000
+REPEAT = 3 if QUICK else 9
 
 # One rule for every limiter: 1000 requests per second (sds counts visits in
 # its 10 s window, so 10 000 per window). The loops run faster than that, so
@@ -32,9 +32,15 @@ REPEAT = 3 if QUICK else 5
 RATE_PER_SECOND = 1000
 
 
-def best_ns(stmt: str, ns: Dict[str, object], number: int) -> float:
-    timer = timeit.Timer(stmt, globals=ns)
-    return min(timer.repeat(repeat=REPEAT, number=number)) / number * 1e9
+def measure(cases: List[Tuple[str, str, Dict[str, object], int]]) -> Dict[str, float]:
+    """Best ns/op of each case over REPEAT rounds. The rounds interleave the
+    cases, so a burst of load from other processes hits them all alike."""
+    timers = [(name, timeit.Timer(stmt, globals=ns), number) for name, stmt, ns, number in cases]
+    best = {name: float("inf") for name, _, _ in timers}
+    for _ in range(REPEAT):
+        for name, timer, number in timers:
+            best[name] = min(best[name], timer.timeit(number) / number * 1e9)
+    return best
 
 
 def sds_cases() -> List[Tuple[str, str, Dict[str, object]]]:
@@ -78,11 +84,9 @@ def peer_cases() -> List[Tuple[str, str, Dict[str, object]]]:
 
 
 def main() -> None:
-    results: Dict[str, float] = {}
-    for name, stmt, ns in sds_cases():
-        results[name] = best_ns(stmt, ns, NUMBER)
-    for name, stmt, ns in peer_cases():
-        results[name] = best_ns(stmt, ns, PEER_NUMBER)
+    cases = [(name, stmt, ns, NUMBER) for name, stmt, ns in sds_cases()]
+    cases += [(name, stmt, ns, PEER_NUMBER) for name, stmt, ns in peer_cases()]
+    results = measure(cases)
     baseline = results["plain Python call (baseline)"]
     results["sds decorator (call minus plain call)"] -= baseline
 
@@ -92,7 +96,7 @@ def main() -> None:
           f"pyrate-limiter {getattr(pyrate_limiter, '__version__', '?')}, "
           f"Python {sys.version.split()[0]}{' (quick run)' if QUICK else ''}")
     print(f"| {'case':<40} | {'ns/op':>9} | {'vs limits moving':>16} | {'vs limits fixed':>15} |")
-    print(f"|{'-' * 42}|{'-' * 11}:|{'-' * 17}:|{'-' * 16}:|")
+    print(f"|{'-' * 42}|{'-' * 10}:|{'-' * 17}:|{'-' * 16}:|")
     for name, ns_op in results.items():
         print(f"| {name:<40} | {ns_op:>9.0f} | {moving / ns_op:>15.1f}x | {fixed / ns_op:>14.1f}x |")
 
