@@ -226,6 +226,8 @@ export declare namespace native {
     reasonMask: number
     /** The reason names, indexed by code; `null` at 0 (not downgraded). */
     reasons: Array<string | undefined | null>
+    /** The bit of a point key (`2 * pointId + bit`) marking load-test traffic. */
+    pressureTestBit: number
   }
   /** Every error code name of the core, in numeric order. */
   export function errorCodes(): Array<string>

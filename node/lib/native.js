@@ -12,7 +12,7 @@ module.exports = {
   // and enter leaves the time it used in `io[1]`.
   NOW: -1,
   // A point key is 2 * pointId + this bit (the core's Flags::PRESSURE_TEST).
-  PRESSURE_TEST_BIT: 1,
+  PRESSURE_TEST_BIT: layout.pressureTestBit,
   DOWNGRADED_BIT: layout.downgradedBit,
   REASON_SHIFT: layout.reasonShift,
   REASON_MASK: layout.reasonMask,

@@ -7,7 +7,7 @@
 //! JavaScript side passed it in and keeps it.
 
 use napi_derive::napi;
-use sds_core::{Entry, EntryParts, ErrorCode, Reason, MAX_CAPACITY};
+use sds_core::{Entry, EntryParts, ErrorCode, Flags, Reason, MAX_CAPACITY};
 
 use crate::errors::{js_error, SdsError};
 
@@ -67,6 +67,8 @@ pub struct EntryLayout {
     pub reason_mask: u32,
     /// The reason names, indexed by code; `null` at 0 (not downgraded).
     pub reasons: Vec<Option<String>>,
+    /// The bit of a point key (`2 * pointId + bit`) marking load-test traffic.
+    pub pressure_test_bit: u32,
 }
 
 /// The layout of packed entries and the core's reason names.
@@ -101,6 +103,7 @@ pub fn entry_layout() -> EntryLayout {
         reason_shift: REASON_SHIFT,
         reason_mask: (1 << REASON_BITS) - 1,
         reasons,
+        pressure_test_bit: Flags::PRESSURE_TEST.bits(),
     }
 }
 

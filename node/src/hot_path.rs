@@ -39,6 +39,9 @@ use crate::time::{ms, ms_or_now};
 
 pub type Table = PointTable<Box<[Slot]>>;
 
+// A point key is `2 * pointId + flags`: the core's only flag must fit bit 0.
+const _: () = assert!(Flags::PRESSURE_TEST.bits() == 1);
+
 /// What the hot functions of one table share. Each function and the `io`
 /// array hold one `Rc` share, released by their N-API finalizers, so the
 /// table lives as long as anything that can reach it. All on one JS thread.
