@@ -1,7 +1,7 @@
 'use strict';
 // sds-native's hot path against the limiters Node services use today, in one
 // process, interleaved round by round; prints the median ns/op of each and
-// its ratio to sds-native's enter+exit. Run: node bench/enter-exit.js [ops]
+// its time over sds-native's enter+exit (above 1, slower than sds-native). Run: node bench/enter-exit.js [ops]
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 const { RateLimiter } = require('limiter');
 const { Client } = require('..');
