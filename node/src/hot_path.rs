@@ -258,7 +258,7 @@ unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_
 }
 
 /// `{ enter, exitOk, exitError, io }` bound to `table`.
-pub fn hot_functions(env: &Env, table: &Rc<Table>) -> napi::Result<Object<'static>> {
+pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Object<'env>> {
     let env = env.raw();
     let hot = Rc::new(Hot {
         table: Rc::clone(table),

@@ -84,14 +84,15 @@ impl NativeTable {
     #[napi(
         ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; io: Float64Array }"
     )]
-    pub fn hot_path(&self, env: Env) -> napi::Result<Object<'static>> {
-        hot_functions(&env, &self.table)
+    pub fn hot_path<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        hot_functions(env, &self.table)
     }
 
     /// The id of the point `name`, created if needed.
     #[napi]
     pub fn insert(&self, name: String) -> Result<u32, SdsError> {
-        self.with(|t| Ok(t.insert(name.as_bytes()).map_err(from_core)?.index()))
+        let id = self.table.insert(name.as_bytes()).map_err(from_core)?;
+        Ok(id.index())
     }
 
     /// Sets the strategy of `name` from a JSON text; returns the point's id.
@@ -104,38 +105,35 @@ impl NativeTable {
     /// Sets the strategy of `name` from an object of SDS JSON names.
     #[napi]
     pub fn set_strategy_object(&self, name: String, fields: Object) -> Result<u32, SdsError> {
-        // Read before taking the table: reading runs the object's getters.
         let strategy = strategy_from_object(&fields)?;
         self.set(&name, &strategy)
     }
 
-    fn with<R>(&self, f: impl FnOnce(&Table) -> Result<R, SdsError>) -> Result<R, SdsError> {
-        f(&self.table)
-    }
-
     fn set(&self, name: &str, strategy: &Strategy) -> Result<u32, SdsError> {
-        self.with(|t| {
-            let id = t
-                .set_strategy(name.as_bytes(), strategy)
-                .map_err(from_core)?;
-            Ok(id.index())
-        })
+        let id = self
+            .table
+            .set_strategy(name.as_bytes(), strategy)
+            .map_err(from_core)?;
+        Ok(id.index())
     }
 
     /// Removes the strategy of `name`; its counters stay.
     #[napi]
     pub fn remove_strategy(&self, name: String) -> Result<(), SdsError> {
-        self.with(|t| t.remove_strategy(name.as_bytes()).map_err(from_core))
+        self.table
+            .remove_strategy(name.as_bytes())
+            .map_err(from_core)
     }
 
     /// The stats of point `id`.
     #[napi]
     pub fn stats(&self, id: u32, now_ms: f64) -> Result<NativeStats, SdsError> {
         let now = ms(now_ms, "nowMs")?;
-        self.with(|t| {
-            let point = t.point(PointId::from_index(id)).map_err(from_core)?;
-            Ok(point.stats(now).into())
-        })
+        let point = self
+            .table
+            .point(PointId::from_index(id))
+            .map_err(from_core)?;
+        Ok(point.stats(now).into())
     }
 
     /// The stats of `name`, all zero for a point never created (which this
@@ -143,18 +141,19 @@ impl NativeTable {
     #[napi]
     pub fn stats_by_name(&self, name: String, now_ms: f64) -> Result<NativeStats, SdsError> {
         let now = ms(now_ms, "nowMs")?;
-        self.with(|t| Ok(t.stats(name.as_bytes(), now).map_err(from_core)?.into()))
+        let stats = self.table.stats(name.as_bytes(), now).map_err(from_core)?;
+        Ok(stats.into())
     }
 
     /// How many points exist.
     #[napi(getter)]
-    pub fn point_count(&self) -> Result<u32, SdsError> {
-        self.with(|t| Ok(t.len() as u32))
+    pub fn point_count(&self) -> u32 {
+        self.table.len() as u32
     }
 
     /// How many points fit.
     #[napi(getter)]
-    pub fn capacity(&self) -> Result<u32, SdsError> {
-        self.with(|t| Ok(t.capacity() as u32))
+    pub fn capacity(&self) -> u32 {
+        self.table.capacity() as u32
     }
 }
