@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
+use sds_core::{Error, MAX_NAME_LEN};
 
 use crate::{clock, errors};
 
@@ -68,6 +69,11 @@ pub fn name<'a, 'py>(v: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyStri
 
 /// A point name's UTF-8 bytes (a `str` with lone surrogates is rejected).
 pub fn name_bytes(v: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    // More characters than the byte limit is too long whatever the encoding:
+    // rejected before a huge name is encoded.
+    if v.len()? > MAX_NAME_LEN {
+        return Err(errors::core(v.py(), Error::NameTooLong));
+    }
     match v.to_cow() {
         Ok(s) => Ok(s.as_bytes().to_vec()),
         Err(_) => Err(errors::argument(

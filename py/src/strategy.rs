@@ -155,6 +155,15 @@ impl Strategy {
         Field::ALL.iter().map(|f| f.snake_name()).collect()
     }
 
+    /// Pickles (and copies) as `Strategy.from_dict(self.to_dict())`.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+        let from_dict = py.get_type::<Strategy>().getattr("from_dict")?;
+        Ok((from_dict, (self.to_dict(py)?,)))
+    }
+
     fn __getattr__(&self, name: &str) -> PyResult<i64> {
         Field::from_snake_name(name)
             .map(|f| self.inner.get(f))

@@ -24,15 +24,21 @@ pub struct Inner {
 
 impl Inner {
     fn id_of(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<PointId> {
+        // Only exact `str` keys: a subclass may redefine `__eq__`/`__hash__`.
+        let cacheable = name.is_exact_instance_of::<PyString>();
         let ids = self.ids.bind(py);
-        if let Some(index) = ids.get_item(name)? {
-            return Ok(PointId::from_index(index.extract::<u32>()?));
+        if cacheable {
+            if let Some(index) = ids.get_item(name)? {
+                return Ok(PointId::from_index(index.extract::<u32>()?));
+            }
         }
         let id = self
             .table
             .insert(&args::name_bytes(name)?)
             .map_err(|e| errors::core(py, e))?;
-        ids.set_item(name, id.index())?;
+        if cacheable {
+            ids.set_item(name, id.index())?;
+        }
         Ok(id)
     }
 

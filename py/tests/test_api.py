@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import importlib.metadata
 import json
+import pathlib
+import pickle
 import sys
 import time
 from typing import List, Tuple
@@ -17,8 +21,9 @@ def test_the_installed_package_is_tested() -> None:
 
 
 def test_version_is_the_crate_version() -> None:
-    cargo = (pytest.importorskip("pathlib").Path(__file__).parents[2] / "Cargo.toml").read_text()
+    cargo = (pathlib.Path(__file__).parents[2] / "Cargo.toml").read_text()
     assert f'version = "{sds.__version__}"' in cargo
+    assert sds.__version__ == importlib.metadata.version("sds-native")
 
 
 def test_enter_and_exit_count_a_visit(client: sds.Client) -> None:
@@ -49,6 +54,7 @@ def test_strategy_keywords_dict_and_json_are_the_same(client: sds.Client) -> Non
     assert by_keyword.to_dict()["delayTime"] == 20_000
     assert repr(by_keyword) == "Strategy(visit_threshold=3, delay_time=20000, retry_interval=1000)"
     assert sds.Strategy.fields()[0] == "visit_threshold"
+    assert pickle.loads(pickle.dumps(by_keyword)) == by_keyword == copy.copy(by_keyword)
     for form in (by_keyword, by_keyword.to_dict(), json.dumps(by_keyword.to_dict())):
         client.set_strategy("p", form)
         assert client.strategy("p") == by_keyword
@@ -195,3 +201,18 @@ def test_sliding_window() -> None:
     assert sds.SlidingWindow(buckets=2, ring=4).ring == 4
     now = sds.SlidingWindow()
     assert now.increment() == (1, 1)
+
+
+def test_str_subclasses_name_the_point_by_value(client: sds.Client) -> None:
+    class Sneaky(str):
+        def __hash__(self) -> int:
+            return hash("other")
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    client.enter("other", now_ms=1).exit(now_ms=1)
+    client.enter(Sneaky("mine"), now_ms=1).exit(now_ms=1)
+    client.enter(Sneaky("mine"), now_ms=1).exit(now_ms=1)
+    assert client.stats("other", now_ms=1)["visit"] == 1
+    assert client.stats("mine", now_ms=1)["visit"] == 2

@@ -102,6 +102,7 @@ POINT_CASES = [
     ("x" * (sds.MAX_NAME_LEN + 1), sds.NameTooLong),
     ("é" * (sds.MAX_NAME_LEN // 2 + 1), sds.NameTooLong),
     ("\ud800", sds.InvalidArgument),
+    ("x" * 10_000_000, sds.NameTooLong),
 ]
 
 
