@@ -37,10 +37,39 @@ pub enum Outcome {
     Error = 1,
 }
 
-pub(crate) const PERMIT: u8 = 1;
-pub(crate) const PROBE: u8 = 2;
-pub(crate) const DOWNGRADED: u8 = 4;
+pub(crate) const PERMIT: u8 = EntryParts::PERMIT;
+pub(crate) const PROBE: u8 = EntryParts::PROBE;
+pub(crate) const DOWNGRADED: u8 = EntryParts::DOWNGRADED;
 const STATE_MASK: u8 = PERMIT | PROBE | DOWNGRADED;
+
+/// The layout of [`Entry::pack`], low bit first: state (3 bits, as
+/// [`EntryParts::state`]), reason code (4), point index (20), probe
+/// generation (16): 43 bits, exact in a JavaScript number or a Java `long`.
+/// An entry that is not a probe stays below 2^27, a small integer to a
+/// JavaScript engine. The start time is not packed: the caller passed it in.
+pub mod packed {
+    /// Bit set while the entry holds a concurrency permit.
+    pub const PERMIT: u64 = 1;
+    /// Bit set when the entry is a delay's probe.
+    pub const PROBE: u64 = 2;
+    /// Bit set when the entry is downgraded.
+    pub const DOWNGRADED: u64 = 4;
+    /// Shift of the reason code.
+    pub const REASON_SHIFT: u32 = 3;
+    /// Mask of the reason code once shifted.
+    pub const REASON_MASK: u64 = 0xf;
+    /// Shift of the point index.
+    pub const POINT_SHIFT: u32 = 7;
+    /// Width of the point index (holds `MAX_CAPACITY - 1`).
+    pub const POINT_BITS: u32 = 20;
+    /// Shift of the probe generation.
+    pub const GENERATION_SHIFT: u32 = 27;
+    /// Bits in all: every packed entry is below `1 << BITS`.
+    pub const BITS: u32 = 43;
+}
+
+const _: () = assert!(crate::table::MAX_CAPACITY <= 1 << packed::POINT_BITS);
+const _: () = assert!(crate::Reason::ALL.len() as u64 <= packed::REASON_MASK);
 
 /// One request between `enter` and `exit`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,7 +97,41 @@ pub struct EntryParts {
     pub reason: u8,
 }
 
+impl EntryParts {
+    /// State bit: the entry holds a concurrency permit.
+    pub const PERMIT: u8 = 1;
+    /// State bit: the entry is a delay's probe.
+    pub const PROBE: u8 = 2;
+    /// State bit: the entry is downgraded.
+    pub const DOWNGRADED: u8 = 4;
+}
+
 impl Entry {
+    /// The entry in one integer of [`packed::BITS`] bits, without its start
+    /// time (see [`packed`]).
+    pub const fn pack(&self) -> u64 {
+        let p = self.into_parts();
+        p.state as u64
+            | (p.reason as u64) << packed::REASON_SHIFT
+            | (p.point as u64) << packed::POINT_SHIFT
+            | (p.probe_generation as u64) << packed::GENERATION_SHIFT
+    }
+
+    /// The entry [`Entry::pack`] made, given its start time; `None` for an
+    /// integer no entry packs to (at or above `1 << packed::BITS`).
+    pub const fn unpack(bits: u64, start_ms: u64) -> Option<Entry> {
+        if bits >> packed::BITS != 0 {
+            return None;
+        }
+        Some(Entry::from_parts(EntryParts {
+            start_ms,
+            point: ((bits >> packed::POINT_SHIFT) & ((1 << packed::POINT_BITS) - 1)) as u32,
+            probe_generation: (bits >> packed::GENERATION_SHIFT) as u16,
+            state: (bits & 7) as u8,
+            reason: ((bits >> packed::REASON_SHIFT) & packed::REASON_MASK) as u8,
+        }))
+    }
+
     pub(crate) const fn started(start_ms: u64, permit: bool) -> Entry {
         Entry {
             start_ms,

@@ -58,6 +58,15 @@ impl From<Error> for JsonError<'_> {
 }
 
 impl Strategy {
+    /// Sets the field named `key` (an SDS JSON name) from a binding's
+    /// dict/object entry; the error names an unknown key, as
+    /// [`Strategy::from_json`]'s does. (Bindings skip [`POINT_KEY`] first.)
+    pub fn set_key<'k>(&mut self, key: &'k str, value: i64) -> Result<(), JsonError<'k>> {
+        let field = Field::from_json_name(key).ok_or(JsonError::UnknownField(key))?;
+        self.set(field, value);
+        Ok(())
+    }
+
     /// Parses and validates a strategy from SDS's JSON names, starting from
     /// the defaults: `{"visitThreshold": 10, "delayTime": 20000}`.
     pub fn from_json(text: &str) -> Result<Strategy, JsonError<'_>> {
@@ -346,6 +355,19 @@ mod tests {
         assert_eq!(
             std::format!("{e}"),
             "invalid strategy: downgradeRate must be an integer"
+        );
+    }
+
+    #[test]
+    fn set_key_names_an_unknown_key() {
+        let mut s = Strategy::DEFAULT;
+        assert_eq!(s.set_key("tokenBucketSize", 9), Ok(()));
+        assert_eq!(s.token_bucket_size, 9);
+        let e = s.set_key("tokenBucketSise", 9).unwrap_err();
+        assert_eq!(e, JsonError::UnknownField("tokenBucketSise"));
+        assert_eq!(
+            std::format!("{e}"),
+            "unknown strategy field \"tokenBucketSise\""
         );
     }
 

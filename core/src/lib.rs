@@ -38,11 +38,11 @@ mod sync;
 mod table;
 pub mod window;
 
-pub use entry::{Entry, EntryParts, Flags, Outcome};
+pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
 pub use error::{Error, ErrorCode, Rule, WindowRule};
 pub use json::JsonError;
 pub use point::{CycleStats, Point, Stats};
 pub use reason::Reason;
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
-pub use table::{PointId, PointTable, Slot, MAX_CAPACITY, MAX_NAME_LEN};
+pub use table::{check_capacity, PointId, PointTable, Slot, MAX_CAPACITY, MAX_NAME_LEN};
 pub use window::{Bucket, SlidingWindow, Tally};

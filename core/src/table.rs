@@ -128,6 +128,16 @@ fn check_name(name: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// Checks a table capacity (1 to [`MAX_CAPACITY`]): lets a binding refuse it
+/// before it allocates the slots.
+pub const fn check_capacity(capacity: usize) -> Result<(), Error> {
+    if capacity == 0 || capacity > MAX_CAPACITY {
+        Err(Error::InvalidCapacity)
+    } else {
+        Ok(())
+    }
+}
+
 /// Names to points over caller storage (`Box<[Slot]>`, `Vec<Slot>`, an array,
 /// a static). Capacity is the storage's length, 1 to [`MAX_CAPACITY`].
 pub struct PointTable<S> {
@@ -138,10 +148,7 @@ pub struct PointTable<S> {
 impl<S: AsRef<[Slot]>> PointTable<S> {
     /// A table over `storage`, whose slots should be fresh.
     pub fn new(storage: S) -> Result<PointTable<S>, Error> {
-        let capacity = storage.as_ref().len();
-        if capacity == 0 || capacity > MAX_CAPACITY {
-            return Err(Error::InvalidCapacity);
-        }
+        check_capacity(storage.as_ref().len())?;
         Ok(PointTable {
             slots: storage,
             len: AtomicU32::new(0),

@@ -206,7 +206,9 @@ pub type SentinelMinuteWindow = SlidingWindow<[Bucket; 120]>;
 /// Hystrix's rolling number: 10 buckets of 1 s; the ring keeps one more window.
 pub type HystrixWindow = SlidingWindow<[Bucket; 20]>;
 
-const fn check(bucket_ms: u64, buckets: usize, ring: usize) -> Result<(), Error> {
+/// Checks window parameters (a ring of `ring` buckets): lets a binding refuse
+/// them before it allocates the storage.
+pub const fn check_parameters(bucket_ms: u64, buckets: usize, ring: usize) -> Result<(), Error> {
     if bucket_ms == 0 {
         Err(Error::InvalidWindow(WindowRule::ZeroBucketWidth))
     } else if buckets == 0 {
@@ -269,7 +271,7 @@ impl<const N: usize> SlidingWindow<[Bucket; N]> {
         /// A window of `buckets` buckets of `bucket_ms` over a ring of `N`.
         /// Needs `bucket_ms >= 1`, `buckets >= 1` and `N >= 2 * buckets`.
         pub fn new(bucket_ms: u64, buckets: usize) -> Result<Self, Error> {
-            match check(bucket_ms, buckets, N) {
+            match check_parameters(bucket_ms, buckets, N) {
                 Ok(()) => Ok(SlidingWindow { bucket_ms, buckets: buckets as u64, recent: AtomicU64::new(0), slots: empty_ring() }),
                 Err(e) => Err(e),
             }
@@ -281,7 +283,7 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     /// A window over caller-owned storage, whose length is the ring's. The
     /// storage should be fresh ([`Bucket::new`]); existing contents are kept.
     pub fn with_storage(bucket_ms: u64, buckets: usize, storage: S) -> Result<Self, Error> {
-        check(bucket_ms, buckets, storage.as_ref().len())?;
+        check_parameters(bucket_ms, buckets, storage.as_ref().len())?;
         Ok(SlidingWindow {
             bucket_ms,
             buckets: buckets as u64,

@@ -310,3 +310,43 @@ fn delay_state_is_visible() {
     p.set_strategy(None).unwrap();
     assert!(!p.delayed(T + 1));
 }
+
+#[test]
+fn entries_pack_into_43_bits_and_back() {
+    use sds_core::packed;
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| s.visit_threshold = 0)))
+        .unwrap();
+    let e = p.enter(T, Flags::NONE);
+    let bits = e.pack();
+    assert!(bits < 1 << 27, "a plain entry is a small integer");
+    assert_ne!(bits & packed::DOWNGRADED, 0);
+    assert_eq!(
+        (bits >> packed::REASON_SHIFT) & packed::REASON_MASK,
+        Reason::Visit.code() as u64
+    );
+    assert_eq!(Entry::unpack(bits, T), Some(e));
+    let widest = Entry::from_parts(EntryParts {
+        start_ms: 9,
+        point: (1 << 20) - 1,
+        probe_generation: u16::MAX,
+        state: EntryParts::PERMIT | EntryParts::PROBE | EntryParts::DOWNGRADED,
+        reason: 8,
+    });
+    assert_eq!(Entry::unpack(widest.pack(), 9), Some(widest));
+    assert!(widest.pack() < 1 << packed::BITS);
+    assert_eq!(Entry::unpack(1 << packed::BITS, 0), None);
+}
+
+#[test]
+fn parameters_can_be_checked_before_allocating() {
+    use sds_core::window::check_parameters;
+    assert_eq!(sds_core::check_capacity(0), Err(Error::InvalidCapacity));
+    assert_eq!(
+        sds_core::check_capacity(MAX_CAPACITY + 1),
+        Err(Error::InvalidCapacity)
+    );
+    assert_eq!(sds_core::check_capacity(MAX_CAPACITY), Ok(()));
+    assert!(check_parameters(1000, 10, 19).is_err());
+    assert_eq!(check_parameters(1000, 10, 20), Ok(()));
+}
