@@ -1,18 +1,12 @@
 //! A strategy from a JavaScript object: each own key goes through the core's
-//! `Strategy::set_json`, so the field names live only in the core.
+//! `Strategy::set_key`, so the field names (and the message naming an
+//! unknown one) live only in the core.
 
 use napi::bindgen_prelude::Object;
-use sds_core::{Error, ErrorCode, Field, Rule, Strategy, POINT_KEY};
+use sds_core::{Error, ErrorCode, Field, JsonError, Rule, Strategy, POINT_KEY};
 
-use crate::errors::{from_core, js_error, SdsError};
+use crate::errors::{from_core, from_json, js_error, SdsError};
 use crate::time::MAX_SAFE_INTEGER;
-
-fn unknown_field(key: &str) -> napi::Error<&'static str> {
-    js_error(
-        ErrorCode::UnknownField,
-        format!("unknown strategy field \"{key}\""),
-    )
-}
 
 fn not_an_integer(key: &str) -> napi::Error<&'static str> {
     match Field::from_json_name(key) {
@@ -20,7 +14,7 @@ fn not_an_integer(key: &str) -> napi::Error<&'static str> {
             field,
             rule: Rule::NotAnInteger,
         }),
-        None => unknown_field(key),
+        None => from_json(JsonError::UnknownField(key)),
     }
 }
 
@@ -37,10 +31,7 @@ pub fn strategy_from_object(object: &Object) -> Result<Strategy, SdsError> {
             Ok(Some(v)) if v.fract() == 0.0 && v.abs() <= MAX_SAFE_INTEGER => v as i64,
             _ => return Err(not_an_integer(&key)),
         };
-        strategy.set_json(&key, value).map_err(|e| match e {
-            Error::UnknownField => unknown_field(&key),
-            other => from_core(other),
-        })?;
+        strategy.set_key(&key, value).map_err(from_json)?;
     }
     strategy.validate().map_err(from_core)?;
     Ok(strategy)

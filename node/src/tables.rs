@@ -6,7 +6,7 @@ use std::rc::Rc;
 use napi::bindgen_prelude::Object;
 use napi::Env;
 use napi_derive::napi;
-use sds_core::{Error, PointId, PointTable, Slot, Stats, Strategy, MAX_CAPACITY};
+use sds_core::{check_capacity, PointId, PointTable, Slot, Stats, Strategy};
 
 use crate::errors::{from_core, from_json, invalid_argument, SdsError};
 use crate::hot_path::{hot_functions, Table};
@@ -63,11 +63,8 @@ impl NativeTable {
                 "capacity must be a positive integer, got {capacity}"
             )));
         }
-        // Checked before allocating: the core checks too, but only once the
-        // storage exists.
-        if capacity < 1.0 || capacity > MAX_CAPACITY as f64 {
-            return Err(from_core(Error::InvalidCapacity));
-        }
+        // Checked before allocating the slots.
+        check_capacity(capacity.min(usize::MAX as f64) as usize).map_err(from_core)?;
         let slots: Box<[Slot]> = (0..capacity as usize).map(|_| Slot::new()).collect();
         let table = PointTable::new(slots).map_err(from_core)?;
         Ok(NativeTable {

@@ -1,8 +1,8 @@
 //! `NativeWindow`: a `SlidingWindow` over a ring the caller sizes.
 
 use napi_derive::napi;
-use sds_core::window::MAX_RING;
-use sds_core::{Bucket, Error, SlidingWindow, WindowRule};
+use sds_core::window::check_parameters;
+use sds_core::{Bucket, SlidingWindow};
 
 use crate::errors::{from_core, invalid_argument, SdsError};
 use crate::time::{is_count, ms};
@@ -37,11 +37,8 @@ impl NativeWindow {
         let bucket_ms = whole(bucket_ms, "bucketMs")?;
         let buckets = whole(buckets, "buckets")? as usize;
         let ring = whole(ring, "ring")? as usize;
-        // Refused before allocating: the core checks the length of storage
-        // that already exists.
-        if ring > MAX_RING {
-            return Err(from_core(Error::InvalidWindow(WindowRule::RingTooLong)));
-        }
+        // Refused before allocating the storage.
+        check_parameters(bucket_ms, buckets, ring).map_err(from_core)?;
         let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
         let window = SlidingWindow::with_storage(bucket_ms, buckets, storage).map_err(from_core)?;
         Ok(NativeWindow { window })
