@@ -7,7 +7,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyDict, PyString, PyType};
 use sds_core::{Error, ErrorCode, JsonError};
 
 static CLASSES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
@@ -83,4 +83,19 @@ pub fn code_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         table.set_item(code.as_str(), (code.as_u32(), code.description()))?;
     }
     Ok(table)
+}
+
+/// `sds.Downgraded(point, reason)`, raised by a guarded call without fallback.
+pub fn downgraded(
+    py: Python<'_>,
+    point: &Bound<'_, PyString>,
+    reason: Option<Py<PyString>>,
+) -> PyErr {
+    match DOWNGRADED.get(py) {
+        Some(cls) => match cls.bind(py).call1((point, reason)) {
+            Ok(err) => PyErr::from_value(err),
+            Err(e) => e,
+        },
+        None => PyValueError::new_err(format!("{point} downgraded")),
+    }
 }

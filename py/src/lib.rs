@@ -6,6 +6,7 @@ mod args;
 mod clock;
 mod entry;
 mod errors;
+mod guard;
 mod strategy;
 mod table;
 mod window;
@@ -23,6 +24,8 @@ mod _native {
     use crate::entry::Entry;
     #[pymodule_export]
     use crate::errors::_register_errors;
+    #[pymodule_export]
+    use crate::guard::Guarded;
     #[pymodule_export]
     use crate::strategy::Strategy;
     #[pymodule_export]

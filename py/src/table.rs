@@ -56,6 +56,19 @@ impl Inner {
         } else {
             Flags::NONE
         };
+        let entry = self.enter_at(py, id, name, now, flags)?;
+        Ok(Entry::new(self.clone(), entry))
+    }
+
+    /// The core's entry, with the listeners told of a downgrade.
+    pub fn enter_at(
+        &self,
+        py: Python<'_>,
+        id: PointId,
+        name: &Bound<'_, PyString>,
+        now: u64,
+        flags: Flags,
+    ) -> PyResult<sds_core::Entry> {
         let entry = self
             .table
             .enter_point(id, now, flags)
@@ -63,7 +76,7 @@ impl Inner {
         if entry.downgraded() && self.has_listeners.load(Ordering::Acquire) {
             self.notify(py, name, &entry, now);
         }
-        Ok(Entry::new(self.clone(), entry))
+        Ok(entry)
     }
 
     /// Calls every listener with `(point, reason, time_ms)`. A listener that
@@ -267,9 +280,9 @@ impl Table {
 /// `sds.Point` extends it with `guard`.
 #[pyclass(frozen, subclass, module = "sds._native")]
 pub struct PointHandle {
-    inner: Arc<Inner>,
-    id: PointId,
-    name: Py<PyString>,
+    pub inner: Arc<Inner>,
+    pub id: PointId,
+    pub name: Py<PyString>,
 }
 
 #[pymethods]

@@ -145,3 +145,70 @@ def test_point_handle_guard(client: sds.Client) -> None:
     assert work() == "ran"
     client.set_strategy("h", {"visitThreshold": 0})
     assert work() == "fallback"
+
+
+def test_guarded_functions_look_like_the_function(client: sds.Client) -> None:
+    def work(a: int, b: int = 2) -> int:
+        """Adds."""
+        return a + b
+
+    guarded = client.guard("p")(work)
+    assert (guarded.__name__, guarded.__doc__, guarded.__wrapped__) == ("work", "Adds.", work)
+    assert guarded(1, b=5) == 6
+    import inspect
+
+    assert str(inspect.signature(guarded)) == str(inspect.signature(work))
+
+
+def test_guarded_methods_receive_self(client: sds.Client) -> None:
+    class Service:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        @client.guard("svc", fallback=lambda self, n: -n)
+        def handle(self, n: int) -> int:
+            self.calls += 1
+            return n
+
+    service = Service()
+    assert service.handle(3) == 3 and service.calls == 1
+    assert Service.handle(service, 4) == 4
+    client.set_strategy("svc", {"visitThreshold": 0})
+    assert service.handle(5) == -5 and service.calls == 2
+
+
+def test_a_single_error_type_is_accepted(client: sds.Client) -> None:
+    @client.guard("p", errors=KeyError, ignore=[])
+    def work(exc: BaseException) -> None:
+        raise exc
+
+    for exc in (KeyError("a"), ValueError("b")):
+        with pytest.raises(type(exc)):
+            work(exc)
+    assert client.stats("p")["exception"] == 1
+
+
+def test_a_raising_fallback_propagates_and_the_entry_is_settled(client: sds.Client) -> None:
+    client.set_strategy("p", {"visitThreshold": 0, "concurrentThreshold": 5})
+
+    def fallback() -> None:
+        raise LookupError("no cache either")
+
+    @client.guard("p", fallback=fallback)
+    def work() -> None:
+        raise AssertionError("not reached")
+
+    with pytest.raises(LookupError):
+        work()
+    stats = client.stats("p")
+    assert (stats["concurrent"], stats["exception"], stats["downgrade"]) == (0, 0, 1)
+
+
+def test_downgraded_raised_inside_is_not_an_exception(client: sds.Client) -> None:
+    @client.guard("p")
+    def work() -> None:
+        raise sds.Downgraded("inner", "VISIT")
+
+    with pytest.raises(sds.Downgraded):
+        work()
+    assert client.stats("p")["exception"] == 0

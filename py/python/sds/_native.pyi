@@ -8,6 +8,7 @@ from typing_extensions import disjoint_base
 __all__ = [
     "Entry",
     "_register_errors",
+    "Guarded",
     "Strategy",
     "PointHandle",
     "Table",
@@ -100,6 +101,21 @@ class Table:
     def strategy(self, point: str) -> Optional[Strategy]: ...
     def stats(self, point: str, now_ms: Optional[int] = None) -> Dict[str, Any]: ...
     def on_downgrade(self, callback: _C) -> _C: ...
+
+@final
+class Guarded:
+    """A plain function protected by a point (what `guard` returns for it)."""
+
+    def __new__(
+        cls,
+        handle: PointHandle,
+        func: Callable[..., Any],
+        fallback: Optional[Callable[..., Any]],
+        errors: Tuple[Type[BaseException], ...],
+        ignore: Tuple[Type[BaseException], ...],
+    ) -> Guarded: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: Any, owner: Any = None, /) -> Any: ...
 
 @disjoint_base
 class PointHandle:

@@ -31,7 +31,7 @@ class Point(_native.PointHandle):
         ``sds.Downgraded`` without a fallback. An exception of ``errors`` and
         not of ``ignore`` counts as the point's exception; it is re-raised.
         """
-        return make_guard(self.enter, self.name, fallback, errors, ignore)
+        return make_guard(self, fallback, errors, ignore)
 
 
 class Client(_native.Table):

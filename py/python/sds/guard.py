@@ -1,4 +1,6 @@
-"""The ``guard`` decorator: one entry per call, kept across ``await``."""
+"""The ``guard`` decorator. A plain function becomes a native ``Guarded``
+callable; an ``async def`` gets a wrapper that keeps its entry across
+``await``."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import functools
 import inspect
 from typing import Any, Callable, Optional, Tuple, Type, TypeVar, cast
 
+from . import _native
 from ._native import Entry
 from .errors import Downgraded
 
@@ -13,15 +16,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 ErrorTypes = Tuple[Type[BaseException], ...]
 
 
+def _types(types: Any) -> ErrorTypes:
+    """A tuple of exception types from a tuple, a list or one type."""
+    return (types,) if isinstance(types, type) else tuple(types)
+
+
 def make_guard(
-    enter: Callable[[], Entry],
-    point: str,
+    handle: _native.PointHandle,
     fallback: Optional[Callable[..., Any]],
     errors: ErrorTypes,
     ignore: ErrorTypes,
 ) -> Callable[[F], F]:
-    """A decorator that enters through ``enter`` (a point handle's bound
-    ``enter``, so the name is looked up once, at decoration)."""
+    """A decorator protecting functions with ``handle``'s point (the name is
+    looked up once, at decoration)."""
+    enter = handle.enter
+    point = handle.name
+    errors = _types(errors)
+    ignore = _types(ignore)
 
     def counts(exc: BaseException) -> bool:
         return isinstance(exc, errors) and not isinstance(exc, ignore)
@@ -52,20 +63,9 @@ def make_guard(
 
             return cast(F, guarded_async)
 
-        @functools.wraps(fn)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            entry = enter()
-            if entry.downgraded:
-                return downgraded(entry, args, kwargs)
-            try:
-                return fn(*args, **kwargs)
-            except BaseException as exc:
-                if counts(exc):
-                    entry.error(exc)
-                raise
-            finally:
-                entry.exit()
-
-        return cast(F, guarded)
+        # Plain functions: the whole call runs natively (no Entry object, no
+        # Python frame of ours); update_wrapper gives it fn's name and doc.
+        guarded = _native.Guarded(handle, fn, fallback, errors, ignore)
+        return cast(F, functools.update_wrapper(guarded, fn))
 
     return decorate

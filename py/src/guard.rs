@@ -1,0 +1,118 @@
+//! `Guarded`: what `guard` returns for a plain (not async) function. The
+//! whole protected call runs here: enter, the call, the error check and exit
+//! in one native call, with no `Entry` object and no Python frame of ours.
+//! (Async functions keep the entry across `await` in `sds/guard.py`.)
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use sds_core::{Flags, Outcome, PointId};
+
+use crate::entry::reason_name;
+use crate::table::{Inner, PointHandle};
+use crate::{clock, errors};
+
+static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// A function protected by a point. `functools.update_wrapper` fills its
+/// `__dict__` (`__name__`, `__doc__`, `__wrapped__`...).
+#[pyclass(frozen, dict, module = "sds._native")]
+pub struct Guarded {
+    inner: Arc<Inner>,
+    id: PointId,
+    name: Py<PyString>,
+    func: Py<PyAny>,
+    fallback: Option<Py<PyAny>>,
+    errors: Py<PyTuple>,
+    ignore: Py<PyTuple>,
+}
+
+impl Guarded {
+    /// Whether `err` counts as the point's exception.
+    fn counts(&self, py: Python<'_>, err: &PyErr) -> bool {
+        let value = err.value(py);
+        value
+            .is_instance(self.errors.bind(py).as_any())
+            .unwrap_or(false)
+            && !value
+                .is_instance(self.ignore.bind(py).as_any())
+                .unwrap_or(false)
+            && !errors::is_downgraded(py, value)
+    }
+}
+
+#[pymethods]
+impl Guarded {
+    #[new]
+    fn new(
+        handle: &Bound<'_, PointHandle>,
+        func: Bound<'_, PyAny>,
+        fallback: Option<Bound<'_, PyAny>>,
+        errors: Bound<'_, PyTuple>,
+        ignore: Bound<'_, PyTuple>,
+    ) -> Guarded {
+        let h = handle.get();
+        Guarded {
+            inner: h.inner.clone(),
+            id: h.id,
+            name: h.name.clone_ref(handle.py()),
+            func: func.unbind(),
+            fallback: fallback.map(Bound::unbind),
+            errors: errors.unbind(),
+            ignore: ignore.unbind(),
+        }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let name = self.name.bind(py);
+        let start = clock::now_ms();
+        let entry = self.inner.enter_at(py, self.id, name, start, Flags::NONE)?;
+        if entry.downgraded() {
+            let _ = self.inner.table.exit(&entry, start, Outcome::Ok);
+            return match &self.fallback {
+                Some(fallback) => Ok(fallback.bind(py).call(args, kwargs)?.unbind()),
+                None => Err(errors::downgraded(
+                    py,
+                    name,
+                    reason_name(py, entry.reason()),
+                )),
+            };
+        }
+        let result = self.func.bind(py).call(args, kwargs);
+        let outcome = match &result {
+            Err(err) if self.counts(py, err) => Outcome::Error,
+            _ => Outcome::Ok,
+        };
+        self.inner
+            .table
+            .exit(&entry, clock::now_ms(), outcome)
+            .map_err(|e| errors::core(py, e))?;
+        Ok(result?.unbind())
+    }
+
+    /// Binds like a function, so a guarded method receives `self`.
+    fn __get__(
+        slf: Bound<'_, Self>,
+        obj: Option<Bound<'_, PyAny>>,
+        _owner: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match obj {
+            None => Ok(slf.into_any().unbind()),
+            Some(obj) => {
+                let method_type = METHOD_TYPE.get_or_try_init(py, || {
+                    py.import("types")?.getattr("MethodType").map(Bound::unbind)
+                })?;
+                Ok(method_type.bind(py).call1((slf, obj))?.unbind())
+            }
+        }
+    }
+}
