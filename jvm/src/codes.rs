@@ -3,7 +3,7 @@
 
 use jni::objects::{JClass, JString};
 use jni::EnvUnowned;
-use sds_core::{ErrorCode, Field, Reason};
+use sds_core::{packed, ErrorCode, Field, Reason};
 
 use crate::boundary::setup;
 
@@ -42,6 +42,24 @@ pub extern "system" fn Java_io_sdsnative_Native_reasons<'l>(
                 .map(|r| format!("{}\t{}", r.code(), r.as_str())),
         );
         Ok(env.new_string(text)?)
+    })
+}
+
+/// `"4\t3\t15"`: the downgraded bit, the reason shift and the reason mask of
+/// the core's packed entry, which Java decodes without crossing back.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_packedLayout<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    setup(&mut env, |env| {
+        let row = format!(
+            "{}\t{}\t{}",
+            packed::DOWNGRADED,
+            packed::REASON_SHIFT,
+            packed::REASON_MASK
+        );
+        Ok(env.new_string(row)?)
     })
 }
 

@@ -6,7 +6,7 @@
 use jni::objects::{JByteArray, JClass, JLongArray};
 use jni::sys::{jclass, jint, jlong, JNIEnv};
 use jni::EnvUnowned;
-use sds_core::{Entry, EntryParts, ErrorCode, Flags, Outcome, PointId, Slot, Stats, MAX_CAPACITY};
+use sds_core::{Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats, MAX_CAPACITY};
 
 use crate::boundary::{hot, negative, setup, Fail};
 use crate::handle::{borrow, free, into_handle, Table};
@@ -69,22 +69,6 @@ pub extern "system" fn Java_io_sdsnative_Native_pointId<'l>(
     })
 }
 
-/// The low 32 bits of an entry as the hot path returns it: reason code,
-/// state bits, probe generation. The start time and point id stay in Java.
-fn pack(parts: EntryParts) -> i64 {
-    parts.reason as i64 | (parts.state as i64) << 8 | (parts.probe_generation as i64) << 16
-}
-
-fn unpack(point: jint, start_ms: jlong, packed: jint) -> Entry {
-    Entry::from_parts(EntryParts {
-        start_ms: start_ms as u64,
-        point: point as u32,
-        probe_generation: (packed >> 16) as u16,
-        state: (packed >> 8) as u8,
-        reason: packed as u8,
-    })
-}
-
 /// Enters point `point` at `now_ms`; the packed entry (>= 0) or a negative
 /// error code.
 #[no_mangle]
@@ -104,7 +88,8 @@ pub extern "system" fn Java_io_sdsnative_Native_enter(
         };
         let id = PointId::from_index(point as u32);
         match table.enter_point(id, now_ms.max(0) as u64, Flags::from_bits(flags as u32)) {
-            Ok(entry) => pack(entry.into_parts()),
+            // The core's packed entry: 43 bits, always a non-negative long.
+            Ok(entry) => entry.pack() as jlong,
             Err(e) => negative(e.code()),
         }
     })
@@ -117,9 +102,8 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
     _env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
-    point: jint,
     start_ms: jlong,
-    packed: jint,
+    packed: jlong,
     now_ms: jlong,
     outcome: jint,
 ) -> jlong {
@@ -134,11 +118,10 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
         } else {
             Outcome::Ok
         };
-        match table.exit(
-            &unpack(point, start_ms, packed),
-            now_ms.max(0) as u64,
-            outcome,
-        ) {
+        let Some(entry) = Entry::unpack(packed as u64, start_ms.max(0) as u64) else {
+            return negative(ErrorCode::InvalidEntry);
+        };
+        match table.exit(&entry, now_ms.max(0) as u64, outcome) {
             Ok(()) => 0,
             Err(e) => negative(e.code()),
         }

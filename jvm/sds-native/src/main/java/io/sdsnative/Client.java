@@ -50,11 +50,11 @@ public final class Client implements AutoCloseable {
         long table = live();
         int id = pointId(table, point);
         long packed = Native.check(Native.enter(table, id, nowMs, pressureTest ? PRESSURE_TEST : 0));
-        return new Entry(this, id, nowMs, (int) packed);
+        return new Entry(this, nowMs, packed);
     }
 
-    void exit(int point, long startMs, int packed, long nowMs, boolean failed) {
-        Native.check(Native.exit(live(), point, startMs, packed, nowMs, failed ? 1 : 0));
+    void exit(long startMs, long packed, long nowMs, boolean failed) {
+        Native.check(Native.exit(live(), startMs, packed, nowMs, failed ? 1 : 0));
     }
 
     /**

@@ -16,6 +16,17 @@ final class CoreTables {
     static final Map<Integer, String[]> REASONS = rows(Native.reasons());
     /** The SDS JSON names, in the order of a strategy's values. */
     static final String[] FIELD_NAMES = Native.fieldNames().split(",");
+    /** The core's packed entry: {downgraded bit, reason shift, reason mask}. */
+    static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
+
+    private static long[] longs(String row) {
+        String[] columns = row.split("\t");
+        long[] values = new long[columns.length];
+        for (int i = 0; i < columns.length; i++) {
+            values[i] = Long.parseLong(columns[i]);
+        }
+        return values;
+    }
 
     static String errorDescription(int number) {
         String[] row = ERROR_CODES.get(number);

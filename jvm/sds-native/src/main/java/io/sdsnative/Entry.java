@@ -16,30 +16,32 @@ package io.sdsnative;
  * nothing).
  */
 public final class Entry implements AutoCloseable {
-    private static final int DOWNGRADED = 4;
+    // The core's packed entry (point, state, reason, probe generation), read
+    // with the core's layout.
+    private static final long DOWNGRADED = CoreTables.PACKED_LAYOUT[0];
+    private static final int REASON_SHIFT = (int) CoreTables.PACKED_LAYOUT[1];
+    private static final long REASON_MASK = CoreTables.PACKED_LAYOUT[2];
 
     private final Client client;
-    private final int point;
     private final long startMs;
-    private final int packed;
+    private final long packed;
     private boolean failed;
     private boolean exited;
 
-    Entry(Client client, int point, long startMs, int packed) {
+    Entry(Client client, long startMs, long packed) {
         this.client = client;
-        this.point = point;
         this.startMs = startMs;
         this.packed = packed;
     }
 
     /** Whether the caller must skip the real work and use its fallback. */
     public boolean isDowngraded() {
-        return ((packed >>> 8) & DOWNGRADED) != 0;
+        return (packed & DOWNGRADED) != 0;
     }
 
     /** Why it was downgraded; null when it was not. */
     public Reason reason() {
-        return Reason.fromCode(packed & 0xff);
+        return Reason.fromCode((int) ((packed >>> REASON_SHIFT) & REASON_MASK));
     }
 
     /** The time of the enter, in ms. */
@@ -75,7 +77,7 @@ public final class Entry implements AutoCloseable {
             return;
         }
         exited = true;
-        client.exit(point, startMs, packed, nowMs, failed);
+        client.exit(startMs, packed, nowMs, failed);
     }
 
     @Override

@@ -23,7 +23,7 @@ public final class Native {
 
     static native long enter(long table, int point, long nowMs, int flags);
 
-    static native long exit(long table, int point, long startMs, int packed, long nowMs, int outcome);
+    static native long exit(long table, long startMs, long packed, long nowMs, int outcome);
 
     static native void setStrategy(long table, byte[] name, long[] values);
 
@@ -42,6 +42,9 @@ public final class Native {
     static native String errorCodes();
 
     static native String reasons();
+
+    /** The core's packed-entry layout: "downgraded bit\treason shift\treason mask". */
+    static native String packedLayout();
 
     static native String fieldNames();
 
