@@ -25,11 +25,12 @@ test-py:
 # Reinstalls the wheel each time, so the demo and bench run the current code.
 py-venv:
 	test -x $(PY_VENV)/bin/python || $(PY_PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt
 	$(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
 
+# The example needs nothing but the standard library and sds.
 demo-py: py-venv
 	$(PY_VENV)/bin/python examples/python/burst.py
 
 bench-py: py-venv
+	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt
 	$(PY_VENV)/bin/python py/bench/bench.py
