@@ -78,9 +78,10 @@ impl Strategy {
             if key == POINT_KEY {
                 continue;
             }
+            // The field is needed first to name it when the value is bad.
             let field = Field::from_json_name(&key).ok_or_else(|| unknown(py, &key))?;
             let n = value(field, &v)?;
-            s.set_json(&key, n).map_err(|_| unknown(py, &key))?;
+            s.set_key(&key, n).map_err(|e| errors::json(py, e))?;
         }
         checked(py, s)
     }

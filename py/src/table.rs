@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use sds_core::{Error, Flags, PointId, PointTable, Slot, Stats, MAX_CAPACITY};
+use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
 
 use crate::entry::{reason_name, Entry};
 use crate::strategy::Strategy;
@@ -135,13 +135,14 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+/// A capacity the core accepts, checked before the slots are allocated.
 fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     let py = v.py();
     let n = args::int(v, "capacity")?;
-    match n.extract::<i64>() {
-        Ok(c) if c >= 1 && c as u64 <= MAX_CAPACITY as u64 => Ok(c as usize),
-        _ => Err(errors::core(py, Error::InvalidCapacity)),
-    }
+    // Negative or beyond usize: as invalid as the core's own bounds.
+    let capacity = n.extract::<usize>().unwrap_or(0);
+    check_capacity(capacity).map_err(|e| errors::core(py, e))?;
+    Ok(capacity)
 }
 
 /// A table of points with a fixed capacity. `sds.Client` extends it.

@@ -2,8 +2,8 @@
 //! width, window length and ring, for counters of the caller's own.
 
 use pyo3::prelude::*;
-use sds_core::window::MAX_RING;
-use sds_core::{Bucket, Error, WindowRule};
+use sds_core::window::check_parameters;
+use sds_core::Bucket;
 
 use crate::{args, errors};
 
@@ -38,14 +38,10 @@ impl SlidingWindow {
             Some(v) => count_arg(v, "ring")?,
             None => buckets.saturating_mul(3),
         };
-        // Checked before allocating, so a huge ring is an error, not an OOM.
-        if ring > MAX_RING as u64 {
-            return Err(errors::core(
-                py,
-                Error::InvalidWindow(WindowRule::RingTooLong),
-            ));
-        }
         let buckets = usize::try_from(buckets).unwrap_or(usize::MAX);
+        let ring = usize::try_from(ring).unwrap_or(usize::MAX);
+        // Checked before allocating, so a huge ring is an error, not an OOM.
+        check_parameters(bucket_ms, buckets, ring).map_err(|e| errors::core(py, e))?;
         let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
         let inner = sds_core::SlidingWindow::with_storage(bucket_ms, buckets, storage)
             .map_err(|e| errors::core(py, e))?;
