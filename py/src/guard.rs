@@ -8,10 +8,11 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{Flags, Outcome, PointId};
 
 use crate::entry::reason_name;
-use crate::table::{Inner, PointHandle};
+use crate::table::{Inner, PointHandle, Table};
 use crate::{clock, errors};
 
 static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -27,6 +28,8 @@ pub struct Guarded {
     fallback: Option<Py<PyAny>>,
     errors: Py<PyTuple>,
     ignore: Py<PyTuple>,
+    /// Keeps the client (and its listeners) alive, as a handle does.
+    client: Py<Table>,
 }
 
 impl Guarded {
@@ -62,6 +65,7 @@ impl Guarded {
             fallback: fallback.map(Bound::unbind),
             errors: errors.unbind(),
             ignore: ignore.unbind(),
+            client: h.client.clone_ref(handle.py()),
         }
     }
 
@@ -96,6 +100,14 @@ impl Guarded {
             .exit(&entry, clock::now_ms(), outcome)
             .map_err(|e| errors::core(py, e))?;
         Ok(result?.unbind())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.client)?;
+        visit.call(&self.func)?;
+        visit.call(&self.fallback)?;
+        visit.call(&self.errors)?;
+        visit.call(&self.ignore)
     }
 
     /// Binds like a function, so a guarded method receives `self`.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
 
 use crate::entry::{reason_name, Entry};
@@ -275,6 +276,19 @@ impl Table {
         self.inner.has_listeners.store(true, Ordering::Release);
         Ok(callback)
     }
+
+    /// The client owns its listeners: a listener that refers back to the
+    /// client forms a cycle the garbage collector must see to free it.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // Never contended while the collector runs (the lock is only held
+        // for a push or a copy, with no Python code inside).
+        if let Ok(list) = self.inner.listeners.try_lock() {
+            for listener in list.iter() {
+                visit.call(listener)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One point of a table, found once: `enter` skips the name lookup.
@@ -284,6 +298,9 @@ pub struct PointHandle {
     pub inner: Arc<Inner>,
     pub id: PointId,
     pub name: Py<PyString>,
+    /// Keeps the client (which owns the listeners) alive while the handle
+    /// can notify them, visibly to the garbage collector.
+    pub client: Py<Table>,
 }
 
 #[pymethods]
@@ -304,7 +321,12 @@ impl PointHandle {
             inner,
             id,
             name: name.clone().unbind(),
+            client: table.clone().unbind(),
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.client)
     }
 
     /// The point's name.
