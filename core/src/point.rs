@@ -181,15 +181,28 @@ impl Point {
     /// Settles an entry at `now_ms`: returns its permit, counts its exception
     /// and its timeout at its start second, and settles a probe.
     pub fn exit(&self, entry: &Entry, now_ms: u64, outcome: Outcome) {
+        self.exit_with(entry, outcome, || now_ms);
+    }
+
+    /// [`Point::exit`] with the exit time asked of `clock` only when it is
+    /// used: an ok exit of an entry that is no probe, on a point without
+    /// `timeoutThreshold`, only returns its permit. Bindings pass their wall
+    /// clock here and skip its cost on most exits.
+    pub fn exit_with(&self, entry: &Entry, outcome: Outcome, clock: impl FnOnce() -> u64) {
         if entry.holds_permit() {
             self.release();
         }
         let strategy = self.strategy.load();
         let failed = outcome == Outcome::Error;
+        let timed = strategy.as_ref().filter(|s| s.timeout_threshold > 0);
+        if !(failed || timed.is_some() || entry.is_probe()) {
+            return;
+        }
+        let now_ms = clock();
         if failed {
             self.record(Counter::Exception, entry.start_ms, now_ms);
         }
-        if let Some(s) = strategy.as_ref().filter(|s| s.timeout_threshold > 0) {
+        if let Some(s) = timed {
             if now_ms.saturating_sub(entry.start_ms) > s.timeout_threshold as u64 {
                 self.record(Counter::Timeout, entry.start_ms, now_ms);
             }

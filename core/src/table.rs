@@ -256,7 +256,18 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
 
     /// Exits an entry of this table.
     pub fn exit(&self, entry: &Entry, now_ms: u64, outcome: Outcome) -> Result<(), Error> {
-        self.point(entry.point())?.exit(entry, now_ms, outcome);
+        self.exit_with(entry, outcome, || now_ms)
+    }
+
+    /// Exits an entry, asking `clock` for the time only if the exit uses it
+    /// (see [`Point::exit_with`]).
+    pub fn exit_with(
+        &self,
+        entry: &Entry,
+        outcome: Outcome,
+        clock: impl FnOnce() -> u64,
+    ) -> Result<(), Error> {
+        self.point(entry.point())?.exit_with(entry, outcome, clock);
         Ok(())
     }
 

@@ -350,3 +350,29 @@ fn parameters_can_be_checked_before_allocating() {
     assert!(check_parameters(1000, 10, 19).is_err());
     assert_eq!(check_parameters(1000, 10, 20), Ok(()));
 }
+
+#[test]
+fn exit_with_asks_for_the_time_only_when_it_is_used() {
+    let p = Point::new();
+    let asked = std::cell::Cell::new(0);
+    let clock = || {
+        asked.set(asked.get() + 1);
+        T + 5_000
+    };
+    let e = p.enter(T, Flags::NONE);
+    p.exit_with(&e, Outcome::Ok, clock);
+    assert_eq!(asked.get(), 0, "an ok exit without timeouts needs no time");
+    assert_eq!(p.in_flight(), 0, "but returns its permit");
+    let e = p.enter(T, Flags::NONE);
+    p.exit_with(&e, Outcome::Error, clock);
+    assert_eq!((asked.get(), p.stats(T).exception), (1, 1));
+    p.set_strategy(Some(&with(|s| s.timeout_threshold = 1_000)))
+        .unwrap();
+    let e = p.enter(T, Flags::NONE);
+    p.exit_with(&e, Outcome::Ok, clock);
+    assert_eq!(
+        (asked.get(), p.stats(T).timeout),
+        (2, 1),
+        "5 s > 1 s is a timeout"
+    );
+}

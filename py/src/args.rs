@@ -39,10 +39,16 @@ pub fn u64_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
 /// `now_ms`: the given time, or the wall clock for `None`.
 #[inline]
 pub fn time(v: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    Ok(given_time(v)?.unwrap_or_else(clock::now_ms))
+}
+
+/// An optional time argument as given: `None` when the caller left it to
+/// the wall clock, which the core then reads only if it needs it.
+#[inline]
+pub fn given_time(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     match v {
-        None => Ok(clock::now_ms()),
-        Some(v) if v.is_none() => Ok(clock::now_ms()),
-        Some(v) => u64_arg(v, "now_ms"),
+        Some(v) if !v.is_none() => u64_arg(v, "now_ms").map(Some),
+        _ => Ok(None),
     }
 }
 

@@ -48,7 +48,9 @@ impl Entry {
         }
     }
 
-    fn settle(&self, py: Python<'_>, now: u64) -> PyResult<()> {
+    /// `now`: the exit time, or `None` for the wall clock, read only when the
+    /// exit uses it (see `sds_core::Point::exit_with`).
+    fn settle(&self, py: Python<'_>, now: Option<u64>) -> PyResult<()> {
         let before = self.marks.fetch_or(EXITED, Ordering::AcqRel);
         if before & EXITED != 0 {
             return Ok(());
@@ -60,7 +62,9 @@ impl Entry {
         };
         self.inner
             .table
-            .exit(&self.entry, now, outcome)
+            .exit_with(&self.entry, outcome, || {
+                now.unwrap_or_else(crate::clock::now_ms)
+            })
             .map_err(|e| errors::core(py, e))
     }
 
@@ -111,8 +115,7 @@ impl Entry {
     /// timeout. Only the first call counts.
     #[pyo3(signature = (now_ms = None))]
     fn exit(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let now = args::time(now_ms)?;
-        self.settle(py, now)
+        self.settle(py, args::given_time(now_ms)?)
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -130,7 +133,7 @@ impl Entry {
         if let Some(e) = exc {
             self.mark(py, Some(e));
         }
-        self.settle(py, crate::clock::now_ms())?;
+        self.settle(py, None)?;
         Ok(false)
     }
 

@@ -97,7 +97,7 @@ impl Guarded {
         };
         self.inner
             .table
-            .exit(&entry, clock::now_ms(), outcome)
+            .exit_with(&entry, outcome, clock::now_ms)
             .map_err(|e| errors::core(py, e))?;
         Ok(result?.unbind())
     }
