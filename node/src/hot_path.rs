@@ -33,9 +33,10 @@ use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
 use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
+use crate::clock::wall_clock_ms;
 use crate::entry_bits::{pack, unpack};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
-use crate::time::{ms, ms_or_now};
+use crate::time::{ms, ms_or_now, NOW};
 
 pub type Table = PointTable<Box<[Slot]>>;
 
@@ -82,8 +83,16 @@ pub fn exit_numbers(
     outcome: Outcome,
 ) -> Result<(), SdsError> {
     let entry = unpack(packed, ms(start_ms, "startMs")?)?;
-    let now = ms_or_now(now_ms, "nowMs")?;
-    table.exit(&entry, now, outcome).map_err(from_core)
+    if now_ms == NOW {
+        // The core asks for the time only if this exit uses it (an ok exit
+        // with no timeoutThreshold and no probe only returns its permit).
+        return table
+            .exit_with(&entry, outcome, wall_clock_ms)
+            .map_err(from_core);
+    }
+    table
+        .exit(&entry, ms(now_ms, "nowMs")?, outcome)
+        .map_err(from_core)
 }
 
 /// Throws `error` as an `Error` with `.code`; returns the null that tells
