@@ -14,6 +14,23 @@
 //! - [`Error`], [`ErrorCode`], [`Reason`]: the one table of codes and names that
 //!   every binding maps from.
 //!
+//! ```
+//! use sds_core::{Flags, Outcome, PointTable, Slot, Strategy};
+//!
+//! let table = PointTable::new((0..1024).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
+//! let strategy = Strategy::from_json(r#"{"visitThreshold": 100, "concurrentThreshold": 10}"#).unwrap();
+//! table.set_strategy(b"orderService.process", &strategy).unwrap();
+//!
+//! let now_ms = 1_700_000_000_000; // the core never reads a clock: bindings pass it
+//! let entry = table.enter(b"orderService.process", now_ms, Flags::NONE).unwrap();
+//! if entry.downgraded() {
+//!     // fallback; entry.reason() says why (VISIT, CONCURRENT, ...)
+//! }
+//! table.exit(&entry, now_ms + 12, Outcome::Ok).unwrap(); // permit back, timeouts and exceptions counted
+//! let stats = table.stats(b"orderService.process", now_ms + 12).unwrap();
+//! assert_eq!((stats.visit, stats.concurrent), (1, 0));
+//! ```
+//!
 //! Time is a parameter: every operation takes `now_ms`, and the core never
 //! reads a clock. Nothing allocates, blocks on the hot path, or panics on any
 //! input. The crate is `no_std` and `forbid(unsafe_code)`.
