@@ -3,8 +3,8 @@
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
 
-use jni::objects::{JByteArray, JClass, JLongArray};
-use jni::sys::{jclass, jint, jlong, JNIEnv};
+use jni::objects::{JByteArray, JClass, JLongArray, JObject};
+use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::EnvUnowned;
 use sds_core::{Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats, MAX_CAPACITY};
 
@@ -21,7 +21,8 @@ fn name_bytes(env: &jni::Env, name: &JByteArray) -> Result<Vec<u8>, Fail> {
 }
 
 fn table<'a>(handle: jlong) -> Result<&'a Table, Fail> {
-    // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+    // SAFETY: the Java `Client` passes its own handle and itself as owner,
+    // which keeps it reachable, so its table is not freed during the call.
     unsafe { borrow::<Table>(handle) }.map_err(Fail::code)
 }
 
@@ -51,7 +52,8 @@ pub extern "system" fn Java_io_sdsnative_Native_tableFree(
     _class: jclass,
     handle: jlong,
 ) {
-    // SAFETY: `Client.close()` zeroes its handle before this single call.
+    // SAFETY: called once per table, by the reclaimer, after its `Client`
+    // was collected: no call can be using it (each passes its client).
     let _ = std::panic::catch_unwind(|| unsafe { free::<Table>(handle) });
 }
 
@@ -61,6 +63,7 @@ pub extern "system" fn Java_io_sdsnative_Native_pointId<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    _owner: JObject<'l>,
     name: JByteArray<'l>,
 ) -> jint {
     setup(&mut env, |env| {
@@ -76,12 +79,14 @@ pub extern "system" fn Java_io_sdsnative_Native_enter(
     _env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
+    _owner: jobject,
     point: jint,
     now_ms: jlong,
     flags: jint,
 ) -> jlong {
     hot(|| {
-        // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+        // SAFETY: the Java `Client` passes its own handle and itself as owner,
+        // which keeps it reachable, so its table is not freed during the call.
         let table = match unsafe { borrow::<Table>(handle) } {
             Ok(t) => t,
             Err(code) => return negative(code),
@@ -102,13 +107,15 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
     _env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
+    _owner: jobject,
     start_ms: jlong,
     packed: jlong,
     now_ms: jlong,
     outcome: jint,
 ) -> jlong {
     hot(|| {
-        // SAFETY: the Java `Client` passes its own handle, 0 once closed.
+        // SAFETY: the Java `Client` passes its own handle and itself as owner,
+        // which keeps it reachable, so its table is not freed during the call.
         let table = match unsafe { borrow::<Table>(handle) } {
             Ok(t) => t,
             Err(code) => return negative(code),
@@ -134,6 +141,7 @@ pub extern "system" fn Java_io_sdsnative_Native_setStrategy<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    _owner: JObject<'l>,
     name: JByteArray<'l>,
     values: JLongArray<'l>,
 ) {
@@ -158,6 +166,7 @@ pub extern "system" fn Java_io_sdsnative_Native_stats<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    _owner: JObject<'l>,
     name: JByteArray<'l>,
     now_ms: jlong,
     out: JLongArray<'l>,

@@ -9,9 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * primitives only, and the time is read in Java.
  *
  * <p>Close it when done; {@code close()} is idempotent and a closed client
- * throws {@link SdsException} with {@link ErrorCode#CLOSED}. Closing while
- * other threads still use the client is a caller's error, as for any
- * resource.
+ * throws {@link SdsException} with {@link ErrorCode#CLOSED}. A call already
+ * running in another thread when {@code close()} is called finishes normally:
+ * the native memory is freed only once the client is garbage (every native
+ * call passes the client, which keeps it reachable; see
+ * {@link NativeReclaimer}).
  */
 public final class Client implements AutoCloseable {
     private static final int PRESSURE_TEST = 1;
@@ -26,7 +28,7 @@ public final class Client implements AutoCloseable {
      * @throws SdsException {@code INVALID_CAPACITY} outside 1..=2^20
      */
     public Client(int capacity) {
-        this.handle = Native.tableNew(capacity);
+        this.handle = NativeReclaimer.track(this, Native.tableNew(capacity), Native::tableFree);
     }
 
     /** Enters {@code point} now. */
@@ -49,12 +51,12 @@ public final class Client implements AutoCloseable {
     public Entry enter(String point, long nowMs, boolean pressureTest) {
         long table = live();
         int id = pointId(table, point);
-        long packed = Native.check(Native.enter(table, id, nowMs, pressureTest ? PRESSURE_TEST : 0));
+        long packed = Native.check(Native.enter(table, this, id, nowMs, pressureTest ? PRESSURE_TEST : 0));
         return new Entry(this, nowMs, packed);
     }
 
     void exit(long startMs, long packed, long nowMs, boolean failed) {
-        Native.check(Native.exit(live(), startMs, packed, nowMs, failed ? 1 : 0));
+        Native.check(Native.exit(live(), this, startMs, packed, nowMs, failed ? 1 : 0));
     }
 
     /**
@@ -65,12 +67,12 @@ public final class Client implements AutoCloseable {
         if (strategy == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "strategy is null (use removeStrategy)");
         }
-        Native.setStrategy(live(), name(point), strategy.values());
+        Native.setStrategy(live(), this, name(point), strategy.values());
     }
 
     /** Removes the strategy of {@code point}; its counters stay. */
     public void removeStrategy(String point) {
-        Native.setStrategy(live(), name(point), null);
+        Native.setStrategy(live(), this, name(point), null);
     }
 
     /** The stats of {@code point} now. */
@@ -81,7 +83,7 @@ public final class Client implements AutoCloseable {
     /** The stats of {@code point} at {@code nowMs}; all zero for an unknown point. */
     public Stats stats(String point, long nowMs) {
         long[] out = new long[10];
-        Native.stats(live(), name(point), nowMs, out);
+        Native.stats(live(), this, name(point), nowMs, out);
         return new Stats(out);
     }
 
@@ -90,12 +92,13 @@ public final class Client implements AutoCloseable {
         return handle == 0;
     }
 
-    /** Frees the native memory; later calls throw, a second close does nothing. */
+    /**
+     * Closes the client: later calls throw {@code CLOSED}, a second close does
+     * nothing. Its native memory is freed once the client is garbage.
+     */
     @Override
-    public synchronized void close() {
-        long table = handle;
+    public void close() {
         handle = 0;
-        Native.tableFree(table);
     }
 
     private long live() {
@@ -114,7 +117,7 @@ public final class Client implements AutoCloseable {
         if (id != null) {
             return id;
         }
-        int created = Native.pointId(table, name(point));
+        int created = Native.pointId(table, this, name(point));
         points.putIfAbsent(point, created);
         return created;
     }

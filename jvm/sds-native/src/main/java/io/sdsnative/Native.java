@@ -19,15 +19,15 @@ public final class Native {
 
     static native void tableFree(long table);
 
-    static native int pointId(long table, byte[] name);
+    static native int pointId(long table, Object owner, byte[] name);
 
-    static native long enter(long table, int point, long nowMs, int flags);
+    static native long enter(long table, Object owner, int point, long nowMs, int flags);
 
-    static native long exit(long table, long startMs, long packed, long nowMs, int outcome);
+    static native long exit(long table, Object owner, long startMs, long packed, long nowMs, int outcome);
 
-    static native void setStrategy(long table, byte[] name, long[] values);
+    static native void setStrategy(long table, Object owner, byte[] name, long[] values);
 
-    static native void stats(long table, byte[] name, long nowMs, long[] out);
+    static native void stats(long table, Object owner, byte[] name, long nowMs, long[] out);
 
     // Strategies.
     static native long[] strategyDefaults();

@@ -197,6 +197,56 @@ class ClientTest {
     }
 
     @Test
+    void closingWhileOtherThreadsCallNeverCrashes() throws InterruptedException {
+        for (int round = 0; round < 20; round++) {
+            Client client = new Client(4);
+            List<Throwable> unexpected = java.util.Collections.synchronizedList(new ArrayList<Throwable>());
+            CountDownLatch running = new CountDownLatch(2);
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                Thread thread = new Thread(() -> {
+                    running.countDown();
+                    try {
+                        for (int i = 0; ; i++) {
+                            Entry e = client.enter("p", T + i);
+                            e.exit(T + i);
+                        }
+                    } catch (SdsException e) {
+                        if (e.code() != ErrorCode.CLOSED) {
+                            unexpected.add(e);
+                        }
+                    } catch (Throwable e) {
+                        unexpected.add(e);
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            running.await();
+            client.close();
+            for (Thread thread : threads) {
+                thread.join(10_000);
+                assertFalse(thread.isAlive(), "a caller did not see the close");
+            }
+            assertTrue(unexpected.isEmpty(), unexpected.toString());
+        }
+    }
+
+    @Test
+    void theMemoryOfCollectedClientsIsFreed() throws InterruptedException {
+        for (int i = 0; i < 50; i++) {
+            new Client(4).close();
+        }
+        int freed = 0;
+        for (int attempt = 0; attempt < 20 && freed == 0; attempt++) {
+            System.gc();
+            Thread.sleep(10);
+            freed = NativeReclaimer.freeCollected();
+        }
+        assertTrue(freed > 0, "no table was freed after garbage collection");
+    }
+
+    @Test
     void invalidStrategyIsRejectedWholeAndTheOldOneStays() {
         try (Client client = new Client(2)) {
             client.setStrategy("p", Strategy.builder().visitThreshold(1).build());

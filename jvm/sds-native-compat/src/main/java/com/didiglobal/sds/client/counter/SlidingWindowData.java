@@ -2,7 +2,7 @@ package com.didiglobal.sds.client.counter;
 
 import com.didiglobal.sds.client.bean.VisitWrapperValue;
 import io.sdsnative.Native;
-import io.sdsnative.compat.WindowReclaimer;
+import io.sdsnative.NativeReclaimer;
 
 /**
  * SDS's sliding window on a native, epoch-tagged ring: buckets of
@@ -31,7 +31,8 @@ public class SlidingWindowData extends AbstractCycleData {
         this.cycleBucketNum = cycleBucketNum;
         this.bucketTimeSecond = bucketTimeSecond;
         this.bucketSize = cycleNum * cycleBucketNum;
-        this.window = WindowReclaimer.newWindow(this, 1000L * bucketTimeSecond, cycleBucketNum, bucketSize);
+        this.window = NativeReclaimer.track(
+                this, Native.windowNew(1000L * bucketTimeSecond, cycleBucketNum, bucketSize), Native::windowFree);
     }
 
     /** Three cycles of ten 1 s buckets: SDS's counters. */

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.didiglobal.sds.client.bean.VisitWrapperValue;
-import io.sdsnative.compat.WindowReclaimer;
+import io.sdsnative.NativeReclaimer;
 import org.junit.jupiter.api.Test;
 
 class PowerfulCycleTimeCounterTest {
@@ -94,7 +94,7 @@ class PowerfulCycleTimeCounterTest {
         for (int attempt = 0; attempt < 20 && freed == 0; attempt++) {
             System.gc();
             Thread.sleep(10);
-            freed = WindowReclaimer.freeCollected();
+            freed = NativeReclaimer.freeCollected();
         }
         assertTrue(freed > 0, "no window was freed after garbage collection");
     }
