@@ -1,0 +1,153 @@
+//! The scenario driver shared by the Rust runners (the core's and the C
+//! ABI's tests include it with `#[path]`): it reads the files and walks the
+//! steps; each runner only says how its surface enters, exits, sets a
+//! strategy and reads stats. Other languages have their own drivers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// What a runner's surface does for the driver. Errors are code names.
+pub trait Surface {
+    type Entry;
+    fn set_strategy(&self, point: &str, strategy: &Value) -> Result<(), String>;
+    /// The entry and its word: "pass" or the reason's name.
+    fn enter(
+        &self,
+        point: &str,
+        at: u64,
+        pressure_test: bool,
+    ) -> Result<(Self::Entry, String), String>;
+    fn exit(&self, entry: &Self::Entry, at: u64, error: bool) -> Result<(), String>;
+    /// The stats in the scenario format (`visit`, ..., `lastCycle`).
+    fn stats(&self, point: &str, at: u64) -> Result<Value, String>;
+}
+
+/// Every scenario file, sorted.
+pub fn scenario_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("conformance/scenarios exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Stats in the scenario format, from their ten numbers.
+pub fn stats_json(now: [u64; 5], last_cycle: [u64; 5]) -> Value {
+    let [visit, exception, timeout, downgrade, concurrent] = now;
+    let [visit_num, exception_num, timeout_num, downgrade_num, concurrent_num] = last_cycle;
+    serde_json::json!({
+        "visit": visit, "exception": exception, "timeout": timeout,
+        "downgrade": downgrade, "concurrent": concurrent,
+        "lastCycle": {
+            "visitNum": visit_num, "exceptionNum": exception_num, "timeoutNum": timeout_num,
+            "downgradeNum": downgrade_num, "concurrentNum": concurrent_num,
+        }
+    })
+}
+
+/// Checks that every key of `expected` has the same value in `actual`.
+fn subset(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e.iter().try_for_each(|(k, v)| {
+            let got = a
+                .get(k)
+                .ok_or_else(|| format!("{path}.{k}: no such stat"))?;
+            subset(v, got, &format!("{path}.{k}"))
+        }),
+        _ if expected == actual => Ok(()),
+        _ => Err(format!("{path}: expected {expected}, got {actual}")),
+    }
+}
+
+/// Runs one scenario file on a fresh surface.
+pub fn run<S: Surface>(file: &Path, surface: &S) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let scenario: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let default_point = scenario["point"].as_str().unwrap_or("p").to_string();
+    if let Some(s) = scenario.get("strategy") {
+        surface
+            .set_strategy(&default_point, s)
+            .map_err(|e| format!("initial strategy: {e}"))?;
+    }
+    let mut open: HashMap<String, Vec<S::Entry>> = HashMap::new();
+    let steps = scenario["steps"].as_array().ok_or("no steps")?;
+    for (i, step) in steps.iter().enumerate() {
+        let fail = |msg: String| format!("step {i} ({step}): {msg}");
+        let at = step["at"].as_u64().ok_or_else(|| fail("no at".into()))?;
+        let point = step["point"].as_str().unwrap_or(&default_point).to_string();
+        match step["op"].as_str().unwrap_or("") {
+            "enter" => {
+                let repeat = step["repeat"].as_u64().unwrap_or(1);
+                let pressure = step["pressure_test"].as_bool().unwrap_or(false);
+                let mut tally: HashMap<String, u64> = HashMap::new();
+                for _ in 0..repeat {
+                    let (entry, word) = surface.enter(&point, at, pressure).map_err(fail)?;
+                    *tally.entry(word).or_default() += 1;
+                    match step["id"].as_str() {
+                        Some(id) => open.entry(id.to_string()).or_default().push(entry),
+                        None => surface.exit(&entry, at, false).map_err(fail)?,
+                    }
+                }
+                let got = if repeat == 1 {
+                    Value::from(tally.keys().next().unwrap().clone())
+                } else {
+                    serde_json::to_value(&tally).unwrap()
+                };
+                if got != step["expect"] {
+                    return Err(fail(format!("expected {}, got {got}", step["expect"])));
+                }
+            }
+            "exit" => {
+                let id = step["id"].as_str().ok_or_else(|| fail("no id".into()))?;
+                let error = step["outcome"].as_str() == Some("error");
+                for entry in open
+                    .remove(id)
+                    .ok_or_else(|| fail(format!("no open group {id}")))?
+                {
+                    surface.exit(&entry, at, error).map_err(fail)?;
+                }
+            }
+            "set_strategy" => {
+                let got = surface.set_strategy(&point, &step["strategy"]).err();
+                let want = step["error"].as_str().map(str::to_string);
+                if got != want {
+                    return Err(fail(format!("expected error {want:?}, got {got:?}")));
+                }
+            }
+            "stats" => {
+                let stats = surface.stats(&point, at).map_err(fail)?;
+                subset(&step["expect"], &stats, "stats").map_err(fail)?;
+            }
+            other => return Err(fail(format!("unknown op {other:?}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Runs every scenario, each on a surface from `fresh`; panics listing the
+/// failures. Returns how many passed.
+pub fn run_all<S: Surface>(fresh: impl Fn() -> S) -> usize {
+    let files = scenario_files();
+    assert!(files.len() >= 40, "scenarios are missing");
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            run(f, &fresh())
+                .err()
+                .map(|e| format!("{}: {e}", f.display()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} scenarios failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    files.len()
+}
