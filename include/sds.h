@@ -96,6 +96,11 @@ enum sds_result
      * A bug: a panic was caught at the boundary.
      */
     SDS_RESULT_PANIC = 13,
+    /**
+     * Reserved (bindings' "downgraded without a fallback"); libsds reports
+     * a downgrade in the `sds_entry`, never as a result.
+     */
+    SDS_RESULT_DOWNGRADED = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

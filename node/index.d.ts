@@ -157,6 +157,8 @@ export declare class SlidingWindow {
 
 /** Thrown (or rejected) by `run` when downgraded without a fallback. */
 export declare class DowngradedError extends Error {
+  /** `SDS_DOWNGRADED`, from the core's table. */
+  readonly code: 'SDS_DOWNGRADED'
   readonly point: string
   readonly reason: Reason
 }

@@ -37,11 +37,15 @@ pub enum ErrorCode {
     Closed = 12,
     /// A bug: a panic was caught at the boundary.
     Panic = 13,
+    /// A request was downgraded and the caller gave no fallback (the
+    /// bindings' `Downgraded` errors; the core itself reports downgrades in
+    /// the entry, never as an error).
+    Downgraded = 14,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::InvalidStrategy,
         ErrorCode::UnknownField,
         ErrorCode::InvalidWindow,
@@ -55,6 +59,7 @@ impl ErrorCode {
         ErrorCode::NullArgument,
         ErrorCode::Closed,
         ErrorCode::Panic,
+        ErrorCode::Downgraded,
     ];
 
     /// The stable number (C's `sds_result`; 0 is reserved for success).
@@ -78,6 +83,7 @@ impl ErrorCode {
             ErrorCode::NullArgument => "SDS_NULL_ARGUMENT",
             ErrorCode::Closed => "SDS_CLOSED",
             ErrorCode::Panic => "SDS_PANIC",
+            ErrorCode::Downgraded => "SDS_DOWNGRADED",
         }
     }
 
@@ -97,6 +103,7 @@ impl ErrorCode {
             ErrorCode::NullArgument => "null argument",
             ErrorCode::Closed => "used after close",
             ErrorCode::Panic => "internal error (panic caught)",
+            ErrorCode::Downgraded => "request downgraded, no fallback given",
         }
     }
 

@@ -46,6 +46,9 @@ pub enum sds_result {
     Closed = 12,
     /// A bug: a panic was caught at the boundary.
     Panic = 13,
+    /// Reserved (bindings' "downgraded without a fallback"); libsds reports
+    /// a downgrade in the `sds_entry`, never as a result.
+    Downgraded = 14,
 }
 
 // The C numbers are the core's numbers: a renumbering on either side stops
@@ -68,7 +71,8 @@ same_numbers!(
     InvalidArgument,
     NullArgument,
     Closed,
-    Panic
+    Panic,
+    Downgraded
 );
 
 impl sds_result {
@@ -89,6 +93,7 @@ impl sds_result {
             ErrorCode::NullArgument => sds_result::NullArgument,
             ErrorCode::Closed => sds_result::Closed,
             ErrorCode::Panic => sds_result::Panic,
+            ErrorCode::Downgraded => sds_result::Downgraded,
         }
     }
 }

@@ -24,14 +24,18 @@ function describe(value) {
   return String(value);
 }
 
+/** The core's code for "downgraded, no fallback given" (checked against its table in the tests). */
+const DOWNGRADED_CODE = 'SDS_DOWNGRADED';
+
 /** Thrown (or rejected) by `run` when a request is downgraded and no fallback is given. */
 class DowngradedError extends Error {
   constructor(point, reason) {
     super(`point ${JSON.stringify(point)} is downgraded (${reason})`);
     this.name = 'DowngradedError';
+    this.code = DOWNGRADED_CODE;
     this.point = point;
     this.reason = reason;
   }
 }
 
-module.exports = { invalidArgument, describe, DowngradedError };
+module.exports = { invalidArgument, describe, DowngradedError, DOWNGRADED_CODE };

@@ -81,6 +81,8 @@ test('downgraded without fallback: a DowngradedError is thrown', () => {
   const client = closedClient();
   assert.throws(() => client.run('closed', () => 1), (e) => {
     assert.ok(e instanceof DowngradedError);
+    assert.equal(e.code, 'SDS_DOWNGRADED');
+    assert.ok(require('../lib/native.js').native.errorCodes().includes(e.code), 'a code of the core');
     assert.equal(e.reason, 'VISIT');
     assert.equal(e.point, 'closed');
     return true;

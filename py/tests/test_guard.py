@@ -43,7 +43,7 @@ def test_without_fallback_a_downgrade_raises(client: sds.Client) -> None:
     with pytest.raises(sds.Downgraded) as info:
         work()
     assert (info.value.point, info.value.reason) == ("p", "VISIT")
-    assert info.value.code is None and isinstance(info.value, sds.SdsError)
+    assert info.value.code == "SDS_DOWNGRADED" and isinstance(info.value, sds.SdsError)
     assert client.stats("p")["exception"] == 0
 
 

@@ -46,8 +46,6 @@ class SdsError(Exception):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__name__ == "Downgraded":
-            return
         code = _code_of(cls.__name__)
         if code not in _native.ERROR_CODES:
             raise RuntimeError(f"{cls.__name__}: the core has no error code {code}")

@@ -30,7 +30,12 @@ public enum ErrorCode {
     /** The client was closed. */
     CLOSED(12),
     /** A bug: a panic was caught at the native boundary. */
-    PANIC(13);
+    PANIC(13),
+    /**
+     * A request was downgraded and no fallback was given (for callers that
+     * turn {@link Entry#isDowngraded()} into an exception).
+     */
+    DOWNGRADED(14);
 
     private final int number;
 
