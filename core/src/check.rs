@@ -36,23 +36,26 @@ pub(crate) fn sums_needed(s: &Strategy) -> [bool; 4] {
     wanted
 }
 
-/// A rule: whether it fails for this strategy and reading.
-type Check<R> = fn(&Strategy, &R) -> bool;
-
-/// The first rule that fails, in the reference's order.
+/// The first rule that fails, in the reference's order. Written as a chain
+/// of direct calls (not a table of function pointers) so that every rule
+/// inlines into the decision.
+#[inline]
 pub(crate) fn first_failure<R: Reading>(s: &Strategy, r: &R) -> Option<Reason> {
-    let rules: [(Check<R>, Reason); 6] = [
-        (visit_fails, Reason::Visit),
-        (token_bucket_fails, Reason::TokenBucket),
-        (|_, r| !r.acquired(), Reason::Concurrent),
-        (timeout_fails, Reason::Timeout),
-        (exception_fails, Reason::Exception),
-        (exception_rate_fails, Reason::ExceptionRate),
-    ];
-    rules
-        .iter()
-        .find(|(fails, _)| fails(s, r))
-        .map(|(_, why)| *why)
+    if visit_fails(s, r) {
+        Some(Reason::Visit)
+    } else if token_bucket_fails(s, r) {
+        Some(Reason::TokenBucket)
+    } else if !r.acquired() {
+        Some(Reason::Concurrent)
+    } else if timeout_fails(s, r) {
+        Some(Reason::Timeout)
+    } else if exception_fails(s, r) {
+        Some(Reason::Exception)
+    } else if exception_rate_fails(s, r) {
+        Some(Reason::ExceptionRate)
+    } else {
+        None
+    }
 }
 
 fn wide(v: u64) -> i128 {
