@@ -10,7 +10,7 @@ use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
 use crate::reason::Reason;
-use crate::strategy::Strategy;
+use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
 use crate::window::{SdsMaxConcurrencyWindow, SlidingWindow};
@@ -192,22 +192,25 @@ impl Point {
         if entry.holds_permit() {
             self.release();
         }
-        let strategy = self.strategy.load();
         let failed = outcome == Outcome::Error;
-        let timed = strategy.as_ref().filter(|s| s.timeout_threshold > 0);
-        if !(failed || timed.is_some() || entry.is_probe()) {
+        let timeout = self
+            .strategy
+            .field(Field::TimeoutThreshold)
+            .filter(|&t| t > 0);
+        if !(failed || timeout.is_some() || entry.is_probe()) {
             return;
         }
         let now_ms = clock();
         if failed {
             self.record(Counter::Exception, entry.start_ms, now_ms);
         }
-        if let Some(s) = timed {
-            if now_ms.saturating_sub(entry.start_ms) > s.timeout_threshold as u64 {
+        if let Some(t) = timeout {
+            if now_ms.saturating_sub(entry.start_ms) > t as u64 {
                 self.record(Counter::Timeout, entry.start_ms, now_ms);
             }
         }
         if entry.is_probe() {
+            let strategy = self.strategy.load();
             self.delay
                 .settle(entry.probe_generation, now_ms, failed, strategy.as_ref());
         }

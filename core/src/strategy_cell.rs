@@ -80,6 +80,26 @@ impl StrategyCell {
         }
     }
 
+    /// One field of the current strategy (`None`: no strategy): what an exit
+    /// reads, without copying the other twelve.
+    #[inline]
+    pub(crate) fn field(&self, field: Field) -> Option<i64> {
+        loop {
+            let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
+            let before = copy.version.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let present = copy.present.load(Ordering::Relaxed);
+                // `Field` discriminants follow `Field::ALL`, the order of `values`.
+                let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
+                crate::sync::fence(Ordering::Acquire);
+                if copy.version.load(Ordering::Relaxed) == before {
+                    return (present == PRESENT).then_some(value);
+                }
+            }
+            spin();
+        }
+    }
+
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
     pub(crate) fn store(&self, strategy: Option<&Strategy>) -> Option<Strategy> {
         while self
@@ -132,5 +152,21 @@ mod tests {
     #[test]
     fn field_count_matches_the_table() {
         assert_eq!(Field::ALL.len(), FIELDS);
+        for (i, f) in Field::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i, "Field discriminants index the values");
+        }
+    }
+
+    #[test]
+    fn one_field_reads_like_the_whole() {
+        let cell = StrategyCell::new();
+        assert_eq!(cell.field(Field::TimeoutThreshold), None);
+        let mut s = Strategy::DEFAULT;
+        s.timeout_threshold = 250;
+        s.retry_interval = 2_000;
+        cell.store(Some(&s));
+        for f in Field::ALL {
+            assert_eq!(cell.field(*f), Some(s.get(*f)), "{f:?}");
+        }
     }
 }
