@@ -5,7 +5,7 @@ use sds_core::window::MAX_RING;
 use sds_core::{Bucket, Error, SlidingWindow, WindowRule};
 
 use crate::args::input;
-use crate::boundary::{boundary, boundary_or};
+use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 
 /// A sliding window of epoch-tagged buckets. Opaque: create it with
@@ -105,12 +105,7 @@ pub unsafe extern "C" fn sds_window_sum(
     now_ms: u64,
     out: *mut u64,
 ) -> sds_result {
-    boundary(|| {
-        let window = &input(window, "window")?.inner;
-        let out = crate::args::out(out, "out")?;
-        out.write(window.sum(now_ms));
-        Ok(())
-    })
+    boundary(|| unsafe { read_into(window, out, |w| w.sum(now_ms)) })
 }
 
 /// Writes the value of `now_ms`'s bucket to `*out`.
@@ -123,12 +118,7 @@ pub unsafe extern "C" fn sds_window_bucket(
     now_ms: u64,
     out: *mut u64,
 ) -> sds_result {
-    boundary(|| {
-        let window = &input(window, "window")?.inner;
-        let out = crate::args::out(out, "out")?;
-        out.write(window.bucket(now_ms));
-        Ok(())
-    })
+    boundary(|| unsafe { read_into(window, out, |w| w.bucket(now_ms)) })
 }
 
 /// Writes the sum of the aligned cycle of `buckets` buckets before the
@@ -142,12 +132,7 @@ pub unsafe extern "C" fn sds_window_last_whole_cycle(
     now_ms: u64,
     out: *mut u64,
 ) -> sds_result {
-    boundary(|| {
-        let window = &input(window, "window")?.inner;
-        let out = crate::args::out(out, "out")?;
-        out.write(window.last_whole_cycle(now_ms));
-        Ok(())
-    })
+    boundary(|| unsafe { read_into(window, out, |w| w.last_whole_cycle(now_ms)) })
 }
 
 /// Sets the bucket of `now_ms` to `value` (saturating at 2^32 - 1).
@@ -201,4 +186,20 @@ pub unsafe extern "C" fn sds_window_clear_next_cycle(
         input(window, "window")?.inner.clear_next_cycle(now_ms);
         Ok(())
     })
+}
+
+/// The body of the window's readers, inside their boundary: checks both
+/// pointers, then writes what `read` gives to `*out`.
+///
+/// # Safety
+/// `window` must be NULL or a live window, `out` NULL or writable.
+unsafe fn read_into(
+    window: *const sds_window,
+    out: *mut u64,
+    read: impl FnOnce(&SlidingWindow<Box<[Bucket]>>) -> u64,
+) -> Result<(), Failure> {
+    let window = &input(window, "window")?.inner;
+    let out = crate::args::out(out, "out")?;
+    out.write(read(window));
+    Ok(())
 }
