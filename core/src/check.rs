@@ -2,13 +2,12 @@
 //! Arithmetic is done in `i128`, so no threshold (up to `i64::MAX`) and no
 //! count can overflow.
 
-use crate::counters::Counter;
 use crate::reason::Reason;
 use crate::strategy::Strategy;
 
-/// What a decision reads, after this request's counters were updated. The
-/// sliding sums each cost a walk over ten buckets, so a rule asks for one only
-/// when its answer depends on it, and the point computes it on first use.
+/// What a decision reads, after this request's counters were updated. A rule
+/// asks for a sliding sum only when its answer depends on it, and the point
+/// reads the sums on first use.
 pub(crate) trait Reading {
     /// Sliding visits, this request included.
     fn visit(&self) -> u64;
@@ -22,18 +21,6 @@ pub(crate) trait Reading {
     fn exception(&self) -> u64;
     /// Sliding timeouts.
     fn timeout(&self) -> u64;
-}
-
-/// The sliding sums (indexed by `counters::Counter`) that `s`'s rules read
-/// whenever they run, so a point fetches them in one walk; the downgrade sum
-/// is read only in the branches that need it.
-pub(crate) fn sums_needed(s: &Strategy) -> [bool; 4] {
-    let rate = exception_rate_on(s);
-    let mut wanted = [false; 4];
-    wanted[Counter::Visit as usize] = s.visit_threshold >= 0 || rate;
-    wanted[Counter::Exception as usize] = s.exception_threshold >= 0 || rate;
-    wanted[Counter::Timeout as usize] = s.timeout_count_threshold >= 0;
-    wanted
 }
 
 /// The first rule that fails, in the reference's order. Written as a chain

@@ -1,18 +1,18 @@
 //! A point's four event counters (visit, downgrade, exception, timeout) in
 //! one ring of 1 s buckets: SDS's counter window (1000 ms × 10, ring 30) laid
 //! out so that one second's four buckets sit side by side. A decision reads
-//! the sums it needs in one walk over the window instead of one per counter,
-//! and the constant bucket width makes the bucket index a multiplication.
-//! Each bucket is still lap-tagged on its own, exactly like
+//! the nine completed seconds' sums from a cache (sum_cache.rs) and adds the
+//! current second, and the constant bucket width makes the bucket index a
+//! multiplication. Each bucket is still lap-tagged on its own, exactly like
 //! [`crate::SlidingWindow`]'s (the same `Bucket` code).
 
+use crate::sum_cache::{SumCache, COMPLETED, KINDS};
 use crate::sync::const_fn;
 use crate::window::{locate, runs, Bucket};
 
 const BUCKET_MS: u64 = 1000;
-const WINDOW: u64 = 10;
+const WINDOW: u64 = COMPLETED + 1;
 const RING: usize = 30;
-const KINDS: usize = 4;
 
 /// Which counter.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -28,6 +28,7 @@ pub(crate) type Sums = [u64; KINDS];
 
 pub(crate) struct Counters {
     seconds: [[Bucket; KINDS]; RING],
+    completed: SumCache,
 }
 
 #[cfg(not(loom))]
@@ -43,7 +44,7 @@ fn ring() -> [[Bucket; KINDS]; RING] {
 impl Counters {
     const_fn! {
         pub(crate) fn new() -> Counters {
-            Counters { seconds: ring() }
+            Counters { seconds: ring(), completed: SumCache::new() }
         }
     }
 
@@ -64,58 +65,111 @@ impl Counters {
     #[inline]
     pub(crate) fn add(&self, counter: Counter, b: u64, n: u32) -> Option<u64> {
         let (slot, lap) = locate(b, RING);
-        self.seconds[slot][counter as usize]
-            .update(lap, |c| c.saturating_add(n))
-            .map(u64::from)
+        let value = self.seconds[slot][counter as usize].update(lap, |c| c.saturating_add(n))?;
+        self.completed.wrote(b);
+        Some(u64::from(value))
     }
 
-    /// The sliding sums (10 buckets ending at `b`) of the counters `wanted`
-    /// selects, in one walk; the others read 0.
+    /// The sliding sums (10 buckets ending at `b`): the nine completed ones
+    /// from the cache when it holds them, and bucket `b` itself.
     #[inline]
-    pub(crate) fn sums(&self, b: u64, wanted: [bool; KINDS]) -> Sums {
-        self.sums_ending_at(b, wanted)
+    pub(crate) fn sums(&self, b: u64) -> Sums {
+        let completed = self.completed.get(b).unwrap_or_else(|| {
+            self.completed.rebuild(b, || {
+                b.checked_sub(1)
+                    .map_or([0; KINDS], |last| self.walk(last, COMPLETED))
+            })
+        });
+        let (slot, lap) = locate(b, RING);
+        let now = &self.seconds[slot];
+        [0, 1, 2, 3].map(|k| completed[k] + now[k].count_in(lap))
     }
 
     /// The sums of the aligned 10 s cycle before the one holding bucket `b`.
     pub(crate) fn last_whole_cycle(&self, b: u64) -> Sums {
         match b / WINDOW {
             0 => [0; KINDS],
-            cycle => self.sums_ending_at(cycle * WINDOW - 1, [true; KINDS]),
+            cycle => self.walk(cycle * WINDOW - 1, WINDOW),
         }
     }
 
-    /// Dispatches to a walk compiled for exactly the counters wanted, so the
-    /// walk loads only those and tests nothing per bucket.
-    #[inline]
-    fn sums_ending_at(&self, last: u64, wanted: [bool; KINDS]) -> Sums {
-        let mask = wanted
-            .iter()
-            .enumerate()
-            .fold(0u8, |m, (i, &w)| m | ((w as u8) << i));
-        macro_rules! walks {
-            ($($m:literal)*) => {
-                match mask {
-                    $($m => self.walk::<$m>(last),)*
-                    _ => [0; KINDS],
-                }
-            };
-        }
-        walks!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    #[cfg(test)]
+    fn completed_epoch(&self) -> u64 {
+        self.completed.epoch()
     }
 
-    #[inline]
-    fn walk<const MASK: u8>(&self, last: u64) -> Sums {
-        let (newer, older, lap) = runs(last, WINDOW, RING);
+    /// The sums of the `len` buckets ending at `last`, read from the ring.
+    fn walk(&self, last: u64, len: u64) -> Sums {
+        let (newer, older, lap) = runs(last, len, RING);
         let mut sums = [0; KINDS];
         for (run, lap) in [(newer, lap), (older, lap.wrapping_sub(1))] {
             for second in &self.seconds[run] {
-                for (kind, sum) in sums.iter_mut().enumerate() {
-                    if MASK & (1 << kind) != 0 {
-                        *sum += second[kind].count_in(lap);
-                    }
+                for (sum, bucket) in sums.iter_mut().zip(second) {
+                    *sum += bucket.count_in(lap);
                 }
             }
         }
         sums
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const B: u64 = 1_700_000_000; // a second, as `bucket_of` gives it
+
+    fn visits(c: &Counters, b: u64) -> u64 {
+        c.sums(b)[Counter::Visit as usize]
+    }
+
+    #[test]
+    fn cached_sums_equal_a_walk_of_the_whole_window() {
+        let c = Counters::new();
+        for (i, b) in (B - 12..=B).enumerate() {
+            c.add(Counter::Visit, b, i as u32 + 1);
+            c.add(Counter::Timeout, b, 1);
+        }
+        for b in [B, B + 3, B + 9, B + 10, B + 40] {
+            assert_eq!(c.sums(b), c.walk(b, WINDOW), "second {b}, first read");
+            assert_eq!(c.sums(b), c.walk(b, WINDOW), "second {b}, from the cache");
+        }
+    }
+
+    #[test]
+    fn a_late_write_into_a_cached_second_is_counted_next_time() {
+        let c = Counters::new();
+        c.add(Counter::Visit, B - 3, 2);
+        assert_eq!(visits(&c, B), 2);
+        c.add(Counter::Visit, B - 3, 1);
+        c.add(Counter::Visit, B - 9, 1);
+        assert_eq!(visits(&c, B), 4);
+        c.add(Counter::Visit, B - 10, 1); // outside the window
+        assert_eq!(visits(&c, B), 4);
+    }
+
+    #[test]
+    fn only_writes_into_the_cached_seconds_invalidate_it() {
+        let c = Counters::new();
+        c.sums(B);
+        let epoch = || c.completed_epoch();
+        let before = epoch();
+        c.add(Counter::Visit, B, 1); // the current second is read live
+        c.add(Counter::Exception, B - 10, 1);
+        c.add(Counter::Exception, B + 1, 1);
+        assert_eq!(epoch(), before);
+        c.add(Counter::Exception, B - 1, 1);
+        assert_eq!(epoch(), before + 1);
+        assert_eq!(c.sums(B)[Counter::Exception as usize], 1);
+    }
+
+    #[test]
+    fn the_window_starts_at_time_zero() {
+        let c = Counters::new();
+        c.add(Counter::Visit, 0, 1);
+        c.add(Counter::Visit, 1, 1);
+        assert_eq!(visits(&c, 0), 1);
+        assert_eq!(visits(&c, 1), 2);
+        assert_eq!(visits(&c, 10), 1);
     }
 }

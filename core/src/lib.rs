@@ -51,6 +51,7 @@ mod point;
 mod reason;
 mod strategy;
 mod strategy_cell;
+mod sum_cache;
 mod sync;
 mod table;
 pub mod window;

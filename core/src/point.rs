@@ -117,14 +117,12 @@ impl Point {
         };
         let reading = Live {
             point: self,
-            strategy: &s,
             bucket,
             token,
             acquired: entry.holds_permit(),
             sums: Cell::new(None),
-            downgrade: Cell::new(None),
         };
-        match self.judge(now_ms, flags, &reading) {
+        match self.judge(now_ms, flags, &s, &reading) {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
                 entry.state |= PROBE;
@@ -141,8 +139,7 @@ impl Point {
         entry
     }
 
-    fn judge(&self, now_ms: u64, flags: Flags, reading: &Live<'_>) -> Verdict {
-        let s = reading.strategy;
+    fn judge(&self, now_ms: u64, flags: Flags, s: &Strategy, reading: &Live<'_>) -> Verdict {
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
             return Verdict::Triggered(Reason::PressureTest);
         }
@@ -219,7 +216,7 @@ impl Point {
     /// The sliding values at `now_ms` and the last whole cycle before it.
     pub fn stats(&self, now_ms: u64) -> Stats {
         let bucket = Counters::bucket_of(now_ms);
-        let now = self.counters.sums(bucket, [true; 4]);
+        let now = self.counters.sums(bucket);
         let last = self.counters.last_whole_cycle(bucket);
         let of = |sums: &Sums, c: Counter| sums[c as usize];
         Stats {
@@ -297,26 +294,21 @@ impl Point {
     }
 }
 
-/// The reading of one decision. The sums the strategy's rules may need are
-/// read in one walk on first use; the downgrade sum, which matters only in
-/// rarer branches, on its own when asked for.
+/// The reading of one decision: the sliding sums are read on first use, all
+/// four at once.
 struct Live<'a> {
     point: &'a Point,
-    strategy: &'a Strategy,
     /// The 1 s bucket of the decision.
     bucket: u64,
     token: u64,
     acquired: bool,
     sums: Cell<Option<Sums>>,
-    downgrade: Cell<Option<u64>>,
 }
 
 impl Live<'_> {
     fn sum(&self, counter: Counter) -> u64 {
         let sums = self.sums.get().unwrap_or_else(|| {
-            let mut wanted = crate::check::sums_needed(self.strategy);
-            wanted[counter as usize] = true;
-            let sums = self.point.counters.sums(self.bucket, wanted);
+            let sums = self.point.counters.sums(self.bucket);
             self.sums.set(Some(sums));
             sums
         });
@@ -335,13 +327,7 @@ impl Reading for Live<'_> {
         self.acquired
     }
     fn downgrade(&self) -> u64 {
-        self.downgrade.get().unwrap_or_else(|| {
-            let mut wanted = [false; 4];
-            wanted[Counter::Downgrade as usize] = true;
-            let v = self.point.counters.sums(self.bucket, wanted)[Counter::Downgrade as usize];
-            self.downgrade.set(Some(v));
-            v
-        })
+        self.sum(Counter::Downgrade)
     }
     fn exception(&self) -> u64 {
         self.sum(Counter::Exception)

@@ -57,7 +57,7 @@ impl Bucket {
         // one compare per bucket on the hot sums.
         let rest = self
             .0
-            .load(Ordering::Acquire)
+            .load(Ordering::SeqCst)
             .wrapping_sub((lap as u64) << 32);
         if rest <= COUNT_MASK {
             rest
@@ -68,6 +68,11 @@ impl Bucket {
 
     /// Applies `f` to the count of `lap` (zero if this bucket is stale) and
     /// stores the result; `None` when the bucket holds a newer lap.
+    ///
+    /// The swap and `count_in`'s load are `SeqCst`: a point's cache of
+    /// completed seconds (counters.rs) needs a late write and a cache rebuild
+    /// to be in one total order. On x86 and ARMv8 they compile to the same
+    /// instructions as `AcqRel` and `Acquire`.
     #[inline]
     pub(crate) fn update(&self, lap: u32, f: impl Fn(u32) -> u32) -> Option<u32> {
         let mut word = self.0.load(Ordering::Acquire);
@@ -83,7 +88,7 @@ impl Bucket {
             }
             match self
                 .0
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange_weak(word, next, Ordering::SeqCst, Ordering::Acquire)
             {
                 Ok(_) => return Some((next & COUNT_MASK) as u32),
                 Err(seen) => word = seen,

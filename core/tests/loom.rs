@@ -80,6 +80,34 @@ fn a_late_write_never_lands_in_a_newer_lap() {
     });
 }
 
+/// A late write (an exception counted at its request's start second) racing
+/// a decision that rebuilds the point's cache of completed seconds: whatever
+/// the interleaving, the next decision counts the exception.
+#[test]
+fn a_late_exception_is_never_hidden_by_the_sum_cache() {
+    model(|| {
+        let p = Arc::new(Point::new());
+        let mut s = Strategy::DEFAULT;
+        s.exception_threshold = 1;
+        p.set_strategy(Some(&s)).unwrap();
+        let started = p.enter(T - 1000, Flags::NONE);
+        let late = {
+            let p = p.clone();
+            thread::spawn(move || p.exit(&started, T, Outcome::Error))
+        };
+        let racing = p.enter(T, Flags::NONE);
+        late.join().unwrap();
+        p.exit(&racing, T, Outcome::Ok);
+        let after = p.enter(T, Flags::NONE);
+        assert_eq!(
+            after.reason(),
+            Some(sds_core::Reason::Exception),
+            "the exception of the second before is in the window"
+        );
+        p.exit(&after, T, Outcome::Ok);
+    });
+}
+
 #[test]
 fn permits_never_exceed_the_threshold_and_all_come_back() {
     model(|| {
