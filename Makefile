@@ -26,7 +26,7 @@ lint:
 	$(CARGO) clippy --workspace --exclude nostd-check --all-targets --locked -- -D warnings
 
 test-core: nostd loom
-	$(CARGO) test -p sds-core --locked
+	$(CARGO) test -p sds-core -p sds-clock --locked
 
 nostd:
 	tools/check-nostd.sh

@@ -395,9 +395,9 @@ extern "C" {
  * `System.currentTimeMillis()`: the `now_ms` to pass when you do not inject
  * time. 0 if the clock is before 1970. Infallible.
  *
- * Reads `CLOCK_REALTIME` (through the vDSO). `CLOCK_REALTIME_COARSE` is
- * cheaper but ticks every 4 ms where the kernel runs at HZ=250, coarser
- * than the millisecond SDS measures timeouts in.
+ * The same clock as the Python and Node bindings: `CLOCK_REALTIME_COARSE`
+ * where it resolves milliseconds, else `CLOCK_REALTIME` (both through the
+ * vDSO; see the sds-clock crate).
  */
 uint64_t sds_now_ms(void);
 

@@ -33,7 +33,6 @@ use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
 use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
-use crate::clock::wall_clock_ms;
 use crate::entry_bits::{pack, unpack};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
 use crate::time::{ms, ms_or_now, NOW};
@@ -87,7 +86,7 @@ pub fn exit_numbers(
         // The core asks for the time only if this exit uses it (an ok exit
         // with no timeoutThreshold and no probe only returns its permit).
         return table
-            .exit_with(&entry, outcome, wall_clock_ms)
+            .exit_with(&entry, outcome, sds_clock::now_ms)
             .map_err(from_core);
     }
     table

@@ -8,7 +8,6 @@
 // there everything only JavaScript calls looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
-mod clock;
 mod entry_bits;
 mod errors;
 mod hot_path;

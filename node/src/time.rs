@@ -8,13 +8,11 @@ use crate::errors::{invalid_argument, SdsError};
 /// cheaper than `Date.now()` (a V8 runtime call and a heap number).
 pub const NOW: f64 = -1.0;
 
-pub use crate::clock::wall_clock_ms;
-
 /// `value` as ms, or the wall clock for [`NOW`].
 #[inline]
 pub fn ms_or_now(value: f64, what: &str) -> Result<u64, SdsError> {
     if value == NOW {
-        Ok(wall_clock_ms())
+        Ok(sds_clock::now_ms())
     } else {
         ms(value, what)
     }

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 use sds_core::{Error, MAX_NAME_LEN};
 
-use crate::{clock, errors};
+use crate::errors;
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
@@ -39,7 +39,7 @@ pub fn u64_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
 /// `now_ms`: the given time, or the wall clock for `None`.
 #[inline]
 pub fn time(v: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-    Ok(given_time(v)?.unwrap_or_else(clock::now_ms))
+    Ok(given_time(v)?.unwrap_or_else(sds_clock::now_ms))
 }
 
 /// An optional time argument as given: `None` when the caller left it to

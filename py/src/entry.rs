@@ -63,7 +63,7 @@ impl Entry {
         self.inner
             .table
             .exit_with(&self.entry, outcome, || {
-                now.unwrap_or_else(crate::clock::now_ms)
+                now.unwrap_or_else(sds_clock::now_ms)
             })
             .map_err(|e| errors::core(py, e))
     }

@@ -12,8 +12,8 @@ use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{Flags, Outcome, PointId};
 
 use crate::entry::reason_name;
+use crate::errors;
 use crate::table::{Inner, PointHandle, Table};
-use crate::{clock, errors};
 
 static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -77,7 +77,7 @@ impl Guarded {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let name = self.name.bind(py);
-        let start = clock::now_ms();
+        let start = sds_clock::now_ms();
         let entry = self.inner.enter_at(py, self.id, name, start, Flags::NONE)?;
         if entry.downgraded() {
             let _ = self.inner.table.exit(&entry, start, Outcome::Ok);
@@ -97,7 +97,7 @@ impl Guarded {
         };
         self.inner
             .table
-            .exit_with(&entry, outcome, clock::now_ms)
+            .exit_with(&entry, outcome, sds_clock::now_ms)
             .map_err(|e| errors::core(py, e))?;
         Ok(result?.unbind())
     }

@@ -3,7 +3,6 @@
 //! the `sds` package beside it (`python/sds`).
 
 mod args;
-mod clock;
 mod entry;
 mod errors;
 mod guard;
@@ -36,7 +35,7 @@ mod _native {
     /// The wall-clock time in ms that calls without `now_ms` use.
     #[pyfunction]
     fn now_ms() -> u64 {
-        crate::clock::now_ms()
+        sds_clock::now_ms()
     }
 
     #[pymodule_init]
