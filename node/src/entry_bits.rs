@@ -8,20 +8,19 @@ use napi_derive::napi;
 use sds_core::{packed, Entry, ErrorCode, Flags, Reason};
 
 use crate::errors::{js_error, SdsError};
+use crate::time::{number, whole_up_to, MAX_SAFE_INTEGER};
 
 /// The entry as one number.
 #[inline]
 pub fn pack(entry: Entry) -> f64 {
-    entry.pack() as f64
+    number(entry.pack())
 }
 
 /// The entry that `pack` made from these numbers.
 #[inline]
 pub fn unpack(packed: f64, start_ms: u64) -> Result<Entry, SdsError> {
-    let whole = packed >= 0.0 && packed as u64 as f64 == packed;
-    whole
-        .then(|| Entry::unpack(packed as u64, start_ms))
-        .flatten()
+    whole_up_to(packed, MAX_SAFE_INTEGER)
+        .and_then(|bits| Entry::unpack(bits, start_ms))
         .ok_or_else(|| {
             js_error(
                 ErrorCode::InvalidEntry,

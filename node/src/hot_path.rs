@@ -19,6 +19,10 @@
 //! - `exitOk()` / `exitError()`: in `io[0]` the packed entry, `io[1]` its
 //!   start time, `io[2]` the time or `-1` for now.
 //!
+//! - `emptyCall()` and `readClock()` (`io[1]` the wall clock) do nothing
+//!   else: the benchmark times them to show what a pair costs before any
+//!   counting, the floor of this boundary.
+//!
 //! The `unsafe` is the N-API calls and the `data` pointer's lifetime; what
 //! the callbacks compute is in the safe [`enter_numbers`] and
 //! [`exit_numbers`], and a panic never crosses into JavaScript.
@@ -35,7 +39,7 @@ use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
 use crate::entry_bits::{pack, unpack};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
-use crate::time::{ms, ms_or_now, NOW};
+use crate::time::{ms, ms_or_now, number, whole_up_to, NOW};
 
 pub type Table = PointTable<Box<[Slot]>>;
 
@@ -61,12 +65,11 @@ impl Hot {
 /// `enter(key, nowMs)`: the packed entry and the time used. `key` is
 /// `2 * pointId + pressureTest`.
 pub fn enter_numbers(table: &Table, [key, now_ms]: [f64; 2]) -> Result<(f64, u64), SdsError> {
-    if !(0.0..=u32::MAX as f64 * 2.0).contains(&key) || key as u64 as f64 != key {
+    let Some(key) = whole_up_to(key, u32::MAX as f64 * 2.0) else {
         return Err(invalid_argument(format!(
             "point key must be an integer >= 0, got {key}"
         )));
-    }
-    let key = key as u64;
+    };
     let now = ms_or_now(now_ms, "nowMs")?;
     let id = PointId::from_index((key >> 1) as u32);
     let entry = table
@@ -142,7 +145,7 @@ unsafe extern "C" fn enter_callback(
         let hot = unsafe { hot_of(env, info) }?;
         let (packed, now) = enter_numbers(&hot.table, hot.read())?;
         hot.io[0].set(packed);
-        hot.io[1].set(now as f64);
+        hot.io[1].set(number(now));
         Ok(())
     }))
     .unwrap_or_else(|_| Err(panicked()));
@@ -168,6 +171,23 @@ unsafe fn exit_callback(
         Ok(()) => ptr::null_mut(),
         Err(error) => unsafe { throw(env, error) },
     }
+}
+
+unsafe extern "C" fn empty_callback(
+    _env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn clock_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    if let Ok(hot) = unsafe { hot_of(env, info) } {
+        hot.io[1].set(number(sds_clock::now_ms()));
+    }
+    ptr::null_mut()
 }
 
 unsafe extern "C" fn exit_ok_callback(
@@ -265,7 +285,7 @@ unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_
     Ok(array)
 }
 
-/// `{ enter, exitOk, exitError, io }` bound to `table`.
+/// `{ enter, exitOk, exitError, emptyCall, readClock, io }` bound to `table`.
 pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Object<'env>> {
     let env = env.raw();
     let hot = Rc::new(Hot {
@@ -281,6 +301,8 @@ pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Ob
         add_function(env, object, c"enter", enter_callback, &hot)?;
         add_function(env, object, c"exitOk", exit_ok_callback, &hot)?;
         add_function(env, object, c"exitError", exit_error_callback, &hot)?;
+        add_function(env, object, c"emptyCall", empty_callback, &hot)?;
+        add_function(env, object, c"readClock", clock_callback, &hot)?;
         let io = io_array(env, &hot)?;
         check(
             sys::napi_set_named_property(env, object, c"io".as_ptr(), io),

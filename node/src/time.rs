@@ -21,19 +21,40 @@ pub fn ms_or_now(value: f64, what: &str) -> Result<u64, SdsError> {
 /// `Number.MAX_SAFE_INTEGER`.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// `value` as an integer, if it is a whole number within `0..=max` (at
+/// most [`MAX_SAFE_INTEGER`]).
+#[inline]
+pub fn whole_up_to(value: f64, max: f64) -> Option<u64> {
+    debug_assert!(max <= MAX_SAFE_INTEGER);
+    if !(0.0..=max).contains(&value) {
+        return None;
+    }
+    // `as` drops the fraction, so the round trip is equal only for whole
+    // numbers. Through i64, not u64: the signed conversions are one
+    // instruction each, the unsigned ones a chain of a dozen, and this runs
+    // up to three times per guarded request.
+    let int = value as i64;
+    (int as f64 == value).then_some(int as u64)
+}
+
+/// `value` as a JavaScript number; exact below 2^53, where every time and
+/// packed entry is (one instruction, see [`whole_up_to`]).
+#[inline]
+pub fn number(value: u64) -> f64 {
+    value as i64 as f64
+}
+
 /// Whether `value` is a non-negative safe integer.
 #[inline]
 pub fn is_count(value: f64) -> bool {
-    // `as` saturates and drops the fraction: equal only for whole numbers
-    // (and cheaper than `fract`, which is a libm call).
-    (0.0..=MAX_SAFE_INTEGER).contains(&value) && value as u64 as f64 == value
+    whole_up_to(value, MAX_SAFE_INTEGER).is_some()
 }
 
 /// `value` as ms, or an error naming `what`.
 #[inline]
 pub fn ms(value: f64, what: &str) -> Result<u64, SdsError> {
-    if is_count(value) {
-        Ok(value as u64)
+    if let Some(ms) = whole_up_to(value, MAX_SAFE_INTEGER) {
+        Ok(ms)
     } else {
         Err(invalid_argument(format!(
             "{what} must be a non-negative integer number of ms, got {value}"

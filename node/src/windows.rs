@@ -5,7 +5,7 @@ use sds_core::window::check_parameters;
 use sds_core::{Bucket, SlidingWindow};
 
 use crate::errors::{from_core, invalid_argument, SdsError};
-use crate::time::{is_count, ms};
+use crate::time::{ms, whole_up_to, MAX_SAFE_INTEGER};
 
 /// A bucket's value and the window's sum after a write.
 #[napi(object, namespace = "native")]
@@ -20,8 +20,8 @@ pub struct NativeWindow {
 }
 
 fn whole(value: f64, what: &str) -> Result<u64, SdsError> {
-    if is_count(value) {
-        Ok(value as u64)
+    if let Some(n) = whole_up_to(value, MAX_SAFE_INTEGER) {
+        Ok(n)
     } else {
         Err(invalid_argument(format!(
             "{what} must be a non-negative integer, got {value}"
