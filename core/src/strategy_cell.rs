@@ -7,7 +7,7 @@
 //! configuration pushes, take turns through a flag.
 
 use crate::strategy::{Field, Strategy};
-use crate::sync::{const_fn, spin, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, spin, zeroed, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 const FIELDS: usize = 13;
 const ABSENT: u64 = 0;
@@ -26,20 +26,10 @@ impl Replica {
             Replica {
                 version: AtomicU32::new(0),
                 present: AtomicU64::new(ABSENT),
-                values: atomics(),
+                values: zeroed(),
             }
         }
     }
-}
-
-#[cfg(not(loom))]
-const fn atomics() -> [AtomicU64; FIELDS] {
-    [const { AtomicU64::new(0) }; FIELDS]
-}
-
-#[cfg(loom)]
-fn atomics() -> [AtomicU64; FIELDS] {
-    core::array::from_fn(|_| AtomicU64::new(0))
 }
 
 pub(crate) struct StrategyCell {

@@ -17,7 +17,7 @@
 //! done by one thread at a time, and anyone who finds the cache busy or stale
 //! walks the window itself.
 
-use crate::sync::{const_fn, fence, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, fence, zeroed, AtomicU32, AtomicU64, Ordering};
 
 /// Counters per second.
 pub(crate) const KINDS: usize = 4;
@@ -37,16 +37,6 @@ pub(crate) struct SumCache {
     sums: [AtomicU64; KINDS],
 }
 
-#[cfg(not(loom))]
-const fn zeros() -> [AtomicU64; KINDS] {
-    [const { AtomicU64::new(0) }; KINDS]
-}
-
-#[cfg(loom)]
-fn zeros() -> [AtomicU64; KINDS] {
-    core::array::from_fn(|_| AtomicU64::new(0))
-}
-
 /// Orders a store before a later load under loom, which does not model
 /// `SeqCst` loads and stores; elsewhere the `SeqCst` accesses do it.
 #[inline]
@@ -63,7 +53,7 @@ impl SumCache {
                 tag: AtomicU64::new(0),
                 built_at: AtomicU64::new(0),
                 epoch: AtomicU64::new(0),
-                sums: zeros(),
+                sums: zeroed(),
             }
         }
     }

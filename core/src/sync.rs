@@ -33,3 +33,15 @@ pub(crate) fn spin() {
     #[cfg(not(loom))]
     core::hint::spin_loop();
 }
+
+/// `N` atomics holding 0, in a `const` context except under loom.
+#[cfg(not(loom))]
+pub(crate) const fn zeroed<const N: usize>() -> [AtomicU64; N] {
+    [const { AtomicU64::new(0) }; N]
+}
+
+/// `N` atomics holding 0, in a `const` context except under loom.
+#[cfg(loom)]
+pub(crate) fn zeroed<const N: usize>() -> [AtomicU64; N] {
+    core::array::from_fn(|_| AtomicU64::new(0))
+}

@@ -9,7 +9,7 @@ use crate::entry::{Entry, Flags, Outcome};
 use crate::error::Error;
 use crate::point::{Point, Stats};
 use crate::strategy::Strategy;
-use crate::sync::{const_fn, spin, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 
 /// The longest point name, in bytes. Names are bytes: any byte, UTF-8 or
 /// not, is allowed; SDS point names are short dotted identifiers.
@@ -55,7 +55,7 @@ impl Slot {
                 state: AtomicU32::new(EMPTY),
                 len: AtomicU32::new(0),
                 hash: AtomicU64::new(0),
-                name: name_words(),
+                name: zeroed(),
                 point: Point::new(),
             }
         }
@@ -95,16 +95,6 @@ impl Default for Slot {
     fn default() -> Slot {
         Slot::new()
     }
-}
-
-#[cfg(not(loom))]
-const fn name_words() -> [AtomicU64; NAME_WORDS] {
-    [const { AtomicU64::new(0) }; NAME_WORDS]
-}
-
-#[cfg(loom)]
-fn name_words() -> [AtomicU64; NAME_WORDS] {
-    core::array::from_fn(|_| AtomicU64::new(0))
 }
 
 /// Up to 8 bytes as a little-endian word, zero-padded (no `memcpy` call for
