@@ -62,12 +62,21 @@ impl Slot {
     }
 
     fn holds(&self, hash: u64, name: &[u8]) -> bool {
-        self.hash.load(Ordering::Relaxed) == hash
-            && self.len.load(Ordering::Relaxed) as usize == name.len()
-            && name
-                .chunks(8)
-                .zip(self.name.iter())
-                .all(|(chunk, word)| word.load(Ordering::Relaxed) == pack_word(chunk))
+        if self.hash.load(Ordering::Relaxed) != hash
+            || self.len.load(Ordering::Relaxed) as usize != name.len()
+        {
+            return false;
+        }
+        let whole = name.chunks_exact(8);
+        let tail = whole.remainder();
+        let mut words = self.name.iter();
+        whole
+            .zip(&mut words)
+            .all(|(chunk, word)| word.load(Ordering::Relaxed) == full_word(chunk))
+            && (tail.is_empty()
+                || words
+                    .next()
+                    .is_some_and(|word| word.load(Ordering::Relaxed) == tail_word(tail)))
     }
 
     fn fill(&self, hash: u64, name: &[u8]) {
@@ -97,12 +106,35 @@ impl Default for Slot {
     }
 }
 
-/// Up to 8 bytes as a little-endian word, zero-padded (no `memcpy` call for
-/// the short tail).
+/// Up to 8 bytes as a little-endian word, zero-padded.
 fn pack_word(chunk: &[u8]) -> u64 {
-    match <[u8; 8]>::try_from(chunk) {
-        Ok(bytes) => u64::from_le_bytes(bytes),
-        Err(_) => chunk.iter().rev().fold(0, |w, &b| (w << 8) | b as u64),
+    if chunk.len() == 8 {
+        full_word(chunk)
+    } else {
+        tail_word(chunk)
+    }
+}
+
+/// Exactly 8 bytes as a little-endian word.
+fn full_word(chunk: &[u8]) -> u64 {
+    chunk.try_into().map_or(0, u64::from_le_bytes)
+}
+
+/// 0 to 7 bytes as a little-endian word, zero-padded: two overlapping loads
+/// OR-ed together (the shared bytes are the same in both), not a loop.
+fn tail_word(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let at = |i: usize, width: usize| -> u64 {
+        bytes[i..i + width]
+            .iter()
+            .rev()
+            .fold(0, |w, &b| (w << 8) | b as u64)
+    };
+    match n {
+        0 => 0,
+        1 => bytes[0] as u64,
+        2..=3 => at(0, 2) | at(n - 2, 2) << ((n - 2) * 8),
+        _ => at(0, 4) | at(n - 4, 4) << ((n - 4) * 8),
     }
 }
 
@@ -111,10 +143,17 @@ fn pack_word(chunk: &[u8]) -> u64 {
 /// carry. The final fold mixes the high bits into the low ones, which pick
 /// the home slot.
 fn hash(name: &[u8]) -> u64 {
-    let mut h = 0x9e37_79b9_7f4a_7c15 ^ name.len() as u64;
-    for chunk in name.chunks(8) {
-        h = (h ^ pack_word(chunk)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 29;
+    let mix = |h: u64, word: u64| {
+        let h = (h ^ word).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 29)
+    };
+    let whole = name.chunks_exact(8);
+    let tail = whole.remainder();
+    let mut h = whole.fold(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64, |h, chunk| {
+        mix(h, full_word(chunk))
+    });
+    if !tail.is_empty() {
+        h = mix(h, tail_word(tail));
     }
     h ^ (h >> 32)
 }
@@ -284,5 +323,44 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
             Some(id) => self.point(id)?.stats(now_ms),
             None => Stats::default(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tail_packs_like_a_zero_padded_little_endian_word() {
+        let bytes = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77];
+        for n in 0..=7 {
+            let mut padded = [0u8; 8];
+            padded[..n].copy_from_slice(&bytes[..n]);
+            assert_eq!(
+                tail_word(&bytes[..n]),
+                u64::from_le_bytes(padded),
+                "{n} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn names_of_every_length_differing_in_any_byte_are_distinct() {
+        let slots: [Slot; 32] = core::array::from_fn(|_| Slot::new());
+        let table = PointTable::new(&slots[..]).unwrap();
+        let base = [b'a'; 20];
+        for len in 1..=20 {
+            let id = table.insert(&base[..len]).unwrap();
+            for at in 0..len {
+                let mut other = base;
+                other[at] = b'b';
+                assert_eq!(
+                    table.lookup(&other[..len]),
+                    Ok(None),
+                    "len {len}, byte {at}"
+                );
+            }
+            assert_eq!(table.lookup(&base[..len]), Ok(Some(id)), "len {len}");
+        }
     }
 }
