@@ -111,30 +111,8 @@ impl Entry {
         self.mark(py, exc);
     }
 
-    /// Settles the request: returns its permit, counts its exception and its
-    /// timeout. Only the first call counts.
-    #[pyo3(signature = (now_ms = None))]
-    fn exit(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        self.settle(py, args::given_time(now_ms)?)
-    }
-
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
-    }
-
-    #[pyo3(signature = (_exc_type = None, exc = None, _traceback = None))]
-    fn __exit__(
-        &self,
-        py: Python<'_>,
-        _exc_type: Option<&Bound<'_, PyAny>>,
-        exc: Option<&Bound<'_, PyAny>>,
-        _traceback: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
-        if let Some(e) = exc {
-            self.mark(py, Some(e));
-        }
-        self.settle(py, None)?;
-        Ok(false)
     }
 
     fn __repr__(&self) -> String {
@@ -142,5 +120,28 @@ impl Entry {
             Some(r) => format!("Entry(downgraded, reason={:?})", r.as_str()),
             None => "Entry(passed)".to_string(),
         }
+    }
+}
+
+/// Called by the fast methods (fast.rs), which parse the arguments.
+impl Entry {
+    /// Settles the request: returns its permit, counts its exception and its
+    /// timeout. Only the first call counts.
+    pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.settle(py, args::given_time(now_ms)?)
+    }
+
+    /// `__exit__`: marks `exc`, if the body raised one, and exits; never
+    /// suppresses the exception.
+    pub(crate) fn context_exit(
+        &self,
+        py: Python<'_>,
+        exc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        if let Some(e) = exc {
+            self.mark(py, Some(e));
+        }
+        self.settle(py, None)?;
+        Ok(false)
     }
 }

@@ -5,6 +5,7 @@
 mod args;
 mod entry;
 mod errors;
+mod fast;
 mod guard;
 mod strategy;
 mod table;
@@ -47,6 +48,7 @@ mod _native {
         m.add("REASONS", PyTuple::new(py, reasons)?)?;
         m.add("MAX_CAPACITY", MAX_CAPACITY)?;
         m.add("MAX_NAME_LEN", MAX_NAME_LEN)?;
+        crate::fast::install_all(py)?;
         Ok(())
     }
 }

@@ -184,23 +184,6 @@ impl Table {
         self.inner.table.len()
     }
 
-    /// Counts a request on `point` and decides whether it is downgraded.
-    #[pyo3(
-        signature = (point, *, now_ms = None, pressure_test = None),
-        text_signature = "($self, point, *, now_ms=None, pressure_test=False)"
-    )]
-    fn enter(
-        &self,
-        py: Python<'_>,
-        point: &Bound<'_, PyAny>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Entry> {
-        let name = args::name(point)?;
-        let id = self.inner.id_of(py, name)?;
-        self.inner.enter(py, id, name, now_ms, pressure_test)
-    }
-
     /// Sets the strategy of `point`: an `sds.Strategy`, a dict of SDS JSON
     /// names or a JSON string. An invalid one changes nothing.
     fn set_strategy(
@@ -335,21 +318,6 @@ impl PointHandle {
         self.name.clone_ref(py)
     }
 
-    /// Counts a request and decides whether it is downgraded.
-    #[pyo3(
-        signature = (*, now_ms = None, pressure_test = None),
-        text_signature = "($self, *, now_ms=None, pressure_test=False)"
-    )]
-    fn enter(
-        &self,
-        py: Python<'_>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Entry> {
-        self.inner
-            .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
-    }
-
     /// The sliding values and the last whole cycle of this point.
     #[pyo3(signature = (now_ms = None))]
     fn stats<'py>(
@@ -363,5 +331,35 @@ impl PointHandle {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         format!("Point({:?})", self.name.bind(py).to_string())
+    }
+}
+
+/// Called by the fast methods (fast.rs), which parse the arguments.
+impl Table {
+    /// Counts a request on `point` and decides whether it is downgraded.
+    pub(crate) fn enter(
+        &self,
+        py: Python<'_>,
+        point: &Bound<'_, PyAny>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        pressure_test: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entry> {
+        let name = args::name(point)?;
+        let id = self.inner.id_of(py, name)?;
+        self.inner.enter(py, id, name, now_ms, pressure_test)
+    }
+}
+
+/// Called by the fast methods (fast.rs), which parse the arguments.
+impl PointHandle {
+    /// Counts a request and decides whether it is downgraded.
+    pub(crate) fn enter(
+        &self,
+        py: Python<'_>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        pressure_test: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Entry> {
+        self.inner
+            .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
     }
 }

@@ -203,3 +203,53 @@ def test_bad_window_add_changes_nothing() -> None:
         with pytest.raises(sds.InvalidArgument):
             w.add(n, 1000)
     assert w.sum(1000) == 1
+
+
+CALLS = [
+    # (description, a call given the client, its point handle and an open entry)
+    ("enter without a point", lambda c, h, e: c.enter()),
+    ("enter with a positional time", lambda c, h, e: c.enter("p", 1000)),
+    ("enter with an unknown keyword", lambda c, h, e: c.enter("p", nowMs=1000)),
+    ("enter with the point twice", lambda c, h, e: c.enter("p", point="p")),
+    ("handle enter with a positional time", lambda c, h, e: h.enter(1000)),
+    ("handle enter with an unknown keyword", lambda c, h, e: h.enter(now=1000)),
+    ("exit with two times", lambda c, h, e: e.exit(1000, 1000)),
+    ("exit with an unknown keyword", lambda c, h, e: e.exit(when=1000)),
+    ("__exit__ with four arguments", lambda c, h, e: e.__exit__(None, None, None, None)),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in CALLS], ids=[c[0] for c in CALLS])
+def test_wrong_arguments_raise_type_error_and_change_nothing(
+    used: sds.Client, call: Callable[[sds.Client, Any, Any], Any]
+) -> None:
+    handle = used.point("p")
+    entry = handle.enter(now_ms=1000)
+    before = snapshot(used)
+    with pytest.raises(TypeError):
+        call(used, handle, entry)
+    assert snapshot(used) == before
+    assert not entry.exited
+    entry.exit(now_ms=1000)
+    assert used.stats("p", now_ms=1000)["concurrent"] == 0
+
+
+def test_arguments_by_keyword_and_none_as_absent(used: sds.Client) -> None:
+    entry = used.enter(point="p", now_ms=2000, pressure_test=None)
+    assert entry.start_ms == 2000
+    entry.exit(now_ms=None)
+    assert entry.exited
+    handle_entry = used.point("p").enter(now_ms=None, pressure_test=False)
+    handle_entry.exit(2000)
+    assert used.stats("p", now_ms=2000)["concurrent"] == 0
+
+
+def test_the_methods_keep_their_signatures() -> None:
+    import inspect
+
+    client = sds.Client()
+    entry = client.enter("p", now_ms=1)
+    assert str(inspect.signature(client.enter)) == "(point, *, now_ms=None, pressure_test=False)"
+    assert str(inspect.signature(client.point("p").enter)) == "(*, now_ms=None, pressure_test=False)"
+    assert str(inspect.signature(entry.exit)) == "(now_ms=None)"
+    entry.exit(1)

@@ -1,0 +1,273 @@
+//! The per-request methods (`Client.enter`, `Point.enter`, `Entry.exit` and
+//! `Entry.__exit__`) as
+//! `METH_FASTCALL | METH_KEYWORDS` functions, installed on the classes when
+//! the module loads.
+//!
+//! Why: with the `abi3-py39` stable ABI, pyo3 defines every method with
+//! `METH_VARARGS | METH_KEYWORDS`, so each call packs its arguments into a
+//! tuple (and a dict for keywords) that pyo3 then unpacks: about 250
+//! instructions a call, more than the core's decision. `METH_FASTCALL`
+//! passes them as an array; CPython has accepted it since 3.7 and it is in
+//! the stable ABI from 3.10 on, where this same flag value is fixed. The
+//! methods' behaviour is the pyo3 code's: these functions only parse the
+//! arguments and call it.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use pyo3::exceptions::{PySystemError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyString, PyTuple, PyType};
+
+use crate::entry::Entry;
+use crate::table::{PointHandle, Table};
+
+/// `METH_FASTCALL`, as CPython defines it (not exported by pyo3-ffi for the
+/// 3.9 stable ABI).
+const METH_FASTCALL: c_int = 0x0080;
+
+/// What CPython calls for `METH_FASTCALL | METH_KEYWORDS`.
+type FastCall = unsafe extern "C" fn(
+    *mut ffi::PyObject,
+    *const *mut ffi::PyObject,
+    ffi::Py_ssize_t,
+    *mut ffi::PyObject,
+) -> *mut ffi::PyObject;
+
+/// A method's parameters: their names, and how many of the first may come
+/// by position (the rest are keyword-only) or must come.
+struct Params<const N: usize> {
+    method: &'static str,
+    names: [&'static str; N],
+    positional: usize,
+    required: usize,
+}
+
+impl<const N: usize> Params<N> {
+    /// The arguments of one call, by parameter; `None` where not given.
+    ///
+    /// # Safety
+    /// `args` holds `nargs` positional values followed by one value per
+    /// name in `kwnames` (a tuple of `str`, or null), as CPython passes them.
+    unsafe fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        args: *const *mut ffi::PyObject,
+        nargs: ffi::Py_ssize_t,
+        kwnames: *mut ffi::PyObject,
+    ) -> PyResult<[Option<Bound<'py, PyAny>>; N]> {
+        let mut given: [Option<Bound<'py, PyAny>>; N] = std::array::from_fn(|_| None);
+        let nargs = nargs.max(0) as usize;
+        if nargs > self.positional {
+            return Err(PyTypeError::new_err(format!(
+                "{}() takes {} positional argument{} but {nargs} were given",
+                self.method,
+                self.positional,
+                if self.positional == 1 { "" } else { "s" }
+            )));
+        }
+        let value = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
+        for (i, slot) in given.iter_mut().enumerate().take(nargs) {
+            *slot = Some(value(i));
+        }
+        if !kwnames.is_null() {
+            let names = unsafe { Bound::from_borrowed_ptr(py, kwnames) };
+            let names = names.cast::<PyTuple>()?;
+            for (k, key) in names.iter().enumerate() {
+                let key = key.cast_into::<PyString>()?;
+                let key = key.to_cow()?;
+                let Some(at) = self.names.iter().position(|n| *n == key) else {
+                    return Err(PyTypeError::new_err(format!(
+                        "{}() got an unexpected keyword argument '{key}'",
+                        self.method
+                    )));
+                };
+                if given[at].is_some() {
+                    return Err(PyTypeError::new_err(format!(
+                        "{}() got multiple values for argument '{key}'",
+                        self.method
+                    )));
+                }
+                given[at] = Some(value(nargs + k));
+            }
+        }
+        if let Some(missing) = (0..self.required).find(|&i| given[i].is_none()) {
+            return Err(PyTypeError::new_err(format!(
+                "{}() missing required argument '{}'",
+                self.method, self.names[missing]
+            )));
+        }
+        // As pyo3's `Option` arguments: an optional parameter given `None`
+        // reads as not given.
+        for slot in given.iter_mut().skip(self.required) {
+            if slot.as_ref().is_some_and(|v| v.is_none()) {
+                *slot = None;
+            }
+        }
+        Ok(given)
+    }
+}
+
+/// Runs a method body with CPython's conventions: a new reference, or null
+/// with the exception set; a panic becomes `SystemError`, never unwinds into C.
+fn call(body: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls methods with the thread attached to the
+    // interpreter (the GIL held, on GIL builds).
+    let py = unsafe { Python::assume_attached() };
+    let result = catch_unwind(AssertUnwindSafe(|| body(py))).unwrap_or_else(|_| {
+        Err(PySystemError::new_err(
+            "sds: a native method panicked (a bug: please report it)",
+        ))
+    });
+    match result {
+        Ok(object) => object.into_ptr(),
+        Err(error) => {
+            error.restore(py);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Defines a `METH_FASTCALL | METH_KEYWORDS` function: `$params` parses
+/// the call into the bound names (`None` where not given), and `$body`
+/// gets them with `$py` and `$slf`. A call with no arguments skips parsing
+/// when nothing is required: the hot path of `Point.enter` and `Entry.exit`.
+macro_rules! fast_method {
+    ($name:ident, $params:expr, |$py:ident, $slf:ident, [$($arg:pat),*]| $body:expr) => {
+        unsafe extern "C" fn $name(
+            slf: *mut ffi::PyObject,
+            args: *const *mut ffi::PyObject,
+            nargs: ffi::Py_ssize_t,
+            kwnames: *mut ffi::PyObject,
+        ) -> *mut ffi::PyObject {
+            call(|$py| {
+                // SAFETY: CPython passes a live `self` and the arguments as
+                // `Params::parse` expects them.
+                let $slf = unsafe { Bound::<PyAny>::from_borrowed_ptr($py, slf) };
+                let params = &$params;
+                let [$($arg),*] = if nargs == 0 && kwnames.is_null() && params.required == 0 {
+                    Default::default()
+                } else {
+                    unsafe { params.parse($py, args, nargs, kwnames) }?
+                };
+                $body
+            })
+        }
+    };
+}
+
+fast_method!(
+    client_enter,
+    Params {
+        method: "enter",
+        names: ["point", "now_ms", "pressure_test"],
+        positional: 1,
+        required: 1,
+    },
+    |py, slf, [point, now_ms, pressure_test]| {
+        let point = point
+            .ok_or_else(|| PyTypeError::new_err("enter() missing required argument 'point'"))?;
+        let table = slf.cast::<Table>()?.get();
+        let entry = table.enter(py, &point, now_ms.as_ref(), pressure_test.as_ref())?;
+        Ok(Py::new(py, entry)?.into_any())
+    }
+);
+
+fast_method!(
+    point_enter,
+    Params {
+        method: "enter",
+        names: ["now_ms", "pressure_test"],
+        positional: 0,
+        required: 0,
+    },
+    |py, slf, [now_ms, pressure_test]| {
+        let handle = slf.cast::<PointHandle>()?.get();
+        let entry = handle.enter(py, now_ms.as_ref(), pressure_test.as_ref())?;
+        Ok(Py::new(py, entry)?.into_any())
+    }
+);
+
+fast_method!(
+    entry_exit,
+    Params {
+        method: "exit",
+        names: ["now_ms"],
+        positional: 1,
+        required: 0,
+    },
+    |py, slf, [now_ms]| {
+        slf.cast::<Entry>()?.get().exit(py, now_ms.as_ref())?;
+        Ok(py.None())
+    }
+);
+
+fast_method!(
+    entry_context_exit,
+    Params {
+        method: "__exit__",
+        names: ["_exc_type", "exc", "_traceback"],
+        positional: 3,
+        required: 0,
+    },
+    |py, slf, [_, exc, _]| {
+        let suppress = slf.cast::<Entry>()?.get().context_exit(py, exc.as_ref())?;
+        Ok(PyBool::new(py, suppress).to_owned().into_any().unbind())
+    }
+);
+
+/// Sets `name` on `class` to a method calling `function`. `doc` starts
+/// with the text signature (`name($self, ...)\n--\n\n`), which
+/// `inspect.signature` reads.
+fn install(
+    class: &Bound<'_, PyType>,
+    name: &'static CStr,
+    doc: &'static CStr,
+    function: FastCall,
+) -> PyResult<()> {
+    // SAFETY: the two function types differ only in their parameters, and
+    // CPython calls `ml_meth` with the ones `ml_flags` names.
+    let meth = unsafe { std::mem::transmute::<FastCall, ffi::PyCFunction>(function) };
+    // The method table must outlive the class: it is leaked, once per module load.
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: name.as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunction: meth },
+        ml_flags: METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: doc.as_ptr() as *const c_char,
+    }));
+    let py = class.py();
+    // SAFETY: a valid type and method table; the result is a new reference.
+    let descr = unsafe { ffi::PyDescr_NewMethod(class.as_ptr().cast(), def) };
+    let descr = unsafe { Bound::from_owned_ptr_or_err(py, descr) }?;
+    class.setattr(PyString::new(py, name.to_str().unwrap_or_default()), descr)
+}
+
+/// Installs the fast methods on the module's classes.
+pub fn install_all(py: Python<'_>) -> PyResult<()> {
+    install(
+        &py.get_type::<Table>(),
+        c"enter",
+        c"enter($self, point, *, now_ms=None, pressure_test=False)\n--\n\nCounts a request on `point` and decides whether it is downgraded.",
+        client_enter,
+    )?;
+    install(
+        &py.get_type::<PointHandle>(),
+        c"enter",
+        c"enter($self, *, now_ms=None, pressure_test=False)\n--\n\nCounts a request and decides whether it is downgraded.",
+        point_enter,
+    )?;
+    install(
+        &py.get_type::<Entry>(),
+        c"exit",
+        c"exit($self, now_ms=None)\n--\n\nSettles the request: returns its permit, counts its exception and its timeout. Only the first call counts.",
+        entry_exit,
+    )?;
+    install(
+        &py.get_type::<Entry>(),
+        c"__exit__",
+        c"__exit__($self, _exc_type=None, exc=None, _traceback=None)\n--\n\nMarks an exception raised in the body and exits.",
+        entry_context_exit,
+    )
+}
