@@ -22,7 +22,8 @@ pub fn now_ms() -> u64 {
     system_ms()
 }
 
-/// The name of the clock [`now_ms`] reads, for diagnostics and benchmarks.
+/// The name of the clock [`now_ms`] reads (the Python module shows it as
+/// `sds._native.CLOCK`, and its benchmark prints it).
 pub fn source() -> &'static str {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     if let Some(name) = linux::source() {

@@ -94,7 +94,7 @@ def main() -> None:
     fixed = results["limits fixed window hit()"]
     print(f"sds {sds.__version__}, limits {limits.__version__}, "
           f"pyrate-limiter {getattr(pyrate_limiter, '__version__', '?')}, "
-          f"Python {sys.version.split()[0]}{' (quick run)' if QUICK else ''}")
+          f"Python {sys.version.split()[0]}, clock {sds._native.CLOCK}{' (quick run)' if QUICK else ''}")
     print(f"| {'case':<40} | {'ns/op':>9} | {'vs limits moving':>16} | {'vs limits fixed':>15} |")
     print(f"|{'-' * 42}|{'-' * 10}:|{'-' * 17}:|{'-' * 16}:|")
     for name, ns_op in results.items():

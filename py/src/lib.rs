@@ -48,6 +48,8 @@ mod _native {
         m.add("REASONS", PyTuple::new(py, reasons)?)?;
         m.add("MAX_CAPACITY", MAX_CAPACITY)?;
         m.add("MAX_NAME_LEN", MAX_NAME_LEN)?;
+        // Which wall clock `now_ms` reads (sds-clock chooses it per machine).
+        m.add("CLOCK", sds_clock::source())?;
         crate::fast::install_all(py)?;
         Ok(())
     }

@@ -215,3 +215,16 @@ def test_str_subclasses_name_the_point_by_value(client: sds.Client) -> None:
     client.enter(Sneaky("mine"), now_ms=1).exit(now_ms=1)
     assert client.stats("other", now_ms=1)["visit"] == 1
     assert client.stats("mine", now_ms=1)["visit"] == 2
+
+
+def test_the_clock_is_named_and_agrees_with_the_system() -> None:
+    import time
+
+    from sds import _native
+
+    assert _native.CLOCK in ("CLOCK_REALTIME", "CLOCK_REALTIME_COARSE", "SystemTime")
+    before = int(time.time() * 1000)
+    now = _native.now_ms()
+    after = int(time.time() * 1000)
+    # The coarse clock may lag the exact one by its 1 ms tick.
+    assert before - 1 <= now <= after

@@ -19,6 +19,7 @@ __all__ = [
     "REASONS",
     "MAX_CAPACITY",
     "MAX_NAME_LEN",
+    "CLOCK",
 ]
 
 __version__: str
@@ -26,6 +27,7 @@ ERROR_CODES: Dict[str, Tuple[int, str]]
 REASONS: Tuple[str, ...]
 MAX_CAPACITY: int
 MAX_NAME_LEN: int
+CLOCK: str
 
 _C = TypeVar("_C", bound=Callable[[str, str, int], object])
 _E = TypeVar("_E", bound="Entry")
