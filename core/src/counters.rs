@@ -8,7 +8,7 @@
 
 use crate::sum_cache::{SumCache, COMPLETED, KINDS};
 use crate::sync::const_fn;
-use crate::window::{locate, runs, Bucket};
+use crate::window::{discarded_unusual, locate, runs, Bucket};
 
 const BUCKET_MS: u64 = 1000;
 const WINDOW: u64 = COMPLETED + 1;
@@ -54,19 +54,36 @@ impl Counters {
         now_ms / BUCKET_MS
     }
 
-    /// Whether the ring ending at bucket `now` still holds bucket `at`.
+    /// Adds `n` to `counter` in bucket `b`, the present: a slot holding a
+    /// newer lap (a clock step back, an outlier) is restarted. The new value.
     #[inline]
-    pub(crate) fn holds(at: u64, now: u64) -> bool {
-        now.abs_diff(at) < RING as u64
+    pub(crate) fn add(&self, counter: Counter, b: u64, n: u32) -> u64 {
+        self.write(counter, b, true, n).unwrap_or(0)
     }
 
-    /// Adds `n` to `counter` in bucket `b`: its new value, or `None` when
-    /// the ring moved past `b`.
+    /// Counts an event of bucket `at` recorded in bucket `now` (an exception
+    /// counted at its request's start second): in `at` while the ring holds
+    /// it and no newer lap took its slot, else in `now`, so it is never lost.
+    pub(crate) fn add_late(&self, counter: Counter, at: u64, now: u64) {
+        let held = at <= now && now - at < RING as u64;
+        if !(held && self.write(counter, at, false, 1).is_some()) {
+            self.add(counter, now, 1);
+        }
+    }
+
     #[inline]
-    pub(crate) fn add(&self, counter: Counter, b: u64, n: u32) -> Option<u64> {
+    fn write(&self, counter: Counter, b: u64, restart_newer: bool, n: u32) -> Option<u64> {
         let (slot, lap) = locate(b, RING);
-        let value = self.seconds[slot][counter as usize].update(lap, |c| c.saturating_add(n))?;
-        self.completed.wrote(b);
+        let (value, replaced) =
+            self.seconds[slot][counter as usize]
+                .update(lap, restart_newer, |c| c.saturating_add(n))?;
+        if discarded_unusual(replaced, lap) {
+            // A step or an outlier may have thrown away a second the cache
+            // holds: it is rebuilt by the next decision.
+            self.completed.invalidate();
+        } else {
+            self.completed.wrote(b);
+        }
         Some(u64::from(value))
     }
 
@@ -161,6 +178,31 @@ mod tests {
         c.add(Counter::Exception, B - 1, 1);
         assert_eq!(epoch(), before + 1);
         assert_eq!(c.sums(B)[Counter::Exception as usize], 1);
+    }
+
+    #[test]
+    fn a_write_far_ahead_into_a_cached_second_rebuilds_the_cache() {
+        let c = Counters::new();
+        for b in B - 9..=B {
+            c.add(Counter::Visit, b, 1);
+        }
+        assert_eq!(visits(&c, B), 10);
+        // 1000 laps ahead, in the slot of B - 5: that second is gone.
+        c.add(Counter::Visit, B - 5 + 30_000, 1);
+        assert_eq!(c.sums(B), c.walk(B, WINDOW));
+        assert_eq!(visits(&c, B), 9);
+    }
+
+    #[test]
+    fn a_late_write_counts_in_its_second_or_at_the_present() {
+        let c = Counters::new();
+        c.add(Counter::Visit, B + 25, 1); // the slot of B - 5, a lap later
+        c.add_late(Counter::Exception, B - 5, B + 25);
+        assert_eq!(c.sums(B + 25)[Counter::Exception as usize], 1);
+        c.add_late(Counter::Exception, B + 20, B + 25);
+        assert_eq!(c.sums(B + 25)[Counter::Exception as usize], 2);
+        c.add_late(Counter::Exception, B + 26, B + 25); // after the present
+        assert_eq!(c.walk(B + 25, 1)[Counter::Exception as usize], 2);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::strategy::Strategy;
 use crate::sync::{const_fn, spin, AtomicBool, AtomicU64, Ordering};
 
 const AVAILABLE: u64 = 1;
+const STEP_SLACK_MS: u64 = 1000;
 const ARM_ONE: u64 = 2;
 const ARM_MASK: u64 = 0xFFFF_FFFE;
 
@@ -28,6 +29,8 @@ fn with(generation: u32, arm_of: u64, available: bool) -> u64 {
 
 pub(crate) struct Delay {
     turn: AtomicBool,
+    /// First ms of the delay: a time before it means the clock stepped back.
+    since: AtomicU64,
     /// Last ms of the delay; 0: no delay.
     until: AtomicU64,
     /// Earliest ms the next probe may start.
@@ -41,6 +44,7 @@ impl Delay {
         pub(crate) fn new() -> Delay {
             Delay {
                 turn: AtomicBool::new(false),
+                since: AtomicU64::new(0),
                 until: AtomicU64::new(0),
                 probe_at: AtomicU64::new(u64::MAX),
                 probe: AtomicU64::new(0),
@@ -48,10 +52,17 @@ impl Delay {
         }
     }
 
+    /// Whether a delay covers `now_ms`. A time more than one second before
+    /// the delay began means the clock stepped back: the delay no longer
+    /// applies (the rules run again and may start a new one), rather than
+    /// lasting for the whole step. The second of slack keeps threads whose
+    /// clock readings differ by a little inside the delay.
     #[inline]
     pub(crate) fn active(&self, now_ms: u64) -> bool {
         let until = self.until.load(Ordering::Acquire);
-        until != 0 && now_ms <= until
+        until != 0
+            && now_ms <= until
+            && now_ms.saturating_add(STEP_SLACK_MS) >= self.since.load(Ordering::Relaxed)
     }
 
     /// Takes the probe if one is due: the generation it belongs to.
@@ -83,6 +94,7 @@ impl Delay {
                 self.probe_at.store(at, Ordering::Release);
             }
             let until = now_ms.saturating_add(strategy.delay_time as u64);
+            self.since.store(now_ms, Ordering::Relaxed);
             self.until.store(until, Ordering::Release);
             if probes {
                 self.probe.store(with(next, word, true), Ordering::Release);

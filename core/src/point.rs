@@ -108,7 +108,7 @@ impl Point {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
         let bucket = Counters::bucket_of(now_ms);
-        let token = self.counters.add(Counter::Visit, bucket, 1).unwrap_or(0);
+        let token = self.counters.add(Counter::Visit, bucket, 1);
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
         let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms));
@@ -240,9 +240,7 @@ impl Point {
     /// `now_ms`, so a request slower than the whole ring is still counted.
     fn record(&self, counter: Counter, start_ms: u64, now_ms: u64) {
         let (start, now) = (Counters::bucket_of(start_ms), Counters::bucket_of(now_ms));
-        if !(Counters::holds(start, now) && self.counters.add(counter, start, 1).is_some()) {
-            self.counters.add(counter, now, 1);
-        }
+        self.counters.add_late(counter, start, now);
     }
 
     /// Requests holding a permit now.
@@ -255,12 +253,14 @@ impl Point {
         self.delay.active(now_ms)
     }
 
-    /// Takes a permit unless `limit` (negative: none) is reached, and keeps
-    /// the cycle's maximum in flight.
+    /// Takes a permit unless `limit` (negative: none) is reached. Every
+    /// attempt, taken or refused, raises the cycle's maximum in flight to the
+    /// number it saw, as the reference's `concurrentAcquire` does.
     fn try_acquire(&self, limit: i64, now_ms: u64) -> bool {
         let mut held = self.in_flight.load(Ordering::Relaxed);
         loop {
             if (limit >= 0 && held as i64 >= limit) || held == u32::MAX {
+                self.max_concurrency.fetch_max(now_ms, held as u64);
                 return false;
             }
             match self.in_flight.compare_exchange_weak(

@@ -70,6 +70,12 @@ impl SumCache {
         }
     }
 
+    /// Invalidates the cache whatever it holds.
+    #[inline]
+    pub(crate) fn invalidate(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
     #[cfg(test)]
     pub(crate) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)

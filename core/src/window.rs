@@ -9,21 +9,34 @@
 //! compare-and-swap that adds to it. No background thread, no lock: the ring
 //! cleans itself, and an idle gap of any length is read exactly.
 //!
+//! # Clock steps and outliers
+//!
+//! A write at `now_ms` is the present: when its slot holds a *newer* lap (the
+//! clock stepped back by a ring or more, or one write came from a time far
+//! ahead), that slot is restarted at the writer's lap. So after a step back of
+//! any size the window counts again from the very next write, and a single
+//! outlier time, in either direction, costs at most the one bucket it shares a
+//! slot with. Reads are exact for their own time: a slot of any other lap
+//! reads as zero, so a window read just after a step back holds only what was
+//! written since (the history before the step is not in it).
+//!
+//! A *late* write, one that belongs to an earlier time than the present (an
+//! exception counted at its request's start), goes through
+//! [`SlidingWindow::add_at`], which knows both times: it lands in its own
+//! bucket while the ring holds it, and otherwise at the present, so it is
+//! never dropped and never restarts a newer bucket.
+//!
 //! # Limits of the packing
 //!
 //! - A bucket counts up to `u32::MAX` (4 294 967 295) and then saturates; sums
 //!   of many buckets are `u64`.
-//! - Laps are compared modulo 2^32 (serial-number arithmetic), so idle gaps and
-//!   backward clock jumps are exact up to 2^31 laps, that is
-//!   `2^31 × ring × bucket_ms`: 2 042 years for SDS counters (1 s × 30),
-//!   2 042 years for SDS max-concurrency (10 s × 3), 136 years for Sentinel's
-//!   second window (500 ms × 4), 8 170 years for its minute (1 s × 120) and
-//!   1 361 years for Hystrix (1 s × 20). At 1 ms buckets and a ring of 30 the
-//!   bound is 2 years; at 1 ms × 2 it is 50 days.
-//! - A write into a bucket whose slot already holds a newer lap is dropped:
-//!   the ring no longer holds that bucket, and the newer one is never touched.
-//!   A clock that goes backwards therefore never corrupts newer buckets; reads
-//!   at the older time see zero where the ring has moved on.
+//! - Laps are compared modulo 2^32: a slot idle for exactly a multiple of 2^32
+//!   laps would read as current, that is after `2^32 × ring × bucket_ms`:
+//!   4 083 years for SDS counters (1 s × 30), 272 years for Sentinel's second
+//!   window (500 ms × 4), 4 years at 1 ms buckets and a ring of 30. Telling a
+//!   late write's older lap from a newer one uses serial-number arithmetic,
+//!   exact for gaps up to 2^31 laps; beyond that a late write is counted at
+//!   the present.
 
 use core::ops::Range;
 
@@ -66,31 +79,39 @@ impl Bucket {
         }
     }
 
-    /// Applies `f` to the count of `lap` (zero if this bucket is stale) and
-    /// stores the result; `None` when the bucket holds a newer lap.
+    /// Applies `f` to the count of `lap` (zero if the bucket holds another
+    /// lap) and stores the result: the new count and the word it replaced.
+    /// A newer lap is restarted when `restart_newer`, else left alone
+    /// (`None`).
     ///
     /// The swap and `count_in`'s load are `SeqCst`: a point's cache of
     /// completed seconds (counters.rs) needs a late write and a cache rebuild
     /// to be in one total order. On x86 and ARMv8 they compile to the same
     /// instructions as `AcqRel` and `Acquire`.
     #[inline]
-    pub(crate) fn update(&self, lap: u32, f: impl Fn(u32) -> u32) -> Option<u32> {
+    pub(crate) fn update(
+        &self,
+        lap: u32,
+        restart_newer: bool,
+        f: impl Fn(u32) -> u32,
+    ) -> Option<(u32, u64)> {
         let mut word = self.0.load(Ordering::Acquire);
         loop {
             let count = match age(word, lap) {
                 Age::Current => (word & COUNT_MASK) as u32,
                 Age::Stale => 0,
+                Age::Newer if restart_newer => 0,
                 Age::Newer => return None,
             };
             let next = pack(lap, f(count));
             if next == word {
-                return Some(count);
+                return Some((count, word));
             }
             match self
                 .0
                 .compare_exchange_weak(word, next, Ordering::SeqCst, Ordering::Acquire)
             {
-                Ok(_) => return Some((next & COUNT_MASK) as u32),
+                Ok(_) => return Some(((next & COUNT_MASK) as u32, word)),
                 Err(seen) => word = seen,
             }
         }
@@ -168,6 +189,15 @@ fn age(word: u64, lap: u32) -> Age {
     } else {
         Age::Newer
     }
+}
+
+/// Whether a write of `lap` that replaced `word` threw away a count of a lap
+/// other than the one just before (the usual reuse of a slot): a clock step,
+/// an outlier, or a slot idle for more than a ring.
+#[inline]
+pub(crate) fn discarded_unusual(word: u64, lap: u32) -> bool {
+    let held = (word >> 32) as u32;
+    word & COUNT_MASK != 0 && held != lap && held != lap.wrapping_sub(1)
 }
 
 #[inline]
@@ -346,10 +376,12 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
         slot.count_in(lap)
     }
 
+    /// Writes bucket `b` as the present: a slot holding a newer lap is
+    /// restarted (see the module doc on clock steps).
     #[inline]
-    fn update(&self, b: u64, f: impl Fn(u32) -> u32) -> Option<u32> {
+    fn update(&self, b: u64, f: impl Fn(u32) -> u32) -> u32 {
         let (slot, lap) = self.locate(b);
-        slot.update(lap, f)
+        slot.update(lap, true, f).map_or(0, |(v, _)| v)
     }
 
     /// Sum of the `len` buckets ending at bucket `last`.
@@ -367,19 +399,35 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     }
 
     /// Adds `n` to the bucket of `now_ms` (saturating at `u32::MAX`) and
-    /// returns that bucket's value and the sliding sum ending there. When the
-    /// ring no longer holds that bucket (the clock went back past a whole
-    /// ring, or a late write), nothing is written and `bucket` reads 0.
+    /// returns that bucket's value and the sliding sum ending there. `now_ms`
+    /// is the present: a slot that holds a newer lap (the clock stepped back,
+    /// or an outlier wrote it) is restarted.
     #[inline]
     pub fn add(&self, now_ms: u64, n: u64) -> Tally {
         let b = self.bucket_index(now_ms);
-        let bucket = self
-            .update(b, |c| saturate(c as u64 + n))
-            .map_or(0, u64::from);
+        let bucket = u64::from(self.update(b, |c| saturate(u64::from(c).saturating_add(n))));
         Tally {
             bucket,
             total: self.sum_ending_at(b, self.buckets),
         }
+    }
+
+    /// Adds `n` for an event of time `at_ms` recorded at the present `now_ms`
+    /// (an exception counted at its request's start): into `at_ms`'s bucket
+    /// while the ring ending at `now_ms` holds it and no newer lap took its
+    /// slot, else into `now_ms`'s bucket, so it is never dropped. Returns the
+    /// value of the bucket written. An `at_ms` after `now_ms` (the clock went
+    /// back in between) counts at `now_ms`.
+    pub fn add_at(&self, at_ms: u64, now_ms: u64, n: u64) -> u64 {
+        let add = |c: u32| saturate(u64::from(c).saturating_add(n));
+        let (at, now) = (self.bucket_index(at_ms), self.bucket_index(now_ms));
+        if at <= now && now - at < self.ring() as u64 {
+            let (slot, lap) = self.locate(at);
+            if let Some((v, _)) = slot.update(lap, false, add) {
+                return u64::from(v);
+            }
+        }
+        u64::from(self.update(now, add))
     }
 
     /// The sliding sum: the `W` buckets ending at `now_ms`'s bucket, the
@@ -418,22 +466,21 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     }
 
     /// Sets the bucket of `now_ms` to `value` (saturating at `u32::MAX`);
-    /// dropped when the ring no longer holds that bucket.
+    /// `now_ms` is the present, as for [`SlidingWindow::add`].
     pub fn set(&self, now_ms: u64, value: u64) {
         let v = saturate(value);
-        let _ = self.update(self.bucket_index(now_ms), |_| v);
+        self.update(self.bucket_index(now_ms), |_| v);
     }
 
     /// Raises the bucket of `now_ms` to at least `value` and returns the
-    /// bucket's value (0 when the ring no longer holds it).
+    /// bucket's value; `now_ms` is the present, as for [`SlidingWindow::add`].
     pub fn fetch_max(&self, now_ms: u64, value: u64) -> u64 {
         let v = saturate(value);
-        self.update(self.bucket_index(now_ms), |c| c.max(v))
-            .map_or(0, u64::from)
+        u64::from(self.update(self.bucket_index(now_ms), |c| c.max(v)))
     }
 
     /// Whether the ring ending at `now_ms`'s bucket still holds the bucket of
-    /// `at_ms`: a write at `at_ms` then lands where readers will find it.
+    /// `at_ms`.
     pub fn holds(&self, at_ms: u64, now_ms: u64) -> bool {
         let (at, now) = (self.bucket_index(at_ms), self.bucket_index(now_ms));
         now.abs_diff(at) < self.ring() as u64

@@ -61,22 +61,40 @@ fn a_reader_never_sees_a_stale_bucket_as_current() {
 }
 
 #[test]
-fn a_late_write_never_lands_in_a_newer_lap() {
+fn a_late_event_never_lands_in_a_newer_lap_nor_restarts_it() {
     model(|| {
         let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
         let late = {
             let w = w.clone();
             thread::spawn(move || {
-                w.increment(T);
+                w.add_at(T, NEXT_LAP, 1);
             })
         };
         w.increment(NEXT_LAP);
         late.join().unwrap();
         assert_eq!(
             w.bucket(NEXT_LAP),
-            1,
-            "the late write of the old lap never counts here"
+            2,
+            "the late event counts at the present, whatever the order"
         );
+        assert_eq!(w.bucket(T), 0);
+    });
+}
+
+#[test]
+fn writers_of_two_laps_leave_one_lap_with_its_own_count() {
+    model(|| {
+        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
+        let stepped_back = {
+            let w = w.clone();
+            thread::spawn(move || {
+                w.increment(T);
+            })
+        };
+        w.increment(NEXT_LAP);
+        stepped_back.join().unwrap();
+        let (old, new) = (w.bucket(T), w.bucket(NEXT_LAP));
+        assert_eq!(old + new, 1, "one lap holds the slot, with its count only");
     });
 }
 

@@ -168,10 +168,62 @@ fn past_buckets_are_written_while_the_ring_holds_them() {
     assert_eq!(w.bucket(T0 + 5_000), 1);
     assert_eq!(w.sum(T0 + 14_999), 1);
     assert_eq!(w.sum(T0 + 20_000), 1, "not inside the window of now");
-    // 30 s ago: the slot holds now's bucket, the write is dropped.
+    // 30 s ago: the slot holds now's bucket. Recorded as a late event it
+    // counts at the present; the newer bucket is not restarted.
     assert!(!w.holds(T0 - 10_000, T0 + 20_000));
-    assert_eq!(w.add(T0 - 10_000, 1).bucket, 0);
-    assert_eq!(w.bucket(T0 + 20_000), 1, "the newer bucket is untouched");
+    assert_eq!(w.add_at(T0 - 10_000, T0 + 20_000, 1), 2);
+    assert_eq!(w.bucket(T0 + 20_000), 2, "counted at the present");
+    assert_eq!(w.add_at(T0 + 14_000, T0 + 20_000, 1), 1, "its own bucket");
+    assert_eq!(w.sum(T0 + 14_000), 2);
+    assert_eq!(
+        w.add_at(T0 + 25_000, T0 + 20_000, 1),
+        3,
+        "an event after the present (the clock went back): at the present"
+    );
+}
+
+#[test]
+fn a_step_back_of_any_size_counts_again_from_the_next_write() {
+    for back in [31_000u64, 45_000, 3_600_000, 30 * 365 * 86_400_000] {
+        let w = sds();
+        let before = T0 + 30 * 365 * 86_400_000;
+        for s in 0..10 {
+            w.add(before + s * 1000, 7);
+        }
+        let after = before + 9_000 - back;
+        assert_eq!(
+            w.increment(after),
+            Tally {
+                bucket: 1,
+                total: 1
+            },
+            "back {back}: the first write counts"
+        );
+        assert_eq!(w.increment(after + 1000).total, 2, "back {back}");
+        assert_eq!(w.sum(after + 1000), 2, "back {back}: reads agree");
+    }
+}
+
+#[test]
+fn one_outlier_time_costs_at_most_one_bucket() {
+    for outlier in [
+        T0 + 7_000 + 60_000,
+        T0 + 7_000 + 30 * 365 * 86_400_000,
+        7_000,
+    ] {
+        let w = sds();
+        for s in 0..10 {
+            w.add(T0 + s * 1000, 1);
+        }
+        w.increment(outlier);
+        assert!(
+            w.sum(T0 + 9_000) >= 9,
+            "outlier {outlier}: one bucket lost at most"
+        );
+        // The outlier's slot counts again at the present.
+        assert_eq!(w.increment(T0 + 37_000).bucket, 1, "outlier {outlier}");
+        assert_eq!(w.increment(T0 + 37_000).bucket, 2, "outlier {outlier}");
+    }
 }
 
 #[test]
@@ -217,18 +269,16 @@ fn a_fresh_window_works_at_any_absolute_time() {
 }
 
 #[test]
-fn clock_going_backwards_never_corrupts_newer_buckets() {
+fn a_clock_that_went_back_restarts_the_slot_it_writes() {
     let w = sds();
     w.add(T0 + 40_000, 3);
-    // 30 s back lands on the same slot, an older lap: dropped.
-    assert_eq!(w.add(T0 + 10_000, 1).bucket, 0);
-    assert_eq!(w.bucket(T0 + 40_000), 3);
-    assert_eq!(
-        w.sum(T0 + 10_000),
-        0,
-        "what the ring moved past reads as zero"
-    );
-    // Going back less than a ring still writes its own bucket.
+    // 30 s back lands on the same slot: the clock is taken to have stepped
+    // back, so the write restarts the slot at its own lap.
+    assert_eq!(w.add(T0 + 10_000, 1).bucket, 1);
+    assert_eq!(w.bucket(T0 + 40_000), 0, "the newer lap is gone");
+    assert_eq!(w.sum(T0 + 10_000), 1);
+    // Going back less than a ring writes its own bucket, the rest is kept.
+    w.add(T0 + 40_000, 3);
     w.increment(T0 + 35_000);
     assert_eq!(w.sum(T0 + 40_000), 4);
 }

@@ -6,8 +6,11 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use sds_core::{Bucket, SlidingWindow, Tally};
 
-/// The exact model: a bucket is held while no newer bucket of the same slot
-/// has been written; a write to a bucket the ring moved past is dropped.
+/// The exact model: a slot holds the bucket last written to it. A write at the
+/// present takes its slot whatever it held (a newer bucket there means the
+/// clock stepped back); a late write lands in its own bucket while the ring
+/// ending at the present holds it and no newer bucket took its slot, else at
+/// the present.
 struct Model {
     bucket_ms: u64,
     w: u64,
@@ -27,19 +30,24 @@ impl Model {
             0
         }
     }
-    fn write(&mut self, t: u64, f: impl Fn(u64) -> u64) -> Option<u64> {
+    fn write(&mut self, t: u64, f: impl Fn(u64) -> u64) -> u64 {
         let b = t / self.bucket_ms;
-        match self.newest.get(&(b % self.ring)) {
-            Some(&n) if n > b => return None,
-            Some(&n) if n == b => {}
-            _ => {
-                self.newest.insert(b % self.ring, b);
-                self.counts.insert(b, 0);
-            }
+        if self.newest.get(&(b % self.ring)) != Some(&b) {
+            self.newest.insert(b % self.ring, b);
+            self.counts.insert(b, 0);
         }
         let v = f(self.counts[&b]).min(u32::MAX as u64);
         self.counts.insert(b, v);
-        Some(v)
+        v
+    }
+    fn write_late(&mut self, at: u64, now: u64) -> u64 {
+        let (a, b) = (at / self.bucket_ms, now / self.bucket_ms);
+        let newer_took_it = self.newest.get(&(a % self.ring)).is_some_and(|&n| n > a);
+        if a <= b && b - a < self.ring && !newer_took_it {
+            self.write(at, |c| c + 1)
+        } else {
+            self.write(now, |c| c + 1)
+        }
     }
     fn sum_ending(&self, last: u64) -> u64 {
         (last.saturating_sub(self.w - 1)..=last)
@@ -72,8 +80,12 @@ enum Op {
     Add(u64),
     Set(u64),
     FetchMax(u64),
-    /// A write at a time this many ms before the clock (a late exception).
+    /// A write at a time this many ms before the clock, given as the
+    /// present (a clock step back or an outlier).
     PastAdd(u64),
+    /// An event of a time this many ms before the clock, recorded now (a
+    /// late exception): `add_at`.
+    LateAdd(u64),
     Sum,
     Bucket,
     LastWholeCycle,
@@ -91,9 +103,11 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (1u64..5).prop_map(Op::Add),
         1 => (0u64..=u32::MAX as u64 + 5).prop_map(Op::Add),
+        1 => (u64::MAX - 5..=u64::MAX).prop_map(Op::Add),
         1 => (0u64..20).prop_map(Op::Set),
         1 => (0u64..20).prop_map(Op::FetchMax),
-        2 => (0u64..45_000).prop_map(Op::PastAdd),
+        1 => (0u64..45_000).prop_map(Op::PastAdd),
+        2 => (0u64..45_000).prop_map(Op::LateAdd),
         2 => Just(Op::Sum),
         1 => Just(Op::Bucket),
         1 => Just(Op::LastWholeCycle),
@@ -131,7 +145,7 @@ fn run(bucket_ms: u64, w: usize, ring: usize, steps: Vec<(Move, Op)>) -> Result<
         };
         match op {
             Op::Add(n) => {
-                let want_bucket = model.write(now, |c| c + n).unwrap_or(0);
+                let want_bucket = model.write(now, |c| c.saturating_add(n));
                 let want = Tally {
                     bucket: want_bucket,
                     total: model.sum(now),
@@ -143,13 +157,18 @@ fn run(bucket_ms: u64, w: usize, ring: usize, steps: Vec<(Move, Op)>) -> Result<
                 window.set(now, v);
             }
             Op::FetchMax(v) => {
-                let want = model.write(now, |c| c.max(v)).unwrap_or(0);
+                let want = model.write(now, |c| c.max(v));
                 prop_assert_eq!(window.fetch_max(now, v), want);
             }
             Op::PastAdd(back) => {
                 let at = now.saturating_sub(back);
-                let want = model.write(at, |c| c + 1).unwrap_or(0);
+                let want = model.write(at, |c| c + 1);
                 prop_assert_eq!(window.add(at, 1).bucket, want);
+            }
+            Op::LateAdd(back) => {
+                let at = now.saturating_sub(back);
+                let want = model.write_late(at, now);
+                prop_assert_eq!(window.add_at(at, now, 1), want, "late {} at {}", at, now);
             }
             Op::Sum => prop_assert_eq!(window.sum(now), model.sum(now), "sum at {}", now),
             Op::Bucket => prop_assert_eq!(window.bucket(now), model.read(now / bucket_ms)),
