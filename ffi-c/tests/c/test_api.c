@@ -197,6 +197,14 @@ static void test_window(void) {
     CHECK_OK(sds_window_clear_next_cycle(w, 60000));
     CHECK_OK(sds_window_bucket(w, 60000, &v));
     CHECK(v == 9);
+    /* A clock stepped back two seconds lands on the slot of 60 000 (a ring
+     * of 4 x 500 ms): the slot restarts at the writer's time. */
+    CHECK_OK(sds_window_add(w, 58000, 1, &tally));
+    CHECK(tally.bucket == 1 && tally.total == 1);
+    /* Adding any amount saturates the bucket, never wraps. */
+    CHECK_OK(sds_window_add(w, 58000, 9, NULL));
+    CHECK_OK(sds_window_add(w, 58000, UINT64_MAX, &tally));
+    CHECK(tally.bucket == UINT32_MAX);
     sds_window_free(w);
 }
 
