@@ -25,8 +25,10 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --exclude nostd-check --all-targets --locked -- -D warnings
 
+# Every crate's Rust tests (the bindings' unit tests too); nostd-check is
+# built by its own script.
 test-core: nostd loom
-	$(CARGO) test -p sds-core -p sds-clock --locked
+	$(CARGO) test --workspace --exclude nostd-check --locked
 
 nostd:
 	tools/check-nostd.sh
