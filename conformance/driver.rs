@@ -159,10 +159,10 @@ pub fn run_all<S: Surface>(fresh: impl Fn() -> S) -> usize {
 #[allow(dead_code)]
 pub trait StrategyInput {
     /// The JSON text as it is (form "text").
-    fn from_text(&self, json: &str) -> Result<Value, (String, String)>;
+    fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)>;
     /// The value the runner's own JSON reader made of the text (form
     /// "native"); `None` when the surface has no such form.
-    fn from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>>;
+    fn strategy_from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>>;
 }
 
 /// Runs every case of `conformance/strategies.json` in every form the
@@ -204,8 +204,8 @@ pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> us
         };
         for form in forms {
             let got = match form {
-                "text" => Some(surface.from_text(json)),
-                "native" => surface.from_native(&serde_json::from_str(json).unwrap()),
+                "text" => Some(surface.strategy_from_text(json)),
+                "native" => surface.strategy_from_native(&serde_json::from_str(json).unwrap()),
                 other => panic!("{name}: unknown form {other}"),
             };
             match got {

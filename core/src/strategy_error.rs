@@ -91,8 +91,8 @@ impl fmt::Debug for KeyText {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StrategyError {
     /// A value breaks its field's rule (not an integer, out of range) or the
-    /// whole breaks [`crate::Strategy::validate`]: always
-    /// [`Error::InvalidStrategy`].
+    /// whole breaks [`crate::Strategy::validate`]: from the builder and the
+    /// JSON reader always [`Error::InvalidStrategy`].
     Invalid(Error),
     /// A key that is no strategy name (`SDS_UNKNOWN_FIELD`).
     UnknownField(KeyText),

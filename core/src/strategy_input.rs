@@ -99,6 +99,17 @@ impl From<bool> for Value {
 /// Builds a [`Strategy`] from (key, value) pairs, starting from the
 /// defaults; see the module's rules. Each `set` checks its pair at once (the
 /// first error is reported); `build` validates the whole.
+///
+/// ```
+/// use sds_core::{Strategy, StrategyBuilder, Value};
+///
+/// let mut builder = StrategyBuilder::new();
+/// builder.set("visitThreshold", Value::from_f64(1e3)).unwrap();
+/// builder.set("point", Value::Text).unwrap();
+/// assert_eq!(builder.build().unwrap().visit_threshold, 1000);
+/// let e = Strategy::from_json(r#"{"visitThreshold": 1, "visitThreshold": 2}"#).unwrap_err();
+/// assert_eq!(e.to_string(), r#"invalid strategy: "visitThreshold" is given twice"#);
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StrategyBuilder {
     strategy: Strategy,

@@ -54,11 +54,11 @@ fn verdict(r: Result<Strategy, StrategyError>) -> Result<Value, (String, String)
 }
 
 impl StrategyInput for Core {
-    fn from_text(&self, json: &str) -> Result<Value, (String, String)> {
+    fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)> {
         verdict(Strategy::from_json(json))
     }
 
-    fn from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>> {
+    fn strategy_from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>> {
         let map = value.as_object().expect("native cases are objects");
         Some(verdict(from_object(map)))
     }
