@@ -151,3 +151,77 @@ pub fn run_all<S: Surface>(fresh: impl Fn() -> S) -> usize {
     );
     files.len()
 }
+
+/// How a runner turns strategy input into a strategy, for
+/// `conformance/strategies.json`: `Ok` holds every field under its SDS JSON
+/// name, `Err` the code name and the message.
+// Not every Rust runner has a strategy surface yet.
+#[allow(dead_code)]
+pub trait StrategyInput {
+    /// The JSON text as it is (form "text").
+    fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)>;
+    /// The value the runner's own JSON reader made of the text (form
+    /// "native"); `None` when the surface has no such form.
+    fn strategy_from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>>;
+}
+
+/// Runs every case of `conformance/strategies.json` in every form the
+/// surface has; panics listing the failures. Returns how many checks passed.
+#[allow(dead_code)]
+pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> usize {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/strategies.json");
+    let text = std::fs::read_to_string(&file).expect("conformance/strategies.json exists");
+    let doc: Value = serde_json::from_str(&text).expect("strategies.json is JSON");
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 10, "strategy cases are missing");
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    for case in cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let json = case["json"].as_str().expect("every case has json text");
+        let forms: Vec<&str> = match case.get("forms") {
+            Some(f) => f
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect(),
+            None => vec!["text", "native"],
+        };
+        let want = match (case.get("expect"), case.get("error")) {
+            (Some(fields), None) => {
+                let mut all = defaults.clone();
+                for (k, v) in fields.as_object().expect("expect is an object") {
+                    all[k] = v.clone();
+                }
+                Ok(all)
+            }
+            (None, Some(code)) => Err((
+                code.as_str().unwrap().to_string(),
+                case["message"].as_str().unwrap().to_string(),
+            )),
+            _ => panic!("{name}: a case has either expect or error"),
+        };
+        for form in forms {
+            let got = match form {
+                "text" => Some(surface.strategy_from_text(json)),
+                "native" => surface.strategy_from_native(&serde_json::from_str(json).unwrap()),
+                other => panic!("{name}: unknown form {other}"),
+            };
+            match got {
+                None => {}
+                Some(got) if got == want => passed += 1,
+                Some(got) => {
+                    failures.push(format!("{name} ({form}): expected {want:?}, got {got:?}"))
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} strategy checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    passed
+}

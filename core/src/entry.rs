@@ -1,6 +1,8 @@
 //! What `enter` returns and `exit` needs: a small `Copy` value the caller
 //! holds (no thread-locals, so it survives `await` and thread hops).
 
+use crate::error::{ArgumentRule, Error};
+
 /// Marks on a request at `enter`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Flags(u32);
@@ -11,9 +13,24 @@ impl Flags {
     /// The request is load-test traffic.
     pub const PRESSURE_TEST: Flags = Flags(1);
 
+    /// Every bit a flag uses.
+    pub const KNOWN_BITS: u32 = 1;
+
     /// Flags from their bits; unknown bits are ignored.
     pub const fn from_bits(bits: u32) -> Flags {
-        Flags(bits & 1)
+        Flags(bits & Flags::KNOWN_BITS)
+    }
+
+    /// Flags from their bits as a caller gave them: any bit outside
+    /// [`Flags::KNOWN_BITS`] is [`ArgumentRule::UnknownFlags`]. (A Java `int`
+    /// or a C `uint32_t` converts with `as u32`: a negative one has unknown
+    /// bits.)
+    pub const fn from_known_bits(bits: u32) -> Result<Flags, Error> {
+        if bits & !Flags::KNOWN_BITS != 0 {
+            Err(Error::InvalidArgument(ArgumentRule::UnknownFlags))
+        } else {
+            Ok(Flags(bits))
+        }
     }
 
     /// The bits.
@@ -35,6 +52,19 @@ pub enum Outcome {
     Ok = 0,
     /// It failed with an error that counts as an exception.
     Error = 1,
+}
+
+impl Outcome {
+    /// The outcome with this code (0 ok, 1 error); any other number is
+    /// [`ArgumentRule::UnknownOutcome`]. Takes `i64` so that a C `uint32_t`,
+    /// a Java `int` and a whole JavaScript number all fit unchanged.
+    pub const fn from_code(code: i64) -> Result<Outcome, Error> {
+        match code {
+            0 => Ok(Outcome::Ok),
+            1 => Ok(Outcome::Error),
+            _ => Err(Error::InvalidArgument(ArgumentRule::UnknownOutcome)),
+        }
+    }
 }
 
 pub(crate) const PERMIT: u8 = EntryParts::PERMIT;

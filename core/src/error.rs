@@ -178,8 +178,35 @@ impl WindowRule {
     }
 }
 
+/// Why an argument at a binding's boundary was rejected. The core owns the
+/// rule and its sentence, so every binding reports it alike.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ArgumentRule {
+    /// A time that is not a whole number of ms within `0..2^64`
+    /// ([`crate::time`]).
+    Time,
+    /// Flag bits that are no [`crate::Flags`] ([`crate::Flags::from_known_bits`]).
+    UnknownFlags,
+    /// An outcome code other than 0 or 1 ([`crate::Outcome::from_code`]).
+    UnknownOutcome,
+}
+
+impl ArgumentRule {
+    /// The rule as a sentence.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ArgumentRule::Time => "time must be a whole number of ms within 0..2^64",
+            ArgumentRule::UnknownFlags => "flags may only hold the pressure-test bit (1)",
+            ArgumentRule::UnknownOutcome => "outcome must be 0 (ok) or 1 (error)",
+        }
+    }
+}
+
 /// Every error the core returns. `Copy`, allocation-free, and total: each
-/// carries enough to name what went wrong.
+/// carries enough to name what went wrong. It stays two bytes, so that
+/// `Result<Entry, Error>` of the hot path returns in registers; the errors
+/// of strategy input, which carry the key's text, are
+/// [`crate::StrategyError`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Error {
     /// A field's value breaks its rule.
@@ -203,6 +230,8 @@ pub enum Error {
     InvalidCapacity,
     /// An entry from another table (its point index is out of range).
     InvalidEntry,
+    /// An argument a binding passed breaks its rule (times, flags, outcomes).
+    InvalidArgument(ArgumentRule),
 }
 
 impl Error {
@@ -217,6 +246,7 @@ impl Error {
             Error::TableFull => ErrorCode::TableFull,
             Error::InvalidCapacity => ErrorCode::InvalidCapacity,
             Error::InvalidEntry => ErrorCode::InvalidEntry,
+            Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
         }
     }
 
@@ -238,6 +268,7 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
+            Error::InvalidArgument(rule) => f.write_str(rule.as_str()),
             Error::NameTooLong => write!(
                 f,
                 "point name is too long (at most {} bytes)",

@@ -7,7 +7,9 @@
 //!
 //! - [`SlidingWindow`]: a ring of epoch-tagged atomic buckets. SDS's counters,
 //!   Sentinel's LeapArray and Hystrix's rolling number are instances of it.
-//! - [`Strategy`]: a point's thresholds, named as SDS's JSON names them.
+//! - [`Strategy`]: a point's thresholds, named as SDS's JSON names them;
+//!   [`StrategyBuilder`] is the one path from user input (JSON text, dicts,
+//!   objects, builders) to a strategy, [`StrategyError`] its errors.
 //! - [`Point`]: the counters, strategy and delay of one point; [`Point::enter`]
 //!   returns an [`Entry`] that [`Point::exit`] settles.
 //! - [`PointTable`]: names to points in caller-provided storage.
@@ -49,18 +51,23 @@ mod error;
 mod json;
 mod point;
 mod reason;
+mod stats_fields;
 mod strategy;
 mod strategy_cell;
+mod strategy_error;
+mod strategy_input;
 mod sum_cache;
 mod sync;
 mod table;
+pub mod time;
 pub mod window;
 
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
-pub use error::{Error, ErrorCode, Rule, WindowRule};
-pub use json::JsonError;
+pub use error::{ArgumentRule, Error, ErrorCode, Rule, WindowRule};
 pub use point::{CycleStats, Point, Stats};
 pub use reason::Reason;
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
+pub use strategy_error::{KeyText, StrategyError};
+pub use strategy_input::{StrategyBuilder, Value};
 pub use table::{check_capacity, PointId, PointTable, Slot, MAX_CAPACITY, MAX_NAME_LEN};
 pub use window::{Bucket, SlidingWindow, Tally};

@@ -13,8 +13,12 @@ macro_rules! fields {
         }
 
         impl Field {
-            /// Every field, in the order of SEMANTICS.md §3.
+            /// Every field, in the order of SEMANTICS.md §3; a field's
+            /// position here is its [`Field::index`].
             pub const ALL: &'static [Field] = &[$(Field::$variant,)*];
+
+            /// How many fields there are.
+            pub const COUNT: usize = Field::ALL.len();
 
             /// The name SDS's admin API and `SdsStrategy` use.
             pub const fn json_name(self) -> &'static str {
@@ -95,6 +99,21 @@ pub const MIN_DELAY_MS: i64 = 10_000;
 pub const MIN_RETRY_MS: i64 = 1_000;
 
 impl Field {
+    /// The field's position in [`Field::ALL`] (and in a binding's array of
+    /// values, such as Java's `long[]`).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The field at this position of [`Field::ALL`].
+    pub const fn from_index(index: usize) -> Option<Field> {
+        if index < Field::COUNT {
+            Some(Field::ALL[index])
+        } else {
+            None
+        }
+    }
+
     /// The field with this SDS JSON name.
     pub fn from_json_name(name: &str) -> Option<Field> {
         Field::ALL.iter().copied().find(|f| f.json_name() == name)
@@ -113,8 +132,9 @@ impl Default for Strategy {
 }
 
 impl Strategy {
-    /// Sets the field with this SDS JSON name; [`Error::UnknownField`] for any
-    /// other key. Bindings feed every key/value of their dict/object/JSON here.
+    /// Sets the field with this SDS JSON name; [`Error::UnknownField`] (which
+    /// does not name the key) for any other key. Input from users goes
+    /// through [`crate::StrategyBuilder`] instead, which names the key.
     pub fn set_json(&mut self, name: &str, value: i64) -> Result<(), Error> {
         let field = Field::from_json_name(name).ok_or(Error::UnknownField)?;
         self.set(field, value);

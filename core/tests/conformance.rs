@@ -1,13 +1,68 @@
-//! Runs every scenario of `conformance/scenarios` through `PointTable`.
+//! Runs every scenario of `conformance/scenarios` through `PointTable`, and
+//! every case of `conformance/strategies.json` through `Strategy::from_json`
+//! (form "text") and `StrategyBuilder` fed from serde_json values (form
+//! "native", as a binding feeds it from its dicts or objects).
 
 #[path = "../../conformance/driver.rs"]
 mod driver;
 
-use driver::{stats_json, Surface};
-use sds_core::{Entry, Flags, Outcome, PointTable, Slot, Strategy};
+use driver::{stats_json, StrategyInput, Surface};
+use sds_core::{
+    CycleStats, Entry, Field, Flags, Outcome, PointTable, Slot, Stats, Strategy, StrategyBuilder,
+    StrategyError,
+};
 use serde_json::Value;
 
 struct Core(PointTable<Vec<Slot>>);
+
+/// A serde_json value as the core's strategy input value.
+fn input_value(v: &Value) -> sds_core::Value {
+    match v {
+        Value::Null => sds_core::Value::Null,
+        Value::Bool(b) => sds_core::Value::from(*b),
+        Value::String(_) => sds_core::Value::Text,
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => sds_core::Value::from(i),
+            (None, Some(u), _) => sds_core::Value::from(u),
+            (None, None, Some(f)) => sds_core::Value::from_f64(f),
+            (None, None, None) => sds_core::Value::OutOfRange,
+        },
+        Value::Array(_) | Value::Object(_) => sds_core::Value::NotAnInteger,
+    }
+}
+
+/// A strategy from a JSON object, through the builder.
+fn from_object(map: &serde_json::Map<String, Value>) -> Result<Strategy, StrategyError> {
+    let mut builder = StrategyBuilder::new();
+    for (key, value) in map {
+        builder.set(key, input_value(value))?;
+    }
+    builder.build()
+}
+
+fn strategy_json(s: &Strategy) -> Value {
+    Field::ALL
+        .iter()
+        .map(|f| (f.json_name().to_string(), Value::from(s.get(*f))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+fn verdict(r: Result<Strategy, StrategyError>) -> Result<Value, (String, String)> {
+    r.map(|s| strategy_json(&s))
+        .map_err(|e| (e.code().as_str().to_string(), e.to_string()))
+}
+
+impl StrategyInput for Core {
+    fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)> {
+        verdict(Strategy::from_json(json))
+    }
+
+    fn strategy_from_native(&self, value: &Value) -> Option<Result<Value, (String, String)>> {
+        let map = value.as_object().expect("native cases are objects");
+        Some(verdict(from_object(map)))
+    }
+}
 
 impl Surface for Core {
     type Entry = Entry;
@@ -17,12 +72,7 @@ impl Surface for Core {
         match strategy {
             Value::Null => self.0.remove_strategy(point.as_bytes()).map_err(code),
             Value::Object(map) => {
-                let mut s = Strategy::DEFAULT;
-                for (key, value) in map {
-                    let n = value.as_i64().ok_or("SDS_INVALID_STRATEGY")?;
-                    s.set_key(key, n)
-                        .map_err(|e| e.code().as_str().to_string())?;
-                }
+                let s = from_object(map).map_err(|e| e.code().as_str().to_string())?;
                 self.0
                     .set_strategy(point.as_bytes(), &s)
                     .map(|_| ())
@@ -56,16 +106,9 @@ impl Surface for Core {
             .0
             .stats(point.as_bytes(), at)
             .map_err(|e| e.to_string())?;
-        let c = s.last_cycle;
         Ok(stats_json(
-            [s.visit, s.exception, s.timeout, s.downgrade, s.concurrent],
-            [
-                c.visit_num,
-                c.exception_num,
-                c.timeout_num,
-                c.downgrade_num,
-                c.concurrent_num,
-            ],
+            s.fields().map(|(_, v)| v),
+            s.last_cycle.fields().map(|(_, v)| v),
         ))
     }
 }
@@ -75,4 +118,25 @@ fn every_scenario_passes() {
     let passed =
         driver::run_all(|| Core(PointTable::new((0..16).map(|_| Slot::new()).collect()).unwrap()));
     println!("{passed} scenarios passed");
+}
+
+#[test]
+fn every_strategy_case_passes() {
+    let core = Core(PointTable::new(vec![Slot::new()]).unwrap());
+    let passed = driver::run_strategy_cases(&core, &strategy_json(&Strategy::DEFAULT));
+    assert!(passed >= 50, "only {passed} strategy checks ran");
+    println!("{passed} strategy checks passed");
+}
+
+#[test]
+fn the_driver_names_stats_as_the_core_does() {
+    let names = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let json = stats_json([0; 5], [0; 5]);
+    let mut want: Vec<String> = Stats::NAMES.iter().map(|s| s.to_string()).collect();
+    want.push(Stats::LAST_CYCLE.to_string());
+    want.sort();
+    assert_eq!(names(&json), want);
+    let mut cycle: Vec<String> = CycleStats::NAMES.iter().map(|s| s.to_string()).collect();
+    cycle.sort();
+    assert_eq!(names(&json[Stats::LAST_CYCLE]), cycle);
 }

@@ -3,7 +3,7 @@
 //! names the field or argument.
 
 use napi_derive::napi;
-use sds_core::{Error, ErrorCode, JsonError};
+use sds_core::{Error, ErrorCode, StrategyError};
 
 /// What native functions return: the status string becomes `err.code`.
 pub type SdsError = napi::Error<&'static str>;
@@ -16,7 +16,7 @@ pub fn from_core(error: Error) -> napi::Error<&'static str> {
     js_error(error.code(), error)
 }
 
-pub fn from_json(error: JsonError<'_>) -> napi::Error<&'static str> {
+pub fn from_json(error: StrategyError) -> napi::Error<&'static str> {
     js_error(error.code(), error)
 }
 

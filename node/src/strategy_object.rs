@@ -3,7 +3,7 @@
 //! unknown one) live only in the core.
 
 use napi::bindgen_prelude::Object;
-use sds_core::{Error, ErrorCode, Field, JsonError, Rule, Strategy, POINT_KEY};
+use sds_core::{Error, ErrorCode, Field, KeyText, Rule, Strategy, StrategyError, POINT_KEY};
 
 use crate::errors::{from_core, from_json, js_error, SdsError};
 use crate::time::MAX_SAFE_INTEGER;
@@ -14,7 +14,7 @@ fn not_an_integer(key: &str) -> napi::Error<&'static str> {
             field,
             rule: Rule::NotAnInteger,
         }),
-        None => from_json(JsonError::UnknownField(key)),
+        None => from_json(StrategyError::UnknownField(KeyText::new(key))),
     }
 }
 

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyType};
-use sds_core::{Error, ErrorCode, JsonError};
+use sds_core::{Error, ErrorCode, StrategyError};
 
 static CLASSES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 static DOWNGRADED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -62,13 +62,9 @@ pub fn core(py: Python<'_>, e: Error) -> PyErr {
     raise(py, e.code(), e.to_string(), field)
 }
 
-/// A strategy JSON error as its Python exception.
-pub fn json(py: Python<'_>, e: JsonError<'_>) -> PyErr {
-    match e {
-        JsonError::Strategy(inner) => core(py, inner),
-        JsonError::UnknownField(key) => raise(py, e.code(), e.to_string(), Some(key)),
-        JsonError::Syntax { .. } => raise(py, e.code(), e.to_string(), None),
-    }
+/// A strategy input error as its Python exception.
+pub fn json(py: Python<'_>, e: StrategyError) -> PyErr {
+    raise(py, e.code(), e.to_string(), e.key())
 }
 
 /// A value of the wrong type or range at this boundary.
