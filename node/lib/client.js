@@ -3,6 +3,7 @@ const { EventEmitter } = require('node:events');
 const { native, NOW, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
+const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
 const { checkMs, msOrNow, checkName, checkFunction, checkOptions } = require('./arguments.js');
 
@@ -24,6 +25,21 @@ function statsFrom(s) {
       concurrentNum: s.concurrentNum,
     },
   };
+}
+
+/**
+ * An object literal, `Object.create(null)` or one from another realm: its
+ * prototype is null or has none. A Map, Date, array, class instance or boxed
+ * primitive would pass as an empty strategy (every rule off), so it is refused.
+ */
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object') return false;
+  try {
+    const proto = Object.getPrototypeOf(value);
+    return proto === null || Object.getPrototypeOf(proto) === null;
+  } catch {
+    return false; // a revoked Proxy
+  }
 }
 
 function enterFlags(options) {
@@ -92,10 +108,10 @@ class Client extends EventEmitter {
     let id;
     if (typeof strategy === 'string') {
       id = this._table.setStrategyJson(name, strategy);
-    } else if (strategy !== null && typeof strategy === 'object' && !Array.isArray(strategy)) {
+    } else if (isPlainObject(strategy)) {
       id = this._table.setStrategyObject(name, strategy);
     } else {
-      throw invalidArgument(`strategy must be an object or a JSON string, got ${describe(strategy)}`);
+      throw invalidArgument(`strategy must be a plain object or a JSON string, got ${describe(strategy)}`);
     }
     this._ids.set(name, id);
   }
@@ -135,7 +151,9 @@ class Client extends EventEmitter {
     hot.enter();
     const packed = io[0];
     const entry = new Entry(hot, name, packed, io[1]);
-    if ((packed & DOWNGRADED_BIT) !== 0 && this.listenerCount('downgrade') > 0) {
+    if ((packed & DOWNGRADED_BIT) === 0) {
+      track(entry);
+    } else if (this.listenerCount('downgrade') > 0) {
       this._emitDowngrade(entry, entry.startMs);
     }
     return entry;
