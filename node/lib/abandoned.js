@@ -4,18 +4,23 @@
 //
 // Registering every entry with a FinalizationRegistry (and unregistering it
 // on exit) would cost about as much as enter + exit themselves. Most entries
-// are exited in the tick that made them (synchronous work, run() of a sync
-// function), so they are only remembered in a short list, and the list is
-// swept at the end of the tick, or when it grows long in a loop that never
-// yields: only the entries still open then are registered. An entry dropped
-// and collected before its sweep cannot be: the list holds it until then.
+// are exited in the tick that made them, so they are only remembered in a
+// short list, swept at the end of the tick (or when the list is full, in a
+// loop that never yields): only the entries still open then are registered.
+// The list holds an entry until its sweep, so none is collected unseen.
+// run() settles its entry on every path, so it tracks only an entry that
+// outlives the call (an async function's); a downgraded entry holds nothing
+// and is not tracked.
 
 const { NOW } = require('./native.js');
 
 const SWEEP_AT = 1024;
 const WARNING_CODE = 'SDS_ENTRY_NOT_EXITED';
 
-let recent = [];
+// Entries made since the last sweep, in a fixed array (no growth on the
+// hot path); the sweep clears the slots so nothing stays reachable.
+const recent = new Array(SWEEP_AT).fill(undefined);
+let recentCount = 0;
 let sweepQueued = false;
 
 /** What exiting an entry needs, without the entry (which must be collectable). */
@@ -51,11 +56,13 @@ function settleCollected(held) {
 const registry = new FinalizationRegistry(settleCollected);
 
 function sweep() {
-  const entries = recent;
-  recent = [];
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i];
+  const count = recentCount;
+  recentCount = 0;
+  for (let i = 0; i < count; i++) {
+    const entry = recent[i];
+    recent[i] = undefined;
     if (!entry.exited) {
+      // Open past the end of its tick: let the collector tell if it is lost.
       registry.register(entry, new OpenEntry(entry), entry);
       entry._registered = true;
     }
@@ -67,9 +74,10 @@ function sweepAtEndOfTick() {
   sweep();
 }
 
-/** Remembers a new entry (not downgraded: it holds what exit returns) until the end of the tick. */
+/** Remembers an entry that is not downgraded (it holds a permit) until the end of the tick. */
 function track(entry) {
-  if (recent.push(entry) >= SWEEP_AT) sweep();
+  recent[recentCount++] = entry;
+  if (recentCount === SWEEP_AT) sweep();
   if (!sweepQueued) {
     sweepQueued = true;
     queueMicrotask(sweepAtEndOfTick);

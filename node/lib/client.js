@@ -95,7 +95,9 @@ class Client extends EventEmitter {
   run(name, fn, fallback) {
     checkFunction(fn, 'fn');
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
-    return guard(this.enter(name), fn, fallback);
+    let id = this._ids.get(name);
+    if (id === undefined) id = this._idOf(name);
+    return guard(this._enter(id, name, undefined, false), fn, fallback);
   }
 
   /**
@@ -135,7 +137,8 @@ class Client extends EventEmitter {
     return id;
   }
 
-  _enter(id, name, options) {
+  /** `tracked`: whether a dropped, never exited entry is watched for (lib/abandoned.js). */
+  _enter(id, name, options, tracked = true) {
     let now = NOW;
     let flags = 0;
     if (options !== undefined) {
@@ -152,7 +155,7 @@ class Client extends EventEmitter {
     const packed = io[0];
     const entry = new Entry(hot, name, packed, io[1]);
     if ((packed & DOWNGRADED_BIT) === 0) {
-      track(entry);
+      if (tracked) track(entry);
     } else if (this.listenerCount('downgrade') > 0) {
       this._emitDowngrade(entry, entry.startMs);
     }
@@ -192,7 +195,7 @@ class Point {
   run(fn, fallback) {
     checkFunction(fn, 'fn');
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
-    return guard(this.enter(), fn, fallback);
+    return guard(this.client._enter(this._id, this.name, undefined, false), fn, fallback);
   }
 
   /** The point's statistics at `nowMs` (default: now). */

@@ -1,5 +1,6 @@
 'use strict';
 const { DowngradedError } = require('./errors.js');
+const { track } = require('./abandoned.js');
 
 /**
  * `value.then` when it is a function, else undefined. Reading it may throw
@@ -52,6 +53,9 @@ function guard(entry, fn, fallback) {
     entry.exit();
     return result;
   }
+  // The entry now outlives this call: a promise that never settles and is
+  // dropped must still give its permit back.
+  track(entry);
   // Adopts the thenable with the `then` already read (Promise.resolve would
   // read it again, and may throw synchronously on a hostile promise); a
   // throw from `then` itself rejects this promise.
