@@ -77,8 +77,11 @@ export declare class Entry {
   readonly reason: Reason | null
   /** Whether `exit` ran. */
   readonly exited: boolean
-  /** Marks the request failed (`exit` counts it); `null` and `DowngradedError` are ignored. */
-  error(err?: unknown): this
+  /**
+   * Marks the request failed with `err` (`exit` counts it). `null`,
+   * `undefined` and a `DowngradedError` count nothing.
+   */
+  error(err: unknown): this
   /** Settles the entry once; later calls return `false` and do nothing. */
   exit(nowMs?: number): boolean
 }

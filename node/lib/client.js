@@ -3,6 +3,7 @@ const { EventEmitter } = require('node:events');
 const { native, NOW, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
+const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
 const { checkMs, msOrNow, checkName, checkFunction, checkOptions } = require('./arguments.js');
 
@@ -24,6 +25,21 @@ function statsFrom(s) {
       concurrentNum: s.concurrentNum,
     },
   };
+}
+
+/**
+ * An object literal, `Object.create(null)` or one from another realm: its
+ * prototype is null or has none. A Map, Date, array, class instance or boxed
+ * primitive would pass as an empty strategy (every rule off), so it is refused.
+ */
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object') return false;
+  try {
+    const proto = Object.getPrototypeOf(value);
+    return proto === null || Object.getPrototypeOf(proto) === null;
+  } catch {
+    return false; // a revoked Proxy
+  }
 }
 
 function enterFlags(options) {
@@ -79,7 +95,9 @@ class Client extends EventEmitter {
   run(name, fn, fallback) {
     checkFunction(fn, 'fn');
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
-    return guard(this.enter(name), fn, fallback);
+    let id = this._ids.get(name);
+    if (id === undefined) id = this._idOf(name);
+    return guard(this._enter(id, name, undefined, false), fn, fallback);
   }
 
   /**
@@ -92,10 +110,10 @@ class Client extends EventEmitter {
     let id;
     if (typeof strategy === 'string') {
       id = this._table.setStrategyJson(name, strategy);
-    } else if (strategy !== null && typeof strategy === 'object' && !Array.isArray(strategy)) {
+    } else if (isPlainObject(strategy)) {
       id = this._table.setStrategyObject(name, strategy);
     } else {
-      throw invalidArgument(`strategy must be an object or a JSON string, got ${describe(strategy)}`);
+      throw invalidArgument(`strategy must be a plain object or a JSON string, got ${describe(strategy)}`);
     }
     this._ids.set(name, id);
   }
@@ -119,7 +137,8 @@ class Client extends EventEmitter {
     return id;
   }
 
-  _enter(id, name, options) {
+  /** `tracked`: whether a dropped, never exited entry is watched for (lib/abandoned.js). */
+  _enter(id, name, options, tracked = true) {
     let now = NOW;
     let flags = 0;
     if (options !== undefined) {
@@ -135,7 +154,9 @@ class Client extends EventEmitter {
     hot.enter();
     const packed = io[0];
     const entry = new Entry(hot, name, packed, io[1]);
-    if ((packed & DOWNGRADED_BIT) !== 0 && this.listenerCount('downgrade') > 0) {
+    if ((packed & DOWNGRADED_BIT) === 0) {
+      if (tracked) track(entry);
+    } else if (this.listenerCount('downgrade') > 0) {
       this._emitDowngrade(entry, entry.startMs);
     }
     return entry;
@@ -174,7 +195,7 @@ class Point {
   run(fn, fallback) {
     checkFunction(fn, 'fn');
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
-    return guard(this.enter(), fn, fallback);
+    return guard(this.client._enter(this._id, this.name, undefined, false), fn, fallback);
   }
 
   /** The point's statistics at `nowMs` (default: now). */

@@ -2,10 +2,23 @@
 const { NOW, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
 const { checkMs } = require('./arguments.js');
 const { DowngradedError } = require('./errors.js');
+const { untrack } = require('./abandoned.js');
 
 const OPEN = 0;
 const FAILED = 1;
 const EXITED = 2;
+
+/**
+ * Whether `err` is the library's own downgrade signal. `instanceof` walks the
+ * prototype chain, which a revoked Proxy refuses: such an error is not ours.
+ */
+function isDowngradedError(err) {
+  try {
+    return err instanceof DowngradedError;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * One request between `enter` and `exit`. The addon returned it as one packed
@@ -16,6 +29,8 @@ class Entry {
     this._hot = hot;
     this._packed = packed;
     this._state = OPEN;
+    // Set when lib/abandoned.js registered it for collection.
+    this._registered = false;
     this.point = point;
     this.startMs = startMs;
   }
@@ -37,11 +52,13 @@ class Entry {
   }
 
   /**
-   * Marks the request as failed: `exit` counts the exception. `null`, a
-   * `DowngradedError` and calls after `exit` are ignored, as in SDS.
+   * Marks the request as failed: `exit` counts the exception. `null`,
+   * `undefined`, the library's own `DowngradedError` and calls after `exit`
+   * count nothing (SEMANTICS: a null error and the downgrade error do not
+   * count). Never throws, so `run` always gets to exit.
    */
   error(err) {
-    if (this._state === OPEN && err !== null && !(err instanceof DowngradedError)) {
+    if (this._state === OPEN && err != null && !isDowngradedError(err)) {
       this._state = FAILED;
     }
     return this;
@@ -57,6 +74,7 @@ class Entry {
     const now = nowMs === undefined ? NOW : checkMs(nowMs, 'nowMs');
     const failed = this._state === FAILED;
     this._state = EXITED;
+    if (this._registered) untrack(this);
     const hot = this._hot;
     const io = hot.io;
     io[0] = this._packed;

@@ -16,10 +16,22 @@ function invalidArgument(message) {
   throw new Error('unreachable: throwInvalidArgument returned');
 }
 
+/** 'an array', 'a Map', 'an object'...; never throws (a revoked Proxy is 'an object'). */
+function describeObject(value) {
+  try {
+    if (Array.isArray(value)) return 'an array';
+    const proto = Object.getPrototypeOf(value);
+    const name = proto !== null && typeof proto.constructor === 'function' ? proto.constructor.name : '';
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  } catch {
+    return 'an object';
+  }
+}
+
 function describe(value) {
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  if (typeof value === 'object') return describeObject(value);
   if (typeof value === 'function') return 'a function';
   return String(value);
 }

@@ -1,9 +1,22 @@
 'use strict';
 const { DowngradedError } = require('./errors.js');
+const { track } = require('./abandoned.js');
 
-function isThenable(value) {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') &&
-    typeof value.then === 'function';
+/**
+ * `value.then` when it is a function, else undefined. Reading it may throw
+ * (a revoked Proxy, a getter), so it is read once, and the caller treats a
+ * throw as the call's failure.
+ */
+function thenOf(value) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
+  const then = value.then;
+  return typeof then === 'function' ? then : undefined;
+}
+
+/** Counts `error` as the call's failure, exits, and rethrows it. */
+function fail(entry, error) {
+  entry.error(error).exit();
+  throw error;
 }
 
 function isAsyncFunction(fn) {
@@ -25,26 +38,36 @@ function guard(entry, fn, fallback) {
     if (isAsyncFunction(fn)) return Promise.reject(error);
     throw error;
   }
+  // Every path below settles the entry exactly once: a throw from fn, from
+  // reading its result's `then`, or from calling that `then` is the call's
+  // failure; otherwise the result (or what it settles to) is its success.
   let result;
+  let then;
   try {
     result = fn(entry);
+    then = thenOf(result);
   } catch (error) {
-    entry.error(error).exit();
-    throw error;
+    fail(entry, error);
   }
-  if (!isThenable(result)) {
+  if (then === undefined) {
     entry.exit();
     return result;
   }
-  return Promise.resolve(result).then(
+  // The entry now outlives this call: a promise that never settles and is
+  // dropped must still give its permit back.
+  track(entry);
+  // Adopts the thenable with the `then` already read (Promise.resolve would
+  // read it again, and may throw synchronously on a hostile promise); a
+  // throw from `then` itself rejects this promise.
+  const settled = new Promise((resolve, reject) => {
+    then.call(result, resolve, reject);
+  });
+  return settled.then(
     (value) => {
       entry.exit();
       return value;
     },
-    (error) => {
-      entry.error(error).exit();
-      throw error;
-    },
+    (error) => fail(entry, error),
   );
 }
 

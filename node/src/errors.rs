@@ -2,6 +2,7 @@
 //! `ErrorCode::as_str()` and whose message is the core's `Display`, which
 //! names the field or argument.
 
+use napi::bindgen_prelude::Unknown;
 use napi_derive::napi;
 use sds_core::{Error, ErrorCode, StrategyError};
 
@@ -26,9 +27,11 @@ pub fn invalid_argument(message: impl ToString) -> napi::Error<&'static str> {
 
 /// Throws `SDS_INVALID_ARGUMENT` with `message`: the JavaScript half calls it
 /// so its own argument errors come from the core's code table too.
-#[napi(namespace = "native")]
-pub fn throw_invalid_argument(message: String) -> Result<(), SdsError> {
-    Err(invalid_argument(message))
+#[napi(namespace = "native", ts_args_type = "message: string")]
+pub fn throw_invalid_argument(message: Unknown) -> Result<(), SdsError> {
+    Err(invalid_argument(crate::arguments::text(
+        message, "message",
+    )?))
 }
 
 /// Every error code name of the core, in numeric order.

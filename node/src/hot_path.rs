@@ -39,6 +39,7 @@ use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
 use crate::entry_bits::{pack, unpack};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
+use crate::external_memory::release_table;
 use crate::time::{ms, ms_or_now, number, whole_up_to, NOW};
 
 pub type Table = PointTable<Box<[Slot]>>;
@@ -211,9 +212,11 @@ fn share(hot: &Rc<Hot>) -> *mut c_void {
 
 /// N-API finalizer: gives back the share that `share` made (as `data` of a
 /// function, or as the `hint` of the `io` buffer).
-unsafe extern "C" fn release(_env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
+unsafe extern "C" fn release(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
     let shared = if hint.is_null() { data } else { hint };
-    drop(unsafe { Rc::from_raw(shared as *const Hot) });
+    if let Some(hot) = Rc::into_inner(unsafe { Rc::from_raw(shared as *const Hot) }) {
+        release_table(env, hot.table);
+    }
 }
 
 fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {

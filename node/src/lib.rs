@@ -8,8 +8,10 @@
 // there everything only JavaScript calls looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod arguments;
 mod entry_bits;
 mod errors;
+mod external_memory;
 mod hot_path;
 mod strategy_object;
 mod tables;

@@ -3,12 +3,14 @@
 
 use std::rc::Rc;
 
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use sds_core::{check_capacity, PointId, PointTable, Slot, Stats, Strategy};
 
+use crate::arguments;
 use crate::errors::{from_core, from_json, invalid_argument, SdsError};
+use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::{hot_functions, Table};
 use crate::strategy_object::strategy_from_object;
 use crate::time::{is_count, ms};
@@ -46,18 +48,26 @@ impl From<Stats> for NativeStats {
     }
 }
 
-/// The points of one client. Names are the UTF-8 bytes of the JS string.
-#[napi(namespace = "native")]
+/// The points of one client. Names are the UTF-8 form of the JS string.
+#[napi(namespace = "native", custom_finalize)]
 pub struct NativeTable {
     // Shared with this table's hot-path functions, which may outlive it.
     table: Rc<Table>,
 }
 
+impl ObjectFinalize for NativeTable {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        release_table(env.raw(), self.table);
+        Ok(())
+    }
+}
+
 #[napi(namespace = "native")]
 impl NativeTable {
     /// A table of `capacity` points (1 to 2^20).
-    #[napi(constructor)]
-    pub fn new(capacity: f64) -> Result<NativeTable, SdsError> {
+    #[napi(constructor, ts_args_type = "capacity: number")]
+    pub fn new(env: &Env, capacity: Unknown) -> Result<NativeTable, SdsError> {
+        let capacity = arguments::number(capacity, "capacity")?;
         if !is_count(capacity) {
             return Err(invalid_argument(format!(
                 "capacity must be a positive integer, got {capacity}"
@@ -67,6 +77,7 @@ impl NativeTable {
         check_capacity(capacity.min(usize::MAX as f64) as usize).map_err(from_core)?;
         let slots: Box<[Slot]> = (0..capacity as usize).map(|_| Slot::new()).collect();
         let table = PointTable::new(slots).map_err(from_core)?;
+        adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
             table: Rc::new(table),
         })
@@ -86,22 +97,27 @@ impl NativeTable {
     }
 
     /// The id of the point `name`, created if needed.
-    #[napi]
-    pub fn insert(&self, name: String) -> Result<u32, SdsError> {
+    #[napi(ts_args_type = "name: string")]
+    pub fn insert(&self, name: Unknown) -> Result<u32, SdsError> {
+        let name = arguments::name(name)?;
         let id = self.table.insert(name.as_bytes()).map_err(from_core)?;
         Ok(id.index())
     }
 
     /// Sets the strategy of `name` from a JSON text; returns the point's id.
-    #[napi]
-    pub fn set_strategy_json(&self, name: String, json: String) -> Result<u32, SdsError> {
+    #[napi(ts_args_type = "name: string, json: string")]
+    pub fn set_strategy_json(&self, name: Unknown, json: Unknown) -> Result<u32, SdsError> {
+        let name = arguments::name(name)?;
+        let json = arguments::text(json, "strategy JSON")?;
         let strategy = Strategy::from_json(&json).map_err(from_json)?;
         self.set(&name, &strategy)
     }
 
     /// Sets the strategy of `name` from an object of SDS JSON names.
-    #[napi]
-    pub fn set_strategy_object(&self, name: String, fields: Object) -> Result<u32, SdsError> {
+    #[napi(ts_args_type = "name: string, fields: object")]
+    pub fn set_strategy_object(&self, name: Unknown, fields: Unknown) -> Result<u32, SdsError> {
+        let name = arguments::name(name)?;
+        let fields = arguments::object(fields, "strategy")?;
         let strategy = strategy_from_object(&fields)?;
         self.set(&name, &strategy)
     }
@@ -115,17 +131,19 @@ impl NativeTable {
     }
 
     /// Removes the strategy of `name`; its counters stay.
-    #[napi]
-    pub fn remove_strategy(&self, name: String) -> Result<(), SdsError> {
+    #[napi(ts_args_type = "name: string")]
+    pub fn remove_strategy(&self, name: Unknown) -> Result<(), SdsError> {
+        let name = arguments::name(name)?;
         self.table
             .remove_strategy(name.as_bytes())
             .map_err(from_core)
     }
 
     /// The stats of point `id`.
-    #[napi]
-    pub fn stats(&self, id: u32, now_ms: f64) -> Result<NativeStats, SdsError> {
-        let now = ms(now_ms, "nowMs")?;
+    #[napi(ts_args_type = "id: number, nowMs: number")]
+    pub fn stats(&self, id: Unknown, now_ms: Unknown) -> Result<NativeStats, SdsError> {
+        let id = arguments::point_id(id)?;
+        let now = ms(arguments::number(now_ms, "nowMs")?, "nowMs")?;
         let point = self
             .table
             .point(PointId::from_index(id))
@@ -135,9 +153,10 @@ impl NativeTable {
 
     /// The stats of `name`, all zero for a point never created (which this
     /// does not create).
-    #[napi]
-    pub fn stats_by_name(&self, name: String, now_ms: f64) -> Result<NativeStats, SdsError> {
-        let now = ms(now_ms, "nowMs")?;
+    #[napi(ts_args_type = "name: string, nowMs: number")]
+    pub fn stats_by_name(&self, name: Unknown, now_ms: Unknown) -> Result<NativeStats, SdsError> {
+        let name = arguments::name(name)?;
+        let now = ms(arguments::number(now_ms, "nowMs")?, "nowMs")?;
         let stats = self.table.stats(name.as_bytes(), now).map_err(from_core)?;
         Ok(stats.into())
     }

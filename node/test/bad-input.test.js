@@ -3,7 +3,7 @@
 // whose message names what was wrong, and changes nothing.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { Client, SlidingWindow, native } = require('..');
+const { Client, SlidingWindow, DowngradedError, native } = require('..');
 
 const CODES = new Set(native.errorCodes());
 const T = 100000;
@@ -139,10 +139,30 @@ test('exit: a bad time leaves the entry open; a second exit does nothing', () =>
   a.exit(T);
 });
 
-test('error() after exit, or with null, counts nothing', () => {
+test('error(): null, undefined and the downgrade error count nothing; anything else counts', () => {
+  const ignored = [null, undefined, new DowngradedError('p', 'VISIT')];
+  for (const [i, err] of ignored.entries()) {
+    const client = new Client();
+    client.enter('p', { nowMs: T }).error(err).exit(T);
+    assert.equal(client.stats('p', T).exception, 0, `error(${i === 2 ? 'DowngradedError' : err})`);
+  }
+  const none = new Client();
+  none.enter('p', { nowMs: T }).error().exit(T);
+  assert.equal(none.stats('p', T).exception, 0, 'error()');
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const counted = [new Error('x'), 0, '', false, { code: 'SDS_DOWNGRADED' }, proxy];
+  for (const [i, err] of counted.entries()) {
+    const client = new Client();
+    client.enter('p', { nowMs: T }).error(err).exit(T);
+    assert.equal(client.stats('p', T).exception, 1, `counted[${i}]`);
+  }
+});
+
+test('error() after exit counts nothing', () => {
   const client = new Client();
   const entry = client.enter('p', { nowMs: T });
-  entry.error(null).exit(T);
+  entry.exit(T);
   entry.error(new Error('late'));
   assert.equal(client.stats('p', T).exception, 0);
 });
@@ -212,4 +232,76 @@ test('hot-path functions keep their table alive after the client is gone', () =>
   `;
   const out = require('node:child_process').execFileSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' });
   assert.equal(out.trim(), String(T));
+});
+
+test('setStrategy takes plain objects and JSON text only', () => {
+  const client = guarded();
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  class Settings { constructor() { this.visitThreshold = 5; } }
+  const refused = [new Map([['visitThreshold', 5]]), new Date(), [], new Settings(), new String('{}'),
+    new Number(3), proxy, () => 1, Symbol('s'), 5n];
+  for (const bad of refused) {
+    throwsSds(() => client.setStrategy('p', bad), 'SDS_INVALID_ARGUMENT', /strategy must be a plain object or a JSON string/);
+  }
+  assertUnchanged(client);
+  // Plain: a literal, a null prototype, an object of another realm.
+  const bare = Object.create(null);
+  bare.visitThreshold = 0;
+  const foreign = require('node:vm').runInNewContext('({ visitThreshold: 0 })');
+  for (const [name, strategy] of [['literal', { visitThreshold: 0 }], ['bare', bare], ['foreign', foreign]]) {
+    client.setStrategy(name, strategy);
+    assert.equal(client.enter(name, { nowMs: T }).reason, 'VISIT', name);
+  }
+});
+
+test('names that are not well-formed UTF-16 are refused everywhere', () => {
+  const client = guarded();
+  client.enter('\ufffd', { nowMs: T }).exit(T);
+  for (const bad of ['\ud800', '\udc00', 'a\ud83d', '\ude00b', '\udc00\ud800']) {
+    const calls = [
+      () => client.enter(bad, { nowMs: T }),
+      () => client.point(bad),
+      () => client.run(bad, () => 1),
+      () => client.setStrategy(bad, { visitThreshold: 1 }),
+      () => client.setStrategy(bad, '{"visitThreshold": 1}'),
+      () => client.removeStrategy(bad),
+      () => client.stats(bad, T),
+      () => client._table.insert(bad),
+    ];
+    for (const call of calls) throwsSds(call, 'SDS_INVALID_ARGUMENT', /point name must be well-formed UTF-16, got a lone surrogate/);
+  }
+  // U+FFFD, a pair and a NUL stay names of their own.
+  client.enter('\ud83d\ude00', { nowMs: T }).exit(T);
+  client.enter('x\0', { nowMs: T }).exit(T);
+  assert.equal(client.stats('\ufffd', T).visit, 1);
+  assert.equal(client.stats('\ud83d\ude00', T).visit, 1);
+  assert.equal(client._table.pointCount, 4); // p, U+FFFD, the emoji, x NUL
+});
+
+test('low-level functions refuse wrong types with SDS_INVALID_ARGUMENT', () => {
+  const table = new native.NativeTable(4);
+  const window = new native.NativeWindow(1000, 10, 30);
+  const cases = [
+    [() => new native.NativeTable('8'), /capacity must be a number, got a string/],
+    [() => new native.NativeTable(), /capacity must be a number, got undefined/],
+    [() => table.insert(5), /point name must be a string, got a number/],
+    [() => table.setStrategyJson('p', {}), /strategy JSON must be a string, got an object/],
+    [() => table.setStrategyJson('p', '{"point":"\ud800"}'), /strategy JSON must be well-formed UTF-16/],
+    [() => table.setStrategyObject('p', 5), /strategy must be an object, got a number/],
+    [() => table.setStrategyObject(null, {}), /point name must be a string, got null/],
+    [() => table.removeStrategy(), /point name/],
+    [() => table.stats('0', T), /point id must be a number, got a string/],
+    [() => table.stats(-1, T), /point id must be an integer/],
+    [() => table.stats(0, '1'), /nowMs must be a number, got a string/],
+    [() => table.statsByName('p', 1n), /nowMs must be a number, got a bigint/],
+    [() => new native.NativeWindow('1000', 10, 30), /bucketMs must be a number/],
+    [() => window.add(T, '1'), /\bn must be a number/],
+    [() => window.sum(), /nowMs must be a number, got undefined/],
+    [() => window.bucket(true), /nowMs must be a number, got a boolean/],
+    [() => window.lastWholeCycle(Symbol('t')), /nowMs must be a number, got a symbol/],
+    [() => native.throwInvalidArgument(5), /message must be a string/],
+  ];
+  for (const [fn, names] of cases) throwsSds(fn, 'SDS_INVALID_ARGUMENT', names);
+  assert.equal(table.pointCount, 0);
 });

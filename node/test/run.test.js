@@ -61,7 +61,7 @@ test('a thenable that is not a Promise is awaited too', async () => {
 
 test('fn gets its entry and may mark an error without throwing', () => {
   const client = new Client();
-  const result = client.run('p', (entry) => { entry.error(); return 'soft failure'; });
+  const result = client.run('p', (entry) => { entry.error(new Error('soft')); return 'soft failure'; });
   assert.equal(result, 'soft failure');
   assert.equal(client.stats('p').exception, 1);
 });
@@ -116,4 +116,90 @@ test('Point#run behaves as Client#run', async () => {
   await assert.rejects(point.run(async () => { throw new Error('x'); }));
   assert.equal(point.stats().visit, 2);
   assert.equal(point.stats().exception, 1);
+});
+
+// A result whose `then` cannot be read, or whose adoption throws: the call
+// failed. The permit comes back, the exception is counted once, the error
+// reaches the caller (a throw for a sync result, a rejection for a promise).
+function oneSlotClient() {
+  const client = new Client();
+  client.setStrategy('s', { concurrentThreshold: 1 });
+  return client;
+}
+
+function assertSettledAsFailure(client) {
+  const s = client.stats('s');
+  assert.equal(s.concurrent, 0, 'permit returned');
+  assert.equal(s.exception, 1, 'counted once');
+  assert.equal(client.run('s', () => 'next'), 'next', 'the next call gets the permit');
+}
+
+function revokedProxy() {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+test('sync: a revoked Proxy as the result', () => {
+  const client = oneSlotClient();
+  assert.throws(() => client.run('s', () => revokedProxy()), TypeError);
+  assertSettledAsFailure(client);
+});
+
+test('sync: a result whose then getter throws', () => {
+  const client = oneSlotClient();
+  const boom = new Error('then getter');
+  const hostile = { get then() { throw boom; } };
+  assert.throws(() => client.run('s', () => hostile), (e) => e === boom);
+  assertSettledAsFailure(client);
+});
+
+test('sync: a revoked Proxy thrown by fn', () => {
+  const client = oneSlotClient();
+  const proxy = revokedProxy();
+  assert.throws(() => client.run('s', () => { throw proxy; }), (e) => e === proxy);
+  assertSettledAsFailure(client);
+});
+
+test('async: a promise whose constructor getter throws', async () => {
+  const client = oneSlotClient();
+  const boom = new Error('constructor getter');
+  const promise = Promise.resolve(1);
+  Object.defineProperty(promise, 'constructor', { get() { throw boom; } });
+  await assert.rejects(client.run('s', () => promise), (e) => e === boom);
+  assertSettledAsFailure(client);
+});
+
+test('async: a then getter that works once, then throws', async () => {
+  const client = oneSlotClient();
+  const boom = new Error('second read');
+  let reads = 0;
+  const hostile = {
+    get then() {
+      reads += 1;
+      if (reads > 1) throw boom;
+      return (ok) => ok('first read');
+    },
+  };
+  assert.equal(await client.run('s', () => hostile), 'first read');
+  assert.equal(client.stats('s').concurrent, 0);
+  assert.equal(client.stats('s').exception, 0);
+});
+
+test('async: resolving to a revoked Proxy or a throwing then', async () => {
+  for (const make of [revokedProxy, () => ({ get then() { throw new Error('getter'); } })]) {
+    const client = oneSlotClient();
+    await assert.rejects(client.run('s', async () => make()));
+    assertSettledAsFailure(client);
+    const other = oneSlotClient();
+    await assert.rejects(other.run('s', () => ({ then(ok) { ok(make()); } })));
+    assertSettledAsFailure(other);
+  }
+});
+
+test('async: a then that throws when called', async () => {
+  const client = oneSlotClient();
+  const boom = new Error('then call');
+  await assert.rejects(client.run('s', () => ({ then() { throw boom; } })), (e) => e === boom);
+  assertSettledAsFailure(client);
 });
