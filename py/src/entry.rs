@@ -39,7 +39,8 @@ pub fn reason_name(py: Python<'_>, reason: Option<Reason>) -> Option<Py<PyString
 }
 
 /// A request between `enter` and `exit`; a context manager that marks an
-/// exception raised in its body and always exits.
+/// `Exception` raised in its body and always exits. Collected without
+/// `exit`, it exits then and warns (`ResourceWarning`).
 #[pyclass(frozen, module = "sds._native")]
 pub struct Entry {
     inner: Arc<Inner>,
@@ -89,8 +90,14 @@ impl Entry {
     /// An entry collected without `exit`: exits it, so its permit comes
     /// back, and warns as an unclosed file does. Runs inside the object's
     /// deallocation, where no exception may escape and the one in flight (if
-    /// any) must survive.
-    fn abandoned(&self, py: Python<'_>) {
+    /// any) must survive. Out of line, so `drop` stays a load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn abandoned(&self) {
+        Python::attach(|py| self.abandoned_attached(py));
+    }
+
+    fn abandoned_attached(&self, py: Python<'_>) {
         let (mut kind, mut value, mut traceback) =
             (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         // SAFETY: attached to the interpreter; the three references taken
@@ -123,12 +130,13 @@ impl Entry {
 }
 
 impl Drop for Entry {
+    #[inline]
     fn drop(&mut self) {
         // The hot path: an exited entry costs this one load.
         if *self.marks.get_mut() & EXITED != 0 {
             return;
         }
-        Python::attach(|py| self.abandoned(py));
+        self.abandoned();
     }
 }
 
@@ -207,7 +215,8 @@ impl Entry {
         py: Python<'_>,
         exc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        if let Some(e) = exc.filter(|e| e.is_instance_of::<PyException>()) {
+        // `None` first: the body's normal end, checked without a type walk.
+        if let Some(e) = exc.filter(|e| !e.is_none() && e.is_instance_of::<PyException>()) {
             self.mark(py, e);
         }
         self.settle(py, None)?;

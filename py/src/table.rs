@@ -43,12 +43,26 @@ impl Inner {
         if cacheable {
             ids.set_item(name, id.index())?;
         }
+        self.remember_name(py, id, name)?;
+        Ok(id)
+    }
+
+    /// Records `id`'s name for `point_name`. Out of line: it runs only when
+    /// a name misses the `ids` cache, and must not grow `id_of`'s hit path.
+    #[cold]
+    #[inline(never)]
+    fn remember_name(
+        &self,
+        py: Python<'_>,
+        id: PointId,
+        name: &Bound<'_, PyString>,
+    ) -> PyResult<()> {
         let names = self.names.bind(py);
         if !names.contains(id.index())? {
             // A plain `str` copy: a subclass's value is only borrowed here.
             names.set_item(id.index(), PyString::new(py, &name.to_cow()?))?;
         }
-        Ok(id)
+        Ok(())
     }
 
     /// The `repr` of a point's name, for messages.

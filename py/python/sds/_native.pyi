@@ -67,7 +67,8 @@ class Strategy:
 @final
 class Entry:
     """A request between `enter` and `exit`; a context manager that marks an
-    exception raised in its body and always exits."""
+    `Exception` raised in its body and always exits. Collected without
+    `exit`, it exits then and warns (`ResourceWarning`)."""
 
     @property
     def downgraded(self) -> bool: ...
