@@ -1,13 +1,15 @@
 //! Checks of the values Python hands in: every wrong type or range becomes
 //! `sds.InvalidArgument` (a `TypeError` and `ValueError`), never a panic.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
-use sds_core::{Error, MAX_NAME_LEN};
+use sds_core::{Error, ErrorCode, MAX_NAME_LEN};
 
 use crate::errors;
 
-fn type_name(v: &Bound<'_, PyAny>) -> String {
+pub fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
         .map_or_else(|_| "?".to_string(), |n| n.to_string())
@@ -52,7 +54,7 @@ pub fn given_time(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     }
 }
 
-/// A `bool` flag; `None` means false.
+/// A `bool` flag; not given means false (a Python `None` is no bool).
 #[inline]
 pub fn flag(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<bool> {
     match v {
@@ -80,11 +82,41 @@ pub fn name_bytes(v: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     if v.len()? > MAX_NAME_LEN {
         return Err(errors::core(v.py(), Error::NameTooLong));
     }
-    match v.to_cow() {
-        Ok(s) => Ok(s.as_bytes().to_vec()),
-        Err(_) => Err(errors::argument(
-            v.py(),
-            "point must be encodable as UTF-8".to_string(),
-        )),
-    }
+    Ok(utf8(v, "point name", ErrorCode::InvalidArgument)?
+        .as_bytes()
+        .to_vec())
+}
+
+/// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8
+/// encodes) raises `code`, naming `what`, the surrogate and where it is.
+pub fn utf8<'a>(v: &'a Bound<'_, PyString>, what: &str, code: ErrorCode) -> PyResult<Cow<'a, str>> {
+    v.to_cow().map_err(|err| {
+        let py = v.py();
+        let detail = surrogate_at(err.value(py).as_any()).map_or_else(String::new, |(c, i)| {
+            format!(": lone surrogate \\u{c:04x} at index {i}")
+        });
+        errors::raise(
+            py,
+            code,
+            format!("{what} must be valid Unicode text{detail}"),
+            None,
+        )
+    })
+}
+
+/// The code point and index of the lone surrogate a `UnicodeEncodeError`
+/// reports.
+fn surrogate_at(err: &Bound<'_, PyAny>) -> Option<(u32, usize)> {
+    let start: usize = err.getattr("start").ok()?.extract().ok()?;
+    let text = err.getattr("object").ok()?;
+    let ch = text.get_item(start).ok()?;
+    let code: u32 = ch
+        .py()
+        .import("builtins")
+        .ok()?
+        .call_method1("ord", (ch,))
+        .ok()?
+        .extract()
+        .ok()?;
+    Some((code, start))
 }

@@ -3,9 +3,13 @@
 //! thread hops. Built here rather than in Python: one small native object is
 //! the cheapest thing a caller can hold (see README, "Performance").
 
+use std::ffi::CString;
+use std::ptr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
+use pyo3::exceptions::{PyBaseException, PyException, PyResourceWarning};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
@@ -16,6 +20,10 @@ use crate::{args, errors};
 
 const FAILED: u8 = 1;
 const EXITED: u8 = 2;
+/// `enter` was given `now_ms`: the entry lives on the caller's timeline, so
+/// an entry dropped without `exit` is exited at its start, not at the wall
+/// clock (which would count a timeout of that timeline's distance to now).
+const GIVEN_TIME: u8 = 4;
 
 static REASON_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
 
@@ -31,7 +39,8 @@ pub fn reason_name(py: Python<'_>, reason: Option<Reason>) -> Option<Py<PyString
 }
 
 /// A request between `enter` and `exit`; a context manager that marks an
-/// exception raised in its body and always exits.
+/// `Exception` raised in its body and always exits. Collected without
+/// `exit`, it exits then and warns (`ResourceWarning`).
 #[pyclass(frozen, module = "sds._native")]
 pub struct Entry {
     inner: Arc<Inner>,
@@ -40,11 +49,12 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(inner: Arc<Inner>, entry: sds_core::Entry) -> Entry {
+    /// `given_time`: whether `enter` was given `now_ms`.
+    pub fn new(inner: Arc<Inner>, entry: sds_core::Entry, given_time: bool) -> Entry {
         Entry {
             inner,
             entry,
-            marks: AtomicU8::new(0),
+            marks: AtomicU8::new(if given_time { GIVEN_TIME } else { 0 }),
         }
     }
 
@@ -68,13 +78,65 @@ impl Entry {
             .map_err(|e| errors::core(py, e))
     }
 
-    /// Marks the request failed by `exc`, unless `exc` is the library's own
-    /// `Downgraded` (a fallback signal, not a failure of the protected code).
-    fn mark(&self, py: Python<'_>, exc: Option<&Bound<'_, PyAny>>) {
-        if exc.is_some_and(|e| errors::is_downgraded(py, e)) {
+    /// Marks the request failed by `exc` (an exception instance), unless it
+    /// is the library's own `Downgraded` (a fallback signal, not a failure of
+    /// the protected code).
+    fn mark(&self, py: Python<'_>, exc: &Bound<'_, PyAny>) {
+        if !errors::is_downgraded(py, exc) {
+            self.marks.fetch_or(FAILED, Ordering::AcqRel);
+        }
+    }
+
+    /// An entry collected without `exit`: exits it, so its permit comes
+    /// back, and warns as an unclosed file does. Runs inside the object's
+    /// deallocation, where no exception may escape and the one in flight (if
+    /// any) must survive. Out of line, so `drop` stays a load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn abandoned(&self) {
+        Python::attach(|py| self.abandoned_attached(py));
+    }
+
+    fn abandoned_attached(&self, py: Python<'_>) {
+        let (mut kind, mut value, mut traceback) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        // SAFETY: attached to the interpreter; the three references taken
+        // here are handed back to `PyErr_Restore` below.
+        unsafe { ffi::PyErr_Fetch(&mut kind, &mut value, &mut traceback) };
+        let at = if self.marks.load(Ordering::Acquire) & GIVEN_TIME != 0 {
+            Some(self.entry.start_ms())
+        } else {
+            None
+        };
+        // Reported "in" the class: the instance is being destroyed.
+        let class = py.get_type::<Entry>();
+        if let Err(err) = self.settle(py, at) {
+            err.write_unraisable(py, Some(class.as_any()));
+        }
+        let message = format!(
+            "sds.Entry of point {} was never exited; exited now, so its permit is returned",
+            self.inner.point_name(py, self.entry.point())
+        );
+        let message = CString::new(message).unwrap_or_default();
+        let category = py.get_type::<PyResourceWarning>();
+        if let Err(err) = PyErr::warn(py, &category, &message, 1) {
+            // A warnings filter of "error" turned it into an exception, which
+            // cannot propagate out of a deallocation.
+            err.write_unraisable(py, Some(class.as_any()));
+        }
+        // SAFETY: the references `PyErr_Fetch` gave (possibly null).
+        unsafe { ffi::PyErr_Restore(kind, value, traceback) };
+    }
+}
+
+impl Drop for Entry {
+    #[inline]
+    fn drop(&mut self) {
+        // The hot path: an exited entry costs this one load.
+        if *self.marks.get_mut() & EXITED != 0 {
             return;
         }
-        self.marks.fetch_or(FAILED, Ordering::AcqRel);
+        self.abandoned();
     }
 }
 
@@ -104,11 +166,24 @@ impl Entry {
         self.marks.load(Ordering::Acquire) & EXITED != 0
     }
 
-    /// Marks the request as failed; the exception is counted by `exit`.
-    /// `sds.Downgraded` is never counted; after `exit` nothing changes.
-    #[pyo3(signature = (exc = None))]
-    fn error(&self, py: Python<'_>, exc: Option<&Bound<'_, PyAny>>) {
+    /// Marks the request as failed by `exc`; the exception is counted by
+    /// `exit`. `None` and `sds.Downgraded` are never counted; after `exit`
+    /// nothing changes.
+    fn error(&self, py: Python<'_>, exc: &Bound<'_, PyAny>) -> PyResult<()> {
+        if exc.is_none() {
+            return Ok(());
+        }
+        if !exc.is_instance_of::<PyBaseException>() {
+            return Err(errors::argument(
+                py,
+                format!(
+                    "error() takes an exception instance or None, not {}",
+                    args::type_name(exc)
+                ),
+            ));
+        }
         self.mark(py, exc);
+        Ok(())
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -131,15 +206,18 @@ impl Entry {
         self.settle(py, args::given_time(now_ms)?)
     }
 
-    /// `__exit__`: marks `exc`, if the body raised one, and exits; never
-    /// suppresses the exception.
+    /// `__exit__`: marks `exc` if the body raised an `Exception` (not a
+    /// cancellation or exit: `CancelledError`, `KeyboardInterrupt`,
+    /// `SystemExit`, `GeneratorExit` are `BaseException`s only), and exits;
+    /// never suppresses the exception.
     pub(crate) fn context_exit(
         &self,
         py: Python<'_>,
         exc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        if let Some(e) = exc {
-            self.mark(py, Some(e));
+        // `None` first: the body's normal end, checked without a type walk.
+        if let Some(e) = exc.filter(|e| !e.is_none() && e.is_instance_of::<PyException>()) {
+            self.mark(py, e);
         }
         self.settle(py, None)?;
         Ok(false)

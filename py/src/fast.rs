@@ -99,13 +99,8 @@ impl<const N: usize> Params<N> {
                 self.method, self.names[missing]
             )));
         }
-        // As pyo3's `Option` arguments: an optional parameter given `None`
-        // reads as not given.
-        for slot in given.iter_mut().skip(self.required) {
-            if slot.as_ref().is_some_and(|v| v.is_none()) {
-                *slot = None;
-            }
-        }
+        // A `None` is passed on as given: `now_ms=None` means the wall clock
+        // (`args::given_time`), while `pressure_test=None` is no bool.
         Ok(given)
     }
 }

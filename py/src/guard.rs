@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
@@ -33,12 +34,14 @@ pub struct Guarded {
 }
 
 impl Guarded {
-    /// Whether `err` counts as the point's exception.
+    /// Whether `err` counts as the point's exception: an `Exception` (not a
+    /// cancellation or exit) of `errors`, not of `ignore`, not `Downgraded`.
     fn counts(&self, py: Python<'_>, err: &PyErr) -> bool {
         let value = err.value(py);
-        value
-            .is_instance(self.errors.bind(py).as_any())
-            .unwrap_or(false)
+        value.is_instance_of::<PyException>()
+            && value
+                .is_instance(self.errors.bind(py).as_any())
+                .unwrap_or(false)
             && !value
                 .is_instance(self.ignore.bind(py).as_any())
                 .unwrap_or(false)

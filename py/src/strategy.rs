@@ -44,7 +44,7 @@ fn unknown(py: Python<'_>, key: &str) -> PyErr {
 
 fn key_str<'py>(k: &Bound<'py, PyAny>) -> PyResult<String> {
     match k.cast::<PyString>() {
-        Ok(s) => Ok(s.to_cow()?.into_owned()),
+        Ok(s) => Ok(args::utf8(s, "a strategy key", ErrorCode::InvalidArgument)?.into_owned()),
         Err(_) => Err(errors::argument(
             k.py(),
             "strategy keys must be str".to_string(),
@@ -88,7 +88,7 @@ impl Strategy {
 
     /// From SDS strategy JSON text, through the core's parser.
     pub fn from_text(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Strategy> {
-        let text = text.to_cow()?;
+        let text = args::utf8(text, "strategy JSON text", ErrorCode::InvalidJson)?;
         let s = sds_core::Strategy::from_json(&text).map_err(|e| errors::json(py, e))?;
         Ok(Strategy { inner: s })
     }

@@ -19,6 +19,9 @@ pub struct Inner {
     /// `str` -> point index: Python's cached `str` hash finds a known name
     /// without encoding it (abi3 has no borrowed UTF-8 view before 3.10).
     ids: Py<PyDict>,
+    /// Point index -> name, the reverse of `ids`: only read to name the point
+    /// of an entry dropped without `exit`, so entries need not hold a name.
+    names: Py<PyDict>,
     listeners: Mutex<Vec<Py<PyAny>>>,
     has_listeners: AtomicBool,
 }
@@ -40,7 +43,37 @@ impl Inner {
         if cacheable {
             ids.set_item(name, id.index())?;
         }
+        self.remember_name(py, id, name)?;
         Ok(id)
+    }
+
+    /// Records `id`'s name for `point_name`. Out of line: it runs only when
+    /// a name misses the `ids` cache, and must not grow `id_of`'s hit path.
+    #[cold]
+    #[inline(never)]
+    fn remember_name(
+        &self,
+        py: Python<'_>,
+        id: PointId,
+        name: &Bound<'_, PyString>,
+    ) -> PyResult<()> {
+        let names = self.names.bind(py);
+        if !names.contains(id.index())? {
+            // A plain `str` copy: a subclass's value is only borrowed here.
+            names.set_item(id.index(), PyString::new(py, &name.to_cow()?))?;
+        }
+        Ok(())
+    }
+
+    /// The `repr` of a point's name, for messages.
+    pub fn point_name(&self, py: Python<'_>, id: PointId) -> String {
+        self.names
+            .bind(py)
+            .get_item(id.index())
+            .ok()
+            .flatten()
+            .and_then(|name| name.repr().ok().map(|r| r.to_string()))
+            .unwrap_or_else(|| format!("#{}", id.index()))
     }
 
     pub fn enter(
@@ -58,7 +91,8 @@ impl Inner {
             Flags::NONE
         };
         let entry = self.enter_at(py, id, name, now, flags)?;
-        Ok(Entry::new(self.clone(), entry))
+        let given_time = now_ms.is_some_and(|v| !v.is_none());
+        Ok(Entry::new(self.clone(), entry, given_time))
     }
 
     /// The core's entry, with the listeners told of a downgrade.
@@ -167,6 +201,7 @@ impl Table {
             inner: Arc::new(Inner {
                 table,
                 ids: PyDict::new(py).unbind(),
+                names: PyDict::new(py).unbind(),
                 listeners: Mutex::new(Vec::new()),
                 has_listeners: AtomicBool::new(false),
             }),

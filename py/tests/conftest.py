@@ -16,3 +16,12 @@ SCENARIOS = REPO / "conformance" / "scenarios"
 @pytest.fixture
 def client() -> sds.Client:
     return sds.Client(capacity=64)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Every test exits what it enters: an entry collected without exit warns
+    # (ResourceWarning), which fails the test that leaked it. Inside a
+    # deallocation the warning-made-error is unraisable, so pytest's report of
+    # it is made an error too.
+    config.addinivalue_line("filterwarnings", "error::ResourceWarning")
+    config.addinivalue_line("filterwarnings", "error::pytest.PytestUnraisableExceptionWarning")

@@ -9,7 +9,7 @@ import pathlib
 import pickle
 import sys
 import time
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import pytest
 
@@ -24,6 +24,12 @@ def test_version_is_the_crate_version() -> None:
     cargo = (pathlib.Path(__file__).parents[2] / "Cargo.toml").read_text()
     assert f'version = "{sds.__version__}"' in cargo
     assert sds.__version__ == importlib.metadata.version("sds-native")
+
+
+def decided(entry: sds.Entry) -> Optional[str]:
+    """The entry's reason, once it is exited at its start."""
+    entry.exit(now_ms=entry.start_ms)
+    return entry.reason
 
 
 def test_enter_and_exit_count_a_visit(client: sds.Client) -> None:
@@ -41,7 +47,7 @@ def test_exit_settles_once(client: sds.Client) -> None:
     entry.exit(now_ms=1000)
     entry.exit(now_ms=1000)
     assert client.stats("p", now_ms=1000)["concurrent"] == 0
-    assert not client.enter("p", now_ms=1000).downgraded
+    assert decided(client.enter("p", now_ms=1000)) is None
 
 
 def test_strategy_keywords_dict_and_json_are_the_same(client: sds.Client) -> None:
@@ -74,18 +80,18 @@ def test_visit_threshold_downgrades_with_reason(client: sds.Client) -> None:
 
 def test_remove_strategy_keeps_counters(client: sds.Client) -> None:
     client.set_strategy("p", {"visitThreshold": 0})
-    assert client.enter("p", now_ms=1000).reason == "VISIT"
+    assert decided(client.enter("p", now_ms=1000)) == "VISIT"
     client.remove_strategy("p")
     assert client.strategy("p") is None
-    assert not client.enter("p", now_ms=1000).downgraded
+    assert decided(client.enter("p", now_ms=1000)) is None
     assert client.stats("p", now_ms=1000)["visit"] == 2
     client.remove_strategy("never-seen")
 
 
 def test_pressure_test_traffic(client: sds.Client) -> None:
     client.set_strategy("p", {"pressureTestDowngrade": 1})
-    assert client.enter("p", now_ms=1, pressure_test=True).reason == "PRESSURE_TEST"
-    assert not client.enter("p", now_ms=1).downgraded
+    assert decided(client.enter("p", now_ms=1, pressure_test=True)) == "PRESSURE_TEST"
+    assert decided(client.enter("p", now_ms=1)) is None
 
 
 def test_context_manager_counts_the_exception_and_exits(client: sds.Client) -> None:
@@ -111,13 +117,13 @@ def test_downgraded_is_not_counted_as_an_exception(client: sds.Client) -> None:
 
 def test_error_marks_and_exit_counts_at_start_second(client: sds.Client) -> None:
     entry = client.enter("p", now_ms=10_500)
-    entry.error()
+    entry.error(RuntimeError("failed"))
     assert client.stats("p", now_ms=10_500)["exception"] == 0
     entry.exit(now_ms=12_000)
     assert client.stats("p", now_ms=12_000)["exception"] == 1
     late = client.enter("p", now_ms=12_000)
     late.exit(now_ms=12_000)
-    late.error()  # after exit: ignored
+    late.error(RuntimeError("late"))  # after exit: ignored
     assert client.stats("p", now_ms=12_000)["exception"] == 1
 
 
@@ -163,8 +169,7 @@ def test_a_failing_listener_does_not_break_the_caller(client: sds.Client, monkey
     client.on_downgrade(bad)
     client.on_downgrade(lambda *event: calls.append(event))
     client.set_strategy("p", {"visitThreshold": 0})
-    entry = client.enter("p", now_ms=1)
-    assert entry.reason == "VISIT" and calls == [("p", "VISIT", 1)]
+    assert decided(client.enter("p", now_ms=1)) == "VISIT" and calls == [("p", "VISIT", 1)]
     assert [str(e) for e in unraisable] == ["listener bug"]
 
 
@@ -172,8 +177,8 @@ def test_point_handle(client: sds.Client) -> None:
     handle = client.point("orders")
     assert isinstance(handle, sds.Point) and handle.name == "orders"
     client.set_strategy("orders", {"visitThreshold": 1})
-    assert not handle.enter(now_ms=1).downgraded
-    assert handle.enter(now_ms=1).reason == "VISIT"
+    assert decided(handle.enter(now_ms=1)) is None
+    assert decided(handle.enter(now_ms=1)) == "VISIT"
     assert handle.stats(now_ms=1) == client.stats("orders", now_ms=1)
     assert len(client) == 1
 
@@ -183,6 +188,7 @@ def test_the_real_clock_is_wall_clock_ms(client: sds.Client) -> None:
     entry = client.enter("p")
     after = time.time_ns() // 1_000_000
     assert before <= entry.start_ms <= after
+    entry.exit()
     assert abs(sds.now_ms() - time.time() * 1000) < 50
 
 
@@ -228,3 +234,23 @@ def test_the_clock_is_named_and_agrees_with_the_system() -> None:
     after = int(time.time() * 1000)
     # The coarse clock may lag the exact one by its 1 ms tick.
     assert before - 1 <= now <= after
+
+
+def test_error_counts_exceptions_but_not_none_or_downgraded(client: sds.Client) -> None:
+    for exc, counted in ((None, 0), (sds.Downgraded("p", "VISIT"), 0), (ValueError("x"), 1), (KeyboardInterrupt(), 1)):
+        before = client.stats("p", now_ms=1000)["exception"]
+        entry = client.enter("p", now_ms=1000)
+        entry.error(exc)
+        entry.exit(now_ms=1000)
+        assert client.stats("p", now_ms=1000)["exception"] - before == counted, repr(exc)
+
+
+def test_error_takes_an_exception_or_none(client: sds.Client) -> None:
+    entry = client.enter("p", now_ms=1000)
+    for bad in (5, "boom", ValueError):
+        with pytest.raises(sds.InvalidArgument, match="error\\(\\) takes an exception instance or None"):
+            entry.error(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        entry.error()  # type: ignore[call-arg]
+    entry.exit(now_ms=1000)
+    assert client.stats("p", now_ms=1000)["exception"] == 0

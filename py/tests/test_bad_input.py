@@ -46,6 +46,8 @@ CASES = [
     ("JSON unknown key", '{"nope": 1}', sds.UnknownField, "nope"),
     ("JSON NaN", '{"visitThreshold": NaN}', sds.InvalidJson, None),
     ("JSON float", '{"visitThreshold": 1.5}', sds.InvalidStrategy, "visitThreshold"),
+    ("JSON text with a lone surrogate", '{"point":"\ud800"}', sds.InvalidJson, None),
+    ("dict key with a lone surrogate", {"\udc00": 1}, sds.InvalidArgument, None),
     ("a list", [("visitThreshold", 1)], sds.InvalidArgument, None),
     ("None", None, sds.InvalidArgument, None),
 ]
@@ -123,6 +125,36 @@ def test_bad_points(used: sds.Client, point: Any, error: Type[sds.SdsError]) -> 
     assert snapshot(used) == before
 
 
+def test_a_lone_surrogate_is_named_wherever_a_name_is_taken(used: sds.Client) -> None:
+    before = snapshot(used)
+    point = "ab\udc00"
+    calls: Dict[str, Callable[[], Any]] = {
+        "enter": lambda: used.enter(point, now_ms=1000),
+        "point": lambda: used.point(point),
+        "set_strategy": lambda: used.set_strategy(point, GOOD),
+        "remove_strategy": lambda: used.remove_strategy(point),
+        "strategy": lambda: used.strategy(point),
+        "stats": lambda: used.stats(point, now_ms=1000),
+        "guard": lambda: used.guard(point),
+    }
+    for name, call in calls.items():
+        with pytest.raises(sds.InvalidArgument) as info:
+            call()
+        assert str(info.value) == "point name must be valid Unicode text: lone surrogate \\udc00 at index 2", name
+        assert info.value.code == "SDS_INVALID_ARGUMENT"
+    assert snapshot(used) == before
+
+
+def test_strategy_text_and_keys_with_a_lone_surrogate() -> None:
+    with pytest.raises(sds.InvalidJson) as info:
+        sds.Strategy.from_json('{"point":"\ud800"}')
+    assert str(info.value) == "strategy JSON text must be valid Unicode text: lone surrogate \\ud800 at index 10"
+    assert info.value.code == "SDS_INVALID_JSON"
+    for call in (lambda: sds.Strategy.from_dict({"\ud800": 1}), lambda: sds.Strategy(**{"\ud800": 1})):
+        with pytest.raises(sds.InvalidArgument, match="a strategy key must be valid Unicode text"):
+            call()
+
+
 def test_the_longest_name_is_accepted(used: sds.Client) -> None:
     used.enter("x" * sds.MAX_NAME_LEN, now_ms=1).exit(now_ms=1)
 
@@ -151,9 +183,12 @@ def test_bad_times(used: sds.Client, now_ms: Any) -> None:
     assert after[2]["visit"] == before[2]["visit"] + 1
 
 
-def test_bad_pressure_test_flag(used: sds.Client) -> None:
-    with pytest.raises(sds.InvalidArgument):
-        used.enter("p", now_ms=1000, pressure_test=1)
+@pytest.mark.parametrize("flag", [1, None, "yes"], ids=repr)
+def test_bad_pressure_test_flag(used: sds.Client, flag: Any) -> None:
+    handle = used.point("p")
+    for call in (lambda: used.enter("p", now_ms=1000, pressure_test=flag), lambda: handle.enter(pressure_test=flag)):
+        with pytest.raises(sds.InvalidArgument, match="pressure_test must be a bool"):
+            call()
     assert used.stats("p", now_ms=1000)["visit"] == 1
 
 
@@ -177,6 +212,28 @@ def test_a_full_table_raises_and_keeps_its_points() -> None:
     assert len(client) == 2 and client.strategy("c") is None
     client.enter("a", now_ms=1).exit(now_ms=1)
     assert client.stats("a", now_ms=1)["visit"] == 2
+
+
+GUARD_CASES = [
+    (dict(fallback=5), "guard: fallback must be callable or None, not int"),
+    (dict(fallback="cached"), "guard: fallback must be callable or None, not str"),
+    (dict(errors=5), "guard: errors must be an exception class or a tuple of exception classes, not int"),
+    (dict(errors=(5,)), "guard: errors must be an exception class or a tuple of exception classes, not a tuple holding 5"),
+    (dict(errors=[ValueError]), "guard: errors must be an exception class or a tuple of exception classes, not list"),
+    (dict(errors=int), "guard: errors must be an exception class or a tuple of exception classes, not the class int"),
+    (dict(ignore=(ValueError, "x")), "guard: ignore must be an exception class or a tuple of exception classes, not a tuple holding 'x'"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", GUARD_CASES, ids=[repr(k) for k, _ in GUARD_CASES])
+def test_bad_guard_arguments_raise_at_decoration(used: sds.Client, kwargs: Dict[str, Any], message: str) -> None:
+    before = snapshot(used)
+    for make in (lambda: used.guard("new", **kwargs), lambda: used.point("p").guard(**kwargs)):
+        with pytest.raises(sds.InvalidArgument) as info:
+            make()
+        assert str(info.value) == message
+        assert info.value.code == "SDS_INVALID_ARGUMENT"
+    assert snapshot(used) == before  # "new" was not created
 
 
 def test_bad_listener_and_handle_table(used: sds.Client) -> None:
@@ -234,8 +291,8 @@ def test_wrong_arguments_raise_type_error_and_change_nothing(
     assert used.stats("p", now_ms=1000)["concurrent"] == 0
 
 
-def test_arguments_by_keyword_and_none_as_absent(used: sds.Client) -> None:
-    entry = used.enter(point="p", now_ms=2000, pressure_test=None)
+def test_arguments_by_keyword_and_none_as_the_wall_clock(used: sds.Client) -> None:
+    entry = used.enter(point="p", now_ms=2000, pressure_test=False)
     assert entry.start_ms == 2000
     entry.exit(now_ms=None)
     assert entry.exited

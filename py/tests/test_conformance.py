@@ -71,7 +71,7 @@ def run(scenario: Dict[str, Any]) -> None:
             failed = step.get("outcome", "ok") == "error"
             for entry in open_entries.pop(step["id"]):
                 if failed:
-                    entry.error()
+                    entry.error(RuntimeError("the scenario's error outcome"))
                 entry.exit(now_ms=at)
         elif op == "set_strategy":
             got_error = set_strategy(client, point, step["strategy"])

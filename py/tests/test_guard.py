@@ -178,7 +178,7 @@ def test_guarded_methods_receive_self(client: sds.Client) -> None:
 
 
 def test_a_single_error_type_is_accepted(client: sds.Client) -> None:
-    @client.guard("p", errors=KeyError, ignore=[])
+    @client.guard("p", errors=KeyError, ignore=())
     def work(exc: BaseException) -> None:
         raise exc
 

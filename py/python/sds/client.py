@@ -4,13 +4,12 @@ native methods themselves, so the hot path never runs Python code of ours."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Type, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from . import _native
-from .guard import make_guard
+from .guard import ErrorSpec, guard_options, make_guard
 
 F = TypeVar("F", bound=Callable[..., Any])
-ErrorTypes = Tuple[Type[BaseException], ...]
 
 
 class Point(_native.PointHandle):
@@ -21,17 +20,27 @@ class Point(_native.PointHandle):
     def guard(
         self,
         fallback: Optional[Callable[..., Any]] = None,
-        errors: ErrorTypes = (Exception,),
-        ignore: ErrorTypes = (),
+        errors: ErrorSpec = (Exception,),
+        ignore: ErrorSpec = (),
     ) -> Callable[[F], F]:
-        """Protects a function (plain or ``async def``) with this point.
+        """Protects a function with this point: a plain function, an
+        ``async def``, a generator or an async generator.
 
         A downgraded call returns ``fallback(*args, **kwargs)`` (awaited when
         it is awaitable and the function is async), or raises
-        ``sds.Downgraded`` without a fallback. An exception of ``errors`` and
-        not of ``ignore`` counts as the point's exception; it is re-raised.
+        ``sds.Downgraded`` without a fallback. An ``Exception`` of ``errors``
+        (an exception class or a tuple of them) and not of ``ignore`` counts
+        as the point's exception; it is re-raised. Cancellations and exits
+        (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
+        ``GeneratorExit``) never count.
+
+        A generator's entry spans its iteration: it is entered at the first
+        ``next()`` (or ``anext()``) and exited when the generator returns,
+        raises or is closed; a downgraded generator yields from the iterable
+        the fallback returns. Bad arguments raise ``sds.InvalidArgument``
+        here, before the decorator exists.
         """
-        return make_guard(self, fallback, errors, ignore)
+        return make_guard(self, *guard_options(fallback, errors, ignore))
 
 
 class Client(_native.Table):
@@ -48,8 +57,10 @@ class Client(_native.Table):
         self,
         point: str,
         fallback: Optional[Callable[..., Any]] = None,
-        errors: ErrorTypes = (Exception,),
-        ignore: ErrorTypes = (),
+        errors: ErrorSpec = (Exception,),
+        ignore: ErrorSpec = (),
     ) -> Callable[[F], F]:
-        """Protects a function with ``point``; see ``Point.guard``."""
-        return self.point(point).guard(fallback=fallback, errors=errors, ignore=ignore)
+        """Protects a function with ``point``; see ``Point.guard``. The
+        arguments are checked before the point is created."""
+        options = guard_options(fallback, errors, ignore)
+        return make_guard(self.point(point), *options)

@@ -1,24 +1,54 @@
 """The ``guard`` decorator. A plain function becomes a native ``Guarded``
 callable; an ``async def`` gets a wrapper that keeps its entry across
-``await``."""
+``await``; a generator (plain or async) gets a generator whose entry spans
+the iteration.
+
+Only an ``Exception`` counts as the point's exception: cancellations and
+exits (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
+``GeneratorExit``) are ``BaseException`` only and never count, whatever
+``errors`` says."""
 
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Optional, Tuple, Type, TypeVar, cast
+from typing import Any, AsyncGenerator, Callable, Generator, Optional, Tuple, Type, TypeVar, Union, cast
 
 from . import _native
 from ._native import Entry
-from .errors import Downgraded
+from .errors import Downgraded, InvalidArgument
 
 F = TypeVar("F", bound=Callable[..., Any])
 ErrorTypes = Tuple[Type[BaseException], ...]
+# What ``errors`` and ``ignore`` take: one exception class or a tuple of them.
+ErrorSpec = Union[Type[BaseException], ErrorTypes]
 
 
-def _types(types: Any) -> ErrorTypes:
-    """A tuple of exception types from a tuple, a list or one type."""
-    return (types,) if isinstance(types, type) else tuple(types)
+def _types(name: str, types: object) -> ErrorTypes:
+    """``types`` as a tuple of exception classes; anything else raises
+    ``sds.InvalidArgument`` naming the argument."""
+    spec = types if isinstance(types, tuple) else (types,)
+    wrong = [t for t in spec if not (isinstance(t, type) and issubclass(t, BaseException))]
+    if wrong:
+        bad = wrong[0]
+        what = f"the class {bad.__name__}" if isinstance(bad, type) else type(bad).__name__
+        if isinstance(types, tuple):
+            what = f"a tuple holding {what if isinstance(bad, type) else repr(bad)}"
+        raise InvalidArgument(
+            f"guard: {name} must be an exception class or a tuple of exception classes, not {what}"
+        )
+    return cast(ErrorTypes, spec)
+
+
+def guard_options(
+    fallback: object, errors: object, ignore: object
+) -> Tuple[Optional[Callable[..., Any]], ErrorTypes, ErrorTypes]:
+    """``guard``'s arguments, checked before anything is created."""
+    if fallback is not None and not callable(fallback):
+        raise InvalidArgument(
+            f"guard: fallback must be callable or None, not {type(fallback).__name__}"
+        )
+    return fallback, _types("errors", errors), _types("ignore", ignore)
 
 
 def make_guard(
@@ -28,14 +58,13 @@ def make_guard(
     ignore: ErrorTypes,
 ) -> Callable[[F], F]:
     """A decorator protecting functions with ``handle``'s point (the name is
-    looked up once, at decoration)."""
+    looked up once, at decoration). The arguments come from
+    ``guard_options``."""
     enter = handle.enter
     point = handle.name
-    errors = _types(errors)
-    ignore = _types(ignore)
 
     def counts(exc: BaseException) -> bool:
-        return isinstance(exc, errors) and not isinstance(exc, ignore)
+        return isinstance(exc, Exception) and isinstance(exc, errors) and not isinstance(exc, ignore)
 
     def downgraded(entry: Entry, args: Any, kwargs: Any) -> Any:
         entry.exit()
@@ -44,6 +73,10 @@ def make_guard(
         return fallback(*args, **kwargs)
 
     def decorate(fn: F) -> F:
+        if inspect.isasyncgenfunction(fn):
+            return cast(F, functools.wraps(fn)(_async_generator(fn, enter, counts, downgraded)))
+        if inspect.isgeneratorfunction(fn):
+            return cast(F, functools.wraps(fn)(_generator(fn, enter, counts, downgraded)))
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
@@ -69,3 +102,80 @@ def make_guard(
         return cast(F, functools.update_wrapper(guarded, fn))
 
     return decorate
+
+
+Counts = Callable[[BaseException], bool]
+Downgrade = Callable[[Entry, Any, Any], Any]
+
+
+def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade) -> Any:
+    """A generator function whose entry spans the iteration: entered at the
+    first ``next()``, exited when the generator returns, raises or is
+    closed (``close()``, or collected unfinished). A downgraded call yields
+    from what the fallback returns (an iterable)."""
+
+    def guarded_generator(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        entry = enter()
+        if entry.downgraded:
+            return (yield from downgraded(entry, args, kwargs))
+        try:
+            # `yield from` forwards send(), throw() and close() to fn's generator.
+            return (yield from fn(*args, **kwargs))
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
+
+    return guarded_generator
+
+
+def _async_generator(
+    fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade
+) -> Any:
+    """An async generator function whose entry spans the iteration, as
+    ``_generator``'s does. A downgraded call yields what the fallback
+    returns (an async iterable or an iterable)."""
+
+    async def guarded_async_generator(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
+        entry = enter()
+        if entry.downgraded:
+            result = downgraded(entry, args, kwargs)
+            if hasattr(result, "__aiter__"):
+                async for item in result:
+                    yield item
+            else:
+                for item in result:
+                    yield item
+            return
+        inner = fn(*args, **kwargs)
+        try:
+            # No `yield from` for async generators: asend(), athrow() and
+            # aclose() are forwarded by hand.
+            try:
+                item = await inner.__anext__()
+            except StopAsyncIteration:
+                return
+            while True:
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    await inner.aclose()
+                    raise
+                except BaseException as thrown:
+                    step = inner.athrow(thrown)
+                else:
+                    step = inner.asend(sent)
+                try:
+                    item = await step
+                except StopAsyncIteration:
+                    return
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
+
+    return guarded_async_generator
