@@ -75,6 +75,16 @@ impl<T> Out<T> {
     }
 }
 
+/// Writes `value` to `*out` unless the caller passed NULL to skip it.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+pub(crate) unsafe fn write_if_given<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        out.write(value);
+    }
+}
+
 /// Writes to `*out` (checked first) a new heap object built by `make`: the
 /// `_new` functions of the opaque types.
 ///

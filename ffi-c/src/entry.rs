@@ -14,9 +14,7 @@ use crate::table::{named_point, point_id, sds_table, Table};
 
 /// Why a request was downgraded: the core's reason codes. `sds_entry.reason`
 /// holds one.
-// Kept here, not generated from the core's `Reason`, because C needs the
-// `None = 0` that `Option<Reason>` stands for in Rust; the checks below and
-// `tests/tables.rs` hold it to the core's codes and names.
+// C-side for its 0 (Rust's `Option::None`), as `sds_result` is for its 0.
 #[repr(u8)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum sds_reason {

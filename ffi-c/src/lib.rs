@@ -6,7 +6,9 @@
 //! of [`boundary`]. `include/sds.h` is generated from this crate by cbindgen;
 //! `ffi-c/README.md` is the C user's guide.
 //!
-//! The translation only: behaviour lives in `sds-core`.
+//! The translation only: behaviour, argument rules and messages live in
+//! `sds-core`, and the plain structs the exports take (`Strategy`, `Stats`,
+//! `EntryParts`, `Tally`) are the core's own, renamed for C by cbindgen.
 #![warn(missing_docs)]
 // C names (`sds_table`, `sds_result`) are the ABI, not Rust style slips.
 #![allow(non_camel_case_types)]

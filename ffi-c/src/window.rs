@@ -4,7 +4,7 @@
 use sds_core::window::check_parameters;
 use sds_core::{Bucket, SlidingWindow, Tally};
 
-use crate::args::{input, into_box, unbox};
+use crate::args::{input, into_box, unbox, write_if_given};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 
@@ -66,10 +66,7 @@ pub unsafe extern "C" fn sds_window_add(
     out: *mut Tally,
 ) -> sds_result {
     boundary(|| {
-        let tally = input(window, "window")?.inner.add(now_ms, n);
-        if !out.is_null() {
-            out.write(tally);
-        }
+        write_if_given(out, input(window, "window")?.inner.add(now_ms, n));
         Ok(())
     })
 }
@@ -144,10 +141,7 @@ pub unsafe extern "C" fn sds_window_fetch_max(
     out: *mut u64,
 ) -> sds_result {
     boundary(|| {
-        let bucket = input(window, "window")?.inner.fetch_max(now_ms, value);
-        if !out.is_null() {
-            out.write(bucket);
-        }
+        write_if_given(out, input(window, "window")?.inner.fetch_max(now_ms, value));
         Ok(())
     })
 }
