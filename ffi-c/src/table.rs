@@ -30,6 +30,8 @@ pub struct sds_table {
 ///
 /// # Safety
 /// `table` must be NULL or a live table; `name` as [`crate::args::name`].
+// Always inlined: `sds_enter` is on the hot path.
+#[inline(always)]
 pub(crate) unsafe fn named_point<'a>(
     table: *const sds_table,
     name: *const c_char,
