@@ -155,8 +155,6 @@ pub fn run_all<S: Surface>(fresh: impl Fn() -> S) -> usize {
 /// How a runner turns strategy input into a strategy, for
 /// `conformance/strategies.json`: `Ok` holds every field under its SDS JSON
 /// name, `Err` the code name and the message.
-// Not every Rust runner has a strategy surface yet.
-#[allow(dead_code)]
 pub trait StrategyInput {
     /// The JSON text as it is (form "text").
     fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)>;
@@ -167,7 +165,6 @@ pub trait StrategyInput {
 
 /// Runs every case of `conformance/strategies.json` in every form the
 /// surface has; panics listing the failures. Returns how many checks passed.
-#[allow(dead_code)]
 pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> usize {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/strategies.json");
     let text = std::fs::read_to_string(&file).expect("conformance/strategies.json exists");

@@ -44,9 +44,10 @@ impl Flags {
     }
 }
 
-/// How a request ended.
+/// How a request ended, for exit (`sds_exit` in C).
+// `repr(u32)`: cbindgen makes C's `sds_outcome` of it, a `uint32_t`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(u8)]
+#[repr(u32)]
 pub enum Outcome {
     /// It returned normally.
     Ok = 0,
@@ -111,22 +112,29 @@ pub struct Entry {
     pub(crate) reason: Option<crate::Reason>,
 }
 
-/// An entry's fields as plain integers, for bindings that keep entries in
-/// their own types (C's `sds_entry`, Node's packed number).
+/// One request between enter and exit as plain integers, for bindings that
+/// keep entries in their own types (C's `sds_entry`, Node's packed number).
+/// Plain data the caller owns (a local variable, a field of a request
+/// struct); copying it is fine. Pass it to exit exactly once, on the table
+/// it came from.
+// `repr(C)`: cbindgen makes C's `sds_entry` of it.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct EntryParts {
-    /// The time of `enter`.
+    /// The `now_ms` of enter.
     pub start_ms: u64,
     /// The point's index in its table.
     pub point: u32,
     /// Which delay a probe belongs to.
     pub probe_generation: u16,
-    /// Bits: 1 permit held, 2 probe, 4 downgraded.
+    /// Bits: 1 holds a concurrency permit, 2 is a delay's probe, 4 downgraded.
     pub state: u8,
-    /// The reason's code, 0 for none.
+    /// The reason's code (`sds_reason` in C): 0 (none) unless downgraded.
     pub reason: u8,
 }
 
+// The state bits stay out of C's header (`sds_entry.state` documents them).
+/// cbindgen:ignore
 impl EntryParts {
     /// State bit: the entry holds a concurrency permit.
     pub const PERMIT: u8 = 1;

@@ -16,6 +16,8 @@ use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
 use crate::window::{SdsMaxConcurrencyWindow, SlidingWindow};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
+// `repr(C)`: cbindgen makes C's `sds_cycle_stats` of it.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct CycleStats {
     /// Visits.
@@ -30,7 +32,9 @@ pub struct CycleStats {
     pub concurrent_num: u64,
 }
 
-/// A point's current sliding values and its last whole cycle.
+/// A point's current sliding values (10 s window) and its last whole cycle.
+// `repr(C)`: cbindgen makes C's `sds_stats` of it.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Stats {
     /// Visits in the sliding window.
@@ -41,9 +45,9 @@ pub struct Stats {
     pub timeout: u64,
     /// Downgrades in the sliding window.
     pub downgrade: u64,
-    /// Requests holding a permit now.
+    /// Requests holding a concurrency permit now.
     pub concurrent: u64,
-    /// The last whole cycle.
+    /// The last whole cycle before `now_ms`'s.
     pub last_cycle: CycleStats,
 }
 

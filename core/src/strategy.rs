@@ -3,13 +3,50 @@
 
 use crate::error::{Error, Rule};
 
+/// The thresholds of one point, field for field the SDS strategy (snake_case
+/// of its JSON names). Any negative value turns a rule off. Start from the
+/// defaults (`sds_strategy_default()` in C) and change the fields you need.
+// cbindgen makes C's `sds_strategy` of it (`repr(C)`: one `int64_t` per
+// field in the order of `Field::ALL`). It reads no macro's output, so the
+// fields are written out here; `fields!` checks them against its table.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Strategy {
+    /// `visitThreshold`: max requests in the 10 s sliding window; 0 closes the point.
+    pub visit_threshold: i64,
+    /// `concurrentThreshold`: max requests in flight; 0 closes the point.
+    pub concurrent_threshold: i64,
+    /// `exceptionThreshold`: max exceptions in the sliding window.
+    pub exception_threshold: i64,
+    /// `exceptionRateThreshold`: max percent of exceptions among the admitted requests (0..=100).
+    pub exception_rate_threshold: i64,
+    /// `exceptionRateStart`: the rate is judged only once the window's visits exceed this.
+    pub exception_rate_start: i64,
+    /// `timeoutThreshold`: a request slower than this many ms is a timeout.
+    pub timeout_threshold: i64,
+    /// `timeoutCountThreshold`: max timeouts in the sliding window.
+    pub timeout_count_threshold: i64,
+    /// `tokenBucketGeneratedTokensInSecond`: tokens generated per second.
+    pub token_bucket_generated_tokens_in_second: i64,
+    /// `tokenBucketSize`: bucket capacity; negative means equal to the rate (no burst).
+    pub token_bucket_size: i64,
+    /// `delayTime`: ms a triggered downgrade keeps going; >= 10000 when set.
+    pub delay_time: i64,
+    /// `retryInterval`: ms between probes in a delay; >= 1000 and <= delay_time when > 0.
+    pub retry_interval: i64,
+    /// `downgradeRate`: percent of triggered requests really downgraded; <= 0 never.
+    pub downgrade_rate: i64,
+    /// `pressureTestDowngrade`: 1 downgrades load-test traffic (SDS_FLAG_PRESSURE_TEST).
+    pub pressure_test_downgrade: i64,
+}
+
 macro_rules! fields {
-    ($($(#[$doc:meta])* $variant:ident, $field:ident, $json:literal, $default:literal;)*) => {
+    ($($variant:ident, $field:ident, $json:literal, $default:literal;)*) => {
         /// A strategy field. The SDS JSON name, the snake_case name and the
         /// default all come from this one table, which every binding reads.
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
         pub enum Field {
-            $($(#[$doc])* $variant,)*
+            $(#[doc = concat!("`", $json, "`: [`Strategy::", stringify!($field), "`].")] $variant,)*
         }
 
         impl Field {
@@ -36,13 +73,14 @@ macro_rules! fields {
             }
         }
 
-        /// The thresholds of one point. Any negative value turns a rule off.
-        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-        pub struct Strategy {
-            $($(#[$doc])* pub $field: i64,)*
-        }
+        // `DEFAULT` names every field of the struct, so the table and the
+        // struct hold the same fields; this keeps them in the same order.
+        const _: () = {
+            $(assert!(core::mem::offset_of!(Strategy, $field) == 8 * Field::$variant.index());)*
+            assert!(core::mem::size_of::<Strategy>() == 8 * Field::COUNT);
+        };
 
-        impl Strategy {
+impl Strategy {
             /// The reference's defaults: every rule off, `downgradeRate` 100.
             pub const DEFAULT: Strategy = Strategy { $($field: $default,)* };
 
@@ -60,32 +98,19 @@ macro_rules! fields {
 }
 
 fields! {
-    /// Max requests in the 10 s sliding window; `0` closes the point.
     VisitThreshold, visit_threshold, "visitThreshold", -1;
-    /// Max requests in flight; `0` closes the point.
     ConcurrentThreshold, concurrent_threshold, "concurrentThreshold", -1;
-    /// Max exceptions in the sliding window.
     ExceptionThreshold, exception_threshold, "exceptionThreshold", -1;
-    /// Max percent of exceptions among the admitted requests (0..=100).
     ExceptionRateThreshold, exception_rate_threshold, "exceptionRateThreshold", -1;
-    /// The rate is judged only once the window's visits exceed this.
     ExceptionRateStart, exception_rate_start, "exceptionRateStart", 0;
-    /// A request slower than this many ms counts as a timeout.
     TimeoutThreshold, timeout_threshold, "timeoutThreshold", -1;
-    /// Max timeouts in the sliding window.
     TimeoutCountThreshold, timeout_count_threshold, "timeoutCountThreshold", -1;
-    /// Tokens generated per second.
     TokenBucketGeneratedTokensInSecond, token_bucket_generated_tokens_in_second,
         "tokenBucketGeneratedTokensInSecond", -1;
-    /// Bucket capacity; negative means equal to the rate (no burst).
     TokenBucketSize, token_bucket_size, "tokenBucketSize", -1;
-    /// ms a triggered downgrade keeps going; >= 10 000 when set.
     DelayTime, delay_time, "delayTime", -1;
-    /// ms between probes during a delay; >= 1000 and <= `delayTime` when > 0.
     RetryInterval, retry_interval, "retryInterval", -1;
-    /// Percent of triggered requests really downgraded; <= 0 never.
     DowngradeRate, downgrade_rate, "downgradeRate", 100;
-    /// 1: requests marked as load-test traffic are always downgraded.
     PressureTestDowngrade, pressure_test_downgrade, "pressureTestDowngrade", 0;
 }
 

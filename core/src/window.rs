@@ -158,6 +158,8 @@ impl Default for Bucket {
 }
 
 /// A bucket's value and the window's sum, both read after a write.
+// `repr(C)`: cbindgen makes C's `sds_tally` of it.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Tally {
     /// The value of the bucket written to.

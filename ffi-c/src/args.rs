@@ -75,6 +75,40 @@ impl<T> Out<T> {
     }
 }
 
+/// Writes `value` to `*out` unless the caller passed NULL to skip it.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+pub(crate) unsafe fn write_if_given<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        out.write(value);
+    }
+}
+
+/// Writes to `*out` (checked first) a new heap object built by `make`: the
+/// `_new` functions of the opaque types.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+pub(crate) unsafe fn into_box<T>(
+    out: *mut *mut T,
+    make: impl FnOnce() -> Result<T, Failure>,
+) -> Result<(), Failure> {
+    let out = self::out(out, "out")?;
+    out.write(Box::into_raw(Box::new(make()?)));
+    Ok(())
+}
+
+/// Frees what [`into_box`] made; NULL is a no-op.
+///
+/// # Safety
+/// `ptr` must be NULL or come from [`into_box`], not freed yet.
+pub(crate) unsafe fn unbox<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        drop(Box::from_raw(ptr));
+    }
+}
+
 /// Formats text into a caller's buffer: truncated at a character boundary to
 /// `len - 1` bytes, then NUL-terminated; the length lands in `*written` only
 /// when `finish` is called.

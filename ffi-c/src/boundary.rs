@@ -46,6 +46,12 @@ impl From<sds_core::Error> for Failure {
     }
 }
 
+impl From<sds_core::StrategyError> for Failure {
+    fn from(e: sds_core::StrategyError) -> Failure {
+        Failure::new(e.code(), &e)
+    }
+}
+
 /// Runs an export's body: its result code, or `SDS_RESULT_PANIC` if it
 /// panicked (the panic's message becomes the thread's last error).
 pub fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> sds_result {
@@ -94,8 +100,8 @@ mod tests {
     fn success_and_failure_pass_through() {
         assert_eq!(boundary(|| Ok(())), sds_result::Ok);
         assert_eq!(
-            boundary(|| Err(sds_core::Error::TableFull.into())),
-            sds_result::TableFull
+            boundary(|| Err(sds_core::Error::EmptyName.into())),
+            sds_result::EmptyName
         );
     }
 }

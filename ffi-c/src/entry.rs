@@ -1,5 +1,6 @@
-//! The hot path: `sds_enter` fills a caller-owned `sds_entry`, `sds_exit`
-//! settles it. No allocation, no lock, no thread-local.
+//! The hot path: `sds_enter` fills a caller-owned `sds_entry` (the core's
+//! `EntryParts`), `sds_exit` settles it. No allocation, no lock, no
+//! thread-local.
 
 use core::fmt::Write;
 use std::os::raw::c_char;
@@ -9,10 +10,11 @@ use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
 use crate::args::{input, TextWriter};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::table::{point_id, sds_table};
+use crate::table::{named_point, point_id, sds_table, Table};
 
 /// Why a request was downgraded: the core's reason codes. `sds_entry.reason`
 /// holds one.
+// C-side for its 0 (Rust's `Option::None`), as `sds_result` is for its 0.
 #[repr(u8)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum sds_reason {
@@ -36,46 +38,36 @@ pub enum sds_reason {
     Delay = 8,
 }
 
-macro_rules! same_reasons {
-    ($($variant:ident),*) => {
-        $(const _: () = assert!(sds_reason::$variant as u8 == Reason::$variant.code());)*
-
-        impl From<Option<Reason>> for sds_reason {
-            // Exhaustive: a reason added to the core does not build until it
-            // has a C name.
-            fn from(reason: Option<Reason>) -> sds_reason {
-                match reason {
-                    None => sds_reason::None,
-                    $(Some(Reason::$variant) => sds_reason::$variant,)*
-                }
-            }
+impl sds_reason {
+    /// The C value of a core reason. Exhaustive: a reason added to the core
+    /// does not build until it has a C name.
+    pub const fn of(reason: Option<Reason>) -> sds_reason {
+        match reason {
+            None => sds_reason::None,
+            Some(Reason::Visit) => sds_reason::Visit,
+            Some(Reason::TokenBucket) => sds_reason::TokenBucket,
+            Some(Reason::Concurrent) => sds_reason::Concurrent,
+            Some(Reason::Timeout) => sds_reason::Timeout,
+            Some(Reason::Exception) => sds_reason::Exception,
+            Some(Reason::ExceptionRate) => sds_reason::ExceptionRate,
+            Some(Reason::PressureTest) => sds_reason::PressureTest,
+            Some(Reason::Delay) => sds_reason::Delay,
         }
-    };
+    }
 }
-same_reasons!(
-    Visit,
-    TokenBucket,
-    Concurrent,
-    Timeout,
-    Exception,
-    ExceptionRate,
-    PressureTest,
-    Delay
-);
 
-/// How a request ended, for `sds_exit`.
-#[repr(u32)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum sds_outcome {
-    /// It returned normally.
-    Ok = 0,
-    /// It failed with an error that counts as an exception.
-    Error = 1,
-}
-const _: () = assert!(sds_outcome::Ok as u32 == Outcome::Ok as u32);
-const _: () = assert!(sds_outcome::Error as u32 == Outcome::Error as u32);
+// Every core reason keeps its number in C.
+const _: () = {
+    let mut i = 0;
+    while i < Reason::ALL.len() {
+        let reason = Reason::ALL[i];
+        assert!(sds_reason::of(Some(reason)) as u8 == reason.code());
+        i += 1;
+    }
+};
 
 /// Marks on a request, or-ed into `sds_enter`'s `flags`.
+// The core's `Flags` is a set of bits, not an enum: C names its bits here.
 #[repr(u32)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum sds_flag {
@@ -84,50 +76,9 @@ pub enum sds_flag {
     /// Load-test traffic (downgraded where `pressure_test_downgrade` is 1).
     PressureTest = 1,
 }
+const _: () = assert!(sds_flag::None as u32 == Flags::NONE.bits());
 const _: () = assert!(sds_flag::PressureTest as u32 == Flags::PRESSURE_TEST.bits());
-
-/// One request between `sds_enter` and `sds_exit`: plain data the caller
-/// owns (a local variable, a field of a request struct); copying it is fine.
-/// Pass it to `sds_exit` exactly once, on the table it came from.
-#[repr(C)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-pub struct sds_entry {
-    /// The `now_ms` of `sds_enter`.
-    pub start_ms: u64,
-    /// The point's index in its table.
-    pub point: u32,
-    /// Which delay a probe belongs to.
-    pub probe_generation: u16,
-    /// Bits: 1 holds a concurrency permit, 2 is a delay's probe, 4 downgraded.
-    pub state: u8,
-    /// An `sds_reason`: `SDS_REASON_NONE` (0) unless downgraded.
-    pub reason: u8,
-}
-
-impl From<Entry> for sds_entry {
-    fn from(entry: Entry) -> sds_entry {
-        let p = entry.into_parts();
-        sds_entry {
-            start_ms: p.start_ms,
-            point: p.point,
-            probe_generation: p.probe_generation,
-            state: p.state,
-            reason: p.reason,
-        }
-    }
-}
-
-impl From<&sds_entry> for Entry {
-    fn from(e: &sds_entry) -> Entry {
-        Entry::from_parts(EntryParts {
-            start_ms: e.start_ms,
-            point: e.point,
-            probe_generation: e.probe_generation,
-            state: e.state,
-            reason: e.reason,
-        })
-    }
-}
+const _: () = assert!(sds_flag::PressureTest as u32 == Flags::KNOWN_BITS);
 
 /// Counts a request to point `name` (created if needed) at `now_ms` and
 /// decides whether it is downgraded; writes the entry to `*out`. Use the
@@ -149,16 +100,11 @@ pub unsafe extern "C" fn sds_enter(
     name_len: usize,
     now_ms: u64,
     flags: u32,
-    out: *mut sds_entry,
+    out: *mut EntryParts,
 ) -> sds_result {
     boundary(|| {
-        let table = &input(table, "table")?.inner;
-        let name = crate::args::name(name, name_len)?;
-        let out = crate::args::out(out, "out")?;
-        let flags = known_flags(flags)?;
-        let id = point_id(table, name)?;
-        out.write(table.enter_point(id, now_ms, flags)?.into());
-        Ok(())
+        let (table, name) = named_point(table, name, name_len)?;
+        enter(table, now_ms, flags, out, |table| point_id(table, name))
     })
 }
 
@@ -174,26 +120,33 @@ pub unsafe extern "C" fn sds_enter_point(
     point: u32,
     now_ms: u64,
     flags: u32,
-    out: *mut sds_entry,
+    out: *mut EntryParts,
 ) -> sds_result {
     boundary(|| {
         let table = &input(table, "table")?.inner;
-        let out = crate::args::out(out, "out")?;
-        let flags = known_flags(flags)?;
-        let entry = table.enter_point(PointId::from_index(point), now_ms, flags)?;
-        out.write(entry.into());
-        Ok(())
+        enter(table, now_ms, flags, out, |_| {
+            Ok(PointId::from_index(point))
+        })
     })
 }
 
-fn known_flags(bits: u32) -> Result<Flags, Failure> {
-    let flags = Flags::from_bits(bits);
-    if flags.bits() != bits {
-        return Err(Failure::invalid(&format_args!(
-            "flags {bits:#x} has bits that are no sds_flag"
-        )));
-    }
-    Ok(flags)
+/// The body of both enters: checks `out` and `flags`, then finds the point
+/// (which may create it) and enters it.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `sds_entry`.
+unsafe fn enter(
+    table: &Table,
+    now_ms: u64,
+    flags: u32,
+    out: *mut EntryParts,
+    point: impl FnOnce(&Table) -> Result<PointId, Failure>,
+) -> Result<(), Failure> {
+    let out = crate::args::out(out, "out")?;
+    let flags = Flags::from_known_bits(flags)?;
+    let entry = table.enter_point(point(table)?, now_ms, flags)?;
+    out.write(entry.into_parts());
+    Ok(())
 }
 
 /// Settles an entry at `now_ms` with `outcome` (an `sds_outcome`): returns
@@ -210,23 +163,14 @@ fn known_flags(bits: u32) -> Result<Flags, Failure> {
 #[no_mangle]
 pub unsafe extern "C" fn sds_exit(
     table: *const sds_table,
-    entry: *const sds_entry,
+    entry: *const EntryParts,
     now_ms: u64,
     outcome: u32,
 ) -> sds_result {
     boundary(|| {
         let table = &input(table, "table")?.inner;
-        let entry = Entry::from(input(entry, "entry")?);
-        let outcome = match outcome {
-            0 => Outcome::Ok,
-            1 => Outcome::Error,
-            other => {
-                return Err(Failure::invalid(&format_args!(
-                    "outcome {other} is no sds_outcome"
-                )))
-            }
-        };
-        table.exit(&entry, now_ms, outcome)?;
+        let entry = Entry::from_parts(*input(entry, "entry")?);
+        table.exit(&entry, now_ms, Outcome::from_code(outcome.into())?)?;
         Ok(())
     })
 }
@@ -237,9 +181,11 @@ pub unsafe extern "C" fn sds_exit(
 /// # Safety
 /// `entry` must be NULL or point to a readable `sds_entry`.
 #[no_mangle]
-pub unsafe extern "C" fn sds_entry_downgraded(entry: *const sds_entry) -> bool {
+pub unsafe extern "C" fn sds_entry_downgraded(entry: *const EntryParts) -> bool {
     boundary_or(false, || {
-        entry.as_ref().is_some_and(|e| Entry::from(e).downgraded())
+        entry
+            .as_ref()
+            .is_some_and(|e| Entry::from_parts(*e).downgraded())
     })
 }
 
@@ -249,11 +195,9 @@ pub unsafe extern "C" fn sds_entry_downgraded(entry: *const sds_entry) -> bool {
 /// # Safety
 /// `entry` must be NULL or point to a readable `sds_entry`.
 #[no_mangle]
-pub unsafe extern "C" fn sds_entry_reason(entry: *const sds_entry) -> sds_reason {
+pub unsafe extern "C" fn sds_entry_reason(entry: *const EntryParts) -> sds_reason {
     boundary_or(sds_reason::None, || {
-        entry
-            .as_ref()
-            .map_or(sds_reason::None, |e| Entry::from(e).reason().into())
+        sds_reason::of(entry.as_ref().and_then(|e| Entry::from_parts(*e).reason()))
     })
 }
 

@@ -6,7 +6,9 @@
 //! of [`boundary`]. `include/sds.h` is generated from this crate by cbindgen;
 //! `ffi-c/README.md` is the C user's guide.
 //!
-//! The translation only: behaviour lives in `sds-core`.
+//! The translation only: behaviour, argument rules and messages live in
+//! `sds-core`, and the plain structs the exports take (`Strategy`, `Stats`,
+//! `EntryParts`, `Tally`) are the core's own, renamed for C by cbindgen.
 #![warn(missing_docs)]
 // C names (`sds_table`, `sds_result`) are the ABI, not Rust style slips.
 #![allow(non_camel_case_types)]
@@ -23,19 +25,19 @@ mod window;
 
 pub use clock::{sds_now_ms, sds_version};
 pub use entry::{
-    sds_enter, sds_enter_point, sds_entry, sds_entry_downgraded, sds_entry_reason, sds_exit,
-    sds_flag, sds_outcome, sds_reason, sds_reason_name,
+    sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,
+    sds_reason, sds_reason_name,
 };
 pub use result::{sds_last_error_message, sds_result, sds_result_message, SDS_MESSAGE_MAX};
-pub use stats::{sds_cycle_stats, sds_stats, sds_stats_get};
-pub use strategy::{sds_strategy, sds_strategy_default, sds_strategy_from_json};
+pub use stats::sds_stats_get;
+pub use strategy::{sds_strategy_default, sds_strategy_from_json};
 pub use table::{
     sds_table, sds_table_capacity, sds_table_free, sds_table_len, sds_table_new, sds_table_point,
     sds_table_remove_strategy, sds_table_set_strategy, sds_table_set_strategy_json,
     SDS_MAX_CAPACITY, SDS_MAX_NAME_LEN,
 };
 pub use window::{
-    sds_tally, sds_window, sds_window_add, sds_window_bucket, sds_window_clear_next_cycle,
+    sds_window, sds_window_add, sds_window_bucket, sds_window_clear_next_cycle,
     sds_window_fetch_max, sds_window_free, sds_window_last_whole_cycle, sds_window_new,
     sds_window_set, sds_window_sum,
 };

@@ -2,12 +2,12 @@
 
 use std::os::raw::c_char;
 
-use sds_core::{Error, ErrorCode, PointId, PointTable, Slot, MAX_CAPACITY};
+use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Strategy, MAX_CAPACITY};
 
-use crate::args::{bytes, input};
+use crate::args::{bytes, input, into_box, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::strategy::{parse, sds_strategy};
+use crate::strategy::parse;
 
 /// The longest point name in bytes (the core's `MAX_NAME_LEN`).
 pub const SDS_MAX_NAME_LEN: usize = 256;
@@ -16,18 +16,36 @@ pub const SDS_MAX_CAPACITY: usize = 1 << 20;
 const _: () = assert!(SDS_MAX_NAME_LEN == sds_core::MAX_NAME_LEN);
 const _: () = assert!(SDS_MAX_CAPACITY == MAX_CAPACITY);
 
+pub(crate) type Table = PointTable<Box<[Slot]>>;
+
 /// Point names to points, in a fixed capacity. Opaque: create it with
 /// `sds_table_new`, free it with `sds_table_free`. Every function taking a
 /// `const sds_table *` may be called from any number of threads at once.
 pub struct sds_table {
-    pub(crate) inner: PointTable<Box<[Slot]>>,
+    pub(crate) inner: Table,
+}
+
+/// The checked `(table, name, name_len)` arguments that most exports start
+/// with.
+///
+/// # Safety
+/// `table` must be NULL or a live table; `name` as [`crate::args::name`].
+// Always inlined: `sds_enter` is on the hot path.
+#[inline(always)]
+pub(crate) unsafe fn named_point<'a>(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+) -> Result<(&'a Table, &'a [u8]), Failure> {
+    let table = &input(table, "table")?.inner;
+    Ok((table, crate::args::name(name, name_len)?))
 }
 
 /// The point named `name`, created if needed. Lookup first: the common
 /// case (an existing point) then only reads shared memory, where the core's
 /// get-or-create `insert` tries a compare-and-swap on the slot's cache line
 /// on every call, contended when threads share a point.
-pub(crate) fn point_id(table: &PointTable<Box<[Slot]>>, name: &[u8]) -> Result<PointId, Failure> {
+pub(crate) fn point_id(table: &Table, name: &[u8]) -> Result<PointId, Failure> {
     Ok(match table.lookup(name)? {
         Some(id) => id,
         None => table.insert(name)?,
@@ -45,21 +63,19 @@ pub(crate) fn point_id(table: &PointTable<Box<[Slot]>>, name: &[u8]) -> Result<P
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table) -> sds_result {
     boundary(|| {
-        let out = crate::args::out(out, "out")?;
-        if capacity == 0 || capacity > MAX_CAPACITY {
-            return Err(Error::InvalidCapacity.into());
-        }
-        let mut slots: Vec<Slot> = Vec::new();
-        slots.try_reserve_exact(capacity).map_err(|_| {
-            Failure::new(
-                ErrorCode::InvalidCapacity,
-                &format_args!("cannot allocate {capacity} slots"),
-            )
-        })?;
-        slots.extend((0..capacity).map(|_| Slot::new()));
-        let inner = PointTable::new(slots.into_boxed_slice())?;
-        out.write(Box::into_raw(Box::new(sds_table { inner })));
-        Ok(())
+        into_box(out, || {
+            check_capacity(capacity)?;
+            let mut slots: Vec<Slot> = Vec::new();
+            slots.try_reserve_exact(capacity).map_err(|_| {
+                Failure::new(
+                    ErrorCode::InvalidCapacity,
+                    &format_args!("cannot allocate {capacity} slots"),
+                )
+            })?;
+            slots.extend((0..capacity).map(|_| Slot::new()));
+            let inner = PointTable::new(slots.into_boxed_slice())?;
+            Ok(sds_table { inner })
+        })
     })
 }
 
@@ -71,11 +87,7 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
 /// with no other thread using it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
-    boundary_or((), || {
-        if !table.is_null() {
-            drop(Box::from_raw(table));
-        }
-    })
+    boundary_or((), || unbox(table))
 }
 
 /// How many points fit; 0 for NULL. Infallible.
@@ -113,8 +125,7 @@ pub unsafe extern "C" fn sds_table_point(
     out: *mut u32,
 ) -> sds_result {
     boundary(|| {
-        let table = &input(table, "table")?.inner;
-        let name = crate::args::name(name, name_len)?;
+        let (table, name) = named_point(table, name, name_len)?;
         let out = crate::args::out(out, "out")?;
         out.write(point_id(table, name)?.index());
         Ok(())
@@ -136,13 +147,11 @@ pub unsafe extern "C" fn sds_table_set_strategy(
     table: *const sds_table,
     name: *const c_char,
     name_len: usize,
-    strategy: *const sds_strategy,
+    strategy: *const Strategy,
 ) -> sds_result {
     boundary(|| {
-        let table = input(table, "table")?;
-        let name = crate::args::name(name, name_len)?;
-        let strategy = input(strategy, "strategy")?;
-        table.inner.set_strategy(name, &strategy.into())?;
+        let (table, name) = named_point(table, name, name_len)?;
+        table.set_strategy(name, input(strategy, "strategy")?)?;
         Ok(())
     })
 }
@@ -163,10 +172,8 @@ pub unsafe extern "C" fn sds_table_set_strategy_json(
     json_len: usize,
 ) -> sds_result {
     boundary(|| {
-        let table = input(table, "table")?;
-        let name = crate::args::name(name, name_len)?;
-        let strategy = parse(bytes(json, json_len, "json")?)?;
-        table.inner.set_strategy(name, &strategy)?;
+        let (table, name) = named_point(table, name, name_len)?;
+        table.set_strategy(name, &parse(bytes(json, json_len, "json")?)?)?;
         Ok(())
     })
 }
@@ -183,10 +190,8 @@ pub unsafe extern "C" fn sds_table_remove_strategy(
     name_len: usize,
 ) -> sds_result {
     boundary(|| {
-        let table = input(table, "table")?;
-        table
-            .inner
-            .remove_strategy(crate::args::name(name, name_len)?)?;
+        let (table, name) = named_point(table, name, name_len)?;
+        table.remove_strategy(name)?;
         Ok(())
     })
 }

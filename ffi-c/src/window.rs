@@ -1,10 +1,10 @@
 //! `sds_window`: the core's raw sliding window over caller-chosen bucket
 //! width, window length and ring length (SDS, Sentinel, Hystrix, or yours).
 
-use sds_core::window::MAX_RING;
-use sds_core::{Bucket, Error, SlidingWindow, WindowRule};
+use sds_core::window::check_parameters;
+use sds_core::{Bucket, SlidingWindow, Tally};
 
-use crate::args::input;
+use crate::args::{input, into_box, unbox, write_if_given};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 
@@ -13,16 +13,6 @@ use crate::result::sds_result;
 /// `const sds_window *` may be called from any number of threads at once.
 pub struct sds_window {
     inner: SlidingWindow<Box<[Bucket]>>,
-}
-
-/// A bucket's value and the window's sum, both read after a write.
-#[repr(C)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-pub struct sds_tally {
-    /// The value of the bucket written to.
-    pub bucket: u64,
-    /// The sliding sum ending at that bucket.
-    pub total: u64,
 }
 
 /// Creates a window of `buckets` buckets of `bucket_ms` each over a ring of
@@ -42,15 +32,13 @@ pub unsafe extern "C" fn sds_window_new(
     out: *mut *mut sds_window,
 ) -> sds_result {
     boundary(|| {
-        let out = crate::args::out(out, "out")?;
-        // Checked before allocating, so an absurd ring is an error, not an abort.
-        if ring > MAX_RING {
-            return Err(Error::InvalidWindow(WindowRule::RingTooLong).into());
-        }
-        let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
-        let inner = SlidingWindow::with_storage(bucket_ms, buckets, storage)?;
-        out.write(Box::into_raw(Box::new(sds_window { inner })));
-        Ok(())
+        into_box(out, || {
+            // Before allocating, so an absurd ring is an error, not an abort.
+            check_parameters(bucket_ms, buckets, ring)?;
+            let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
+            let inner = SlidingWindow::with_storage(bucket_ms, buckets, storage)?;
+            Ok(sds_window { inner })
+        })
     })
 }
 
@@ -61,11 +49,7 @@ pub unsafe extern "C" fn sds_window_new(
 /// with no other thread using it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_window_free(window: *mut sds_window) {
-    boundary_or((), || {
-        if !window.is_null() {
-            drop(Box::from_raw(window));
-        }
-    })
+    boundary_or((), || unbox(window))
 }
 
 /// Adds `n` to the bucket of `now_ms` (saturating at 2^32 - 1) and writes
@@ -79,17 +63,10 @@ pub unsafe extern "C" fn sds_window_add(
     window: *const sds_window,
     now_ms: u64,
     n: u64,
-    out: *mut sds_tally,
+    out: *mut Tally,
 ) -> sds_result {
     boundary(|| {
-        let window = &input(window, "window")?.inner;
-        let tally = window.add(now_ms, n);
-        if !out.is_null() {
-            out.write(sds_tally {
-                bucket: tally.bucket,
-                total: tally.total,
-            });
-        }
+        write_if_given(out, input(window, "window")?.inner.add(now_ms, n));
         Ok(())
     })
 }
@@ -164,10 +141,7 @@ pub unsafe extern "C" fn sds_window_fetch_max(
     out: *mut u64,
 ) -> sds_result {
     boundary(|| {
-        let bucket = input(window, "window")?.inner.fetch_max(now_ms, value);
-        if !out.is_null() {
-            out.write(bucket);
-        }
+        write_if_given(out, input(window, "window")?.inner.fetch_max(now_ms, value));
         Ok(())
     })
 }

@@ -1,15 +1,17 @@
 //! Runs every scenario of `conformance/scenarios` through the exported
 //! `extern "C"` functions, exactly as a C caller would: a table from
-//! `sds_table_new`, strategies as JSON text, entries in `sds_entry`.
+//! `sds_table_new`, strategies as JSON text, entries in `sds_entry`. And
+//! every case of `conformance/strategies.json` in its JSON-text form through
+//! `sds_strategy_from_json`, with the code and the last error's message.
 
 #[path = "../../conformance/driver.rs"]
 mod driver;
 
 use std::os::raw::c_char;
 
-use driver::{stats_json, Surface};
+use driver::{stats_json, StrategyInput, Surface};
 use sds::*;
-use sds_core::ErrorCode;
+use sds_core::{EntryParts, ErrorCode, Field, Outcome, Stats, Strategy};
 use serde_json::Value;
 
 /// A table owned by the test, freed through the ABI.
@@ -49,7 +51,7 @@ fn set_strategy(t: &Table, point: &str, value: &Value) -> Result<(), String> {
     code_name(r)
 }
 
-fn word(entry: &sds_entry) -> String {
+fn word(entry: &EntryParts) -> String {
     let reason = unsafe { sds_entry_reason(entry) };
     if reason == sds_reason::None {
         return "pass".into();
@@ -58,12 +60,60 @@ fn word(entry: &sds_entry) -> String {
     let mut len = 0usize;
     let r = unsafe { sds_reason_name(reason as u32, buf.as_mut_ptr(), buf.len(), &mut len) };
     assert_eq!(r, sds_result::Ok);
-    let bytes: Vec<u8> = buf[..len].iter().map(|&c| c as u8).collect();
-    String::from_utf8(bytes).unwrap()
+    text(&buf[..len])
+}
+
+fn text(buf: &[c_char]) -> String {
+    String::from_utf8(buf.iter().map(|&c| c as u8).collect()).unwrap()
+}
+
+/// This thread's last error message.
+fn last_error() -> String {
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
+    assert_eq!(r, sds_result::Ok);
+    text(&buf[..len])
+}
+
+/// Every field under its SDS JSON name, as `strategies.json` expects it.
+fn strategy_json(s: &Strategy) -> Value {
+    Field::ALL
+        .iter()
+        .map(|f| (f.json_name().to_string(), Value::from(s.get(*f))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// The C ABI has one form of strategy input that a case can use: JSON text.
+/// (An `sds_strategy` holds only integers, set field by field: no key to
+/// misspell or repeat, no value of another type.)
+struct JsonText;
+
+impl StrategyInput for JsonText {
+    fn strategy_from_text(&self, json: &str) -> Result<Value, (String, String)> {
+        let mut out = sds_strategy_default();
+        match unsafe { sds_strategy_from_json(ptr(json), json.len(), &mut out) } {
+            sds_result::Ok => Ok(strategy_json(&out)),
+            failed => {
+                assert_eq!(out, sds_strategy_default(), "output untouched");
+                let code = code_name(failed).unwrap_err();
+                let message = last_error();
+                let detail = message
+                    .strip_prefix(&format!("{code}: "))
+                    .unwrap_or_else(|| panic!("{message:?} starts with {code}"));
+                Err((code, detail.to_string()))
+            }
+        }
+    }
+
+    fn strategy_from_native(&self, _: &Value) -> Option<Result<Value, (String, String)>> {
+        None
+    }
 }
 
 impl Surface for Table {
-    type Entry = sds_entry;
+    type Entry = EntryParts;
 
     fn set_strategy(&self, point: &str, strategy: &Value) -> Result<(), String> {
         set_strategy(self, point, strategy)
@@ -74,40 +124,29 @@ impl Surface for Table {
         point: &str,
         at: u64,
         pressure_test: bool,
-    ) -> Result<(sds_entry, String), String> {
+    ) -> Result<(EntryParts, String), String> {
         let flags = if pressure_test {
             sds_flag::PressureTest
         } else {
             sds_flag::None
         } as u32;
-        let mut entry = sds_entry::default();
+        let mut entry = EntryParts::default();
         code_name(unsafe { sds_enter(self.0, ptr(point), point.len(), at, flags, &mut entry) })?;
         let word = word(&entry);
         Ok((entry, word))
     }
 
-    fn exit(&self, entry: &sds_entry, at: u64, error: bool) -> Result<(), String> {
-        let outcome = if error {
-            sds_outcome::Error
-        } else {
-            sds_outcome::Ok
-        };
+    fn exit(&self, entry: &EntryParts, at: u64, error: bool) -> Result<(), String> {
+        let outcome = if error { Outcome::Error } else { Outcome::Ok };
         code_name(unsafe { sds_exit(self.0, entry, at, outcome as u32) })
     }
 
     fn stats(&self, point: &str, at: u64) -> Result<Value, String> {
-        let mut s = sds_stats::default();
+        let mut s = Stats::default();
         code_name(unsafe { sds_stats_get(self.0, ptr(point), point.len(), at, &mut s) })?;
-        let c = s.last_cycle;
         Ok(stats_json(
-            [s.visit, s.exception, s.timeout, s.downgrade, s.concurrent],
-            [
-                c.visit_num,
-                c.exception_num,
-                c.timeout_num,
-                c.downgrade_num,
-                c.concurrent_num,
-            ],
+            s.fields().map(|(_, v)| v),
+            s.last_cycle.fields().map(|(_, v)| v),
         ))
     }
 }
@@ -120,4 +159,11 @@ fn every_scenario_passes_through_the_c_abi() {
         Table(raw)
     });
     println!("{passed} scenarios passed through the C ABI");
+}
+
+#[test]
+fn every_strategy_case_passes_as_json_text() {
+    let passed = driver::run_strategy_cases(&JsonText, &strategy_json(&Strategy::DEFAULT));
+    assert!(passed >= 25, "only {passed} strategy checks ran");
+    println!("{passed} strategy checks passed through sds_strategy_from_json");
 }

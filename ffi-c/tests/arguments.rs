@@ -1,0 +1,108 @@
+//! A bad argument is judged by the core's own validator: the code and the
+//! last error's text are exactly the core's error for it, so C reports it
+//! word for word as every other binding does.
+
+use std::os::raw::c_char;
+use std::ptr::null_mut;
+
+use sds::*;
+use sds_core::window::check_parameters;
+use sds_core::{check_capacity, EntryParts, Error, Flags, Outcome, Strategy, MAX_CAPACITY};
+
+fn last_error() -> String {
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
+    assert_eq!(r, sds_result::Ok);
+    String::from_utf8(buf[..len].iter().map(|&c| c as u8).collect()).unwrap()
+}
+
+/// `got` failed with `want`'s code, and the last error is `want` as the
+/// core words it.
+fn assert_core_error(got: sds_result, want: Error) {
+    assert_eq!(got as u32, want.code().as_u32(), "{want:?}");
+    assert_eq!(last_error(), format!("{}: {want}", want.as_str()));
+}
+
+struct Table(*mut sds_table);
+
+impl Table {
+    fn new() -> Table {
+        let mut raw = null_mut();
+        assert_eq!(unsafe { sds_table_new(4, &mut raw) }, sds_result::Ok);
+        Table(raw)
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        unsafe { sds_table_free(self.0) }
+    }
+}
+
+#[test]
+fn unknown_flag_bits_are_the_cores_verdict() {
+    let t = Table::new();
+    let mut entry = EntryParts::default();
+    for bits in [2, 3, 0x8000_0000, u32::MAX] {
+        let want = Flags::from_known_bits(bits).unwrap_err();
+        let r = unsafe { sds_enter(t.0, "p".as_ptr().cast(), 1, 1000, bits, &mut entry) };
+        assert_core_error(r, want);
+        let r = unsafe { sds_enter_point(t.0, 0, 1000, bits, &mut entry) };
+        assert_core_error(r, want);
+    }
+    assert_eq!(unsafe { sds_table_len(t.0) }, 0, "no point was created");
+}
+
+#[test]
+fn an_unknown_outcome_is_the_cores_verdict() {
+    let t = Table::new();
+    let mut entry = EntryParts::default();
+    let r = unsafe { sds_enter(t.0, "p".as_ptr().cast(), 1, 1000, 0, &mut entry) };
+    assert_eq!(r, sds_result::Ok);
+    for code in [2, 7, u32::MAX] {
+        let want = Outcome::from_code(code.into()).unwrap_err();
+        assert_core_error(unsafe { sds_exit(t.0, &entry, 1000, code) }, want);
+    }
+    assert_eq!(unsafe { sds_exit(t.0, &entry, 1000, 0) }, sds_result::Ok);
+}
+
+#[test]
+fn a_bad_capacity_is_the_cores_verdict() {
+    for capacity in [0, MAX_CAPACITY + 1, usize::MAX] {
+        let mut raw = null_mut();
+        let want = check_capacity(capacity).unwrap_err();
+        assert_core_error(unsafe { sds_table_new(capacity, &mut raw) }, want);
+        assert!(raw.is_null(), "output untouched");
+    }
+}
+
+#[test]
+fn bad_window_parameters_are_the_cores_verdict() {
+    let cases: [(u64, usize, usize); 5] = [
+        (0, 10, 30),
+        (1000, 0, 30),
+        (1000, 10, 19),
+        (1000, 10, (1 << 16) + 1),
+        (1000, 10, usize::MAX), // refused before any allocation
+    ];
+    for (bucket_ms, buckets, ring) in cases {
+        let mut raw = null_mut();
+        let want = check_parameters(bucket_ms, buckets, ring).unwrap_err();
+        let r = unsafe { sds_window_new(bucket_ms, buckets, ring, &mut raw) };
+        assert_core_error(r, want);
+        assert!(raw.is_null(), "output untouched");
+    }
+}
+
+#[test]
+fn an_invalid_strategy_struct_is_the_cores_verdict() {
+    let t = Table::new();
+    let strategy = Strategy {
+        delay_time: 5,
+        ..sds_strategy_default()
+    };
+    let want = strategy.validate().unwrap_err();
+    let r = unsafe { sds_table_set_strategy(t.0, "p".as_ptr().cast(), 1, &strategy) };
+    assert_core_error(r, want);
+}
