@@ -3,8 +3,7 @@
 //! (form "text") and `StrategyBuilder` fed from serde_json values (form
 //! "native", as a binding feeds it from its dicts or objects).
 
-#[path = "../../conformance/driver.rs"]
-mod driver;
+use sds_conformance as driver;
 
 use driver::{stats_json, StrategyInput, Surface};
 use sds_core::{

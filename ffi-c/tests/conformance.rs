@@ -4,8 +4,7 @@
 //! every case of `conformance/strategies.json` in its JSON-text form through
 //! `sds_strategy_from_json`, with the code and the last error's message.
 
-#[path = "../../conformance/driver.rs"]
-mod driver;
+use sds_conformance as driver;
 
 use std::os::raw::c_char;
 

@@ -1,5 +1,5 @@
 //! The scenario driver shared by the Rust runners (the core's and the C
-//! ABI's tests include it with `#[path]`): it reads the files and walks the
+//! ABI's tests use it as a dev-dependency): it reads the files and walks the
 //! steps; each runner only says how its surface enters, exits, sets a
 //! strategy and reads stats. Other languages have their own drivers.
 
@@ -26,7 +26,7 @@ pub trait Surface {
 
 /// Every scenario file, sorted.
 pub fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("conformance/scenarios exists")
         .map(|e| e.unwrap().path())
@@ -166,7 +166,7 @@ pub trait StrategyInput {
 /// Runs every case of `conformance/strategies.json` in every form the
 /// surface has; panics listing the failures. Returns how many checks passed.
 pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> usize {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/strategies.json");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies.json");
     let text = std::fs::read_to_string(&file).expect("conformance/strategies.json exists");
     let doc: Value = serde_json::from_str(&text).expect("strategies.json is JSON");
     let cases = doc["cases"].as_array().expect("cases");
