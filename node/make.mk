@@ -13,12 +13,11 @@ node-install:
 	cd node && npm ci --no-audit --no-fund
 
 # The generated typings of the addon are committed: fail when the build
-# changed them. Then the addon's Rust unit tests, and the node:test suite,
-# which also type-checks index.d.ts with tsc and packs the package and
-# installs the tarball into an empty project under build/.
+# changed them. Then the node:test suite, which also type-checks index.d.ts
+# with tsc and packs the package and installs the tarball into an empty
+# project under build/. (The addon's Rust unit tests run in test-core.)
 test-node: node-install
 	git diff --exit-code -- node/lib/native.d.ts
-	cargo test -p sds-node --locked
 	cd node && node --test test/
 
 demo-node: node-install
