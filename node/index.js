@@ -4,6 +4,5 @@ const { Client, Point } = require('./lib/client.js');
 const { Entry } = require('./lib/entry.js');
 const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
-const { native } = require('./lib/native.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, native };
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError };

@@ -8,19 +8,25 @@ BENCHES += bench-node
 
 # Pinned devDependencies from package-lock.json; the package's install hook
 # then builds the addon with cargo (workspace target/, --locked) and
-# regenerates index.d.ts.
+# regenerates lib/native.d.ts.
 node-install:
 	cd node && npm ci --no-audit --no-fund
 
-# The typings are committed: fail when the build changed them. Then the
-# node:test suite, which also packs the package and installs the tarball
-# into an empty project under build/ (test/package.test.js).
+# The generated typings of the addon are committed: fail when the build
+# changed them. Then the node:test suite, which also type-checks index.d.ts
+# with tsc and packs the package and installs the tarball into an empty
+# project under build/. (The addon's Rust unit tests run in test-core.)
 test-node: node-install
-	git diff --exit-code -- node/index.d.ts
+	git diff --exit-code -- node/lib/native.d.ts
 	cd node && node --test test/
 
 demo-node: node-install
 	node examples/node/guard.js
 
+# The benchmark loads an addon built with the cargo feature bench-hooks (the
+# floor case's emptyCall and readClock), kept apart from the package's addon.
+NODE_BENCH_DIR := $(CURDIR)/build/node-bench
 bench-node: node-install
-	cd node && node bench/enter-exit.js
+	cd node && npx napi build --platform --release --no-js --features bench-hooks \
+		-o $(NODE_BENCH_DIR) --dts native.d.ts -- --locked
+	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/enter-exit.js

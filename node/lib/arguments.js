@@ -1,30 +1,8 @@
 'use strict';
-// Checks of JavaScript arguments before they reach the addon, so a wrong type
-// gets an SDS_INVALID_ARGUMENT that names the argument (and changes nothing).
+// Checks of what only JavaScript has (functions, option objects), so a wrong
+// one gets an SDS_INVALID_ARGUMENT that names it and changes nothing.
+// Numbers, names and strategies are checked by the addon.
 const { invalidArgument, describe } = require('./errors.js');
-
-/** A time or count in ms: a non-negative safe integer. */
-function checkMs(value, what) {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  throw invalidArgument(`${what} must be a non-negative integer number of ms, got ${describe(value)}`);
-}
-
-/** `value`, or the wall clock when it is undefined. */
-function msOrNow(value, what) {
-  return value === undefined ? Date.now() : checkMs(value, what);
-}
-
-function checkCount(value, what) {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  throw invalidArgument(`${what} must be a non-negative integer, got ${describe(value)}`);
-}
-
-function checkName(name) {
-  if (typeof name !== 'string') {
-    throw invalidArgument(`point name must be a string, got ${describe(name)}`);
-  }
-  return name;
-}
 
 function checkFunction(fn, what) {
   if (typeof fn !== 'function') throw invalidArgument(`${what} must be a function, got ${describe(fn)}`);
@@ -45,4 +23,4 @@ function checkOptions(options, allowed, what) {
   return options;
 }
 
-module.exports = { checkMs, msOrNow, checkCount, checkName, checkFunction, checkOptions };
+module.exports = { checkFunction, checkOptions };

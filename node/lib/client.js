@@ -1,30 +1,35 @@
 'use strict';
 const { EventEmitter } = require('node:events');
-const { native, NOW, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
+const { native, NOW, ioTime, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
 const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
-const { checkMs, msOrNow, checkName, checkFunction, checkOptions } = require('./arguments.js');
+const { checkFunction, checkOptions } = require('./arguments.js');
 
 const CLIENT_OPTIONS = ['capacity'];
 const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
 
-function statsFrom(s) {
-  return {
-    visit: s.visit,
-    exception: s.exception,
-    timeout: s.timeout,
-    downgrade: s.downgrade,
-    concurrent: s.concurrent,
-    lastCycle: {
-      visitNum: s.visitNum,
-      exceptionNum: s.exceptionNum,
-      timeoutNum: s.timeoutNum,
-      downgradeNum: s.downgradeNum,
-      concurrentNum: s.concurrentNum,
-    },
-  };
+const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
+
+/**
+ * Reports an error a 'downgrade' listener threw as a process warning (its
+ * stack in the detail). Never throws itself, whatever was thrown (a revoked
+ * Proxy, a hostile toString).
+ */
+function warnListenerError(point, error) {
+  let text = 'a value that cannot be shown';
+  let stack;
+  try {
+    text = String(error);
+    if (error instanceof Error) stack = error.stack;
+  } catch {
+    // Keep what was read.
+  }
+  process.emitWarning(`a 'downgrade' listener of point ${JSON.stringify(point)} threw: ${text}`, {
+    code: LISTENER_ERROR,
+    detail: stack,
+  });
 }
 
 /**
@@ -59,9 +64,6 @@ class Client extends EventEmitter {
   constructor(options) {
     super();
     const { capacity = 1024 } = checkOptions(options, CLIENT_OPTIONS, 'Client option');
-    if (typeof capacity !== 'number') {
-      throw invalidArgument(`capacity must be a number, got ${describe(capacity)}`);
-    }
     this._table = new native.NativeTable(capacity);
     this._hot = this._table.hotPath();
     // Name -> point id: the name crosses N-API once, later calls pass the id.
@@ -106,7 +108,6 @@ class Client extends EventEmitter {
    * and the old one stays.
    */
   setStrategy(name, strategy) {
-    checkName(name);
     let id;
     if (typeof strategy === 'string') {
       id = this._table.setStrategyJson(name, strategy);
@@ -120,19 +121,23 @@ class Client extends EventEmitter {
 
   /** Removes the strategy of `name`; its counters stay. */
   removeStrategy(name) {
-    this._table.removeStrategy(checkName(name));
+    this._table.removeStrategy(name);
   }
 
-  /** The sliding values of `name` and its last whole 10 s cycle. */
+  /** The strategy of `name` in SDS JSON names, or `null` when it has none. */
+  strategy(name) {
+    return this._table.strategy(name);
+  }
+
+  /** The sliding values of `name` and its last whole 10 s cycle at `nowMs` (default: now). */
   stats(name, nowMs) {
-    const now = msOrNow(nowMs, 'nowMs');
     const id = this._ids.get(name);
-    if (id !== undefined) return statsFrom(this._table.stats(id, now));
-    return statsFrom(this._table.statsByName(checkName(name), now));
+    if (id !== undefined) return this._table.stats(id, nowMs);
+    return this._table.statsByName(name, nowMs);
   }
 
   _idOf(name) {
-    const id = this._table.insert(checkName(name));
+    const id = this._table.insert(name);
     this._ids.set(name, id);
     return id;
   }
@@ -143,7 +148,7 @@ class Client extends EventEmitter {
     let flags = 0;
     if (options !== undefined) {
       const checked = checkOptions(options, ENTER_OPTIONS, 'enter option');
-      if (checked.nowMs !== undefined) now = checkMs(checked.nowMs, 'nowMs');
+      if (checked.nowMs !== undefined) now = ioTime(checked.nowMs);
       flags = enterFlags(checked);
     }
     // Arguments and results travel through hot.io (see node/src/hot_path.rs).
@@ -157,18 +162,21 @@ class Client extends EventEmitter {
     if ((packed & DOWNGRADED_BIT) === 0) {
       if (tracked) track(entry);
     } else if (this.listenerCount('downgrade') > 0) {
-      this._emitDowngrade(entry, entry.startMs);
+      this._emitDowngrade(entry);
     }
     return entry;
   }
 
-  _emitDowngrade(entry, now) {
+  /**
+   * A failing listener changes nothing for the request (README, the sugar
+   * contract): the caller still gets its entry, and so its fallback; the
+   * error becomes a process warning.
+   */
+  _emitDowngrade(entry) {
     try {
-      this.emit('downgrade', entry.point, entry.reason, now);
+      this.emit('downgrade', entry.point, entry.reason, entry.startMs);
     } catch (error) {
-      // The caller never gets the entry: settle it so no permit leaks.
-      entry.exit(now);
-      throw error;
+      warnListenerError(entry.point, error);
     }
   }
 }
@@ -187,10 +195,10 @@ class Point {
   }
 
   /**
-   * Runs `fn(entry)` (sync or async) under an entry: exits on return,
-   * resolve, throw or reject, and counts throws and rejections as exceptions.
-   * When downgraded, returns `fallback(reason)` or throws a `DowngradedError`
-   * (rejects, for an async function) without calling `fn`.
+   * Runs `fn()` (sync or async) under an entry: exits on return, resolve,
+   * throw or reject, and counts throws and rejections as exceptions. When
+   * downgraded, returns `fallback()` or throws a `DowngradedError` (rejects,
+   * for an async function) without calling `fn`.
    */
   run(fn, fallback) {
     checkFunction(fn, 'fn');
@@ -200,7 +208,12 @@ class Point {
 
   /** The point's statistics at `nowMs` (default: now). */
   stats(nowMs) {
-    return statsFrom(this.client._table.stats(this._id, msOrNow(nowMs, 'nowMs')));
+    return this.client._table.stats(this._id, nowMs);
+  }
+
+  /** This point's strategy, or `null`; see `Client#strategy`. */
+  strategy() {
+    return this.client.strategy(this.name);
   }
 
   /** Sets this point's strategy; see `Client#setStrategy`. */

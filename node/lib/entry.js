@@ -1,6 +1,5 @@
 'use strict';
-const { NOW, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
-const { checkMs } = require('./arguments.js');
+const { NOW, ioTime, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
 const { DowngradedError } = require('./errors.js');
 const { untrack } = require('./abandoned.js');
 
@@ -22,7 +21,7 @@ function isDowngradedError(err) {
 
 /**
  * One request between `enter` and `exit`. The addon returned it as one packed
- * number; the start time is the one JavaScript passed in.
+ * number; the start time is the one JavaScript passed in or the addon read.
  */
 class Entry {
   constructor(hot, point, packed, startMs) {
@@ -71,17 +70,16 @@ class Entry {
    */
   exit(nowMs) {
     if (this._state === EXITED) return false;
-    const now = nowMs === undefined ? NOW : checkMs(nowMs, 'nowMs');
-    const failed = this._state === FAILED;
-    this._state = EXITED;
-    if (this._registered) untrack(this);
     const hot = this._hot;
     const io = hot.io;
     io[0] = this._packed;
     io[1] = this.startMs;
-    io[2] = now;
-    if (failed) hot.exitError();
+    io[2] = nowMs === undefined ? NOW : ioTime(nowMs);
+    if (this._state === FAILED) hot.exitError();
     else hot.exitOk();
+    // Only now: an exit the addon refused (a bad time) leaves the entry open.
+    this._state = EXITED;
+    if (this._registered) untrack(this);
     return true;
   }
 }

@@ -1,19 +1,12 @@
 'use strict';
-const { native } = require('./native.js');
+const { CODES } = require('./native.js');
 
-/**
- * An `Error` with `.code` `SDS_INVALID_ARGUMENT`, made by the addon so the
- * code comes from the core's table.
- */
+/** An `Error` with `.code` `SDS_INVALID_ARGUMENT` (the name from the core's table). */
 function invalidArgument(message) {
-  try {
-    native.throwInvalidArgument(message);
-  } catch (error) {
-    Error.captureStackTrace(error, invalidArgument);
-    return error;
-  }
-  /* c8 ignore next */
-  throw new Error('unreachable: throwInvalidArgument returned');
+  const error = new Error(message);
+  error.code = CODES.invalidArgument;
+  Error.captureStackTrace(error, invalidArgument);
+  return error;
 }
 
 /** 'an array', 'a Map', 'an object'...; never throws (a revoked Proxy is 'an object'). */
@@ -36,18 +29,15 @@ function describe(value) {
   return String(value);
 }
 
-/** The core's code for "downgraded, no fallback given" (checked against its table in the tests). */
-const DOWNGRADED_CODE = 'SDS_DOWNGRADED';
-
 /** Thrown (or rejected) by `run` when a request is downgraded and no fallback is given. */
 class DowngradedError extends Error {
   constructor(point, reason) {
     super(`point ${JSON.stringify(point)} is downgraded (${reason})`);
     this.name = 'DowngradedError';
-    this.code = DOWNGRADED_CODE;
+    this.code = CODES.downgraded;
     this.point = point;
     this.reason = reason;
   }
 }
 
-module.exports = { invalidArgument, describe, DowngradedError, DOWNGRADED_CODE };
+module.exports = { invalidArgument, describe, DowngradedError };

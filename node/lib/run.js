@@ -24,17 +24,17 @@ function isAsyncFunction(fn) {
 }
 
 /**
- * Runs `fn(entry)` under `entry`: exits on return, resolve, throw or reject
- * and records throws and rejections as exceptions. Downgraded: exits at
- * once and returns `fallback(reason)`, or throws a `DowngradedError`
+ * Runs `fn()` under `entry`: exits on return, resolve, throw or reject and
+ * records throws and rejections as exceptions. Downgraded: exits at once
+ * and returns `fallback()` (the arguments `fn` would have had: none; the
+ * reason goes to the 'downgrade' listeners), or throws a `DowngradedError`
  * (rejects, for an async `fn`).
  */
 function guard(entry, fn, fallback) {
   if (entry.downgraded) {
-    const reason = entry.reason;
     entry.exit(entry.startMs);
-    if (fallback !== undefined) return fallback(reason);
-    const error = new DowngradedError(entry.point, reason);
+    if (fallback !== undefined) return fallback();
+    const error = new DowngradedError(entry.point, entry.reason);
     if (isAsyncFunction(fn)) return Promise.reject(error);
     throw error;
   }
@@ -44,7 +44,7 @@ function guard(entry, fn, fallback) {
   let result;
   let then;
   try {
-    result = fn(entry);
+    result = fn();
     then = thenOf(result);
   } catch (error) {
     fail(entry, error);

@@ -1,22 +1,19 @@
 'use strict';
 const { native } = require('./native.js');
-const { msOrNow, checkCount, checkOptions } = require('./arguments.js');
+const { checkOptions } = require('./arguments.js');
 
 const WINDOW_OPTIONS = ['bucketMs', 'buckets', 'ring'];
 
 /**
  * A sliding window of `buckets` buckets of `bucketMs` over a ring of `ring`
  * buckets (at least two windows). Defaults are SDS's: 1000 ms x 10, ring 30.
+ * Every `nowMs` defaults to the addon's clock.
  */
 class SlidingWindow {
   constructor(options) {
     const { bucketMs = 1000, buckets = 10, ring = 3 * buckets } =
       checkOptions(options, WINDOW_OPTIONS, 'SlidingWindow option');
-    this._window = new native.NativeWindow(
-      checkCount(bucketMs, 'bucketMs'),
-      checkCount(buckets, 'buckets'),
-      checkCount(ring, 'ring'),
-    );
+    this._window = new native.NativeWindow(bucketMs, buckets, ring);
     this.bucketMs = bucketMs;
     this.buckets = buckets;
     this.ring = ring;
@@ -24,28 +21,27 @@ class SlidingWindow {
 
   /** Adds one at `nowMs`: `{ bucket, total }` after the write. */
   increment(nowMs) {
-    return this._window.add(msOrNow(nowMs, 'nowMs'), 1);
+    return this._window.add(1, nowMs);
   }
 
   /** Adds `n` at `nowMs`: `{ bucket, total }` after the write. */
   add(n, nowMs) {
-    const count = checkCount(n, 'n');
-    return this._window.add(msOrNow(nowMs, 'nowMs'), count);
+    return this._window.add(n, nowMs);
   }
 
   /** The sum of the window ending in `nowMs`'s bucket. */
   sum(nowMs) {
-    return this._window.sum(msOrNow(nowMs, 'nowMs'));
+    return this._window.sum(nowMs);
   }
 
   /** The value of `nowMs`'s bucket. */
   bucket(nowMs) {
-    return this._window.bucket(msOrNow(nowMs, 'nowMs'));
+    return this._window.bucket(nowMs);
   }
 
   /** The sum of the aligned cycle of `buckets` before the one holding `nowMs`. */
   lastWholeCycle(nowMs) {
-    return this._window.lastWholeCycle(msOrNow(nowMs, 'nowMs'));
+    return this._window.lastWholeCycle(nowMs);
   }
 }
 

@@ -22,7 +22,7 @@ function build() {
   // The napi CLI is a devDependency, installed before this hook runs.
   const cli = require.resolve('@napi-rs/cli/package.json', { paths: [root] });
   const bin = path.join(path.dirname(cli), 'dist', 'cli.js');
-  const args = [bin, 'build', '--platform', '--release', '--no-js', '--dts', 'index.d.ts', '--', '--locked'];
+  const args = [bin, 'build', '--platform', '--release', '--no-js', '--dts', 'lib/native.d.ts', '--', '--locked'];
   const { status } = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   return status === 0;
 }

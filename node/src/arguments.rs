@@ -1,14 +1,16 @@
-//! The arguments of the native functions arrive as `Unknown` and are checked
-//! here: napi-rs's own conversions would throw its statuses
+//! The one place the addon checks what JavaScript hands it. Arguments arrive
+//! as `Unknown`: napi-rs's own conversions would throw its statuses
 //! (`NumberExpected`, ...), which are no codes of the core, and would turn a
 //! lone surrogate into U+FFFD, so that `'\ud800'` and `'\ufffd'` named one
-//! point. Every refusal is `SDS_INVALID_ARGUMENT` naming the argument.
+//! point. A JavaScript value is sorted into the core's [`Value`] once
+//! ([`value`]); strategies and times take the core's verdict on it. Every
+//! refusal here is `SDS_INVALID_ARGUMENT` naming the argument.
 
 use napi::bindgen_prelude::{Object, Unknown};
 use napi::{JsString, ValueType};
+use sds_core::{time, Value};
 
-use crate::errors::{invalid_argument, SdsError};
-use crate::time::whole_up_to;
+use crate::errors::{from_core_about, invalid_argument, SdsError};
 
 fn type_name(value: &Unknown) -> &'static str {
     match value.get_type() {
@@ -36,25 +38,56 @@ fn is(value: &Unknown, expected: ValueType) -> bool {
     matches!(value.get_type(), Ok(t) if t == expected)
 }
 
-/// A JavaScript number (any: the callers check its range and say how).
-pub fn number(value: Unknown, what: &str) -> Result<f64, SdsError> {
-    if !is(&value, ValueType::Number) {
-        return Err(wrong_type(what, "a number", &value));
+/// `value` as the core's strategy and time rules see it: a number by its
+/// value ([`Value::from_f64`]), `undefined` and `null` as omitted, a string
+/// as text, anything else (a boolean, a bigint, an object) as no integer.
+pub fn value(value: &Unknown) -> Value {
+    match value.get_type() {
+        // SAFETY: the value is a number.
+        Ok(ValueType::Number) => {
+            unsafe { value.cast::<f64>() }.map_or(Value::NotAnInteger, Value::from_f64)
+        }
+        Ok(ValueType::Undefined | ValueType::Null) => Value::Null,
+        Ok(ValueType::String) => Value::Text,
+        _ => Value::NotAnInteger,
     }
-    // SAFETY: the value is a number.
-    unsafe { value.cast::<f64>() }.map_err(|_| wrong_type(what, "a number", &value))
+}
+
+/// A time in ms by the core's rule (`sds_core::time`).
+#[inline]
+pub fn time_number(ms: f64, what: &str) -> Result<u64, SdsError> {
+    time::from_f64(ms).map_err(|e| from_core_about(what, e))
+}
+
+/// A time in ms, or the addon's clock when it is `undefined`: every call
+/// that defaults the time reads this one clock.
+pub fn time_or_now(ms: Unknown, what: &str) -> Result<u64, SdsError> {
+    if is(&ms, ValueType::Undefined) {
+        return Ok(sds_clock::now_ms());
+    }
+    time::from_value(value(&ms)).map_err(|e| from_core_about(what, e))
+}
+
+/// A non-negative integer that fits 64 bits (a capacity, a count, a width).
+pub fn count(n: Unknown, what: &str) -> Result<u64, SdsError> {
+    match value(&n) {
+        Value::Integer(v) if v >= 0 => u64::try_from(v).map_err(|_| not_a_count(what)),
+        _ => Err(not_a_count(what)),
+    }
+}
+
+fn not_a_count(what: &str) -> SdsError {
+    invalid_argument(format!("{what} must be a non-negative integer"))
 }
 
 /// A point id: an integer that fits 32 bits (the table says whether it
 /// names a point).
-pub fn point_id(value: Unknown) -> Result<u32, SdsError> {
-    let n = number(value, "point id")?;
-    match whole_up_to(n, u32::MAX as f64) {
-        Some(id) => Ok(id as u32),
-        None => Err(invalid_argument(format!(
-            "point id must be an integer from 0 to 2^32 - 1, got {n}"
-        ))),
+pub fn point_id(id: Unknown) -> Result<u32, SdsError> {
+    match value(&id) {
+        Value::Integer(v) => u32::try_from(v).ok(),
+        _ => None,
     }
+    .ok_or_else(|| invalid_argument("point id must be an integer from 0 to 2^32 - 1"))
 }
 
 /// A string that is well-formed UTF-16, as UTF-8: a lone surrogate has no

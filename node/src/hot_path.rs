@@ -14,14 +14,18 @@
 //! JavaScript in between, so nothing else can touch it):
 //!
 //! - `enter()`: in `io[0]` the point key (`2 * pointId + pressureTest`),
-//!   `io[1]` the time or `-1` for now; out `io[0]` the packed entry,
-//!   `io[1]` the time used.
+//!   `io[1]` the time or [`NOW`]; out `io[0]` the packed entry, and `io[1]`
+//!   the clock's time when it was [`NOW`] (a given time stays as it was).
 //! - `exitOk()` / `exitError()`: in `io[0]` the packed entry, `io[1]` its
-//!   start time, `io[2]` the time or `-1` for now.
+//!   start time, `io[2]` the time or [`NOW`].
 //!
-//! - `emptyCall()` and `readClock()` (`io[1]` the wall clock) do nothing
-//!   else: the benchmark times them to show what a pair costs before any
-//!   counting, the floor of this boundary.
+//! Times are checked by the core's rule (`sds_core::time`), like every other
+//! time the addon takes (see [`crate::arguments`]).
+//!
+//! With the cargo feature `bench-hooks` (benchmark builds only, never the
+//! package's), `emptyCall()` and `readClock()` (`io[1]` the clock) do
+//! nothing else: the benchmark times them to show what a pair costs before
+//! any counting, the floor of this boundary.
 //!
 //! The `unsafe` is the N-API calls and the `data` pointer's lifetime; what
 //! the callbacks compute is in the safe [`enter_numbers`] and
@@ -37,10 +41,16 @@ use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
 use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
 
-use crate::entry_bits::{pack, unpack};
+use crate::arguments::time_number;
+use crate::entry_bits::{number, pack, unpack, whole_up_to};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
 use crate::external_memory::release_table;
-use crate::time::{ms, ms_or_now, number, whole_up_to, NOW};
+
+/// What JavaScript passes for "now": the addon then reads the clock itself,
+/// cheaper than `Date.now()` (a V8 runtime call and a heap number). Never a
+/// time: the core's rule refuses negative ones, and JavaScript passes NaN
+/// (refused too) for anything that is not a number or is this marker.
+pub const NOW: f64 = -1.0;
 
 pub type Table = PointTable<Box<[Slot]>>;
 
@@ -63,20 +73,28 @@ impl Hot {
     }
 }
 
-/// `enter(key, nowMs)`: the packed entry and the time used. `key` is
-/// `2 * pointId + pressureTest`.
-pub fn enter_numbers(table: &Table, [key, now_ms]: [f64; 2]) -> Result<(f64, u64), SdsError> {
+/// `enter(key, nowMs)`: the packed entry, and the clock's time if `nowMs`
+/// was [`NOW`]. `key` is `2 * pointId + pressureTest`.
+pub fn enter_numbers(
+    table: &Table,
+    [key, now_ms]: [f64; 2],
+) -> Result<(f64, Option<u64>), SdsError> {
     let Some(key) = whole_up_to(key, u32::MAX as f64 * 2.0) else {
         return Err(invalid_argument(format!(
             "point key must be an integer >= 0, got {key}"
         )));
     };
-    let now = ms_or_now(now_ms, "nowMs")?;
+    let (now, read) = if now_ms == NOW {
+        let now = sds_clock::now_ms();
+        (now, Some(now))
+    } else {
+        (time_number(now_ms, "nowMs")?, None)
+    };
     let id = PointId::from_index((key >> 1) as u32);
     let entry = table
         .enter_point(id, now, Flags::from_bits((key & 1) as u32))
         .map_err(from_core)?;
-    Ok((pack(entry), now))
+    Ok((pack(entry), read))
 }
 
 /// `exitOk` / `exitError(packed, startMs, nowMs)`.
@@ -85,7 +103,7 @@ pub fn exit_numbers(
     [packed, start_ms, now_ms]: [f64; 3],
     outcome: Outcome,
 ) -> Result<(), SdsError> {
-    let entry = unpack(packed, ms(start_ms, "startMs")?)?;
+    let entry = unpack(packed, time_number(start_ms, "startMs")?)?;
     if now_ms == NOW {
         // The core asks for the time only if this exit uses it (an ok exit
         // with no timeoutThreshold and no probe only returns its permit).
@@ -94,7 +112,7 @@ pub fn exit_numbers(
             .map_err(from_core);
     }
     table
-        .exit(&entry, ms(now_ms, "nowMs")?, outcome)
+        .exit(&entry, time_number(now_ms, "nowMs")?, outcome)
         .map_err(from_core)
 }
 
@@ -144,9 +162,11 @@ unsafe extern "C" fn enter_callback(
 ) -> sys::napi_value {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let hot = unsafe { hot_of(env, info) }?;
-        let (packed, now) = enter_numbers(&hot.table, hot.read())?;
+        let (packed, read) = enter_numbers(&hot.table, hot.read())?;
         hot.io[0].set(packed);
-        hot.io[1].set(number(now));
+        if let Some(now) = read {
+            hot.io[1].set(number(now));
+        }
         Ok(())
     }))
     .unwrap_or_else(|_| Err(panicked()));
@@ -174,6 +194,7 @@ unsafe fn exit_callback(
     }
 }
 
+#[cfg(feature = "bench-hooks")]
 unsafe extern "C" fn empty_callback(
     _env: sys::napi_env,
     _info: sys::napi_callback_info,
@@ -181,6 +202,7 @@ unsafe extern "C" fn empty_callback(
     ptr::null_mut()
 }
 
+#[cfg(feature = "bench-hooks")]
 unsafe extern "C" fn clock_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
@@ -288,7 +310,8 @@ unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_
     Ok(array)
 }
 
-/// `{ enter, exitOk, exitError, emptyCall, readClock, io }` bound to `table`.
+/// `{ enter, exitOk, exitError, io }` bound to `table` (and the benchmark's
+/// `emptyCall`, `readClock` with the feature `bench-hooks`).
 pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Object<'env>> {
     let env = env.raw();
     let hot = Rc::new(Hot {
@@ -304,8 +327,11 @@ pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Ob
         add_function(env, object, c"enter", enter_callback, &hot)?;
         add_function(env, object, c"exitOk", exit_ok_callback, &hot)?;
         add_function(env, object, c"exitError", exit_error_callback, &hot)?;
-        add_function(env, object, c"emptyCall", empty_callback, &hot)?;
-        add_function(env, object, c"readClock", clock_callback, &hot)?;
+        #[cfg(feature = "bench-hooks")]
+        {
+            add_function(env, object, c"emptyCall", empty_callback, &hot)?;
+            add_function(env, object, c"readClock", clock_callback, &hot)?;
+        }
         let io = io_array(env, &hot)?;
         check(
             sys::napi_set_named_property(env, object, c"io".as_ptr(), io),

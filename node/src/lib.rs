@@ -15,7 +15,6 @@ mod external_memory;
 mod hot_path;
 mod strategy_object;
 mod tables;
-mod time;
 mod windows;
 
 pub use tables::NativeTable;

@@ -6,46 +6,33 @@ use std::rc::Rc;
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::Env;
 use napi_derive::napi;
-use sds_core::{check_capacity, PointId, PointTable, Slot, Stats, Strategy};
+use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
 
 use crate::arguments;
-use crate::errors::{from_core, from_json, invalid_argument, SdsError};
+use crate::errors::{from_core, from_strategy, js_error, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::{hot_functions, Table};
-use crate::strategy_object::strategy_from_object;
-use crate::time::{is_count, ms};
+use crate::strategy_object::{strategy_from_object, strategy_to_object};
 
-/// A point's statistics as plain numbers (`lastCycle` is assembled in JS).
-#[napi(object, namespace = "native")]
-pub struct NativeStats {
-    pub visit: f64,
-    pub exception: f64,
-    pub timeout: f64,
-    pub downgrade: f64,
-    pub concurrent: f64,
-    pub visit_num: f64,
-    pub exception_num: f64,
-    pub timeout_num: f64,
-    pub downgrade_num: f64,
-    pub concurrent_num: f64,
+/// `stats` as an object of the core's names, the last cycle nested under
+/// `Stats::LAST_CYCLE`.
+fn stats_object<'env>(env: &'env Env, stats: &Stats) -> napi::Result<Object<'env>> {
+    let mut cycle = Object::new(env)?;
+    for (name, value) in stats.last_cycle.fields() {
+        cycle.set(name, value as f64)?;
+    }
+    let mut object = Object::new(env)?;
+    for (name, value) in stats.fields() {
+        object.set(name, value as f64)?;
+    }
+    object.set(Stats::LAST_CYCLE, cycle)?;
+    Ok(object)
 }
 
-impl From<Stats> for NativeStats {
-    fn from(s: Stats) -> NativeStats {
-        let c = s.last_cycle;
-        NativeStats {
-            visit: s.visit as f64,
-            exception: s.exception as f64,
-            timeout: s.timeout as f64,
-            downgrade: s.downgrade as f64,
-            concurrent: s.concurrent as f64,
-            visit_num: c.visit_num as f64,
-            exception_num: c.exception_num as f64,
-            timeout_num: c.timeout_num as f64,
-            downgrade_num: c.downgrade_num as f64,
-            concurrent_num: c.concurrent_num as f64,
-        }
-    }
+/// A failure of N-API itself while building a result (out of memory, a
+/// pending exception): reported with the status's own text.
+fn internal(error: napi::Error) -> SdsError {
+    js_error(ErrorCode::Panic, error.reason)
 }
 
 /// The points of one client. Names are the UTF-8 form of the JS string.
@@ -67,15 +54,11 @@ impl NativeTable {
     /// A table of `capacity` points (1 to 2^20).
     #[napi(constructor, ts_args_type = "capacity: number")]
     pub fn new(env: &Env, capacity: Unknown) -> Result<NativeTable, SdsError> {
-        let capacity = arguments::number(capacity, "capacity")?;
-        if !is_count(capacity) {
-            return Err(invalid_argument(format!(
-                "capacity must be a positive integer, got {capacity}"
-            )));
-        }
+        let capacity =
+            usize::try_from(arguments::count(capacity, "capacity")?).unwrap_or(usize::MAX);
         // Checked before allocating the slots.
-        check_capacity(capacity.min(usize::MAX as f64) as usize).map_err(from_core)?;
-        let slots: Box<[Slot]> = (0..capacity as usize).map(|_| Slot::new()).collect();
+        check_capacity(capacity).map_err(from_core)?;
+        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
         let table = PointTable::new(slots).map_err(from_core)?;
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
@@ -90,7 +73,7 @@ impl NativeTable {
     /// read the packed entry, its start time and the time from `io[0..3]`.
     /// `-1` for a time means now.
     #[napi(
-        ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; io: Float64Array }"
+        ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }"
     )]
     pub fn hot_path<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
         hot_functions(env, &self.table)
@@ -109,7 +92,7 @@ impl NativeTable {
     pub fn set_strategy_json(&self, name: Unknown, json: Unknown) -> Result<u32, SdsError> {
         let name = arguments::name(name)?;
         let json = arguments::text(json, "strategy JSON")?;
-        let strategy = Strategy::from_json(&json).map_err(from_json)?;
+        let strategy = Strategy::from_json(&json).map_err(from_strategy)?;
         self.set(&name, &strategy)
     }
 
@@ -139,26 +122,64 @@ impl NativeTable {
             .map_err(from_core)
     }
 
-    /// The stats of point `id`.
-    #[napi(ts_args_type = "id: number, nowMs: number")]
-    pub fn stats(&self, id: Unknown, now_ms: Unknown) -> Result<NativeStats, SdsError> {
+    /// The strategy of `name` in SDS JSON names, or `null` when it has none
+    /// (a point never created is not created).
+    #[napi(
+        ts_args_type = "name: string",
+        ts_return_type = "Record<string, number> | null"
+    )]
+    pub fn strategy<'env>(
+        &self,
+        env: &'env Env,
+        name: Unknown,
+    ) -> Result<Option<Object<'env>>, SdsError> {
+        let name = arguments::name(name)?;
+        let Some(id) = self.table.lookup(name.as_bytes()).map_err(from_core)? else {
+            return Ok(None);
+        };
+        let point = self.table.point(id).map_err(from_core)?;
+        match point.strategy() {
+            Some(strategy) => Ok(Some(strategy_to_object(env, &strategy).map_err(internal)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The stats of point `id` at `nowMs` (default: the addon's clock).
+    #[napi(
+        ts_args_type = "id: number, nowMs?: number",
+        ts_return_type = "Record<string, unknown>"
+    )]
+    pub fn stats<'env>(
+        &self,
+        env: &'env Env,
+        id: Unknown,
+        now_ms: Unknown,
+    ) -> Result<Object<'env>, SdsError> {
         let id = arguments::point_id(id)?;
-        let now = ms(arguments::number(now_ms, "nowMs")?, "nowMs")?;
+        let now = arguments::time_or_now(now_ms, "nowMs")?;
         let point = self
             .table
             .point(PointId::from_index(id))
             .map_err(from_core)?;
-        Ok(point.stats(now).into())
+        stats_object(env, &point.stats(now)).map_err(internal)
     }
 
     /// The stats of `name`, all zero for a point never created (which this
     /// does not create).
-    #[napi(ts_args_type = "name: string, nowMs: number")]
-    pub fn stats_by_name(&self, name: Unknown, now_ms: Unknown) -> Result<NativeStats, SdsError> {
+    #[napi(
+        ts_args_type = "name: string, nowMs?: number",
+        ts_return_type = "Record<string, unknown>"
+    )]
+    pub fn stats_by_name<'env>(
+        &self,
+        env: &'env Env,
+        name: Unknown,
+        now_ms: Unknown,
+    ) -> Result<Object<'env>, SdsError> {
         let name = arguments::name(name)?;
-        let now = ms(arguments::number(now_ms, "nowMs")?, "nowMs")?;
+        let now = arguments::time_or_now(now_ms, "nowMs")?;
         let stats = self.table.stats(name.as_bytes(), now).map_err(from_core)?;
-        Ok(stats.into())
+        stats_object(env, &stats).map_err(internal)
     }
 
     /// How many points exist.

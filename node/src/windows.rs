@@ -6,10 +6,9 @@ use napi_derive::napi;
 use sds_core::window::check_parameters;
 use sds_core::{Bucket, SlidingWindow};
 
-use crate::arguments;
-use crate::errors::{from_core, invalid_argument, SdsError};
+use crate::arguments::{count, time_or_now};
+use crate::errors::{from_core, SdsError};
 use crate::external_memory::adjust;
-use crate::time::{ms, whole_up_to, MAX_SAFE_INTEGER};
 
 /// A bucket's value and the window's sum after a write.
 #[napi(object, namespace = "native")]
@@ -38,21 +37,6 @@ impl ObjectFinalize for NativeWindow {
     }
 }
 
-fn whole(value: Unknown, what: &str) -> Result<u64, SdsError> {
-    let value = arguments::number(value, what)?;
-    if let Some(n) = whole_up_to(value, MAX_SAFE_INTEGER) {
-        Ok(n)
-    } else {
-        Err(invalid_argument(format!(
-            "{what} must be a non-negative integer, got {value}"
-        )))
-    }
-}
-
-fn now(value: Unknown) -> Result<u64, SdsError> {
-    ms(arguments::number(value, "nowMs")?, "nowMs")
-}
-
 #[napi(namespace = "native")]
 impl NativeWindow {
     /// `buckets` buckets of `bucket_ms` over a ring of `ring` buckets.
@@ -66,9 +50,9 @@ impl NativeWindow {
         buckets: Unknown,
         ring: Unknown,
     ) -> Result<NativeWindow, SdsError> {
-        let bucket_ms = whole(bucket_ms, "bucketMs")?;
-        let buckets = whole(buckets, "buckets")? as usize;
-        let ring = whole(ring, "ring")? as usize;
+        let bucket_ms = count(bucket_ms, "bucketMs")?;
+        let buckets = usize::try_from(count(buckets, "buckets")?).unwrap_or(usize::MAX);
+        let ring = usize::try_from(count(ring, "ring")?).unwrap_or(usize::MAX);
         // Refused before allocating the storage.
         check_parameters(bucket_ms, buckets, ring).map_err(from_core)?;
         let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
@@ -77,31 +61,33 @@ impl NativeWindow {
         Ok(NativeWindow { window })
     }
 
-    /// Adds `n` at `now_ms`; the bucket's value and the sliding sum.
-    #[napi(ts_args_type = "nowMs: number, n: number")]
-    pub fn add(&self, now_ms: Unknown, n: Unknown) -> Result<NativeTally, SdsError> {
-        let tally = self.window.add(now(now_ms)?, whole(n, "n")?);
+    /// Adds `n` at `nowMs` (here and below, by default the addon's clock);
+    /// the bucket's value and the sliding sum.
+    #[napi(ts_args_type = "n: number, nowMs?: number")]
+    pub fn add(&self, n: Unknown, now_ms: Unknown) -> Result<NativeTally, SdsError> {
+        let n = count(n, "n")?;
+        let tally = self.window.add(time_or_now(now_ms, "nowMs")?, n);
         Ok(NativeTally {
             bucket: tally.bucket as f64,
             total: tally.total as f64,
         })
     }
 
-    /// The sliding sum at `now_ms`.
-    #[napi(ts_args_type = "nowMs: number")]
+    /// The sliding sum at `nowMs`.
+    #[napi(ts_args_type = "nowMs?: number")]
     pub fn sum(&self, now_ms: Unknown) -> Result<f64, SdsError> {
-        Ok(self.window.sum(now(now_ms)?) as f64)
+        Ok(self.window.sum(time_or_now(now_ms, "nowMs")?) as f64)
     }
 
-    /// The value of `now_ms`'s bucket.
-    #[napi(ts_args_type = "nowMs: number")]
+    /// The value of `nowMs`'s bucket.
+    #[napi(ts_args_type = "nowMs?: number")]
     pub fn bucket(&self, now_ms: Unknown) -> Result<f64, SdsError> {
-        Ok(self.window.bucket(now(now_ms)?) as f64)
+        Ok(self.window.bucket(time_or_now(now_ms, "nowMs")?) as f64)
     }
 
-    /// The sum of the aligned cycle before the one holding `now_ms`.
-    #[napi(ts_args_type = "nowMs: number")]
+    /// The sum of the aligned cycle before the one holding `nowMs`.
+    #[napi(ts_args_type = "nowMs?: number")]
     pub fn last_whole_cycle(&self, now_ms: Unknown) -> Result<f64, SdsError> {
-        Ok(self.window.last_whole_cycle(now(now_ms)?) as f64)
+        Ok(self.window.last_whole_cycle(time_or_now(now_ms, "nowMs")?) as f64)
     }
 }

@@ -95,3 +95,42 @@ for (const form of ['object', 'json']) {
     });
   }
 }
+
+// conformance/strategies.json: each case as JSON text and as the object
+// JSON.parse makes of it, with one verdict, code and message.
+const strategyCases = JSON.parse(fs.readFileSync(path.join(dir, '..', 'strategies.json'), 'utf8')).cases;
+
+test('strategies.json is found', () => {
+  assert.ok(strategyCases.length >= 10, `only ${strategyCases.length} strategy cases`);
+});
+
+for (const form of ['text', 'native']) {
+  test(`strategies.json as ${form}`, () => {
+    const defaults = new Client();
+    defaults.setStrategy('p', {});
+    const expectedDefaults = defaults.strategy('p');
+    let ran = 0;
+    for (const c of strategyCases) {
+      if (c.forms && !c.forms.includes(form)) continue;
+      ran += 1;
+      const client = new Client({ capacity: 2 });
+      const input = form === 'text' ? c.json : JSON.parse(c.json);
+      let error;
+      try {
+        client.setStrategy('p', input);
+      } catch (e) {
+        error = e;
+      }
+      if (c.error === undefined) {
+        assert.equal(error, undefined, `${c.name}: ${error && error.message}`);
+        assert.deepEqual(client.strategy('p'), { ...expectedDefaults, ...c.expect }, c.name);
+      } else {
+        assert.ok(error, `${c.name}: accepted`);
+        assert.equal(error.code, c.error, c.name);
+        assert.equal(error.message, c.message, c.name);
+        assert.equal(client.strategy('p'), null, `${c.name}: nothing set`);
+      }
+    }
+    assert.ok(ran >= 10, `${ran} cases ran`);
+  });
+}

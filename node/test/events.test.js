@@ -32,12 +32,49 @@ test('the default clock stamps events with the entry start time', () => {
   assert.ok(Math.abs(entry.startMs - before) < 1000, `${entry.startMs} vs ${before}`);
 });
 
-test('a throwing listener propagates and the entry is settled', () => {
+/** The process warnings emitted while `fn` runs (they arrive on a later tick). */
+async function warningsDuring(fn) {
+  const seen = [];
+  const listener = (warning) => seen.push(warning);
+  process.on('warning', listener);
+  try {
+    fn();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', listener);
+  }
+  return seen;
+}
+
+test('a throwing listener is a warning: enter returns its entry, run its fallback', async () => {
   const client = new Client();
   client.setStrategy('p', { visitThreshold: 0 });
-  client.on('downgrade', () => { throw new Error('listener'); });
-  assert.throws(() => client.enter('p', { nowMs: 100000 }), /listener/);
+  client.on('downgrade', () => { throw new Error('listener broke'); });
+  let entry;
+  let result;
+  const warnings = await warningsDuring(() => {
+    entry = client.enter('p', { nowMs: 100000 });
+    result = client.run('p', () => 'work', () => 'fallback');
+  });
+  assert.equal(entry.reason, 'VISIT');
+  assert.equal(entry.exit(100000), true);
+  assert.equal(result, 'fallback');
+  assert.equal(warnings.length, 2);
+  for (const w of warnings) {
+    assert.equal(w.code, 'SDS_LISTENER_ERROR');
+    assert.match(w.message, /a 'downgrade' listener of point "p" threw: Error: listener broke/);
+  }
   assert.equal(client.stats('p', 100000).concurrent, 0);
+});
+
+test('a listener throwing what cannot be shown is still a warning', async () => {
+  const client = new Client();
+  client.setStrategy('p', { visitThreshold: 0 });
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  client.on('downgrade', () => { throw proxy; });
+  const warnings = await warningsDuring(() => client.enter('p', { nowMs: 100000 }).exit(100000));
+  assert.deepEqual(warnings.map((w) => w.code), ['SDS_LISTENER_ERROR']);
 });
 
 test('a process with a client and listeners exits on its own', () => {

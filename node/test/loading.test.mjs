@@ -17,6 +17,15 @@ test('ESM named and default exports are the CommonJS objects', () => {
   assert.equal(require('sds-native').Client, cjs.Client);
 });
 
+test('only the public API is exported: no addon internals, no benchmark hooks', () => {
+  const cjs = require('../index.js');
+  assert.deepEqual(Object.keys(cjs).sort(), ['Client', 'DowngradedError', 'Entry', 'Point', 'SlidingWindow']);
+  assert.deepEqual(Object.keys(byName).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort());
+  // The package build leaves out the benchmark's hooks (cargo feature bench-hooks).
+  const hot = new Client()._hot;
+  assert.deepEqual(Object.keys(hot).sort(), ['enter', 'exitError', 'exitOk', 'io']);
+});
+
 test('an ESM client decides', () => {
   const client = new Client();
   client.setStrategy('p', { visitThreshold: 0 });

@@ -1,0 +1,50 @@
+// Checked by `tsc --noEmit -p test` (typings.test.js), never run: code a user
+// would write against index.d.ts, and misuse it must refuse.
+import { Client, DowngradedError, Entry, SlidingWindow } from '../index.js';
+import type { Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
+
+const client = new Client({ capacity: 16 });
+const strategy: Strategy = { point: 'p', visitThreshold: 10, downgradeRate: null, delayTime: undefined };
+client.setStrategy('p', strategy);
+client.setStrategy('p', '{"visitThreshold": 10}');
+const values: StrategyValues | null = client.strategy('p');
+const threshold: number | undefined = values?.visitThreshold;
+
+const entry: Entry = client.enter('p', { nowMs: 100000, pressureTest: false });
+const reason: Reason | null = entry.reason;
+if (!entry.downgraded) entry.error(new Error('x'));
+const exited: boolean = entry.exit(100001);
+
+const point: Point = client.point('p');
+const n: number = point.run(() => 1, () => 2);
+const s: string | number = client.run('p', () => 'work', () => 0);
+const later: Promise<string> = point.run(async () => 'done');
+const stats: Stats = point.stats();
+const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
+
+client.on('downgrade', (name: string, why: Reason, timeMs: number) => {
+  console.log(name, why, timeMs);
+});
+
+try {
+  client.run('p', () => 1);
+} catch (e) {
+  if (e instanceof DowngradedError) console.log(e.code, e.point, e.reason);
+}
+
+const window = new SlidingWindow({ bucketMs: 500, buckets: 2, ring: 4 });
+const tally: Tally = window.increment();
+const total: number = window.sum() + window.bucket(1000) + window.lastWholeCycle() + window.add(2, 1000).total;
+
+// @ts-expect-error a fallback gets the arguments fn gets: none
+client.run('p', () => 1, (why: Reason) => why);
+// @ts-expect-error fn gets no entry
+point.run((e: Entry) => e.exit());
+// @ts-expect-error strategy values are numbers
+client.setStrategy('p', { visitThreshold: '10' });
+// @ts-expect-error an unknown strategy key
+client.setStrategy('p', { visitThresold: 10 });
+// @ts-expect-error the addon's internals are not exported
+import { native } from '../index.js';
+
+console.log(threshold, reason, exited, n, s, later, stats, cycle, tally, total, native);
