@@ -23,8 +23,22 @@ public final class Client implements AutoCloseable {
 
     private final NativeHandle table;
     private final DroppedEntries dropped = new DroppedEntries();
-    /** Point ids by name: the name crosses to native code once per point. */
-    private final ConcurrentHashMap<String, Integer> points = new ConcurrentHashMap<>();
+    /** Points by name: the name crosses to native code once per point. */
+    private final ConcurrentHashMap<String, Point> points = new ConcurrentHashMap<>();
+
+    /** A point's id, and whether its strategy limits concurrency. */
+    private static final class Point {
+        final int id;
+        /**
+         * Set by this client's setStrategy: only then does a lost permit
+         * block requests, so only then are entries watched (see Entry).
+         */
+        volatile boolean limited;
+
+        Point(int id) {
+            this.id = id;
+        }
+    }
 
     /**
      * A client for up to {@code capacity} points.
@@ -59,9 +73,9 @@ public final class Client implements AutoCloseable {
         long handle = table.acquire();
         try {
             returnDroppedPermits(handle);
-            int id = pointId(handle, point);
-            long packed = Native.check(Native.enter(handle, this, id, nowMs, pressureTest ? PRESSURE_TEST : 0));
-            if ((packed & PERMIT) != 0) {
+            Point p = point(handle, point);
+            long packed = Native.check(Native.enter(handle, this, p.id, nowMs, pressureTest ? PRESSURE_TEST : 0));
+            if ((packed & PERMIT) != 0 && p.limited) {
                 return Entry.watched(this, point, nowMs, packed);
             }
             return new Entry(this, nowMs, packed);
@@ -113,7 +127,9 @@ public final class Client implements AutoCloseable {
         byte[] name = name(point);
         long handle = table.acquire();
         try {
+            Point p = point(handle, point);
             Native.setStrategy(handle, this, name, strategy.values());
+            p.limited = strategy.get("concurrentThreshold") >= 0;
         } finally {
             table.release();
         }
@@ -125,6 +141,10 @@ public final class Client implements AutoCloseable {
         long handle = table.acquire();
         try {
             Native.setStrategy(handle, this, name, null);
+            Point p = points.get(point);
+            if (p != null) {
+                p.limited = false;
+            }
         } finally {
             table.release();
         }
@@ -154,6 +174,11 @@ public final class Client implements AutoCloseable {
         return table.isClosed();
     }
 
+    /** How many watches of permit holders are kept, settled or not (tests). */
+    int watchStackSize() {
+        return dropped.stackSize();
+    }
+
     /** Whether the native memory was freed (tests). */
     boolean isFreed() {
         return table.isFreed();
@@ -169,17 +194,17 @@ public final class Client implements AutoCloseable {
         table.close();
     }
 
-    private int pointId(long handle, String point) {
-        if (point == null) {
+    private Point point(long handle, String name) {
+        if (name == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
         }
-        Integer id = points.get(point);
-        if (id != null) {
-            return id;
+        Point known = points.get(name);
+        if (known != null) {
+            return known;
         }
-        int created = Native.pointId(handle, this, name(point));
-        points.putIfAbsent(point, created);
-        return created;
+        Point created = new Point(Native.pointId(handle, this, name(name)));
+        Point raced = points.putIfAbsent(name, created);
+        return raced != null ? raced : created;
     }
 
     /** The UTF-8 bytes of a point name; a lone surrogate has none, so it is refused. */

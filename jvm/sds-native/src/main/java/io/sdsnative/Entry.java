@@ -13,9 +13,15 @@ package io.sdsnative;
  * }</pre>
  *
  * An entry is meant for one thread at a time: exit it once (later calls do
- * nothing). An entry holding a concurrency permit that is garbage collected
- * without an exit returns its permit at the client's next {@code enter} or
- * {@code stats}, and a warning naming its point is logged (once per entry).
+ * nothing).
+ *
+ * <p>On a point whose strategy has a {@code concurrentThreshold} (set through
+ * this client), an entry holding a permit is watched: if it is garbage
+ * collected without an exit, its permit comes back at the client's next
+ * {@code enter} or {@code stats}, and a warning naming its point is logged
+ * (once per entry). Watching costs two small objects per entry, so entries
+ * of other points are not watched: a dropped one there only stays counted in
+ * {@code concurrent} (in flight).
  */
 public final class Entry implements AutoCloseable {
     // The core's packed entry (point, state, reason, probe generation), read

@@ -89,4 +89,30 @@ class DroppedEntryTest {
             logger.removeHandler(log);
         }
     }
+
+    @Test
+    void watchesOfExitedEntriesDoNotPileUp() {
+        try (Client client = new Client(4)) {
+            client.setStrategy("p", Strategy.builder().concurrentThreshold(10).build());
+            List<Entry> open = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                open.add(client.enter("p", T));
+            }
+            for (int i = 0; i < 10_000; i++) {
+                client.enter("p", T).exit(T);
+            }
+            assertTrue(client.watchStackSize() <= 512, "kept " + client.watchStackSize());
+            client.removeStrategy("p");
+            int watched = client.watchStackSize();
+            client.setStrategy("free", Strategy.builder().visitThreshold(100).build());
+            client.enter("free", T).exit(T);
+            client.enter("p", T).exit(T);
+            assertEquals(watched, client.watchStackSize(), "no limit, no watch");
+            assertEquals(5, client.stats("p", T).concurrent());
+            for (Entry e : open) {
+                e.exit(T);
+            }
+            assertEquals(0, client.stats("p", T).concurrent());
+        }
+    }
 }
