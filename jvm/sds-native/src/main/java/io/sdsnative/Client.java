@@ -20,6 +20,7 @@ public final class Client implements AutoCloseable {
     /** The core's packed-entry bit of an entry that holds a concurrency permit. */
     private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
     private static final long PROBE = CoreTables.PACKED_LAYOUT[4];
+    private static final long DOWNGRADED = CoreTables.PACKED_LAYOUT[0];
 
     private final NativeHandle table;
     private final DroppedEntries dropped = new DroppedEntries();
@@ -72,16 +73,29 @@ public final class Client implements AutoCloseable {
     public Entry enter(String point, long nowMs, boolean pressureTest) {
         long handle = table.acquire();
         try {
-            returnDroppedPermits(handle);
             Point p = point(handle, point);
             long packed = Native.check(Native.enter(handle, this, p.id, nowMs, pressureTest ? PRESSURE_TEST : 0));
-            if ((packed & PERMIT) != 0 && p.limited) {
-                return Entry.watched(this, point, nowMs, packed);
+            if (!p.limited && (packed & DOWNGRADED) == 0) {
+                // The hot path stays small, so the JIT can inline it and drop the entry.
+                return new Entry(this, nowMs, packed);
             }
-            return new Entry(this, nowMs, packed);
+            return limitedOrDowngraded(handle, p, point, nowMs, packed);
         } finally {
             table.release();
         }
+    }
+
+    /**
+     * Where a dropped entry's permit matters: a point with a concurrency
+     * limit, or a request just refused. Returns the permits of collected
+     * entries, then watches the new entry if it holds a permit.
+     */
+    private Entry limitedOrDowngraded(long handle, Point p, String point, long nowMs, long packed) {
+        returnDroppedPermits(handle);
+        if (p.limited && (packed & PERMIT) != 0) {
+            return Entry.watched(this, point, nowMs, packed);
+        }
+        return new Entry(this, nowMs, packed);
     }
 
     DroppedEntries.Watch watch(Entry entry, String point, long startMs, long packed) {
@@ -199,9 +213,10 @@ public final class Client implements AutoCloseable {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
         }
         Point known = points.get(name);
-        if (known != null) {
-            return known;
-        }
+        return known != null ? known : newPoint(handle, name);
+    }
+
+    private Point newPoint(long handle, String name) {
         Point created = new Point(Native.pointId(handle, this, name(name)));
         Point raced = points.putIfAbsent(name, created);
         return raced != null ? raced : created;

@@ -18,8 +18,8 @@ package io.sdsnative;
  * <p>On a point whose strategy has a {@code concurrentThreshold} (set through
  * this client), an entry holding a permit is watched: if it is garbage
  * collected without an exit, its permit comes back at the client's next
- * {@code enter} or {@code stats}, and a warning naming its point is logged
- * (once per entry). Watching costs two small objects per entry, so entries
+ * {@code enter} of a point with a limit, next refused {@code enter} or next
+ * {@code stats}, and a warning naming its point is logged (once per entry). Watching costs two small objects per entry, so entries
  * of other points are not watched: a dropped one there only stays counted in
  * {@code concurrent} (in flight).
  */
