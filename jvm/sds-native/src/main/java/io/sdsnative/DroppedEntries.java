@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * garbage collected. Only permit holders of points with a concurrency limit
  * are watched: an entry without a permit leaks nothing, one of a point
  * without a limit only stays counted in flight, and a dropped probe only
- * holds its delay's probe until the delay ends. Like {@link NativeReclaimer}, no thread: the client asks
- * for the dropped entries on {@code enter} and {@code stats}, where an empty
- * queue costs one volatile read.
+ * holds its delay's probe until the delay ends. Like {@link NativeReclaimer},
+ * no thread: the client asks for the dropped entries where they matter (an
+ * {@code enter} of a point with a limit, a refused one, {@code stats}); an
+ * empty queue costs one volatile read.
  *
  * <p>The cost per watched entry is two allocations and two compare-and-sets:
  * a watch is pushed on a lock-free stack, which only keeps it reachable, and

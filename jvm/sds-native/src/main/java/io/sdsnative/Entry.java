@@ -19,9 +19,10 @@ package io.sdsnative;
  * this client), an entry holding a permit is watched: if it is garbage
  * collected without an exit, its permit comes back at the client's next
  * {@code enter} of a point with a limit, next refused {@code enter} or next
- * {@code stats}, and a warning naming its point is logged (once per entry). Watching costs two small objects per entry, so entries
- * of other points are not watched: a dropped one there only stays counted in
- * {@code concurrent} (in flight).
+ * {@code stats}, and a warning naming its point is logged (once per entry).
+ * Watching costs two small objects per entry, so entries of other points are
+ * not watched: a dropped one there only stays counted in {@code concurrent}
+ * (in flight).
  */
 public final class Entry implements AutoCloseable {
     // The core's packed entry (point, state, reason, probe generation), read
