@@ -54,9 +54,13 @@ final class NativeHandle {
         calls.getAndIncrement(stripe);
         if (closed) {
             done(stripe);
-            throw SdsException.of(ErrorCode.CLOSED);
+            throw closedError();
         }
         return address;
+    }
+
+    private static SdsException closedError() {
+        return SdsException.of(ErrorCode.CLOSED);
     }
 
     /** Ends the call {@link #acquire()} counted on this thread. */
