@@ -45,8 +45,9 @@ pub extern "system" fn Java_io_sdsnative_Native_reasons<'l>(
     })
 }
 
-/// `"4\t3\t15"`: the downgraded bit, the reason shift and the reason mask of
-/// the core's packed entry, which Java decodes without crossing back.
+/// `"4\t3\t15\t1\t2"`: the downgraded bit, the reason shift, the reason
+/// mask, the permit bit and the probe bit of the core's packed entry, which
+/// Java decodes without crossing back.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_packedLayout<'l>(
     mut env: EnvUnowned<'l>,
@@ -54,10 +55,12 @@ pub extern "system" fn Java_io_sdsnative_Native_packedLayout<'l>(
 ) -> JString<'l> {
     setup(&mut env, |env| {
         let row = format!(
-            "{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}",
             packed::DOWNGRADED,
             packed::REASON_SHIFT,
-            packed::REASON_MASK
+            packed::REASON_MASK,
+            packed::PERMIT,
+            packed::PROBE
         );
         Ok(env.new_string(row)?)
     })

@@ -9,18 +9,37 @@ import java.util.concurrent.ConcurrentHashMap;
  * primitives only, and the time is read in Java.
  *
  * <p>Close it when done; {@code close()} is idempotent and a closed client
- * throws {@link SdsException} with {@link ErrorCode#CLOSED}. A call already
- * running in another thread when {@code close()} is called finishes normally:
- * the native memory is freed only once the client is garbage (every native
- * call passes the client, which keeps it reachable; see
+ * throws {@link SdsException} with {@link ErrorCode#CLOSED}. {@code close()}
+ * frees the native memory as soon as no call is running on it: a call already
+ * running in another thread finishes normally, and the last one to finish
+ * frees. A client that is never closed is freed once it is garbage (see
  * {@link NativeReclaimer}).
  */
 public final class Client implements AutoCloseable {
     private static final int PRESSURE_TEST = 1;
+    /** The core's packed-entry bit of an entry that holds a concurrency permit. */
+    private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
+    private static final long PROBE = CoreTables.PACKED_LAYOUT[4];
+    private static final long DOWNGRADED = CoreTables.PACKED_LAYOUT[0];
 
-    private volatile long handle;
-    /** Point ids by name: the name crosses to native code once per point. */
-    private final ConcurrentHashMap<String, Integer> points = new ConcurrentHashMap<>();
+    private final NativeHandle table;
+    private final DroppedEntries dropped = new DroppedEntries();
+    /** Points by name: the name crosses to native code once per point. */
+    private final ConcurrentHashMap<String, Point> points = new ConcurrentHashMap<>();
+
+    /** A point's id, and whether its strategy limits concurrency. */
+    private static final class Point {
+        final int id;
+        /**
+         * Set by this client's setStrategy: only then does a lost permit
+         * block requests, so only then are entries watched (see Entry).
+         */
+        volatile boolean limited;
+
+        Point(int id) {
+            this.id = id;
+        }
+    }
 
     /**
      * A client for up to {@code capacity} points.
@@ -28,7 +47,9 @@ public final class Client implements AutoCloseable {
      * @throws SdsException {@code INVALID_CAPACITY} outside 1..=2^20
      */
     public Client(int capacity) {
-        this.handle = NativeReclaimer.track(this, Native.tableNew(capacity), Native::tableFree);
+        NativeHandle handle = new NativeHandle(Native.tableNew(capacity), Native::tableFree);
+        this.table = handle;
+        NativeReclaimer.whenCollected(this, handle::close);
     }
 
     /** Enters {@code point} now. */
@@ -46,17 +67,71 @@ public final class Client implements AutoCloseable {
      * load-test traffic.
      *
      * @throws SdsException {@code NULL_ARGUMENT}, {@code EMPTY_NAME},
-     *     {@code NAME_TOO_LONG}, {@code TABLE_FULL} or {@code CLOSED}
+     *     {@code NAME_TOO_LONG}, {@code INVALID_ARGUMENT} (a name that is not
+     *     valid UTF-16), {@code TABLE_FULL} or {@code CLOSED}
      */
     public Entry enter(String point, long nowMs, boolean pressureTest) {
-        long table = live();
-        int id = pointId(table, point);
-        long packed = Native.check(Native.enter(table, this, id, nowMs, pressureTest ? PRESSURE_TEST : 0));
+        Point p = point(point);
+        // Nothing between acquire and release throws (the native call returns
+        // codes; only a VM error such as StackOverflowError could, and would
+        // leave the table unfreed), so no finally: less code on the hot path,
+        // which helps the JIT inline it and drop the entry.
+        long handle = table.acquire();
+        long packed = Native.enter(handle, this, p.id, nowMs, pressureTest ? PRESSURE_TEST : 0);
+        table.release();
+        Native.check(packed);
+        if (!p.limited && (packed & DOWNGRADED) == 0) {
+            return new Entry(this, nowMs, packed);
+        }
+        return limitedOrDowngraded(p, point, nowMs, packed);
+    }
+
+    /**
+     * Where a dropped entry's permit matters: a point with a concurrency
+     * limit, or a request just refused. Returns the permits of collected
+     * entries, then watches the new entry if it holds a permit.
+     */
+    private Entry limitedOrDowngraded(Point p, String point, long nowMs, long packed) {
+        long handle = table.acquire();
+        try {
+            returnDroppedPermits(handle);
+        } finally {
+            table.release();
+        }
+        if (p.limited && (packed & PERMIT) != 0) {
+            return Entry.watched(this, point, nowMs, packed);
+        }
         return new Entry(this, nowMs, packed);
     }
 
+    DroppedEntries.Watch watch(Entry entry, String point, long startMs, long packed) {
+        return dropped.watch(entry, point, startMs, packed);
+    }
+
+    /** Whether the exit of a watched entry still owns its permit. */
+    boolean settle(DroppedEntries.Watch watch) {
+        return dropped.settle(watch);
+    }
+
     void exit(long startMs, long packed, long nowMs, boolean failed) {
-        Native.check(Native.exit(live(), this, startMs, packed, nowMs, failed ? 1 : 0));
+        long handle = table.acquire();
+        long result = Native.exit(handle, this, startMs, packed, nowMs, failed ? 1 : 0);
+        table.release();
+        Native.check(result);
+    }
+
+    /**
+     * Returns the permits of entries collected without an exit: an exit at
+     * their start time, as ok, and no longer a probe, so that nothing but the
+     * permit changes. Each is logged once.
+     */
+    private void returnDroppedPermits(long handle) {
+        for (DroppedEntries.Watch w; (w = dropped.nextDropped()) != null; ) {
+            Native.exit(handle, this, w.startMs, w.packed & ~PROBE, w.startMs, 0);
+            Log.warning("sds-native: an entry of point \"" + w.point + "\" (entered at " + w.startMs
+                    + " ms) was garbage collected without exit(); its concurrency permit is returned now."
+                    + " Exit every entry, e.g. with try-with-resources.");
+        }
     }
 
     /**
@@ -67,12 +142,30 @@ public final class Client implements AutoCloseable {
         if (strategy == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "strategy is null (use removeStrategy)");
         }
-        Native.setStrategy(live(), this, name(point), strategy.values());
+        byte[] name = name(point);
+        Point p = point(point);
+        long handle = table.acquire();
+        try {
+            Native.setStrategy(handle, this, name, strategy.values());
+            p.limited = strategy.get("concurrentThreshold") >= 0;
+        } finally {
+            table.release();
+        }
     }
 
     /** Removes the strategy of {@code point}; its counters stay. */
     public void removeStrategy(String point) {
-        Native.setStrategy(live(), this, name(point), null);
+        byte[] name = name(point);
+        long handle = table.acquire();
+        try {
+            Native.setStrategy(handle, this, name, null);
+            Point p = points.get(point);
+            if (p != null) {
+                p.limited = false;
+            }
+        } finally {
+            table.release();
+        }
     }
 
     /** The stats of {@code point} now. */
@@ -82,50 +175,84 @@ public final class Client implements AutoCloseable {
 
     /** The stats of {@code point} at {@code nowMs}; all zero for an unknown point. */
     public Stats stats(String point, long nowMs) {
+        byte[] name = name(point);
         long[] out = new long[10];
-        Native.stats(live(), this, name(point), nowMs, out);
+        long handle = table.acquire();
+        try {
+            returnDroppedPermits(handle);
+            Native.stats(handle, this, name, nowMs, out);
+        } finally {
+            table.release();
+        }
         return new Stats(out);
     }
 
     /** Whether {@link #close()} was called. */
     public boolean isClosed() {
-        return handle == 0;
+        return table.isClosed();
+    }
+
+    /** How many watches of permit holders are kept, settled or not (tests). */
+    int watchStackSize() {
+        return dropped.stackSize();
+    }
+
+    /** Whether the native memory was freed (tests). */
+    boolean isFreed() {
+        return table.isFreed();
     }
 
     /**
      * Closes the client: later calls throw {@code CLOSED}, a second close does
-     * nothing. Its native memory is freed once the client is garbage.
+     * nothing. The native memory is freed at once, or by the last call still
+     * running in another thread when it ends.
      */
     @Override
     public void close() {
-        handle = 0;
+        table.close();
     }
 
-    private long live() {
-        long table = handle;
-        if (table == 0) {
-            throw SdsException.of(ErrorCode.CLOSED);
-        }
-        return table;
+    private Point point(String name) {
+        Point known = name == null ? null : points.get(name);
+        return known != null ? known : newPoint(name);
     }
 
-    private int pointId(long table, String point) {
-        if (point == null) {
-            throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
+    private Point newPoint(String name) {
+        byte[] bytes = name(name);
+        long handle = table.acquire();
+        try {
+            Point created = new Point(Native.pointId(handle, this, bytes));
+            Point raced = points.putIfAbsent(name, created);
+            return raced != null ? raced : created;
+        } finally {
+            table.release();
         }
-        Integer id = points.get(point);
-        if (id != null) {
-            return id;
-        }
-        int created = Native.pointId(table, this, name(point));
-        points.putIfAbsent(point, created);
-        return created;
     }
 
+    /** The UTF-8 bytes of a point name; a lone surrogate has none, so it is refused. */
     private static byte[] name(String point) {
         if (point == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
         }
+        int bad = loneSurrogate(point);
+        if (bad >= 0) {
+            throw new SdsException(ErrorCode.INVALID_ARGUMENT, String.format(
+                    "point name is not valid UTF-16: lone surrogate U+%04X at index %d",
+                    (int) point.charAt(bad), bad));
+        }
         return point.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The index of the first unpaired surrogate of {@code s}, or -1. */
+    static int loneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
     }
 }

@@ -16,7 +16,7 @@ final class CoreTables {
     static final Map<Integer, String[]> REASONS = rows(Native.reasons());
     /** The SDS JSON names, in the order of a strategy's values. */
     static final String[] FIELD_NAMES = Native.fieldNames().split(",");
-    /** The core's packed entry: {downgraded bit, reason shift, reason mask}. */
+    /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
     static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
 
     private static long[] longs(String row) {

@@ -14,6 +14,15 @@ package io.sdsnative;
  *
  * An entry is meant for one thread at a time: exit it once (later calls do
  * nothing).
+ *
+ * <p>On a point whose strategy has a {@code concurrentThreshold} (set through
+ * this client), an entry holding a permit is watched: if it is garbage
+ * collected without an exit, its permit comes back at the client's next
+ * {@code enter} of a point with a limit, next refused {@code enter} or next
+ * {@code stats}, and a warning naming its point is logged (once per entry).
+ * Watching costs two small objects per entry, so entries of other points are
+ * not watched: a dropped one there only stays counted in {@code concurrent}
+ * (in flight).
  */
 public final class Entry implements AutoCloseable {
     // The core's packed entry (point, state, reason, probe generation), read
@@ -21,10 +30,13 @@ public final class Entry implements AutoCloseable {
     private static final long DOWNGRADED = CoreTables.PACKED_LAYOUT[0];
     private static final int REASON_SHIFT = (int) CoreTables.PACKED_LAYOUT[1];
     private static final long REASON_MASK = CoreTables.PACKED_LAYOUT[2];
+    private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
 
     private final Client client;
     private final long startMs;
     private final long packed;
+    /** Set when the entry holds a permit: returns it if the entry is dropped. */
+    private DroppedEntries.Watch watch;
     private boolean failed;
     private boolean exited;
 
@@ -32,6 +44,16 @@ public final class Entry implements AutoCloseable {
         this.client = client;
         this.startMs = startMs;
         this.packed = packed;
+    }
+
+    /**
+     * An entry holding a permit, watched in case it is dropped. Its own
+     * allocation site, so the JIT can still remove the unwatched entries.
+     */
+    static Entry watched(Client client, String point, long startMs, long packed) {
+        Entry entry = new Entry(client, startMs, packed);
+        entry.watch = client.watch(entry, point, startMs, packed);
+        return entry;
     }
 
     /** Whether the caller must skip the real work and use its fallback. */
@@ -50,14 +72,20 @@ public final class Entry implements AutoCloseable {
     }
 
     /**
-     * Marks the request as failed: the exit counts one exception. A null
-     * error is ignored, as SDS's {@code exceptionSign} does.
+     * Marks the request as failed: the exit counts one exception. As SDS's
+     * {@code exceptionSign}, a null error and the library's own downgrade
+     * error (an {@link SdsException} with code {@link ErrorCode#DOWNGRADED})
+     * do not count; every other error does.
      */
     public Entry error(Throwable error) {
-        if (error != null) {
+        if (error != null && !isDowngradeError(error)) {
             failed = true;
         }
         return this;
+    }
+
+    private static boolean isDowngradeError(Throwable error) {
+        return error instanceof SdsException && ((SdsException) error).code() == ErrorCode.DOWNGRADED;
     }
 
     /** Exits now. */
@@ -77,7 +105,11 @@ public final class Entry implements AutoCloseable {
             return;
         }
         exited = true;
-        client.exit(startMs, packed, nowMs, failed);
+        long settled = packed;
+        if (watch != null && !client.settle(watch)) {
+            settled &= ~PERMIT; // returned already, for a collected-looking entry
+        }
+        client.exit(startMs, settled, nowMs, failed);
     }
 
     @Override

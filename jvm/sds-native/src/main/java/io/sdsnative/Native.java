@@ -43,7 +43,7 @@ public final class Native {
 
     static native String reasons();
 
-    /** The core's packed-entry layout: "downgraded bit\treason shift\treason mask". */
+    /** The core's packed-entry layout: "downgraded bit\treason shift\treason mask\tpermit bit\tprobe bit". */
     static native String packedLayout();
 
     static native String fieldNames();

@@ -12,10 +12,11 @@ import java.util.function.LongConsumer;
  * Frees native memory once its Java owner is garbage. Each allocation is tied
  * to its owner by a phantom reference, and every native call that uses the
  * memory passes the owner, which keeps it reachable for the call. So memory
- * is never freed under a running call, whatever other threads do (a
- * {@link Client} closed while another thread is inside {@code enter} cannot
- * crash it). The memory of collected owners is freed whenever new memory is
- * tracked, and by {@link #freeCollected()}: no thread, no finalizer.
+ * is never freed under a running call. The memory of collected owners is
+ * freed whenever new memory is tracked, and by {@link #freeCollected()}: no
+ * thread, no finalizer. (A {@link Client} frees its table earlier, at
+ * {@code close()}, through {@link NativeHandle}; this only catches the
+ * clients never closed, and the drop-in's windows.)
  * Internal to sds-native and its drop-in.
  */
 public final class NativeReclaimer {
@@ -26,12 +27,10 @@ public final class NativeReclaimer {
     private NativeReclaimer() {}
 
     private static final class Owned extends PhantomReference<Object> {
-        final long address;
-        final LongConsumer free;
+        final Runnable free;
 
-        Owned(Object owner, long address, LongConsumer free) {
+        Owned(Object owner, Runnable free) {
             super(owner, COLLECTED);
-            this.address = address;
             this.free = free;
         }
     }
@@ -42,9 +41,17 @@ public final class NativeReclaimer {
      * must pass {@code owner}.
      */
     public static long track(Object owner, long address, LongConsumer free) {
-        freeCollected();
-        LIVE.add(new Owned(owner, address, free));
+        whenCollected(owner, () -> free.accept(address));
         return address;
+    }
+
+    /**
+     * Runs {@code free} once {@code owner} is collected. {@code free} must not
+     * reach {@code owner}, or it never will be.
+     */
+    static void whenCollected(Object owner, Runnable free) {
+        freeCollected();
+        LIVE.add(new Owned(owner, free));
     }
 
     /** Frees the memory of owners that were collected; returns how many. */
@@ -53,7 +60,7 @@ public final class NativeReclaimer {
         for (Reference<?> ref; (ref = COLLECTED.poll()) != null; freed++) {
             Owned owned = (Owned) ref;
             LIVE.remove(owned);
-            owned.free.accept(owned.address);
+            owned.free.run();
         }
         return freed;
     }

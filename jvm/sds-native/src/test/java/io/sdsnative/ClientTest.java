@@ -67,6 +67,18 @@ class ClientTest {
     }
 
     @Test
+    void theLibrarysDowngradeErrorDoesNotCountEveryOtherErrorDoes() {
+        try (Client client = new Client(8)) {
+            client.enter("p", T).error(new SdsException(ErrorCode.DOWNGRADED, "no fallback")).exit(T);
+            assertEquals(0, client.stats("p", T).exception(), "the library's own downgrade error");
+            client.enter("p", T).error(new SdsException(ErrorCode.TABLE_FULL, "full")).exit(T);
+            client.enter("p", T).error(new RuntimeException("boom")).exit(T);
+            client.enter("p", T).error(new Error("fatal")).exit(T);
+            assertEquals(3, client.stats("p", T).exception());
+        }
+    }
+
+    @Test
     void pressureTestTrafficIsDowngradedWhenAsked() {
         try (Client client = new Client(8)) {
             client.setStrategy("p", Strategy.builder().pressureTestDowngrade(1).build());
@@ -167,11 +179,31 @@ class ClientTest {
                 longName.append('x');
             }
             assertCode(ErrorCode.NAME_TOO_LONG, () -> client.enter(longName.toString(), T));
+            for (String lone : new String[] {"\ud800", "\udc00", "a\ud83d", "\ude00b", "\ude00\ud83d"}) {
+                assertCode(ErrorCode.INVALID_ARGUMENT, () -> client.enter(lone, T));
+                assertCode(ErrorCode.INVALID_ARGUMENT, () -> client.stats(lone, T));
+                assertCode(ErrorCode.INVALID_ARGUMENT, () -> client.setStrategy(lone, Strategy.DEFAULT));
+                assertCode(ErrorCode.INVALID_ARGUMENT, () -> client.removeStrategy(lone));
+            }
+            assertEquals(0, client.stats("?", T).visit(), "no lone surrogate became \"?\"");
             client.enter("a", T).exit(T);
             client.enter("b", T).exit(T);
             assertCode(ErrorCode.TABLE_FULL, () -> client.enter("c", T));
             client.enter("a", T).exit(T);
             assertEquals(2, client.stats("a", T).visit(), "a full table keeps working for its points");
+        }
+    }
+
+    @Test
+    void surrogatePairsAreNamesOfTheirOwn() {
+        try (Client client = new Client(4)) {
+            client.enter("\ud83d\ude00", T).exit(T);
+            client.enter("?", T).exit(T);
+            client.enter("?", T).exit(T);
+            assertEquals(1, client.stats("\ud83d\ude00", T).visit());
+            assertEquals(2, client.stats("?", T).visit());
+            assertEquals(-1, Client.loneSurrogate("x\ud83d\ude00y"));
+            assertEquals(1, Client.loneSurrogate("x\ud83d"));
         }
     }
 
@@ -229,21 +261,32 @@ class ClientTest {
                 assertFalse(thread.isAlive(), "a caller did not see the close");
             }
             assertTrue(unexpected.isEmpty(), unexpected.toString());
+            assertTrue(client.isFreed(), "the last call to end freed the table");
         }
     }
 
     @Test
+    void closeFreesTheTableAtOnceWhenNoCallRuns() {
+        Client client = new Client(4);
+        client.enter("p", T).exit(T);
+        assertFalse(client.isFreed());
+        client.close();
+        assertTrue(client.isFreed());
+    }
+
+    @Test
     void theMemoryOfCollectedClientsIsFreed() throws InterruptedException {
+        List<java.lang.ref.WeakReference<Client>> forgotten = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
-            new Client(4).close();
+            forgotten.add(new java.lang.ref.WeakReference<>(new Client(4)));
         }
         int freed = 0;
-        for (int attempt = 0; attempt < 20 && freed == 0; attempt++) {
+        for (int attempt = 0; attempt < 50 && freed == 0; attempt++) {
             System.gc();
             Thread.sleep(10);
             freed = NativeReclaimer.freeCollected();
         }
-        assertTrue(freed > 0, "no table was freed after garbage collection");
+        assertTrue(freed > 0, "no table of an unclosed client was freed after garbage collection");
     }
 
     @Test

@@ -41,6 +41,8 @@ import org.openjdk.jmh.annotations.TearDown;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class Benchmarks {
     private static final String POINT = "orderService.process";
+    /** A point without a concurrency limit: its entries hold no permit. */
+    private static final String NO_PERMIT_POINT = "orderService.lookup";
     private static final long FIXED_MS = 1_700_000_000_000L;
 
     private Client client;
@@ -58,6 +60,10 @@ public class Benchmarks {
         client.setStrategy(POINT, Strategy.builder()
                 .visitThreshold(Integer.MAX_VALUE)
                 .concurrentThreshold(1_000_000)
+                .exceptionThreshold(1_000_000)
+                .build());
+        client.setStrategy(NO_PERMIT_POINT, Strategy.builder()
+                .visitThreshold(Integer.MAX_VALUE)
                 .exceptionThreshold(1_000_000)
                 .build());
         window = new SlidingWindowData();
@@ -124,6 +130,18 @@ public class Benchmarks {
     @Benchmark
     public boolean sdsNativeEnterExitNoClock() {
         Entry e = client.enter(POINT, FIXED_MS);
+        boolean downgraded = e.isDowngraded();
+        e.exit(FIXED_MS);
+        return downgraded;
+    }
+
+    /**
+     * io.sdsnative: enter + exit at a fixed time on a point without a
+     * concurrency limit: its entry is not watched for a lost permit.
+     */
+    @Benchmark
+    public boolean sdsNativeEnterExitNoPermitNoClock() {
+        Entry e = client.enter(NO_PERMIT_POINT, FIXED_MS);
         boolean downgraded = e.isDowngraded();
         e.exit(FIXED_MS);
         return downgraded;

@@ -5,6 +5,9 @@ package com.didiglobal.sds.client.bean;
  * window's sum. Same public API as SDS's class of this name.
  */
 public class VisitWrapperValue {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     private long bucketValue;
     private long slidingCycleValue;
 

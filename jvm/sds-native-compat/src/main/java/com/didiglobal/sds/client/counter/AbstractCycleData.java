@@ -7,6 +7,9 @@ import com.didiglobal.sds.client.bean.VisitWrapperValue;
  * whole cycles of aligned buckets. Same public API as SDS's class.
  */
 public abstract class AbstractCycleData {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     /** Adds one to the bucket of {@code time}; that bucket's value and the sliding sum. */
     public abstract VisitWrapperValue incrementAndGet(long time);
 

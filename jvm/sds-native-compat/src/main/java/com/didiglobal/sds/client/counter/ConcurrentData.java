@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * acquired, even when it calls {@link #concurrentRelease()} twice.
  */
 public class ConcurrentData {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Negative: no permit can be taken (SDS's behaviour for a negative update). */
     private volatile int concurrentThreshold;

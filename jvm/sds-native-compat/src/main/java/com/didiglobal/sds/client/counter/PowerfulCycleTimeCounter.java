@@ -7,6 +7,9 @@ import com.didiglobal.sds.client.bean.VisitWrapperValue;
  * windows that need no cleanup thread.
  */
 public class PowerfulCycleTimeCounter {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     static {
         startSdsServices();
     }

@@ -3,6 +3,7 @@ package com.didiglobal.sds.client.counter;
 import com.didiglobal.sds.client.bean.VisitWrapperValue;
 import io.sdsnative.Native;
 import io.sdsnative.NativeReclaimer;
+import io.sdsnative.compat.DropIn;
 
 /**
  * SDS's sliding window on a native, epoch-tagged ring: buckets of
@@ -13,7 +14,15 @@ import io.sdsnative.NativeReclaimer;
  * is one JNI call.
  */
 public class SlidingWindowData extends AbstractCycleData {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     private static final long LOW_32 = 0xFFFF_FFFFL;
+
+    static {
+        // Every drop-in counter makes a window: say once which classes are active.
+        DropIn.logOnce();
+    }
 
     protected Integer cycleNum;
     protected Integer cycleBucketNum;

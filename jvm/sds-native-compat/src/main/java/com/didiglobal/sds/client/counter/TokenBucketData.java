@@ -5,6 +5,9 @@ package com.didiglobal.sds.client.counter;
  * API as SDS's class; the rate and size are kept for SDS's executors.
  */
 public class TokenBucketData {
+    /** Tells this class from SDS's (io.sdsnative.compat.DropIn). */
+    private static final boolean SDS_NATIVE_DROP_IN = true;
+
     private Integer generatedTokensInSecond = -1;
     private Integer bucketSize = -1;
 

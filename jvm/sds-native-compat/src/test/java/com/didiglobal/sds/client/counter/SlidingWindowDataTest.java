@@ -104,6 +104,14 @@ class SlidingWindowDataTest {
     }
 
     @Test
+    void aNegativeBucketValueIsStoredAsZero() {
+        SlidingWindowData w = new SlidingWindowData();
+        w.setBucketValue(T0, 5L);
+        w.setBucketValue(T0, -3L);
+        assertEquals(0, w.getBucketValue(T0), "documented: SDS would store -3");
+    }
+
+    @Test
     void threadsCountExactly() throws InterruptedException {
         SlidingWindowData w = new SlidingWindowData();
         int threads = 4;

@@ -1,0 +1,39 @@
+package io.sdsnative;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** Runs a main class of the tests in a new JVM on this classpath; its output. */
+final class ChildJvm {
+    private ChildJvm() {}
+
+    static String run(Class<?> main, String... jvmArgs) throws Exception {
+        return run(System.getProperty("java.class.path"), main.getName(), jvmArgs);
+    }
+
+    static String run(String classPath, String main, String... jvmArgs) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(new File(System.getProperty("java.home"), "bin/java").getPath());
+        command.addAll(Arrays.asList(jvmArgs));
+        command.add("-cp");
+        command.add(classPath);
+        command.add(main);
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (InputStream in = p.getInputStream()) {
+            byte[] buf = new byte[4096];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+            }
+        }
+        String text = out.toString("UTF-8").trim();
+        assertEquals(0, p.waitFor(), text);
+        return text;
+    }
+}

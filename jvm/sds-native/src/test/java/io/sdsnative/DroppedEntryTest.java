@@ -1,0 +1,118 @@
+package io.sdsnative;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+
+class DroppedEntryTest {
+    private static final long T = 1_700_000_000_000L;
+
+    /** Collects what sds-native logs (System.Logger goes to java.util.logging by default). */
+    private static final class Collected extends Handler {
+        final List<LogRecord> records = new ArrayList<>();
+
+        @Override
+        public synchronized void publish(LogRecord record) {
+            records.add(record);
+        }
+
+        synchronized List<LogRecord> warnings() {
+            List<LogRecord> out = new ArrayList<>();
+            for (LogRecord r : records) {
+                if (r.getLevel() == Level.WARNING) {
+                    out.add(r);
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+    }
+
+    /** Enters and forgets the entry: nothing refers to it once this returns. */
+    private static void dropAnEntry(Client client, String point) {
+        assertFalse(client.enter(point, T).isDowngraded());
+    }
+
+    /** Collects garbage until the permits of {@code point} are back (bounded). */
+    private static long concurrentAfterGc(Client client, String point) throws InterruptedException {
+        long concurrent = client.stats(point, T).concurrent();
+        for (int attempt = 0; attempt < 100 && concurrent != 0; attempt++) {
+            System.gc();
+            Thread.sleep(20);
+            concurrent = client.stats(point, T).concurrent();
+        }
+        return concurrent;
+    }
+
+    @Test
+    void aDroppedEntryReturnsItsPermitAndIsLoggedOnce() throws InterruptedException {
+        Logger logger = Logger.getLogger(Log.NAME);
+        Collected log = new Collected();
+        logger.addHandler(log);
+        try (Client client = new Client(4)) {
+            client.setStrategy("dropped.point", Strategy.builder().concurrentThreshold(1).build());
+            dropAnEntry(client, "dropped.point");
+            assertEquals(1, client.stats("dropped.point", T).concurrent());
+            assertTrue(client.enter("dropped.point", T).isDowngraded(), "the permit is still out");
+
+            assertEquals(0, concurrentAfterGc(client, "dropped.point"), "the collected entry's permit came back");
+            try (Entry next = client.enter("dropped.point", T)) {
+                assertFalse(next.isDowngraded());
+            }
+            Stats s = client.stats("dropped.point", T);
+            assertEquals(0, s.exception(), "returning a permit counts nothing");
+            assertEquals(0, s.timeout());
+            List<LogRecord> warnings = log.warnings();
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).getMessage().contains("\"dropped.point\""), warnings.get(0).getMessage());
+
+            // An entry that exited is not reported and its permit is not returned twice.
+            client.enter("dropped.point", T).exit(T);
+            System.gc();
+            Thread.sleep(50);
+            assertEquals(0, client.stats("dropped.point", T).concurrent());
+            assertEquals(1, log.warnings().size());
+        } finally {
+            logger.removeHandler(log);
+        }
+    }
+
+    @Test
+    void watchesOfExitedEntriesDoNotPileUp() {
+        try (Client client = new Client(4)) {
+            client.setStrategy("p", Strategy.builder().concurrentThreshold(10).build());
+            List<Entry> open = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                open.add(client.enter("p", T));
+            }
+            for (int i = 0; i < 10_000; i++) {
+                client.enter("p", T).exit(T);
+            }
+            assertTrue(client.watchStackSize() <= 512, "kept " + client.watchStackSize());
+            client.removeStrategy("p");
+            int watched = client.watchStackSize();
+            client.setStrategy("free", Strategy.builder().visitThreshold(100).build());
+            client.enter("free", T).exit(T);
+            client.enter("p", T).exit(T);
+            assertEquals(watched, client.watchStackSize(), "no limit, no watch");
+            assertEquals(5, client.stats("p", T).concurrent());
+            for (Entry e : open) {
+                e.exit(T);
+            }
+            assertEquals(0, client.stats("p", T).concurrent());
+        }
+    }
+}
