@@ -54,6 +54,7 @@ mod strategy_cell;
 mod sum_cache;
 mod sync;
 mod table;
+mod tags;
 pub mod window;
 
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};

@@ -38,16 +38,15 @@ use crate::error::Error;
 use crate::point::{Point, Stats};
 use crate::strategy::Strategy;
 use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
+use crate::tags::{Tags, BUCKET};
 
 /// The longest point name, in bytes. Names are bytes: any byte, UTF-8 or
 /// not, is allowed; SDS point names are short dotted identifiers.
 pub const MAX_NAME_LEN: usize = 256;
 /// The largest table capacity.
 pub const MAX_CAPACITY: usize = 1 << 20;
-/// Slots per bucket: a bucket's tags fill one 64-byte cache line.
-const BUCKET: usize = 8;
 /// The most buckets a name may occupy, so the most a lookup or insert reads.
-const PROBE_BUCKETS: usize = 16;
+const PROBE_BUCKETS: usize = 8;
 
 const NAME_WORDS: usize = MAX_NAME_LEN / 8;
 const EMPTY: u32 = 0;
@@ -70,11 +69,6 @@ impl PointId {
     }
 }
 
-/// The tags of one bucket, in one cache line: each slot's tag (its name's
-/// hash with the low bit set), 0 until the slot is ready.
-#[repr(align(64))]
-struct Tags([AtomicU64; BUCKET]);
-
 /// One slot of a table: a name and its point. The first slot of each bucket
 /// also holds the bucket's tags; the other slots leave theirs unused.
 pub struct Slot {
@@ -91,7 +85,7 @@ impl Slot {
         /// An empty slot.
         pub fn new() -> Slot {
             Slot {
-                tags: Tags(zeroed()),
+                tags: Tags::new(),
                 state: AtomicU32::new(EMPTY),
                 len: AtomicU32::new(0),
                 hash: AtomicU64::new(0),
@@ -219,38 +213,42 @@ pub const fn check_capacity(capacity: usize) -> Result<(), Error> {
     }
 }
 
-/// The tag of a name's slot: its hash, never 0 (0 marks a slot not ready).
-fn tag(hash: u64) -> u64 {
-    hash | 1
-}
-
 /// The buckets a name may occupy, in the order inserts try them (see the
 /// module doc).
 struct Buckets {
     next: usize,
+    /// The stride, 0 until a second bucket is asked for: most names are
+    /// found in their home bucket.
     step: usize,
+    hash: u64,
     buckets: usize,
     left: usize,
 }
 
 impl Buckets {
     /// The first `limit` of the name's buckets in a table of `capacity`.
+    #[inline]
     fn of(hash: u64, capacity: usize, limit: usize) -> Buckets {
         let buckets = capacity.div_ceil(BUCKET);
-        // Multiply-shift maps the hash onto 0..n without a division: the home
-        // bucket from its high half, the stride from its low half.
+        // Multiply-shift maps the hash onto 0..n without a division.
         let home = ((hash as u128 * buckets as u128) >> 64) as usize;
-        let (step, count) = if buckets <= PROBE_BUCKETS {
-            (1, buckets)
-        } else {
-            let low = hash & 0xffff_ffff;
-            (1 + ((low * (buckets as u64 - 1)) >> 32) as usize, PROBE_BUCKETS)
-        };
         Buckets {
             next: home,
-            step,
+            step: 0,
+            hash,
             buckets,
-            left: count.min(limit),
+            left: buckets.min(PROBE_BUCKETS).min(limit),
+        }
+    }
+
+    /// The stride from the home bucket's low half, 1 to buckets - 1; 1 in a
+    /// table walked whole.
+    fn step(&self) -> usize {
+        if self.buckets <= PROBE_BUCKETS {
+            1
+        } else {
+            let low = self.hash & 0xffff_ffff;
+            1 + ((low * (self.buckets as u64 - 1)) >> 32) as usize
         }
     }
 }
@@ -258,15 +256,21 @@ impl Buckets {
 impl Iterator for Buckets {
     type Item = usize;
 
+    #[inline]
     fn next(&mut self) -> Option<usize> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
         let bucket = self.next;
-        self.next += self.step;
-        if self.next >= self.buckets {
-            self.next -= self.buckets;
+        if self.left > 0 {
+            if self.step == 0 {
+                self.step = self.step();
+            }
+            self.next += self.step;
+            if self.next >= self.buckets {
+                self.next -= self.buckets;
+            }
         }
         Some(bucket)
     }
@@ -292,6 +296,9 @@ pub struct PointTable<S> {
     /// Buckets read, so tests can check the bound.
     #[cfg(test)]
     probes: AtomicU64,
+    /// Slots read past their tags, so tests can check the tags filter.
+    #[cfg(test)]
+    slot_reads: AtomicU64,
 }
 
 impl<S: AsRef<[Slot]>> PointTable<S> {
@@ -304,6 +311,8 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
             longest_probe: AtomicU32::new(0),
             #[cfg(test)]
             probes: AtomicU64::new(0),
+            #[cfg(test)]
+            slot_reads: AtomicU64::new(0),
         })
     }
 
@@ -374,17 +383,17 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
         self.probes.fetch_add(1, Ordering::Relaxed);
         let slots = self.slots.as_ref();
         let first = bucket * BUCKET;
-        let end = slots.len().min(first + BUCKET);
-        let wanted = tag(h);
-        for (index, tag) in (first..end).zip(&slots[first].tags.0) {
-            let seen = tag.load(Ordering::Acquire);
-            if seen == wanted || seen == 0 {
-                let slot = &slots[index];
-                match slot.settled_state() {
-                    EMPTY => return Seen::Empty(index),
-                    _ if slot.holds(h, name) => return Seen::Name(index),
-                    _ => {}
-                }
+        for at in slots[first].tags.candidates(Tags::of(h)) {
+            // A short last bucket: the lanes past the table are never tagged.
+            let Some(slot) = slots.get(first + at) else {
+                break;
+            };
+            #[cfg(test)]
+            self.slot_reads.fetch_add(1, Ordering::Relaxed);
+            match slot.settled_state() {
+                EMPTY => return Seen::Empty(first + at),
+                _ if slot.holds(h, name) => return Seen::Name(first + at),
+                _ => {}
             }
         }
         Seen::Full
@@ -405,7 +414,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
         slot.fill(h, name);
         // After the slot is ready: a reader that sees the tag sees the name.
         let first = index - index % BUCKET;
-        slots[first].tags.0[index - first].store(tag(h), Ordering::Release);
+        slots[first].tags.publish(index - first, Tags::of(h));
         true
     }
 
