@@ -7,31 +7,31 @@
 //! claimer's few stores (the name may be its own).
 //!
 //! Every lookup and insert is bounded, whatever the table holds. Slots are
-//! grouped in buckets of `BUCKET` consecutive slots; the first slot of each
-//! bucket also carries the bucket's tags (each slot's hash, 0 while empty) in
-//! one 64-byte line, so a probe reads one line per bucket and touches a
-//! slot's own lines only when its tag matches or it looks empty. A name may
-//! live in `PROBE_BUCKETS` buckets: its home bucket, then a stride taken
-//! from its hash (double hashing, so that names sharing a home bucket part
-//! ways at once). An insert takes the first empty slot in that order; when
-//! all of them are taken it fails with [`Error::TableFull`] even if slots
-//! elsewhere are free. Each insert raises the table's `longest_probe` to the
-//! number of buckets it walked, and a lookup walks no further: a name that
-//! is absent costs at most `PROBE_BUCKETS` lines (16 lines, 128 slots),
-//! even in a full table of 2^20 slots. A table of at most `PROBE_BUCKETS`
-//! buckets (128 slots) is walked whole, so it fills to exactly its capacity.
+//! grouped in buckets of 32 consecutive slots; the first slot of each
+//! bucket also carries the bucket's tags (16 bits of each slot's hash, see
+//! `tags.rs`) in one 64-byte line, so a probe reads one line per bucket and
+//! a slot's own lines only when its tag matches or it is still empty. A name
+//! may live in `PROBE_BUCKETS` (8) buckets: its home bucket, then a stride
+//! taken from its hash (double hashing, so that names sharing a home bucket
+//! part ways at once). An insert takes the first empty slot in that order;
+//! when all 256 are taken it fails with [`Error::TableFull`], even if slots
+//! elsewhere are free. Each insert raises the table's `longest_probe` to
+//! the number of buckets it walked, and a lookup walks no further (nor past
+//! an empty slot): a name that is absent costs at most 8 tag lines, even in
+//! a full table of 2^20 slots. A table of at most 8 buckets (256 slots) is
+//! walked whole, so it fills to exactly its capacity.
 //!
 //! How full a table gets with distinct random names (`tests/table_load.rs`):
 //!
 //! | capacity | first `TABLE_FULL` at | 1 name in 100 refused at | after 2 × capacity names |
 //! | ---: | ---: | ---: | ---: |
-//! | 1 024 | 94.6 % | 99.3 % | 100 % |
+//! | 1 024 | 90.7 % | 99.5 % | 100 % |
 //! | 65 536 | 88.0 % | 94.5 % | 100 % |
-//! | 1 048 576 | 86.6 % | 92.8 % | 100 % |
+//! | 1 048 576 | 89.2 % | 92.9 % | 100 % |
 //!
-//! So size a table about 15 % above the points it must hold. 32 buckets
-//! (256 slots) would move the first refusal at 2^20 to 92 %, at twice the
-//! cost of a miss.
+//! So size a table about 15 % above the points it must hold. With 4 buckets
+//! per name the first refusal at 2^20 comes at 77 %; 16 buckets of 8 slots
+//! (16 lines per miss) reached 87 %.
 
 use crate::entry::{Entry, Flags, Outcome};
 use crate::error::Error;

@@ -113,7 +113,7 @@ fn a_miss_and_a_new_name_in_a_full_large_table_read_at_most_the_probe_bound() {
 }
 
 #[test]
-fn a_table_of_up_to_128_slots_fills_to_exactly_its_capacity() {
+fn a_table_of_up_to_256_slots_fills_to_exactly_its_capacity() {
     for capacity in 1..=PROBE_BUCKETS * BUCKET {
         let t = table(capacity);
         for n in 0..capacity {

@@ -94,7 +94,7 @@ mod tests {
     fn success_and_failure_pass_through() {
         assert_eq!(boundary(|| Ok(())), sds_result::Ok);
         assert_eq!(
-            boundary(|| Err(sds_core::Error::TableFull.into())),
+            boundary(|| Err(sds_core::Error::TableFull { capacity: 1 }.into())),
             sds_result::TableFull
         );
     }
