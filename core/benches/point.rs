@@ -1,5 +1,6 @@
 //! Criterion benchmark of the decision: an `enter` + `exit` pair with five
-//! rules on, next to governor's direct rate limiter `check()` (one rule).
+//! rules on, next to governor's direct rate limiter `check()` (one rule);
+//! and name lookups in a full table of 2^20 slots, a hit next to a miss.
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -53,9 +54,64 @@ fn decision(c: &mut Criterion) {
     g.finish();
 }
 
+/// A table of 2^20 slots with every slot taken (1.7 GB, a few seconds to
+/// fill), and the names in it.
+fn full_table() -> (PointTable<Vec<Slot>>, Vec<Vec<u8>>) {
+    let table = PointTable::new((0..1 << 20).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
+    let mut names = Vec::with_capacity(1 << 20);
+    let mut n = 0u64;
+    while table.len() < table.capacity() {
+        let name = format!("orderService.method{n}").into_bytes();
+        n += 1;
+        if table.insert(&name).is_ok() {
+            names.push(name);
+        }
+    }
+    (table, names)
+}
+
+fn full_table_lookups(c: &mut Criterion) {
+    let mut g = c.benchmark_group("full table of 2^20");
+    let (table, names) = full_table();
+    let absent: Vec<Vec<u8>> = (0..4096)
+        .map(|n| format!("absentService.method{n}").into_bytes())
+        .collect();
+    let present = &names[..4096];
+    g.bench_function("lookup hit", |b| {
+        b.iter(|| table.lookup(black_box(&present[0])).unwrap())
+    });
+    g.bench_function("lookup miss", |b| {
+        b.iter(|| table.lookup(black_box(&absent[0])).unwrap())
+    });
+    let mut i = 0;
+    g.bench_function("lookup hit, 4096 names in turn", |b| {
+        b.iter(|| {
+            i = (i + 1) % 4096;
+            table.lookup(black_box(&present[i])).unwrap()
+        })
+    });
+    g.bench_function("lookup miss, 4096 names in turn", |b| {
+        b.iter(|| {
+            i = (i + 1) % 4096;
+            table.lookup(black_box(&absent[i])).unwrap()
+        })
+    });
+    g.bench_function("insert of a new name (TABLE_FULL)", |b| {
+        b.iter(|| table.insert(black_box(&absent[0])).unwrap_err())
+    });
+    g.bench_function("enter+exit by name (no rules)", |b| {
+        b.iter(|| {
+            let e = table.enter(black_box(&present[0]), T, Flags::NONE).unwrap();
+            table.exit(&e, T, Outcome::Ok).unwrap();
+            e
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = decision
+    targets = decision, full_table_lookups
 }
 criterion_main!(benches);

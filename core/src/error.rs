@@ -224,9 +224,12 @@ pub enum Error {
     EmptyName,
     /// A point name longer than [`crate::MAX_NAME_LEN`] bytes.
     NameTooLong,
-    /// No free slot for a new point name.
-    TableFull,
-    /// A table capacity of zero or too large.
+    /// No free slot for a new point name among the slots it may take.
+    TableFull {
+        /// The table's capacity.
+        capacity: u32,
+    },
+    /// A table capacity of zero or above [`crate::MAX_CAPACITY`].
     InvalidCapacity,
     /// An entry from another table (its point index is out of range).
     InvalidEntry,
@@ -243,7 +246,7 @@ impl Error {
             Error::InvalidWindow(_) => ErrorCode::InvalidWindow,
             Error::EmptyName => ErrorCode::EmptyName,
             Error::NameTooLong => ErrorCode::NameTooLong,
-            Error::TableFull => ErrorCode::TableFull,
+            Error::TableFull { .. } => ErrorCode::TableFull,
             Error::InvalidCapacity => ErrorCode::InvalidCapacity,
             Error::InvalidEntry => ErrorCode::InvalidEntry,
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
@@ -273,6 +276,14 @@ impl fmt::Display for Error {
                 f,
                 "point name is too long (at most {} bytes)",
                 crate::MAX_NAME_LEN
+            ),
+            Error::TableFull { capacity } => {
+                write!(f, "point table is full (capacity {capacity})")
+            }
+            Error::InvalidCapacity => write!(
+                f,
+                "table capacity must be within 1..={}",
+                crate::MAX_CAPACITY
             ),
             other => f.write_str(other.code().description()),
         }

@@ -59,6 +59,7 @@ mod strategy_input;
 mod sum_cache;
 mod sync;
 mod table;
+mod tags;
 pub mod time;
 pub mod window;
 

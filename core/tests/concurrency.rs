@@ -104,6 +104,36 @@ fn concurrent_inserts_of_the_same_names_make_one_point_each() {
 }
 
 #[test]
+fn concurrent_inserts_past_the_home_bucket_make_one_point_each() {
+    // 3 000 names in 4 096 slots: many land beyond their home bucket, where
+    // racing inserts of one name must still meet at one slot.
+    let table = PointTable::new((0..4096).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
+    let names: Vec<String> = (0..3000).map(|i| format!("svc.m{i}")).collect();
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            let names = &names;
+            let table = &table;
+            s.spawn(move || {
+                // Each thread its own order, so they race on different names.
+                for i in 0..names.len() {
+                    let name = &names[(i * 7 + t * 613) % names.len()];
+                    let e = table.enter(name.as_bytes(), T, Flags::NONE).unwrap();
+                    table.exit(&e, T, Outcome::Ok).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(table.len(), names.len());
+    for name in &names {
+        assert_eq!(
+            table.stats(name.as_bytes(), T).unwrap().visit,
+            THREADS as u64,
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn strategy_swaps_under_load_are_never_torn() {
     let p = Point::new();
     let uniform = |v: i64| {

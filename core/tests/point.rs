@@ -34,13 +34,16 @@ fn table_rejects_bad_names_and_a_full_table_without_changing_anything() {
         .unwrap();
     assert_eq!(
         t.enter(&[0xff, 0xfe, 0x00], T, Flags::NONE),
-        Err(Error::TableFull)
+        Err(Error::TableFull { capacity: 2 })
     );
     assert_eq!(t.len(), 2);
-    assert_eq!(t.insert(b"third"), Err(Error::TableFull));
+    assert_eq!(t.insert(b"third"), Err(Error::TableFull { capacity: 2 }));
+    let full = t.insert(b"third").unwrap_err();
+    assert_eq!(full.code(), ErrorCode::TableFull);
+    assert_eq!(full.to_string(), "point table is full (capacity 2)");
     assert_eq!(
         t.set_strategy(b"third", &Strategy::DEFAULT),
-        Err(Error::TableFull)
+        Err(Error::TableFull { capacity: 2 })
     );
     assert_eq!(t.lookup(b"third"), Ok(None));
     assert_eq!(t.len(), 2);
@@ -68,6 +71,10 @@ fn capacity_bounds() {
         Some(Error::InvalidCapacity)
     );
     assert_eq!(Error::InvalidCapacity.code(), ErrorCode::InvalidCapacity);
+    assert_eq!(
+        Error::InvalidCapacity.to_string(),
+        "table capacity must be within 1..=1048576"
+    );
     assert_eq!(MAX_CAPACITY, 1 << 20);
     assert_eq!(table(1).capacity(), 1);
 }

@@ -6,7 +6,7 @@
 use jni::objects::{JByteArray, JClass, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::EnvUnowned;
-use sds_core::{Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats, MAX_CAPACITY};
+use sds_core::{check_capacity, Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats};
 
 use crate::boundary::{hot, negative, setup, Fail};
 use crate::handle::{borrow, free, into_handle, Table};
@@ -34,12 +34,8 @@ pub extern "system" fn Java_io_sdsnative_Native_tableNew<'l>(
     capacity: jint,
 ) -> jlong {
     setup(&mut env, |_| {
-        if capacity <= 0 || capacity as usize > MAX_CAPACITY {
-            return Err(Fail::Sds(
-                ErrorCode::InvalidCapacity,
-                format!("capacity must be within 1..={MAX_CAPACITY}, got {capacity}"),
-            ));
-        }
+        // Negative reads as 0: the core's message names the range.
+        check_capacity(usize::try_from(capacity).unwrap_or(0))?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
         Ok(into_handle(Table::new(slots)?))
     })

@@ -197,8 +197,10 @@ def test_bad_pressure_test_flag(used: sds.Client, flag: Any) -> None:
     (2**70, sds.InvalidCapacity), (1.5, sds.InvalidArgument), ("8", sds.InvalidArgument), (True, sds.InvalidArgument),
 ])
 def test_bad_capacity(capacity: Any, error: Type[sds.SdsError]) -> None:
-    with pytest.raises(error):
+    with pytest.raises(error) as info:
         sds.Client(capacity=capacity)
+    if error is sds.InvalidCapacity:
+        assert str(info.value) == "table capacity must be within 1..=1048576"
 
 
 def test_a_full_table_raises_and_keeps_its_points() -> None:
@@ -209,6 +211,7 @@ def test_a_full_table_raises_and_keeps_its_points() -> None:
         with pytest.raises(sds.TableFull) as info:
             call()
         assert info.value.code == "SDS_TABLE_FULL"
+        assert str(info.value) == "point table is full (capacity 2)"
     assert len(client) == 2 and client.strategy("c") is None
     client.enter("a", now_ms=1).exit(now_ms=1)
     assert client.stats("a", now_ms=1)["visit"] == 2

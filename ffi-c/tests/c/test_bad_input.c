@@ -45,6 +45,8 @@ static void test_table_new(void) {
     sds_table *t;
     memset(&t, FILL, sizeof t);
     CHECK_RESULT(sds_table_new(0, &t), SDS_RESULT_INVALID_CAPACITY);
+    CHECK(strcmp(sds_check_last_error(),
+                 "SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576") == 0);
     CHECK_RESULT(sds_table_new((size_t)SDS_MAX_CAPACITY + 1, &t), SDS_RESULT_INVALID_CAPACITY);
     CHECK_RESULT(sds_table_new(SIZE_MAX, &t), SDS_RESULT_INVALID_CAPACITY);
     CHECK(untouched(&t, sizeof t));
@@ -194,6 +196,7 @@ static void test_full_table(void) {
         snapshot before = take(t);
         memset(&e, FILL, sizeof e);
         CHECK_RESULT(sds_enter(t, NAME("q"), 1000, 0, &e), SDS_RESULT_TABLE_FULL);
+        CHECK(strcmp(sds_check_last_error(), "SDS_TABLE_FULL: point table is full (capacity 1)") == 0);
         CHECK(untouched(&e, sizeof e));
         CHECK_RESULT(sds_table_set_strategy(t, NAME("q"), &s), SDS_RESULT_TABLE_FULL);
         CHECK_RESULT(sds_table_set_strategy_json(t, NAME("q"), NAME("{}")), SDS_RESULT_TABLE_FULL);

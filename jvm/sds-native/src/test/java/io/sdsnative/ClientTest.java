@@ -189,6 +189,8 @@ class ClientTest {
             client.enter("a", T).exit(T);
             client.enter("b", T).exit(T);
             assertCode(ErrorCode.TABLE_FULL, () -> client.enter("c", T));
+            SdsException full = assertThrows(SdsException.class, () -> client.enter("c", T));
+            assertEquals("SDS_TABLE_FULL: point table is full (capacity 2)", full.getMessage());
             client.enter("a", T).exit(T);
             assertEquals(2, client.stats("a", T).visit(), "a full table keeps working for its points");
         }
@@ -212,6 +214,8 @@ class ClientTest {
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(0));
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-5));
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client((1 << 20) + 1));
+        SdsException e = assertThrows(SdsException.class, () -> new Client(-5));
+        assertEquals("SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576", e.getMessage());
     }
 
     @Test

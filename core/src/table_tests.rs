@@ -1,0 +1,136 @@
+//! Unit tests of the table: name packing, and the probe bound counted
+//! bucket by bucket.
+
+use super::*;
+
+#[test]
+fn a_tail_packs_like_a_zero_padded_little_endian_word() {
+    let bytes = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77];
+    for n in 0..=7 {
+        let mut padded = [0u8; 8];
+        padded[..n].copy_from_slice(&bytes[..n]);
+        assert_eq!(
+            tail_word(&bytes[..n]),
+            u64::from_le_bytes(padded),
+            "{n} bytes"
+        );
+    }
+}
+
+#[test]
+fn names_of_every_length_differing_in_any_byte_are_distinct() {
+    let slots: [Slot; 32] = core::array::from_fn(|_| Slot::new());
+    let table = PointTable::new(&slots[..]).unwrap();
+    let base = [b'a'; 20];
+    for len in 1..=20 {
+        let id = table.insert(&base[..len]).unwrap();
+        for at in 0..len {
+            let mut other = base;
+            other[at] = b'b';
+            assert_eq!(
+                table.lookup(&other[..len]),
+                Ok(None),
+                "len {len}, byte {at}"
+            );
+        }
+        assert_eq!(table.lookup(&base[..len]), Ok(Some(id)), "len {len}");
+    }
+}
+
+use std::format;
+use std::vec::Vec;
+
+fn table(capacity: usize) -> PointTable<Vec<Slot>> {
+    PointTable::new((0..capacity).map(|_| Slot::new()).collect()).unwrap()
+}
+
+/// Buckets read by `op`.
+fn probes<T>(table: &PointTable<Vec<Slot>>, op: impl FnOnce() -> T) -> (T, u64) {
+    let before = table.probes.load(Ordering::Relaxed);
+    let result = op();
+    (result, table.probes.load(Ordering::Relaxed) - before)
+}
+
+/// Inserts `name-0`, `name-1`, ... until the table is full to its last
+/// slot; the names that made it, in slot order by id.
+fn fill_completely(table: &PointTable<Vec<Slot>>) -> Vec<(Vec<u8>, PointId)> {
+    let mut placed = Vec::new();
+    let mut n = 0u64;
+    while table.len() < table.capacity() {
+        let name = format!("name-{n}").into_bytes();
+        n += 1;
+        let (result, read) = probes(table, || table.insert(&name));
+        assert!(read <= PROBE_BUCKETS as u64, "{read} buckets");
+        if let Ok(id) = result {
+            placed.push((name, id));
+        }
+    }
+    placed
+}
+
+#[test]
+fn a_miss_and_a_new_name_in_a_full_large_table_read_at_most_the_probe_bound() {
+    let capacity = 1 << 16;
+    let t = table(capacity);
+    let placed = fill_completely(&t);
+    assert_eq!((t.len(), placed.len()), (capacity, capacity));
+    assert_eq!(
+        t.longest_probe.load(Ordering::Relaxed),
+        PROBE_BUCKETS as u32
+    );
+    let slot_reads = t.slot_reads.load(Ordering::Relaxed);
+    for n in 0..100 {
+        let absent = format!("absent-{n}").into_bytes();
+        assert_eq!(
+            probes(&t, || t.lookup(&absent)),
+            (Ok(None), PROBE_BUCKETS as u64)
+        );
+        assert_eq!(
+            probes(&t, || t.insert(&absent)),
+            (
+                Err(Error::TableFull { capacity: 1 << 16 }),
+                PROBE_BUCKETS as u64
+            )
+        );
+        assert_eq!(
+            t.stats(&absent, 0).map(|s| s.visit),
+            Ok(0),
+            "stats of an absent name"
+        );
+    }
+    // 200 misses over 8 buckets of 32 slots: the tags let a slot be read
+    // only when 16 bits of its hash match (1 in 32 768).
+    let read = t.slot_reads.load(Ordering::Relaxed) - slot_reads;
+    assert!(read <= 10, "{read} slots read past their tags");
+    // Every name already in resolves, by lookup and by insert, within the bound.
+    for (name, id) in &placed {
+        let (found, read) = probes(&t, || t.lookup(name));
+        assert_eq!(found, Ok(Some(*id)));
+        assert!(read <= PROBE_BUCKETS as u64);
+        assert_eq!(t.insert(name), Ok(*id));
+    }
+    assert_eq!(t.len(), capacity);
+}
+
+#[test]
+fn a_table_of_up_to_256_slots_fills_to_exactly_its_capacity() {
+    for capacity in 1..=PROBE_BUCKETS * BUCKET {
+        let t = table(capacity);
+        for n in 0..capacity {
+            assert!(t.insert(format!("p{n}").as_bytes()).is_ok(), "{capacity}");
+        }
+        assert_eq!(t.len(), capacity);
+        let capacity = capacity as u32;
+        assert_eq!(t.insert(b"one more"), Err(Error::TableFull { capacity }));
+    }
+}
+
+#[test]
+fn a_lookup_reads_no_further_than_the_longest_insert() {
+    let t = table(1 << 12);
+    assert_eq!(probes(&t, || t.lookup(b"x")), (Ok(None), 0));
+    t.insert(b"first").unwrap();
+    assert_eq!(t.longest_probe.load(Ordering::Relaxed), 1);
+    // Its home bucket has free slots: a miss stops at the first one.
+    assert_eq!(probes(&t, || t.lookup(b"x")), (Ok(None), 1));
+}
