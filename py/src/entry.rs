@@ -15,8 +15,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use sds_core::{Outcome, Reason};
 
+use crate::args::{self, Time};
+use crate::errors;
 use crate::table::Inner;
-use crate::{args, errors};
 
 const FAILED: u8 = 1;
 const EXITED: u8 = 2;
@@ -202,8 +203,8 @@ impl Entry {
 impl Entry {
     /// Settles the request: returns its permit, counts its exception and its
     /// timeout. Only the first call counts.
-    pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        self.settle(py, args::given_time(now_ms)?)
+    pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<Time>) -> PyResult<()> {
+        self.settle(py, now_ms.map(|t| t.0))
     }
 
     /// `__exit__`: marks `exc` if the body raised an `Exception` (not a

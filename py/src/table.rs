@@ -9,15 +9,17 @@ use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
 
+use crate::args::{self, PressureTest, Time};
 use crate::entry::{reason_name, Entry};
+use crate::errors;
 use crate::strategy::Strategy;
-use crate::{args, errors};
 
 /// What a client, its point handles and its entries share.
 pub struct Inner {
     pub table: PointTable<Box<[Slot]>>,
-    /// `str` -> point index: Python's cached `str` hash finds a known name
-    /// without encoding it (abi3 has no borrowed UTF-8 view before 3.10).
+    /// `str` -> point index: a known name is found by its cached `str` hash,
+    /// without reading its text (as fast as the core's lookup of a short
+    /// name's UTF-8 bytes, faster for longer ones).
     ids: Py<PyDict>,
     /// Point index -> name, the reverse of `ids`: only read to name the point
     /// of an entry dropped without `exit`, so entries need not hold a name.
@@ -81,18 +83,16 @@ impl Inner {
         py: Python<'_>,
         id: PointId,
         name: &Bound<'_, PyString>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        pressure_test: PressureTest,
     ) -> PyResult<Entry> {
-        let now = args::time(now_ms)?;
-        let flags = if args::flag(pressure_test, "pressure_test")? {
+        let flags = if pressure_test.0 {
             Flags::PRESSURE_TEST
         } else {
             Flags::NONE
         };
-        let entry = self.enter_at(py, id, name, now, flags)?;
-        let given_time = now_ms.is_some_and(|v| !v.is_none());
-        Ok(Entry::new(self.clone(), entry, given_time))
+        let entry = self.enter_at(py, id, name, args::time_or_now(now_ms), flags)?;
+        Ok(Entry::new(self.clone(), entry, now_ms.is_some()))
     }
 
     /// The core's entry, with the listeners told of a downgrade.
@@ -265,10 +265,10 @@ impl Table {
         &self,
         py: Python<'py>,
         point: &Bound<'py, PyAny>,
-        now_ms: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<Time>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let name = args::name_bytes(args::name(point)?)?;
-        let now = args::time(now_ms)?;
+        let now = args::time_or_now(now_ms);
         let stats = self
             .inner
             .table
@@ -355,12 +355,8 @@ impl PointHandle {
 
     /// The sliding values and the last whole cycle of this point.
     #[pyo3(signature = (now_ms = None))]
-    fn stats<'py>(
-        &self,
-        py: Python<'py>,
-        now_ms: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let now = args::time(now_ms)?;
+    fn stats<'py>(&self, py: Python<'py>, now_ms: Option<Time>) -> PyResult<Bound<'py, PyDict>> {
+        let now = args::time_or_now(now_ms);
         stats_dict(py, &self.inner.stats_of(py, self.id, now)?)
     }
 
@@ -376,8 +372,8 @@ impl Table {
         &self,
         py: Python<'_>,
         point: &Bound<'_, PyAny>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        pressure_test: PressureTest,
     ) -> PyResult<Entry> {
         let name = args::name(point)?;
         let id = self.inner.id_of(py, name)?;
@@ -391,8 +387,8 @@ impl PointHandle {
     pub(crate) fn enter(
         &self,
         py: Python<'_>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        pressure_test: PressureTest,
     ) -> PyResult<Entry> {
         self.inner
             .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
