@@ -248,7 +248,7 @@ pub fn install_all(py: Python<'_>) -> PyResult<()> {
     install(
         &py.get_type::<Entry>(),
         c"exit",
-        c"exit($self, now_ms=None)\n--\n\nSettles the request: returns its permit, counts its exception and its timeout. Only the first call counts.",
+        c"exit($self, now_ms=None)\n--\n\nSettles the request: returns its permit, counts its exception and its timeout. Only the first call counts. Without now_ms, at the wall clock, or at the start when enter was given now_ms.",
         entry_exit,
     )?;
     install(

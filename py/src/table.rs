@@ -143,30 +143,18 @@ impl Inner {
     }
 }
 
-/// `stats()` as a dict, keyed as the conformance scenarios and SDS name them.
+/// `stats()` as a dict, named and nested by the core's table
+/// (`Stats::fields`, `CycleStats::fields` under `Stats::LAST_CYCLE`).
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let cycle = PyDict::new(py);
-    cycle.set_item(pyo3::intern!(py, "visitNum"), s.last_cycle.visit_num)?;
-    cycle.set_item(
-        pyo3::intern!(py, "exceptionNum"),
-        s.last_cycle.exception_num,
-    )?;
-    cycle.set_item(pyo3::intern!(py, "timeoutNum"), s.last_cycle.timeout_num)?;
-    cycle.set_item(
-        pyo3::intern!(py, "downgradeNum"),
-        s.last_cycle.downgrade_num,
-    )?;
-    cycle.set_item(
-        pyo3::intern!(py, "concurrentNum"),
-        s.last_cycle.concurrent_num,
-    )?;
+    for (name, value) in s.last_cycle.fields() {
+        cycle.set_item(name, value)?;
+    }
     let d = PyDict::new(py);
-    d.set_item(pyo3::intern!(py, "visit"), s.visit)?;
-    d.set_item(pyo3::intern!(py, "exception"), s.exception)?;
-    d.set_item(pyo3::intern!(py, "timeout"), s.timeout)?;
-    d.set_item(pyo3::intern!(py, "downgrade"), s.downgrade)?;
-    d.set_item(pyo3::intern!(py, "concurrent"), s.concurrent)?;
-    d.set_item(pyo3::intern!(py, "lastCycle"), cycle)?;
+    for (name, value) in s.fields() {
+        d.set_item(name, value)?;
+    }
+    d.set_item(Stats::LAST_CYCLE, cycle)?;
     Ok(d)
 }
 
