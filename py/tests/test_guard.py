@@ -230,11 +230,11 @@ def test_a_failing_listener_leaves_the_fallback_to_the_caller(
     client.set_strategy("p", {"visitThreshold": 0})
 
     @client.guard("p", fallback=lambda *args, **kwargs: ("fallback", args, kwargs))
-    def work(a: int, b: int = 0) -> str:
+    def work(a: int, b: int = 0) -> object:
         return "ran"
 
     @client.guard("p", fallback=lambda *args, **kwargs: ("fallback", args, kwargs))
-    async def work_async(a: int, b: int = 0) -> str:
+    async def work_async(a: int, b: int = 0) -> object:
         return "ran"
 
     @client.guard("p")

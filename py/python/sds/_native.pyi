@@ -47,7 +47,7 @@ class Strategy:
     a rule off. Each field is a read-only property: `s.visit_threshold`.
     """
 
-    def __new__(cls, **fields: int) -> Strategy: ...
+    def __new__(cls, **fields: Optional[int]) -> Strategy: ...
     @staticmethod
     def from_json(text: str) -> Strategy:
         """Parses SDS strategy JSON (`'{"visitThreshold": 10}'`)."""
@@ -94,7 +94,9 @@ class Strategy:
 class Entry:
     """A request between `enter` and `exit`; a context manager that marks an
     `Exception` raised in its body and always exits. Collected without
-    `exit`, it exits then and warns (`ResourceWarning`)."""
+    `exit`, it exits then as failed (unless downgraded) and warns
+    (`ResourceWarning`). An exit without `now_ms` is at the wall clock, or at
+    the start when `enter` was given `now_ms`."""
 
     @property
     def downgraded(self) -> bool: ...
