@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
-use sds_core::{Error, ErrorCode, Value, MAX_NAME_LEN};
+use sds_core::{Error, ErrorCode, Flags, Value, MAX_NAME_LEN};
 
 use crate::errors;
 
@@ -78,28 +78,21 @@ pub fn time_or_now(t: Option<Time>) -> u64 {
     t.map_or_else(sds_clock::now_ms, |t| t.0)
 }
 
-/// `pressure_test`: a `bool` (a `None` is none).
-#[derive(Copy, Clone)]
-pub struct PressureTest(pub bool);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for PressureTest {
-    type Error = PyErr;
-
-    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<PressureTest> {
-        match v.cast::<PyBool>() {
-            Ok(b) => Ok(PressureTest(b.is_true())),
-            Err(_) => Err(errors::argument(
-                v.py(),
-                format!("pressure_test must be a bool, not {}", type_name(&v)),
-            )),
-        }
-    }
-}
-
-/// An optional `pressure_test`: absent is false.
+/// The flags of `pressure_test`: absent is false, else a `bool` (a `None`
+/// is none).
 #[inline]
-pub fn pressure_test(v: Option<&Bound<'_, PyAny>>) -> PyResult<PressureTest> {
-    v.map_or(Ok(PressureTest(false)), |v| v.extract())
+pub fn flags(pressure_test: Option<&Bound<'_, PyAny>>) -> PyResult<Flags> {
+    let Some(v) = pressure_test else {
+        return Ok(Flags::NONE);
+    };
+    match v.cast::<PyBool>() {
+        Ok(b) if b.is_true() => Ok(Flags::PRESSURE_TEST),
+        Ok(_) => Ok(Flags::NONE),
+        Err(_) => Err(errors::argument(
+            v.py(),
+            format!("pressure_test must be a bool, not {}", type_name(v)),
+        )),
+    }
 }
 
 /// A Python `int` (not `bool`).

@@ -5,9 +5,9 @@
 //! Why not pyo3's own methods: they are FASTCALL too under `abi3-py310`, but
 //! pyo3 runs its argument extraction on every call, also on the hot calls
 //! that pass no arguments at all. Callgrind, instructions per enter + exit
-//! pair: point handle 1 978 here against 2 232 with pyo3's methods, by name
-//! 2 342 against 2 520, a `with` block 3 094 against 3 220, an injected time
-//! 2 593 against 2 818. The methods' behaviour is the Rust code in
+//! pair: point handle 1 971 here against 2 232 with pyo3's methods, by name
+//! 2 331 against 2 520, a `with` block 3 084 against 3 220, an injected time
+//! 2 525 against 2 818. The methods' behaviour is the Rust code in
 //! `table.rs` and `entry.rs`: these functions only parse the arguments and
 //! call it.
 
@@ -88,7 +88,7 @@ impl<const N: usize> Params<N> {
             )));
         }
         // A `None` is passed on as given: `now_ms=None` means the wall clock
-        // (`args::given_time`), while `pressure_test=None` is no bool.
+        // (`args::optional_time`), while `pressure_test=None` is no bool.
         Ok(given)
     }
 }
@@ -154,8 +154,8 @@ fast_method!(
             .ok_or_else(|| PyTypeError::new_err("enter() missing required argument 'point'"))?;
         let table = slf.cast::<Table>()?.get();
         let now_ms = args::optional_time(now_ms.as_ref())?;
-        let pressure_test = args::pressure_test(pressure_test.as_ref())?;
-        let entry = table.enter(py, &point, now_ms, pressure_test)?;
+        let flags = args::flags(pressure_test.as_ref())?;
+        let entry = table.enter(py, &point, now_ms, flags)?;
         Ok(Py::new(py, entry)?.into_any())
     }
 );
@@ -171,8 +171,8 @@ fast_method!(
     |py, slf, [now_ms, pressure_test]| {
         let handle = slf.cast::<PointHandle>()?.get();
         let now_ms = args::optional_time(now_ms.as_ref())?;
-        let pressure_test = args::pressure_test(pressure_test.as_ref())?;
-        let entry = handle.enter(py, now_ms, pressure_test)?;
+        let flags = args::flags(pressure_test.as_ref())?;
+        let entry = handle.enter(py, now_ms, flags)?;
         Ok(Py::new(py, entry)?.into_any())
     }
 );

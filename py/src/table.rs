@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
 
-use crate::args::{self, PressureTest, Time};
+use crate::args::{self, Time};
 use crate::entry::{reason_name, Entry};
 use crate::errors;
 use crate::strategy::Strategy;
@@ -84,13 +84,8 @@ impl Inner {
         id: PointId,
         name: &Bound<'_, PyString>,
         now_ms: Option<Time>,
-        pressure_test: PressureTest,
+        flags: Flags,
     ) -> PyResult<Entry> {
-        let flags = if pressure_test.0 {
-            Flags::PRESSURE_TEST
-        } else {
-            Flags::NONE
-        };
         let entry = self.enter_at(py, id, name, args::time_or_now(now_ms), flags)?;
         Ok(Entry::new(self.clone(), entry, now_ms.is_some()))
     }
@@ -361,11 +356,11 @@ impl Table {
         py: Python<'_>,
         point: &Bound<'_, PyAny>,
         now_ms: Option<Time>,
-        pressure_test: PressureTest,
+        flags: Flags,
     ) -> PyResult<Entry> {
         let name = args::name(point)?;
         let id = self.inner.id_of(py, name)?;
-        self.inner.enter(py, id, name, now_ms, pressure_test)
+        self.inner.enter(py, id, name, now_ms, flags)
     }
 }
 
@@ -376,9 +371,9 @@ impl PointHandle {
         &self,
         py: Python<'_>,
         now_ms: Option<Time>,
-        pressure_test: PressureTest,
+        flags: Flags,
     ) -> PyResult<Entry> {
         self.inner
-            .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
+            .enter(py, self.id, self.name.bind(py), now_ms, flags)
     }
 }
