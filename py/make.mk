@@ -18,7 +18,7 @@ test-py:
 	$(PY_PYTHON) -m venv $(PY_TEST_VENV)
 	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) -r py/requirements-dev.txt
 	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
-	$(PY_TEST_VENV)/bin/python -m mypy.stubtest --allowlist py/stubtest-allowlist.txt sds._native
+	$(PY_TEST_VENV)/bin/python -m mypy.stubtest sds._native
 	$(PY_TEST_VENV)/bin/python -m mypy --strict --no-incremental -p sds
 	$(PY_TEST_VENV)/bin/python -m pytest -p no:cacheprovider py/tests
 

@@ -1,11 +1,14 @@
-//! Checks of the values Python hands in: every wrong type or range becomes
-//! `sds.InvalidArgument` (a `TypeError` and `ValueError`), never a panic.
+//! Conversions of the values Python hands in. A strategy value or a time is
+//! sorted into the core's `Value` and judged by the core; names and the
+//! other arguments are checked here. Every wrong type or range becomes an
+//! `sds` error (`InvalidArgument` is a `TypeError` and `ValueError`), never
+//! a panic.
 
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString};
-use sds_core::{Error, ErrorCode, MAX_NAME_LEN};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use sds_core::{Error, ErrorCode, Flags, Value, MAX_NAME_LEN};
 
 use crate::errors;
 
@@ -15,58 +18,102 @@ pub fn type_name(v: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".to_string(), |n| n.to_string())
 }
 
-/// A Python `int` (not `bool`), or `None`.
-pub fn int<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyInt>> {
-    if v.is_instance_of::<PyBool>() {
-        return Err(errors::argument(
-            v.py(),
-            format!("{what} must be an int, not bool"),
-        ));
+/// A Python value as the core's strategy and time rules see it: `None` is
+/// null, a `bool` is no integer (tested first: `True` is an `int`), an
+/// `int` of any size and a `float` are numbers, a `str` is text.
+pub fn value(v: &Bound<'_, PyAny>) -> Value {
+    if v.is_none() {
+        Value::Null
+    } else if v.is_instance_of::<PyBool>() {
+        Value::from(true)
+    } else if let Ok(int) = v.cast::<PyInt>() {
+        match int.extract::<i64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => int.extract::<i128>().map_or(Value::OutOfRange, Value::from),
+        }
+    } else if let Ok(float) = v.cast::<PyFloat>() {
+        Value::from_f64(float.value())
+    } else if v.is_instance_of::<PyString>() {
+        Value::Text
+    } else {
+        Value::NotAnInteger
     }
-    v.cast::<PyInt>().cloned().map_err(|_| {
-        errors::argument(
-            v.py(),
-            format!("{what} must be an int, not {}", type_name(v)),
-        )
-    })
 }
 
-/// A non-negative integer that fits in 64 bits.
-pub fn u64_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    int(v, what)?
-        .extract::<u64>()
-        .map_err(|_| errors::argument(v.py(), format!("{what} must be within 0..2**64")))
+/// A `now_ms` argument: a whole number of ms within `0..2**64`, by the
+/// core's one rule (`sds_core::time`). `Option<Time>` leaves `None` to the
+/// wall clock.
+#[derive(Copy, Clone)]
+pub struct Time(pub u64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Time {
+    type Error = PyErr;
+
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Time> {
+        // The common case first: a plain int that fits in 64 bits.
+        if v.is_exact_instance_of::<PyInt>() {
+            if let Ok(ms) = v.extract::<u64>() {
+                return Ok(Time(ms));
+            }
+        }
+        sds_core::time::from_value(value(&v))
+            .map(Time)
+            .map_err(|e| errors::core(v.py(), e))
+    }
 }
 
-/// `now_ms`: the given time, or the wall clock for `None`.
-#[inline]
-pub fn time(v: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-    Ok(given_time(v)?.unwrap_or_else(sds_clock::now_ms))
-}
-
-/// An optional time argument as given: `None` when the caller left it to
+/// An optional `now_ms` as given: `None` (absent or `None`) leaves it to
 /// the wall clock, which the core then reads only if it needs it.
 #[inline]
-pub fn given_time(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+pub fn optional_time(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Time>> {
     match v {
-        Some(v) if !v.is_none() => u64_arg(v, "now_ms").map(Some),
+        Some(v) if !v.is_none() => v.extract().map(Some),
         _ => Ok(None),
     }
 }
 
-/// A `bool` flag; not given means false (a Python `None` is no bool).
+/// The given time, or the wall clock.
 #[inline]
-pub fn flag(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<bool> {
-    match v {
-        None => Ok(false),
-        Some(v) => match v.cast::<PyBool>() {
-            Ok(b) => Ok(b.is_true()),
-            Err(_) => Err(errors::argument(
-                v.py(),
-                format!("{what} must be a bool, not {}", type_name(v)),
-            )),
-        },
+pub fn time_or_now(t: Option<Time>) -> u64 {
+    t.map_or_else(sds_clock::now_ms, |t| t.0)
+}
+
+/// The flags of `pressure_test`: absent is false, else a `bool` (a `None`
+/// is none).
+#[inline]
+pub fn flags(pressure_test: Option<&Bound<'_, PyAny>>) -> PyResult<Flags> {
+    let Some(v) = pressure_test else {
+        return Ok(Flags::NONE);
+    };
+    match v.cast::<PyBool>() {
+        Ok(b) if b.is_true() => Ok(Flags::PRESSURE_TEST),
+        Ok(_) => Ok(Flags::NONE),
+        Err(_) => Err(errors::argument(
+            v.py(),
+            format!("pressure_test must be a bool, not {}", type_name(v)),
+        )),
     }
+}
+
+/// A Python `int` (not `bool`).
+pub fn int<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyInt>> {
+    let not_int = || {
+        errors::argument(
+            v.py(),
+            format!("{what} must be an int, not {}", type_name(v)),
+        )
+    };
+    if v.is_instance_of::<PyBool>() {
+        return Err(not_int());
+    }
+    v.cast::<PyInt>().cloned().map_err(|_| not_int())
+}
+
+/// A non-negative integer that fits in 64 bits (window parameters, counts).
+pub fn u64_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    int(v, what)?
+        .extract::<u64>()
+        .map_err(|_| errors::argument(v.py(), format!("{what} must be within 0..2**64")))
 }
 
 /// A point name: a `str`.

@@ -15,14 +15,16 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use sds_core::{Outcome, Reason};
 
+use crate::args::{self, Time};
+use crate::errors;
 use crate::table::Inner;
-use crate::{args, errors};
 
 const FAILED: u8 = 1;
 const EXITED: u8 = 2;
-/// `enter` was given `now_ms`: the entry lives on the caller's timeline, so
-/// an entry dropped without `exit` is exited at its start, not at the wall
-/// clock (which would count a timeout of that timeline's distance to now).
+/// `enter` was given `now_ms`: the entry lives on the caller's timeline,
+/// which the binding cannot read, so an exit without a time (`exit()`,
+/// `with`, the finaliser) is at its start, not at the wall clock (which
+/// would count a timeout of that timeline's distance to now).
 const GIVEN_TIME: u8 = 4;
 
 static REASON_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
@@ -40,7 +42,8 @@ pub fn reason_name(py: Python<'_>, reason: Option<Reason>) -> Option<Py<PyString
 
 /// A request between `enter` and `exit`; a context manager that marks an
 /// `Exception` raised in its body and always exits. Collected without
-/// `exit`, it exits then and warns (`ResourceWarning`).
+/// `exit`, it exits then as failed (unless downgraded) and warns
+/// (`ResourceWarning`).
 #[pyclass(frozen, module = "sds._native")]
 pub struct Entry {
     inner: Arc<Inner>,
@@ -58,23 +61,29 @@ impl Entry {
         }
     }
 
-    /// `now`: the exit time, or `None` for the wall clock, read only when the
-    /// exit uses it (see `sds_core::Point::exit_with`).
-    fn settle(&self, py: Python<'_>, now: Option<u64>) -> PyResult<()> {
-        let before = self.marks.fetch_or(EXITED, Ordering::AcqRel);
+    /// `now`: the exit time, or `None` for the entry's own clock: its start
+    /// when `enter` was given a time, else the wall clock, read only when
+    /// the exit uses it (see `sds_core::Point::exit_with`). `extra` marks are
+    /// added in the same atomic step.
+    fn settle(&self, py: Python<'_>, now: Option<u64>, extra: u8) -> PyResult<()> {
+        let before = self.marks.fetch_or(EXITED | extra, Ordering::AcqRel);
         if before & EXITED != 0 {
             return Ok(());
         }
-        let outcome = if before & FAILED != 0 {
+        let outcome = if (before | extra) & FAILED != 0 {
             Outcome::Error
         } else {
             Outcome::Ok
         };
+        let start = self.entry.start_ms();
+        let clock = || match now {
+            Some(now) => now,
+            None if before & GIVEN_TIME != 0 => start,
+            None => sds_clock::now_ms(),
+        };
         self.inner
             .table
-            .exit_with(&self.entry, outcome, || {
-                now.unwrap_or_else(sds_clock::now_ms)
-            })
+            .exit_with(&self.entry, outcome, clock)
             .map_err(|e| errors::core(py, e))
     }
 
@@ -103,18 +112,21 @@ impl Entry {
         // SAFETY: attached to the interpreter; the three references taken
         // here are handed back to `PyErr_Restore` below.
         unsafe { ffi::PyErr_Fetch(&mut kind, &mut value, &mut traceback) };
-        let at = if self.marks.load(Ordering::Acquire) & GIVEN_TIME != 0 {
-            Some(self.entry.start_ms())
-        } else {
-            None
-        };
         // Reported "in" the class: the instance is being destroyed.
         let class = py.get_type::<Entry>();
-        if let Err(err) = self.settle(py, at) {
+        // The request never said it succeeded. A downgraded one ran nothing
+        // that could fail, so it counts nothing.
+        let failed = if self.entry.downgraded() { 0 } else { FAILED };
+        if let Err(err) = self.settle(py, None, failed) {
             err.write_unraisable(py, Some(class.as_any()));
         }
+        let counted = if failed != 0 {
+            " as failed, so its permit is returned"
+        } else {
+            ""
+        };
         let message = format!(
-            "sds.Entry of point {} was never exited; exited now, so its permit is returned",
+            "sds.Entry of point {} was never exited; exited now{counted}",
             self.inner.point_name(py, self.entry.point())
         );
         let message = CString::new(message).unwrap_or_default();
@@ -201,9 +213,10 @@ impl Entry {
 /// Called by the fast methods (fast.rs), which parse the arguments.
 impl Entry {
     /// Settles the request: returns its permit, counts its exception and its
-    /// timeout. Only the first call counts.
-    pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        self.settle(py, args::given_time(now_ms)?)
+    /// timeout. Only the first call counts. Without `now_ms`, at the wall
+    /// clock, or at the start when `enter` was given `now_ms`.
+    pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<Time>) -> PyResult<()> {
+        self.settle(py, now_ms.map(|t| t.0), 0)
     }
 
     /// `__exit__`: marks `exc` if the body raised an `Exception` (not a
@@ -219,7 +232,7 @@ impl Entry {
         if let Some(e) = exc.filter(|e| !e.is_none() && e.is_instance_of::<PyException>()) {
             self.mark(py, e);
         }
-        self.settle(py, None)?;
+        self.settle(py, None, 0)?;
         Ok(false)
     }
 }

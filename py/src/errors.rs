@@ -62,8 +62,9 @@ pub fn core(py: Python<'_>, e: Error) -> PyErr {
     raise(py, e.code(), e.to_string(), field)
 }
 
-/// A strategy input error as its Python exception.
-pub fn json(py: Python<'_>, e: StrategyError) -> PyErr {
+/// A rejected strategy input as its Python exception: the core's code,
+/// message and key.
+pub fn strategy(py: Python<'_>, e: StrategyError) -> PyErr {
     raise(py, e.code(), e.to_string(), e.key())
 }
 

@@ -51,6 +51,7 @@ mod _native {
         // Which wall clock `now_ms` reads (sds-clock chooses it per machine).
         m.add("CLOCK", sds_clock::source())?;
         crate::fast::install_all(py)?;
+        crate::strategy::add_field_properties(py)?;
         Ok(())
     }
 }

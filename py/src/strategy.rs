@@ -1,11 +1,11 @@
-//! `Strategy`: a point's thresholds. Keywords are the core's snake_case
-//! names, dict keys its SDS JSON names, JSON text goes to the core's parser:
-//! no field list lives in the binding.
+//! `Strategy`: a point's thresholds. Keywords (snake_case), dict entries
+//! (SDS JSON names) and JSON text all go through the core's one strategy
+//! input path (`StrategyBuilder`, `Strategy::from_json`): the binding only
+//! sorts each Python value into a `Value` and keeps no field list or rule.
 
-use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyString};
-use sds_core::{Error, ErrorCode, Field, Rule, POINT_KEY};
+use pyo3::types::{PyCFunction, PyDict, PyString, PyTuple};
+use sds_core::{ErrorCode, Field, StrategyBuilder, StrategyError};
 
 use crate::{args, errors};
 
@@ -16,118 +16,119 @@ pub struct Strategy {
     pub inner: sds_core::Strategy,
 }
 
-fn not_integer(py: Python<'_>, field: Field, v: &Bound<'_, PyAny>) -> PyErr {
-    let rule = if v.cast::<PyInt>().is_ok() && !v.is_instance_of::<PyBool>() {
-        Rule::OutOfRange
-    } else {
-        Rule::NotAnInteger
-    };
-    errors::core(py, Error::InvalidStrategy { field, rule })
+/// Which names a mapping's keys are.
+#[derive(Copy, Clone)]
+enum Names {
+    /// SDS JSON names (`visitThreshold`), as dicts and JSON text give them.
+    Json,
+    /// snake_case names (`visit_threshold`), as keywords give them.
+    Snake,
 }
 
-/// A field's value: a Python int within i64 (bools, floats, NaN and strings
-/// are rejected, naming the field).
-fn value(field: Field, v: &Bound<'_, PyAny>) -> PyResult<i64> {
-    let py = v.py();
-    let int = args::int(v, field.json_name()).map_err(|_| not_integer(py, field, v))?;
-    int.extract::<i64>().map_err(|_| not_integer(py, field, v))
-}
-
-fn unknown(py: Python<'_>, key: &str) -> PyErr {
-    errors::raise(
-        py,
-        ErrorCode::UnknownField,
-        format!("unknown strategy field \"{key}\""),
-        Some(key),
-    )
-}
-
-fn key_str<'py>(k: &Bound<'py, PyAny>) -> PyResult<String> {
+/// A key's text. Keys that are no `str`, or hold a lone surrogate, cannot
+/// reach the core (only Python can hold them).
+fn key_text<'a>(k: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, str>> {
     match k.cast::<PyString>() {
-        Ok(s) => Ok(args::utf8(s, "a strategy key", ErrorCode::InvalidArgument)?.into_owned()),
+        Ok(s) => args::utf8(s, "a strategy key", ErrorCode::InvalidArgument),
         Err(_) => Err(errors::argument(
             k.py(),
-            "strategy keys must be str".to_string(),
+            format!("strategy keys must be str, not {}", args::type_name(k)),
         )),
     }
 }
 
-fn checked(py: Python<'_>, s: sds_core::Strategy) -> PyResult<Strategy> {
-    s.validate().map_err(|e| errors::core(py, e))?;
-    Ok(Strategy { inner: s })
-}
-
 impl Strategy {
-    /// From keywords in snake_case (`visit_threshold=10`).
-    pub fn from_keywords(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Strategy> {
-        let mut s = sds_core::Strategy::DEFAULT;
-        for (k, v) in fields.into_iter().flat_map(|d| d.iter()) {
-            let key = key_str(&k)?;
-            let field = Field::from_snake_name(&key).ok_or_else(|| unknown(py, &key))?;
-            s.set(field, value(field, &v)?);
-        }
-        checked(py, s)
-    }
-
-    /// From a dict of SDS JSON names (`{"visitThreshold": 10}`); a `"point"`
-    /// key, as SDS's strategy objects carry, is skipped.
-    pub fn from_mapping(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Strategy> {
-        let mut s = sds_core::Strategy::DEFAULT;
+    /// Every (key, value) of `d` through the core's builder, then validated
+    /// as a whole; the first rejection is raised.
+    fn from_entries(d: &Bound<'_, PyDict>, names: Names) -> PyResult<Strategy> {
+        let py = d.py();
+        let rejected = |e: StrategyError| errors::strategy(py, e);
+        let mut builder = StrategyBuilder::new();
         for (k, v) in d.iter() {
-            let key = key_str(&k)?;
-            if key == POINT_KEY {
-                continue;
+            let key = key_text(&k)?;
+            let value = args::value(&v);
+            match names {
+                Names::Json => builder.set(&key, value),
+                Names::Snake => builder.set_snake(&key, value),
             }
-            // The field is needed first to name it when the value is bad.
-            let field = Field::from_json_name(&key).ok_or_else(|| unknown(py, &key))?;
-            let n = value(field, &v)?;
-            s.set_key(&key, n).map_err(|e| errors::json(py, e))?;
+            .map_err(rejected)?;
         }
-        checked(py, s)
+        let inner = builder.build().map_err(rejected)?;
+        Ok(Strategy { inner })
     }
 
-    /// From SDS strategy JSON text, through the core's parser.
-    pub fn from_text(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Strategy> {
+    /// From SDS strategy JSON text, through the core's reader.
+    fn from_text(text: &Bound<'_, PyString>) -> PyResult<Strategy> {
+        let py = text.py();
         let text = args::utf8(text, "strategy JSON text", ErrorCode::InvalidJson)?;
-        let s = sds_core::Strategy::from_json(&text).map_err(|e| errors::json(py, e))?;
-        Ok(Strategy { inner: s })
+        let inner = sds_core::Strategy::from_json(&text).map_err(|e| errors::strategy(py, e))?;
+        Ok(Strategy { inner })
     }
 
     /// A `Strategy`, a dict of SDS JSON names, or a JSON string.
     pub fn from_any(v: &Bound<'_, PyAny>) -> PyResult<Strategy> {
-        let py = v.py();
         if let Ok(s) = v.cast::<Strategy>() {
             return Ok(s.get().clone());
         }
         if let Ok(d) = v.cast::<PyDict>() {
-            return Strategy::from_mapping(py, d);
+            return Strategy::from_entries(d, Names::Json);
         }
         if let Ok(t) = v.cast::<PyString>() {
-            return Strategy::from_text(py, t);
+            return Strategy::from_text(t);
         }
         Err(errors::argument(
-            py,
-            "strategy must be an sds.Strategy, a dict of SDS names or a JSON str".to_string(),
+            v.py(),
+            format!(
+                "strategy must be an sds.Strategy, a dict of SDS names or a JSON str, not {}",
+                args::type_name(v)
+            ),
         ))
     }
+}
+
+/// Adds one read-only property per field of the core's table
+/// (`s.visit_threshold`), so each field is a real attribute that the stubs
+/// type and stubtest checks.
+pub fn add_field_properties(py: Python<'_>) -> PyResult<()> {
+    let class = py.get_type::<Strategy>();
+    let property = py.import("builtins")?.getattr("property")?;
+    for &field in Field::ALL {
+        let get = PyCFunction::new_closure(
+            py,
+            None,
+            None,
+            move |args: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| -> PyResult<i64> {
+                Ok(args.get_item(0)?.cast::<Strategy>()?.get().inner.get(field))
+            },
+        )?;
+        let doc = format!("`{}` in SDS JSON.", field.json_name());
+        let prop = property.call1((get, py.None(), py.None(), doc))?;
+        class.setattr(field.snake_name(), prop)?;
+    }
+    Ok(())
 }
 
 #[pymethods]
 impl Strategy {
     #[new]
     #[pyo3(signature = (**fields))]
-    fn new(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Strategy> {
-        Strategy::from_keywords(py, fields)
+    fn new(fields: Option<&Bound<'_, PyDict>>) -> PyResult<Strategy> {
+        match fields {
+            Some(fields) => Strategy::from_entries(fields, Names::Snake),
+            None => Ok(Strategy {
+                inner: sds_core::Strategy::DEFAULT,
+            }),
+        }
     }
 
     /// Parses SDS strategy JSON (`'{"visitThreshold": 10}'`).
     #[staticmethod]
     fn from_json(text: &Bound<'_, PyAny>) -> PyResult<Strategy> {
         match text.cast::<PyString>() {
-            Ok(t) => Strategy::from_text(text.py(), t),
+            Ok(t) => Strategy::from_text(t),
             Err(_) => Err(errors::argument(
                 text.py(),
-                "JSON text must be a str".to_string(),
+                format!("JSON text must be a str, not {}", args::type_name(text)),
             )),
         }
     }
@@ -136,8 +137,11 @@ impl Strategy {
     #[staticmethod]
     fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Strategy> {
         match d.cast::<PyDict>() {
-            Ok(d) => Strategy::from_mapping(d.py(), d),
-            Err(_) => Err(errors::argument(d.py(), "expected a dict".to_string())),
+            Ok(d) => Strategy::from_entries(d, Names::Json),
+            Err(_) => Err(errors::argument(
+                d.py(),
+                format!("expected a dict, not {}", args::type_name(d)),
+            )),
         }
     }
 
@@ -163,12 +167,6 @@ impl Strategy {
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let from_dict = py.get_type::<Strategy>().getattr("from_dict")?;
         Ok((from_dict, (self.to_dict(py)?,)))
-    }
-
-    fn __getattr__(&self, name: &str) -> PyResult<i64> {
-        Field::from_snake_name(name)
-            .map(|f| self.inner.get(f))
-            .ok_or_else(|| PyAttributeError::new_err(format!("Strategy has no field {name:?}")))
     }
 
     fn __repr__(&self) -> String {

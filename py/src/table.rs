@@ -9,15 +9,17 @@ use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
 
+use crate::args::{self, Time};
 use crate::entry::{reason_name, Entry};
+use crate::errors;
 use crate::strategy::Strategy;
-use crate::{args, errors};
 
 /// What a client, its point handles and its entries share.
 pub struct Inner {
     pub table: PointTable<Box<[Slot]>>,
-    /// `str` -> point index: Python's cached `str` hash finds a known name
-    /// without encoding it (abi3 has no borrowed UTF-8 view before 3.10).
+    /// `str` -> point index: a known name is found by its cached `str` hash,
+    /// without reading its text (as fast as the core's lookup of a short
+    /// name's UTF-8 bytes, faster for longer ones).
     ids: Py<PyDict>,
     /// Point index -> name, the reverse of `ids`: only read to name the point
     /// of an entry dropped without `exit`, so entries need not hold a name.
@@ -81,18 +83,11 @@ impl Inner {
         py: Python<'_>,
         id: PointId,
         name: &Bound<'_, PyString>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        flags: Flags,
     ) -> PyResult<Entry> {
-        let now = args::time(now_ms)?;
-        let flags = if args::flag(pressure_test, "pressure_test")? {
-            Flags::PRESSURE_TEST
-        } else {
-            Flags::NONE
-        };
-        let entry = self.enter_at(py, id, name, now, flags)?;
-        let given_time = now_ms.is_some_and(|v| !v.is_none());
-        Ok(Entry::new(self.clone(), entry, given_time))
+        let entry = self.enter_at(py, id, name, args::time_or_now(now_ms), flags)?;
+        Ok(Entry::new(self.clone(), entry, now_ms.is_some()))
     }
 
     /// The core's entry, with the listeners told of a downgrade.
@@ -143,30 +138,18 @@ impl Inner {
     }
 }
 
-/// `stats()` as a dict, keyed as the conformance scenarios and SDS name them.
+/// `stats()` as a dict, named and nested by the core's table
+/// (`Stats::fields`, `CycleStats::fields` under `Stats::LAST_CYCLE`).
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let cycle = PyDict::new(py);
-    cycle.set_item(pyo3::intern!(py, "visitNum"), s.last_cycle.visit_num)?;
-    cycle.set_item(
-        pyo3::intern!(py, "exceptionNum"),
-        s.last_cycle.exception_num,
-    )?;
-    cycle.set_item(pyo3::intern!(py, "timeoutNum"), s.last_cycle.timeout_num)?;
-    cycle.set_item(
-        pyo3::intern!(py, "downgradeNum"),
-        s.last_cycle.downgrade_num,
-    )?;
-    cycle.set_item(
-        pyo3::intern!(py, "concurrentNum"),
-        s.last_cycle.concurrent_num,
-    )?;
+    for (name, value) in s.last_cycle.fields() {
+        cycle.set_item(name, value)?;
+    }
     let d = PyDict::new(py);
-    d.set_item(pyo3::intern!(py, "visit"), s.visit)?;
-    d.set_item(pyo3::intern!(py, "exception"), s.exception)?;
-    d.set_item(pyo3::intern!(py, "timeout"), s.timeout)?;
-    d.set_item(pyo3::intern!(py, "downgrade"), s.downgrade)?;
-    d.set_item(pyo3::intern!(py, "concurrent"), s.concurrent)?;
-    d.set_item(pyo3::intern!(py, "lastCycle"), cycle)?;
+    for (name, value) in s.fields() {
+        d.set_item(name, value)?;
+    }
+    d.set_item(Stats::LAST_CYCLE, cycle)?;
     Ok(d)
 }
 
@@ -265,10 +248,10 @@ impl Table {
         &self,
         py: Python<'py>,
         point: &Bound<'py, PyAny>,
-        now_ms: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<Time>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let name = args::name_bytes(args::name(point)?)?;
-        let now = args::time(now_ms)?;
+        let now = args::time_or_now(now_ms);
         let stats = self
             .inner
             .table
@@ -355,12 +338,8 @@ impl PointHandle {
 
     /// The sliding values and the last whole cycle of this point.
     #[pyo3(signature = (now_ms = None))]
-    fn stats<'py>(
-        &self,
-        py: Python<'py>,
-        now_ms: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let now = args::time(now_ms)?;
+    fn stats<'py>(&self, py: Python<'py>, now_ms: Option<Time>) -> PyResult<Bound<'py, PyDict>> {
+        let now = args::time_or_now(now_ms);
         stats_dict(py, &self.inner.stats_of(py, self.id, now)?)
     }
 
@@ -376,12 +355,12 @@ impl Table {
         &self,
         py: Python<'_>,
         point: &Bound<'_, PyAny>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        flags: Flags,
     ) -> PyResult<Entry> {
         let name = args::name(point)?;
         let id = self.inner.id_of(py, name)?;
-        self.inner.enter(py, id, name, now_ms, pressure_test)
+        self.inner.enter(py, id, name, now_ms, flags)
     }
 }
 
@@ -391,10 +370,10 @@ impl PointHandle {
     pub(crate) fn enter(
         &self,
         py: Python<'_>,
-        now_ms: Option<&Bound<'_, PyAny>>,
-        pressure_test: Option<&Bound<'_, PyAny>>,
+        now_ms: Option<Time>,
+        flags: Flags,
     ) -> PyResult<Entry> {
         self.inner
-            .enter(py, self.id, self.name.bind(py), now_ms, pressure_test)
+            .enter(py, self.id, self.name.bind(py), now_ms, flags)
     }
 }

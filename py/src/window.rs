@@ -5,7 +5,8 @@ use pyo3::prelude::*;
 use sds_core::window::check_parameters;
 use sds_core::Bucket;
 
-use crate::{args, errors};
+use crate::args::{self, Time};
+use crate::errors;
 
 /// A lock-free sliding window of `buckets` buckets of `bucket_ms` each.
 #[pyclass(frozen, module = "sds._native")]
@@ -51,35 +52,35 @@ impl SlidingWindow {
     /// Adds one; returns `(bucket, total)`: the bucket's value and the sum of
     /// the window ending there.
     #[pyo3(signature = (now_ms = None))]
-    fn increment(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
-        let t = self.inner.increment(args::time(now_ms)?);
+    fn increment(&self, now_ms: Option<Time>) -> PyResult<(u64, u64)> {
+        let t = self.inner.increment(args::time_or_now(now_ms));
         Ok((t.bucket, t.total))
     }
 
     /// Adds `n`; returns `(bucket, total)` like `increment`.
     #[pyo3(signature = (n, now_ms = None))]
-    fn add(&self, n: &Bound<'_, PyAny>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<(u64, u64)> {
+    fn add(&self, n: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<(u64, u64)> {
         let n = count_arg(n, "n")?;
-        let t = self.inner.add(args::time(now_ms)?, n);
+        let t = self.inner.add(args::time_or_now(now_ms), n);
         Ok((t.bucket, t.total))
     }
 
     /// The sliding sum: the window ending at `now_ms`'s bucket.
     #[pyo3(signature = (now_ms = None))]
-    fn sum(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-        Ok(self.inner.sum(args::time(now_ms)?))
+    fn sum(&self, now_ms: Option<Time>) -> PyResult<u64> {
+        Ok(self.inner.sum(args::time_or_now(now_ms)))
     }
 
     /// The value of `now_ms`'s bucket.
     #[pyo3(signature = (now_ms = None))]
-    fn bucket(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-        Ok(self.inner.bucket(args::time(now_ms)?))
+    fn bucket(&self, now_ms: Option<Time>) -> PyResult<u64> {
+        Ok(self.inner.bucket(args::time_or_now(now_ms)))
     }
 
     /// The sum of the aligned window before the one holding `now_ms`.
     #[pyo3(signature = (now_ms = None))]
-    fn last_whole_cycle(&self, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
-        Ok(self.inner.last_whole_cycle(args::time(now_ms)?))
+    fn last_whole_cycle(&self, now_ms: Option<Time>) -> PyResult<u64> {
+        Ok(self.inner.last_whole_cycle(args::time_or_now(now_ms)))
     }
 
     /// Width of a bucket in ms.

@@ -144,6 +144,32 @@ def test_stats_shape(client: sds.Client) -> None:
     assert client.stats("nobody", now_ms=1)["visit"] == 0
 
 
+def test_stats_keys_are_the_typed_dicts(client: sds.Client) -> None:
+    stats = client.stats("p", now_ms=1)
+    assert list(stats) == list(sds.Stats.__annotations__)
+    assert list(stats["lastCycle"]) == list(sds.CycleStats.__annotations__)
+    assert sds.Stats.__required_keys__ == frozenset(stats)
+    assert client.point("p").stats(now_ms=1) == stats
+
+
+def test_an_entry_given_a_time_exits_on_that_timeline(client: sds.Client) -> None:
+    # At the wall clock, these exits would count a timeout of 50 years.
+    client.set_strategy("p", {"timeoutThreshold": 100})
+    with client.enter("p", now_ms=10_500):
+        pass
+    with pytest.raises(KeyError):
+        with client.point("p").enter(now_ms=10_500):
+            raise KeyError("failed")
+    client.enter("p", now_ms=10_500).exit()
+    stats = client.stats("p", now_ms=10_500)
+    assert (stats["visit"], stats["exception"], stats["timeout"], stats["concurrent"]) == (3, 1, 0, 0)
+    # A wall-clock entry exits at the wall clock (a smoke test: real time).
+    client.set_strategy("w", {"timeoutThreshold": 1})
+    with client.enter("w"):
+        time.sleep(0.02)
+    assert client.stats("w")["timeout"] == 1
+
+
 def test_on_downgrade_listeners_get_point_reason_time(client: sds.Client) -> None:
     seen: List[Tuple[str, str, int]] = []
 

@@ -34,7 +34,8 @@ CASES = [
     ("infinite value", {"delayTime": math.inf}, sds.InvalidStrategy, "delayTime"),
     ("str value", {"visitThreshold": "10"}, sds.InvalidStrategy, "visitThreshold"),
     ("bool value", {"visitThreshold": True}, sds.InvalidStrategy, "visitThreshold"),
-    ("None value", {"visitThreshold": None}, sds.InvalidStrategy, "visitThreshold"),
+    ("list value", {"visitThreshold": [1]}, sds.InvalidStrategy, "visitThreshold"),
+    ("point not a str", {"point": 5}, sds.InvalidStrategy, "point"),
     ("beyond 64 bits", {"visitThreshold": 2**64}, sds.InvalidStrategy, "visitThreshold"),
     ("delay too short", {"delayTime": 5}, sds.InvalidStrategy, "delayTime"),
     ("retry beyond delay", {"delayTime": 10_000, "retryInterval": 20_000}, sds.InvalidStrategy, "retryInterval"),
@@ -69,7 +70,7 @@ def test_bad_strategies_are_rejected_whole(
 
 
 KEYWORD_CASES = [
-    (dict(visit_threshold=1.0), sds.InvalidStrategy, "visitThreshold"),
+    (dict(visit_threshold=1.5), sds.InvalidStrategy, "visitThreshold"),
     (dict(visit_threshold=math.nan), sds.InvalidStrategy, "visitThreshold"),
     (dict(visitThreshold=1), sds.UnknownField, "visitThreshold"),
     (dict(nope=1), sds.UnknownField, "nope"),
@@ -159,11 +160,12 @@ def test_the_longest_name_is_accepted(used: sds.Client) -> None:
     used.enter("x" * sds.MAX_NAME_LEN, now_ms=1).exit(now_ms=1)
 
 
-TIME_CASES = [-1, 2**64, 1.5, math.nan, "1000", True]
+TIME_CASES = [-1, 2**64, -(2**200), 1.5, -1.0, math.nan, math.inf, "1000", True, [1000]]
 
 
 @pytest.mark.parametrize("now_ms", TIME_CASES, ids=repr)
 def test_bad_times(used: sds.Client, now_ms: Any) -> None:
+    """The core's one time rule, message and code, wherever a time is taken."""
     before = snapshot(used)
     entry = used.enter("p", now_ms=1000)
     handle = used.point("p")
@@ -175,12 +177,20 @@ def test_bad_times(used: sds.Client, now_ms: Any) -> None:
         lambda: entry.exit(now_ms=now_ms),
         lambda: sds.SlidingWindow().increment(now_ms),
     ):
-        with pytest.raises(sds.InvalidArgument):
+        with pytest.raises(sds.InvalidArgument) as info:
             call()
+        assert str(info.value) == "time must be a whole number of ms within 0..2^64"
     assert not entry.exited
     entry.exit(now_ms=1000)
     after = snapshot(used)
     assert after[2]["visit"] == before[2]["visit"] + 1
+
+
+def test_a_whole_float_is_a_time(used: sds.Client) -> None:
+    entry = used.enter("p", now_ms=2000.0)
+    assert entry.start_ms == 2000
+    entry.exit(now_ms=float(2**63))
+    assert used.stats("p", now_ms=2000.0)["visit"] == 2  # the fixture entered once
 
 
 @pytest.mark.parametrize("flag", [1, None, "yes"], ids=repr)

@@ -1,5 +1,6 @@
-"""An entry collected without `exit()` is exited then (its permit comes
-back) and a `ResourceWarning` names its point, as an unclosed file warns."""
+"""An entry collected without `exit()` is exited then as failed (its permit
+comes back, an exception is counted) and a `ResourceWarning` names its
+point, as an unclosed file warns."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import pytest
 
 import sds
 
-MESSAGE = "sds.Entry of point 'p' was never exited; exited now, so its permit is returned"
+MESSAGE = "sds.Entry of point 'p' was never exited; exited now as failed, so its permit is returned"
 
 
 def held(client: sds.Client) -> int:
     return int(client.stats("p", now_ms=1000)["concurrent"])
+
+
+def failures(client: sds.Client) -> int:
+    return int(client.stats("p", now_ms=1000)["exception"])
 
 
 def test_a_dropped_entry_returns_its_permit_and_warns(client: sds.Client) -> None:
@@ -27,10 +32,20 @@ def test_a_dropped_entry_returns_its_permit_and_warns(client: sds.Client) -> Non
         del entry
     assert [str(w.message) for w in caught] == [MESSAGE]
     assert caught[0].filename == __file__  # where the last reference went
-    assert held(client) == 0
+    assert (held(client), failures(client)) == (0, 1)
     passed = client.enter("p", now_ms=1000)
     assert not passed.downgraded
     passed.exit(now_ms=1000)
+
+
+def test_a_dropped_downgraded_entry_counts_nothing(client: sds.Client) -> None:
+    client.set_strategy("p", {"visitThreshold": 0})
+    entry = client.enter("p", now_ms=1000)
+    assert entry.downgraded
+    with pytest.warns(ResourceWarning) as caught:
+        del entry
+    assert [str(w.message) for w in caught] == ["sds.Entry of point 'p' was never exited; exited now"]
+    assert failures(client) == 0
 
 
 def test_an_exited_entry_is_dropped_silently(client: sds.Client) -> None:
@@ -52,14 +67,13 @@ def test_an_entry_in_a_collected_cycle_is_exited(client: sds.Client) -> None:
         warnings.simplefilter("always")
         gc.collect()
     assert [str(w.message) for w in caught if w.category is ResourceWarning] == [MESSAGE]
-    assert held(client) == 0
+    assert (held(client), failures(client)) == (0, 1)
 
 
 def test_an_entry_given_a_time_is_exited_at_its_start(client: sds.Client) -> None:
     # Exited at the wall clock, it would also count a timeout of 50 years.
     client.set_strategy("p", {"timeoutThreshold": 100})
     entry = client.enter("p", now_ms=10_500)
-    entry.error(RuntimeError("failed"))
     with pytest.warns(ResourceWarning):
         del entry
     stats = client.stats("p", now_ms=10_500)
@@ -102,4 +116,4 @@ def test_a_wall_clock_entry_is_exited_at_the_wall_clock(client: sds.Client) -> N
     with pytest.warns(ResourceWarning):
         del entry
     stats = client.stats("p")
-    assert (stats["visit"], stats["timeout"], stats["concurrent"]) == (1, 0, 0)
+    assert (stats["visit"], stats["exception"], stats["timeout"], stats["concurrent"]) == (1, 1, 0, 0)

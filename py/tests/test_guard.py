@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import List
 
 import pytest
@@ -212,3 +213,38 @@ def test_downgraded_raised_inside_is_not_an_exception(client: sds.Client) -> Non
     with pytest.raises(sds.Downgraded):
         work()
     assert client.stats("p")["exception"] == 0
+
+
+def test_a_failing_listener_leaves_the_fallback_to_the_caller(
+    client: sds.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sugar contract: a listener's error goes to sys.unraisablehook,
+    the decision stands and the fallback gets the call's own arguments."""
+    unraisable: List[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(u.exc_value))
+
+    @client.on_downgrade
+    def bad(point: str, reason: str, time_ms: int) -> None:
+        raise RuntimeError("listener bug")
+
+    client.set_strategy("p", {"visitThreshold": 0})
+
+    @client.guard("p", fallback=lambda *args, **kwargs: ("fallback", args, kwargs))
+    def work(a: int, b: int = 0) -> object:
+        return "ran"
+
+    @client.guard("p", fallback=lambda *args, **kwargs: ("fallback", args, kwargs))
+    async def work_async(a: int, b: int = 0) -> object:
+        return "ran"
+
+    @client.guard("p")
+    def no_fallback() -> str:
+        return "ran"
+
+    assert work(1, b=2) == ("fallback", (1,), {"b": 2})
+    assert asyncio.run(work_async(1, b=2)) == ("fallback", (1,), {"b": 2})
+    with pytest.raises(sds.Downgraded) as info:
+        no_fallback()
+    assert (info.value.point, info.value.reason) == ("p", "VISIT")
+    assert [str(e) for e in unraisable] == ["listener bug"] * 3
+    assert client.stats("p", now_ms=sds.now_ms())["exception"] == 0

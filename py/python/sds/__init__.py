@@ -10,6 +10,7 @@
 from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
 from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
 from .client import Client, Point
+from .stats import CycleStats, Stats
 from .errors import (
     Downgraded,
     EmptyName,
@@ -32,6 +33,8 @@ __all__ = [
     "Entry",
     "Strategy",
     "SlidingWindow",
+    "Stats",
+    "CycleStats",
     "now_ms",
     "MAX_CAPACITY",
     "MAX_NAME_LEN",
