@@ -82,7 +82,7 @@ public final class Client implements AutoCloseable {
 
     /** The stats of {@code point} at {@code nowMs}; all zero for an unknown point. */
     public Stats stats(String point, long nowMs) {
-        long[] out = new long[10];
+        long[] out = new long[CoreTables.STATS_NAMES.length];
         Native.stats(live(), this, name(point), nowMs, out);
         return new Stats(out);
     }

@@ -4,8 +4,8 @@ package io.sdsnative;
  * The JNI methods of the native library. Internal: the public API is
  * {@link Client}, {@link Strategy} and the SDS drop-in classes, which call
  * these. Hot-path methods take a handle and primitives and return one
- * {@code long}, negative for an error code; the others throw
- * {@link SdsException} themselves.
+ * {@code long}; every method throws {@link SdsException} itself with the
+ * core's code and message (a negative result is a fallback for {@link #check}).
  */
 public final class Native {
     static {
@@ -34,9 +34,11 @@ public final class Native {
 
     static native long[] strategyFromJson(String json);
 
-    static native void strategySet(long[] values, String name, long value);
+    /** The validated strategy of one value per field, through the core's builder. */
+    static native long[] strategyBuild(long[] values);
 
-    static native void strategyValidate(long[] values);
+    /** Throws the core's error for {@code key}, a name that is no field (only called then). */
+    static native void strategyKeyVerdict(String key, long value);
 
     // The core's tables of names.
     static native String errorCodes();
@@ -47,6 +49,9 @@ public final class Native {
     static native String packedLayout();
 
     static native String fieldNames();
+
+    /** The names of the values {@link #stats} writes, comma-separated. */
+    static native String statsNames();
 
     // Windows for the SDS drop-in. {@code owner} is the object holding the
     // handle: passing it keeps it reachable for the whole call.
@@ -78,13 +83,12 @@ public final class Native {
     /** Raises the bucket of {@code timeMs} to at least {@code value}; negative: error code. */
     public static native long windowFetchMax(long window, Object owner, long timeMs, long value);
 
-    /** Does nothing: the cost floor of one JNI call, for benchmarks. */
-    public static native void noop();
-
-    // Tests: prove that panics arrive as exceptions.
-    static native void panicForTest();
-
-    static native long hotPanicForTest();
+    /**
+     * Adds one for an event of {@code atMs} recorded at the present {@code nowMs}
+     * (in {@code atMs}'s bucket while the ring still holds it, else in
+     * {@code nowMs}'s): the sliding sum at {@code nowMs}.
+     */
+    public static native long windowAddAt(long window, Object owner, long atMs, long nowMs);
 
     /** Throws the exception of a negative hot-path result; returns {@code result} otherwise. */
     public static long check(long result) {
