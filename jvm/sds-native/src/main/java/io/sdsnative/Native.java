@@ -62,25 +62,25 @@ public final class Native {
     /** Frees a window; 0 is a no-op. */
     public static native void windowFree(long window);
 
-    /** Adds one: sliding sum in the high 32 bits, bucket in the low 32; negative: error code. */
+    /** Adds one: sliding sum in the high 32 bits, bucket in the low 32. */
     public static native long windowIncrement(long window, Object owner, long timeMs);
 
-    /** The value of the bucket of {@code timeMs}; negative: error code. */
+    /** The value of the bucket of {@code timeMs}. */
     public static native long windowBucket(long window, Object owner, long timeMs);
 
-    /** The sliding sum at {@code timeMs}; negative: error code. */
+    /** The sliding sum at {@code timeMs}. */
     public static native long windowSum(long window, Object owner, long timeMs);
 
-    /** The sum of the last whole cycle before {@code timeMs}; negative: error code. */
+    /** The sum of the last whole cycle before {@code timeMs}. */
     public static native long windowLastCycle(long window, Object owner, long timeMs);
 
-    /** Sets the bucket of {@code timeMs}; negative: error code. */
+    /** Sets the bucket of {@code timeMs}. */
     public static native long windowSet(long window, Object owner, long timeMs, long value);
 
-    /** Zeroes the whole cycle after the one of {@code timeMs}; negative: error code. */
+    /** Zeroes the whole cycle after the one of {@code timeMs}. */
     public static native long windowClearNextCycle(long window, Object owner, long timeMs);
 
-    /** Raises the bucket of {@code timeMs} to at least {@code value}; negative: error code. */
+    /** Raises the bucket of {@code timeMs} to at least {@code value}. */
     public static native long windowFetchMax(long window, Object owner, long timeMs, long value);
 
     /**
