@@ -4,7 +4,7 @@
 
 use jni::objects::{JClass, JLongArray, JString};
 use jni::refs::Reference;
-use jni::sys::jlong;
+use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
 use sds_core::{ErrorCode, Field, Strategy, StrategyBuilder, Value};
 
@@ -95,18 +95,25 @@ pub extern "system" fn Java_io_sdsnative_Native_strategyBuild<'l>(
     })
 }
 
-/// The core's verdict on `key` = `value` where `key` is no field name Java
-/// knows: throws the core's error for it (an unknown field, a `"point"`
-/// that is not a string). Only called on that error path.
+/// The core's verdict on `key` = `value` (or on `key` alone, as a lookup,
+/// when `given` is false) where `key` is no field name Java knows: throws
+/// the core's error for it (an unknown field, a `"point"` that is not a
+/// string). Only called on that error path.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_strategyKeyVerdict<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     key: JString<'l>,
     value: jlong,
+    given: jboolean,
 ) {
     setup(&mut env, |env| {
         let key = text_of(env, &key)?;
-        Ok(StrategyBuilder::new().set(&key, Value::from(value))?)
+        let value = if given {
+            Value::from(value)
+        } else {
+            Value::Null
+        };
+        Ok(StrategyBuilder::new().set(&key, value)?)
     })
 }

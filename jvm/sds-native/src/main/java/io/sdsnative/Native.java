@@ -37,8 +37,11 @@ public final class Native {
     /** The validated strategy of one value per field, through the core's builder. */
     static native long[] strategyBuild(long[] values);
 
-    /** Throws the core's error for {@code key}, a name that is no field (only called then). */
-    static native void strategyKeyVerdict(String key, long value);
+    /**
+     * Throws the core's error for {@code key}, a name that is no field, given
+     * {@code value} (or looked up, when not {@code given}); only called then.
+     */
+    static native void strategyKeyVerdict(String key, long value, boolean given);
 
     // The core's tables of names.
     static native String errorCodes();

@@ -59,22 +59,22 @@ public final class Strategy {
      * @throws SdsException {@code UNKNOWN_FIELD} for any other name
      */
     public long get(String jsonName) {
-        return values[index(jsonName, 0)];
+        return values[index(jsonName, 0, false)];
     }
 
     /**
      * The index of a field name, looked up in Java; for any other name the
-     * core's error (its code and message) is thrown.
+     * core's error (its code and message) on setting it to {@code value}
+     * (or, when not {@code given}, on naming it) is thrown.
      */
-    private static int index(String jsonName, long value) {
+    private static int index(String jsonName, long value, boolean given) {
         if (jsonName == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "field name is null");
         }
         int i = CoreTables.fieldIndex(jsonName);
         if (i < 0) {
-            Native.strategyKeyVerdict(jsonName, value);
-            // The core accepts no value for a name that is no field ("point"
-            // takes only text); should that change, the name is still unknown here.
+            Native.strategyKeyVerdict(jsonName, value, given);
+            // The core lets "point" be named without a value; it is still no field.
             throw new SdsException(ErrorCode.UNKNOWN_FIELD, "unknown strategy field \"" + jsonName + "\"");
         }
         return i;
@@ -130,7 +130,7 @@ public final class Strategy {
          *     {@code UNKNOWN_FIELD}, or {@code INVALID_STRATEGY} for {@code "point"}
          */
         public Builder set(String jsonName, long value) {
-            values[index(jsonName, value)] = value;
+            values[index(jsonName, value, true)] = value;
             return this;
         }
 

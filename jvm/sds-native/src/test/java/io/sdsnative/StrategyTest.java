@@ -53,7 +53,10 @@ class StrategyTest {
         assertEquals("SDS_UNKNOWN_FIELD: unknown strategy field \"nope\"", e.getMessage());
         e = assertCode(ErrorCode.INVALID_STRATEGY, () -> Strategy.builder().set("point", 1));
         assertEquals("SDS_INVALID_STRATEGY: invalid strategy: \"point\" must be a string or null", e.getMessage());
-        assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.DEFAULT.get("nope"));
+        e = assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.DEFAULT.get("nope"));
+        assertEquals("SDS_UNKNOWN_FIELD: unknown strategy field \"nope\"", e.getMessage());
+        e = assertCode(ErrorCode.UNKNOWN_FIELD, () -> Strategy.DEFAULT.get("point"));
+        assertEquals("SDS_UNKNOWN_FIELD: unknown strategy field \"point\"", e.getMessage());
     }
 
     @Test
