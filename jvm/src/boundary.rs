@@ -1,11 +1,12 @@
 //! The panic and error boundary between Rust and the JVM.
 
-use std::panic::{catch_unwind, AssertUnwindSafe, UnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::errors::ThrowRuntimeExAndDefault;
 use jni::objects::{JThrowable, JValue};
+use jni::sys::JNIEnv;
 use jni::{jni_sig, jni_str, Env, EnvUnowned};
-use sds_core::{Error, ErrorCode};
+use sds_core::{Error, ErrorCode, StrategyError};
 
 /// Why a setup call failed: an SDS error to throw as `SdsException`, or a
 /// JNI failure (an exception is then usually pending already).
@@ -22,6 +23,12 @@ impl From<jni::errors::Error> for Fail {
 
 impl From<Error> for Fail {
     fn from(e: Error) -> Fail {
+        Fail::Sds(e.code(), e.to_string())
+    }
+}
+
+impl From<StrategyError> for Fail {
+    fn from(e: StrategyError) -> Fail {
         Fail::Sds(e.code(), e.to_string())
     }
 }
@@ -55,14 +62,61 @@ pub(crate) fn setup<'local, T: Default>(
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
-/// Runs a hot-path call that touches no JNI: a panic becomes the negative
-/// code of `SDS_PANIC`, which the Java side throws.
-#[inline]
-pub(crate) fn hot(f: impl FnOnce() -> i64 + UnwindSafe) -> i64 {
-    catch_unwind(f).unwrap_or(-(ErrorCode::Panic.as_u32() as i64))
+/// Why a hot-path call was refused: a core error, or a code alone (a closed
+/// handle). Two bytes, so the hot path's `Result` stays in registers.
+pub(crate) enum Refusal {
+    Core(Error),
+    Code(ErrorCode),
 }
 
-/// The negative code the hot path returns for `e`.
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Core(e)
+    }
+}
+
+impl From<ErrorCode> for Refusal {
+    fn from(code: ErrorCode) -> Refusal {
+        Refusal::Code(code)
+    }
+}
+
+/// Runs a hot-path call: `f` touches no JNI. Only when it fails or panics
+/// is the environment used, to throw `SdsException` with the core's message;
+/// the call then returns the negative code (which Java never sees, as the
+/// exception is pending).
+#[inline]
+pub(crate) fn hot(env: *mut JNIEnv, f: impl FnOnce() -> Result<i64, Refusal>) -> i64 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(refusal)) => {
+            let fail = match refusal {
+                Refusal::Core(e) => Fail::from(e),
+                Refusal::Code(code) => Fail::code(code),
+            };
+            throw_from_hot(env, fail)
+        }
+        Err(payload) => throw_from_hot(env, Fail::Sds(ErrorCode::Panic, panic_text(payload))),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn throw_from_hot(env: *mut JNIEnv, fail: Fail) -> i64 {
+    let code = match &fail {
+        Fail::Sds(code, _) => *code,
+        Fail::Jni(_) => ErrorCode::Panic,
+    };
+    if !env.is_null() {
+        // SAFETY: `env` is the JNIEnv the JVM passed to this native call, on
+        // this thread, for the call's duration.
+        let mut unowned = unsafe { EnvUnowned::from_raw(env) };
+        setup(&mut unowned, |_| Err::<(), Fail>(fail));
+    }
+    negative(code)
+}
+
+/// The negative code a hot-path call returns for `code`.
 #[inline]
 pub(crate) fn negative(code: ErrorCode) -> i64 {
     -(code.as_u32() as i64)
@@ -90,4 +144,34 @@ fn throw_sds(env: &mut Env, code: ErrorCode, message: &str) -> jni::errors::Resu
     )?;
     let throwable = env.cast_local::<JThrowable>(exception)?;
     env.throw(&throwable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_on_the_hot_path_returns_the_code_of_sds_panic() {
+        let result = hot(std::ptr::null_mut(), || {
+            panic!("a test asked for this panic")
+        });
+        assert_eq!(result, -(ErrorCode::Panic.as_u32() as i64));
+    }
+
+    #[test]
+    fn a_refusal_on_the_hot_path_returns_its_negative_code() {
+        let result = hot(std::ptr::null_mut(), || {
+            Err(sds_core::time::from_i64(-1).unwrap_err().into())
+        });
+        assert_eq!(result, -(ErrorCode::InvalidArgument.as_u32() as i64));
+    }
+
+    #[test]
+    fn a_panic_names_its_payload() {
+        let payload = catch_unwind(|| panic!("boom")).unwrap_err();
+        assert_eq!(
+            panic_text(payload),
+            format!("{}: boom", ErrorCode::Panic.description())
+        );
+    }
 }

@@ -79,30 +79,14 @@ pub extern "system" fn Java_io_sdsnative_Native_fieldNames<'l>(
     })
 }
 
-/// Does nothing: the floor of a JNI call, for the benchmarks.
+/// The names of the stats values, comma-separated, in the order
+/// `Native.stats` writes them (`visit,...,lastCycle.visitNum,...`).
 #[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_noop(
-    _env: *mut jni::sys::JNIEnv,
-    _class: jni::sys::jclass,
-) {
-}
-
-/// Panics on purpose, to prove a panic reaches Java as an exception.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_panicForTest<'l>(
+pub extern "system" fn Java_io_sdsnative_Native_statsNames<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
-) {
-    setup(&mut env, |_| -> Result<(), crate::boundary::Fail> {
-        panic!("a test asked for this panic")
+) -> JString<'l> {
+    setup(&mut env, |env| {
+        Ok(env.new_string(crate::table::stats_names().join(","))?)
     })
-}
-
-/// Panics on the hot path on purpose: returns the negative code of SDS_PANIC.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_hotPanicForTest(
-    _env: *mut jni::sys::JNIEnv,
-    _class: jni::sys::jclass,
-) -> i64 {
-    crate::boundary::hot(|| panic!("a test asked for this panic"))
 }

@@ -7,13 +7,14 @@
 //!
 //! Two kinds of entry points:
 //! - the **hot path** (`enter`, `exit`, the window counters): primitives in,
-//!   one `jlong` out, no JNI call at all; errors come back as negative codes
-//!   the Java side turns into `SdsException`;
+//!   one `jlong` out, no JNI call unless it fails: then it throws
+//!   `SdsException` with the core's code and message;
 //! - **setup calls** (tables, strategies, stats): they use the JNI
 //!   environment and throw `io.sdsnative.SdsException` directly.
 //!
 //! Both kinds catch panics: a panic becomes an exception with code
-//! `SDS_PANIC`, never an abort of the JVM.
+//! `SDS_PANIC`, never an abort of the JVM. The library has no test hooks;
+//! the panic boundary is tested by this crate's unit tests.
 
 mod boundary;
 mod codes;

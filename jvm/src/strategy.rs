@@ -4,9 +4,9 @@
 
 use jni::objects::{JClass, JLongArray, JString};
 use jni::refs::Reference;
-use jni::sys::jlong;
+use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
-use sds_core::{ErrorCode, Field, Strategy};
+use sds_core::{ErrorCode, Field, Strategy, StrategyBuilder, Value};
 
 use crate::boundary::{setup, Fail};
 
@@ -21,8 +21,8 @@ fn to_java<'l>(env: &mut Env<'l>, strategy: &Strategy) -> Result<JLongArray<'l>,
     Ok(array)
 }
 
-/// The strategy a Java `long[]` holds (not validated here).
-pub(crate) fn strategy_from_values(env: &Env, values: &JLongArray) -> Result<Strategy, Fail> {
+/// The values of a Java `long[]` of one value per field.
+fn field_values(env: &Env, values: &JLongArray) -> Result<Vec<i64>, Fail> {
     if values.is_null() {
         return Err(Fail::code(ErrorCode::NullArgument));
     }
@@ -35,8 +35,14 @@ pub(crate) fn strategy_from_values(env: &Env, values: &JLongArray) -> Result<Str
     }
     let mut buf = vec![0i64; len];
     values.get_region(env, 0, &mut buf)?;
+    Ok(buf)
+}
+
+/// The strategy a Java `long[]` holds (not validated here: a Java
+/// `Strategy` holds only values the core built).
+pub(crate) fn strategy_from_values(env: &Env, values: &JLongArray) -> Result<Strategy, Fail> {
     let mut strategy = Strategy::DEFAULT;
-    for (&field, value) in Field::ALL.iter().zip(buf) {
+    for (&field, value) in Field::ALL.iter().zip(field_values(env, values)?) {
         strategy.set(field, value);
     }
     Ok(strategy)
@@ -67,40 +73,47 @@ pub extern "system" fn Java_io_sdsnative_Native_strategyFromJson<'l>(
 ) -> JLongArray<'l> {
     setup(&mut env, |env| {
         let text = text_of(env, &json)?;
-        let strategy =
-            Strategy::from_json(&text).map_err(|e| Fail::Sds(e.code(), e.to_string()))?;
-        to_java(env, &strategy)
+        to_java(env, &Strategy::from_json(&text)?)
     })
 }
 
-/// Sets the field with SDS JSON name `name` in `values`, in place.
+/// The strategy of a Java builder's values (one per field, in the order of
+/// [`Field::ALL`]): each goes through the core's [`StrategyBuilder`], which
+/// gives every value its verdict and validates the whole.
 #[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategySet<'l>(
+pub extern "system" fn Java_io_sdsnative_Native_strategyBuild<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     values: JLongArray<'l>,
-    name: JString<'l>,
+) -> JLongArray<'l> {
+    setup(&mut env, |env| {
+        let mut builder = StrategyBuilder::new();
+        for (&field, value) in Field::ALL.iter().zip(field_values(env, &values)?) {
+            builder.set_field(field, Value::from(value))?;
+        }
+        to_java(env, &builder.build()?)
+    })
+}
+
+/// The core's verdict on `key` = `value` (or on `key` alone, as a lookup,
+/// when `given` is false) where `key` is no field name Java knows: throws
+/// the core's error for it (an unknown field, a `"point"` that is not a
+/// string). Only called on that error path.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_strategyKeyVerdict<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    key: JString<'l>,
     value: jlong,
+    given: jboolean,
 ) {
     setup(&mut env, |env| {
-        let mut strategy = strategy_from_values(env, &values)?;
-        let name = text_of(env, &name)?;
-        strategy
-            .set_json(&name, value)
-            .map_err(|e| Fail::Sds(e.code(), format!("{}: \"{name}\"", e.code().description())))?;
-        values.set_region(env, 0, &values_of(&strategy))?;
-        Ok(())
-    })
-}
-
-/// Checks the strategy's rules; throws naming the first broken one.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategyValidate<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    values: JLongArray<'l>,
-) {
-    setup(&mut env, |env| {
-        Ok(strategy_from_values(env, &values)?.validate()?)
+        let key = text_of(env, &key)?;
+        let value = if given {
+            Value::from(value)
+        } else {
+            Value::Null
+        };
+        Ok(StrategyBuilder::new().set(&key, value)?)
     })
 }

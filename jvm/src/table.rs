@@ -6,9 +6,11 @@
 use jni::objects::{JByteArray, JClass, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::EnvUnowned;
-use sds_core::{check_capacity, Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats};
+use sds_core::{
+    check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats,
+};
 
-use crate::boundary::{hot, negative, setup, Fail};
+use crate::boundary::{hot, setup, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Table};
 use crate::strategy::strategy_from_values;
 
@@ -34,7 +36,7 @@ pub extern "system" fn Java_io_sdsnative_Native_tableNew<'l>(
     capacity: jint,
 ) -> jlong {
     setup(&mut env, |_| {
-        // Negative reads as 0: the core's message names the range.
+        // A negative capacity reads as 0, which the core refuses too.
         check_capacity(usize::try_from(capacity).unwrap_or(0))?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
         Ok(into_handle(Table::new(slots)?))
@@ -68,11 +70,10 @@ pub extern "system" fn Java_io_sdsnative_Native_pointId<'l>(
     })
 }
 
-/// Enters point `point` at `now_ms`; the packed entry (>= 0) or a negative
-/// error code.
+/// Enters point `point` at `now_ms`: the packed entry (>= 0), or throws.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_enter(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
@@ -80,27 +81,25 @@ pub extern "system" fn Java_io_sdsnative_Native_enter(
     now_ms: jlong,
     flags: jint,
 ) -> jlong {
-    hot(|| {
+    hot(env, || {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = match unsafe { borrow::<Table>(handle) } {
-            Ok(t) => t,
-            Err(code) => return negative(code),
-        };
+        let table = unsafe { borrow::<Table>(handle) }?;
         let id = PointId::from_index(point as u32);
-        match table.enter_point(id, now_ms.max(0) as u64, Flags::from_bits(flags as u32)) {
-            // The core's packed entry: 43 bits, always a non-negative long.
-            Ok(entry) => entry.pack() as jlong,
-            Err(e) => negative(e.code()),
-        }
+        let entry = table.enter_point(
+            id,
+            time::from_i64(now_ms)?,
+            Flags::from_known_bits(flags as u32)?,
+        )?;
+        // The core's packed entry: 43 bits, always a non-negative long.
+        Ok(entry.pack() as jlong)
     })
 }
 
-/// Exits an entry at `now_ms` (`outcome` 1: it failed); 0 or a negative
-/// error code.
+/// Exits an entry at `now_ms` (`outcome` 0: ok, 1: it failed); 0, or throws.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_exit(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
@@ -109,25 +108,15 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
     now_ms: jlong,
     outcome: jint,
 ) -> jlong {
-    hot(|| {
+    hot(env, || {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = match unsafe { borrow::<Table>(handle) } {
-            Ok(t) => t,
-            Err(code) => return negative(code),
-        };
-        let outcome = if outcome == 1 {
-            Outcome::Error
-        } else {
-            Outcome::Ok
-        };
-        let Some(entry) = Entry::unpack(packed as u64, start_ms.max(0) as u64) else {
-            return negative(ErrorCode::InvalidEntry);
-        };
-        match table.exit(&entry, now_ms.max(0) as u64, outcome) {
-            Ok(()) => 0,
-            Err(e) => negative(e.code()),
-        }
+        let table = unsafe { borrow::<Table>(handle) }?;
+        let outcome = Outcome::from_code(i64::from(outcome))?;
+        let entry = Entry::unpack(packed as u64, time::from_i64(start_ms)?)
+            .ok_or(Refusal::Code(ErrorCode::InvalidEntry))?;
+        table.exit(&entry, time::from_i64(now_ms)?, outcome)?;
+        Ok(0)
     })
 }
 
@@ -154,9 +143,9 @@ pub extern "system" fn Java_io_sdsnative_Native_setStrategy<'l>(
     })
 }
 
-/// Writes the stats of `name` at `now_ms` into `out` (10 longs: the sliding
-/// visit, exception, timeout, downgrade, concurrent, then the last cycle's
-/// visitNum, exceptionNum, timeoutNum, downgradeNum, concurrentNum).
+/// Writes the stats of `name` at `now_ms` into `out`: the values of
+/// [`Stats::fields`] then those of the last cycle's [`CycleStats::fields`],
+/// in the order of [`stats_names`].
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_stats<'l>(
     mut env: EnvUnowned<'l>,
@@ -169,22 +158,27 @@ pub extern "system" fn Java_io_sdsnative_Native_stats<'l>(
 ) {
     setup(&mut env, |env| {
         let name = name_bytes(env, &name)?;
-        let s: Stats = table(handle)?.stats(&name, now_ms.max(0) as u64)?;
-        let c = s.last_cycle;
-        let values = [
-            s.visit,
-            s.exception,
-            s.timeout,
-            s.downgrade,
-            s.concurrent,
-            c.visit_num,
-            c.exception_num,
-            c.timeout_num,
-            c.downgrade_num,
-            c.concurrent_num,
-        ]
-        .map(|v| v.min(i64::MAX as u64) as i64);
+        let s: Stats = table(handle)?.stats(&name, time::from_i64(now_ms)?)?;
+        let values: Vec<i64> = s
+            .fields()
+            .iter()
+            .chain(s.last_cycle.fields().iter())
+            .map(|&(_, v)| v.min(i64::MAX as u64) as i64)
+            .collect();
         out.set_region(env, 0, &values)?;
         Ok(())
     })
+}
+
+/// The names of the values [`Java_io_sdsnative_Native_stats`] writes: the
+/// sliding ones, then the last cycle's under `lastCycle.`.
+pub(crate) fn stats_names() -> Vec<String> {
+    let nested = CycleStats::NAMES
+        .iter()
+        .map(|n| format!("{}.{n}", Stats::LAST_CYCLE));
+    Stats::NAMES
+        .iter()
+        .map(|n| n.to_string())
+        .chain(nested)
+        .collect()
 }

@@ -7,9 +7,9 @@
 use jni::objects::JClass;
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::EnvUnowned;
-use sds_core::{Bucket, ErrorCode};
+use sds_core::{time, window::check_parameters, Bucket};
 
-use crate::boundary::{hot, negative, setup, Fail};
+use crate::boundary::{hot, setup, Refusal};
 use crate::handle::{borrow, free, into_handle, Window};
 
 /// A window of `buckets` buckets of `bucket_ms` over a ring of `ring`.
@@ -22,17 +22,15 @@ pub extern "system" fn Java_io_sdsnative_Native_windowNew<'l>(
     ring: jint,
 ) -> jlong {
     setup(&mut env, |_| {
-        if bucket_ms <= 0 || buckets <= 0 || ring <= 0 {
-            return Err(Fail::Sds(
-                ErrorCode::InvalidWindow,
-                format!("window parameters must be positive: bucket {bucket_ms} ms, {buckets} buckets, ring {ring}"),
-            ));
-        }
+        // Negative parameters read as 0, which the core refuses too; checked
+        // before the ring is allocated.
+        let bucket_ms = u64::try_from(bucket_ms).unwrap_or(0);
+        let buckets = usize::try_from(buckets).unwrap_or(0);
+        let ring = usize::try_from(ring).unwrap_or(0);
+        check_parameters(bucket_ms, buckets, ring)?;
         let storage: Box<[Bucket]> = (0..ring).map(|_| Bucket::new()).collect();
         Ok(into_handle(Window::with_storage(
-            bucket_ms as u64,
-            buckets as usize,
-            storage,
+            bucket_ms, buckets, storage,
         )?))
     })
 }
@@ -48,20 +46,17 @@ pub extern "system" fn Java_io_sdsnative_Native_windowFree(
     let _ = std::panic::catch_unwind(|| unsafe { free::<Window>(handle) });
 }
 
-/// Runs `f` on a live window; a negative code for a freed one.
+/// Runs `f` on a live window.
 #[inline]
-fn with_window(handle: jlong, f: impl FnOnce(&Window) -> i64 + std::panic::UnwindSafe) -> i64 {
-    hot(|| {
+fn with_window(
+    env: *mut JNIEnv,
+    handle: jlong,
+    f: impl FnOnce(&Window) -> Result<i64, Refusal>,
+) -> i64 {
+    hot(env, || {
         // SAFETY: the owner passes its own live handle and stays reachable.
-        match unsafe { borrow::<Window>(handle) } {
-            Ok(w) => f(w),
-            Err(code) => negative(code),
-        }
+        f(unsafe { borrow::<Window>(handle) }?)
     })
-}
-
-fn time(t: jlong) -> u64 {
-    t.max(0) as u64
 }
 
 fn clamp(v: u64) -> i64 {
@@ -73,96 +68,119 @@ fn clamp(v: u64) -> i64 {
 /// bits (saturating at 2^32 - 1), or a negative code.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowIncrement(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
 ) -> jlong {
-    with_window(handle, |w| {
-        let tally = w.increment(time(t));
+    with_window(env, handle, |w| {
+        let tally = w.increment(time::from_i64(t)?);
         let low = tally.bucket.min(u32::MAX as u64);
         let high = tally.total.min(u32::MAX as u64 >> 1);
-        (high << 32 | low) as i64
+        Ok((high << 32 | low) as i64)
     })
 }
 
 /// The value of `time`'s bucket.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowBucket(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
 ) -> jlong {
-    with_window(handle, |w| clamp(w.bucket(time(t))))
+    with_window(env, handle, |w| Ok(clamp(w.bucket(time::from_i64(t)?))))
 }
 
 /// The sliding sum ending at `time`'s bucket.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowSum(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
 ) -> jlong {
-    with_window(handle, |w| clamp(w.sum(time(t))))
+    with_window(env, handle, |w| Ok(clamp(w.sum(time::from_i64(t)?))))
 }
 
 /// The sum of the whole cycle before the one holding `time`.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowLastCycle(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
 ) -> jlong {
-    with_window(handle, |w| clamp(w.last_whole_cycle(time(t))))
+    with_window(env, handle, |w| {
+        Ok(clamp(w.last_whole_cycle(time::from_i64(t)?)))
+    })
 }
 
 /// Sets `time`'s bucket to `value` (saturating; negative reads as 0).
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowSet(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
     value: jlong,
 ) -> jlong {
-    with_window(handle, |w| {
-        w.set(time(t), value.max(0) as u64);
-        0
+    with_window(env, handle, |w| {
+        w.set(time::from_i64(t)?, value.max(0) as u64);
+        Ok(0)
     })
 }
 
 /// Zeroes the whole cycle after the one holding `time`.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowClearNextCycle(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
 ) -> jlong {
-    with_window(handle, |w| {
-        w.clear_next_cycle(time(t));
-        0
+    with_window(env, handle, |w| {
+        w.clear_next_cycle(time::from_i64(t)?);
+        Ok(0)
     })
 }
 
 /// Raises `time`'s bucket to at least `value`; the bucket's value.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowFetchMax(
-    _env: *mut JNIEnv,
+    env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
     _owner: jobject,
     t: jlong,
     value: jlong,
 ) -> jlong {
-    with_window(handle, |w| clamp(w.fetch_max(time(t), value.max(0) as u64)))
+    with_window(env, handle, |w| {
+        Ok(clamp(w.fetch_max(time::from_i64(t)?, value.max(0) as u64)))
+    })
+}
+
+/// Adds one for an event of time `at` recorded at the present `now` (an
+/// exception counted at its request's start; see `SlidingWindow::add_at`);
+/// the sliding sum ending at `now`.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_windowAddAt(
+    env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+    _owner: jobject,
+    at: jlong,
+    now: jlong,
+) -> jlong {
+    with_window(env, handle, |w| {
+        let now = time::from_i64(now)?;
+        w.add_at(time::from_i64(at)?, now, 1);
+        Ok(clamp(w.sum(now)))
+    })
 }

@@ -176,7 +176,7 @@ public final class Client implements AutoCloseable {
     /** The stats of {@code point} at {@code nowMs}; all zero for an unknown point. */
     public Stats stats(String point, long nowMs) {
         byte[] name = name(point);
-        long[] out = new long[10];
+        long[] out = new long[CoreTables.STATS_NAMES.length];
         long handle = table.acquire();
         try {
             returnDroppedPermits(handle);

@@ -1,5 +1,7 @@
 package io.sdsnative;
 
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -16,6 +18,10 @@ final class CoreTables {
     static final Map<Integer, String[]> REASONS = rows(Native.reasons());
     /** The SDS JSON names, in the order of a strategy's values. */
     static final String[] FIELD_NAMES = Native.fieldNames().split(",");
+    /** SDS JSON name to its index in {@link #FIELD_NAMES}: setters map names without crossing. */
+    private static final Map<String, Integer> FIELD_INDEX = indexOf(FIELD_NAMES);
+    /** The names of the stats values, in the order the native side writes them. */
+    static final String[] STATS_NAMES = Native.statsNames().split(",");
     /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
     static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
 
@@ -33,13 +39,28 @@ final class CoreTables {
         return row == null ? "unknown error code " + number : row[1];
     }
 
+    /** The index of this SDS JSON name; -1 for any other name. */
     static int fieldIndex(String jsonName) {
-        for (int i = 0; i < FIELD_NAMES.length; i++) {
-            if (FIELD_NAMES[i].equals(jsonName)) {
+        Integer i = FIELD_INDEX.get(jsonName);
+        return i == null ? -1 : i;
+    }
+
+    /** The index of this stats name ({@code "visit"}, {@code "lastCycle.visitNum"}). */
+    static int statsIndex(String name) {
+        for (int i = 0; i < STATS_NAMES.length; i++) {
+            if (STATS_NAMES[i].equals(name)) {
                 return i;
             }
         }
-        return -1;
+        throw new IllegalStateException("the native library has no stats value \"" + name + "\"");
+    }
+
+    private static Map<String, Integer> indexOf(String[] names) {
+        Map<String, Integer> index = new HashMap<>();
+        for (int i = 0; i < names.length; i++) {
+            index.put(names[i], i);
+        }
+        return Collections.unmodifiableMap(index);
     }
 
     private static Map<Integer, String[]> rows(String text) {

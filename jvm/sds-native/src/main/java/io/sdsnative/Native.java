@@ -4,8 +4,8 @@ package io.sdsnative;
  * The JNI methods of the native library. Internal: the public API is
  * {@link Client}, {@link Strategy} and the SDS drop-in classes, which call
  * these. Hot-path methods take a handle and primitives and return one
- * {@code long}, negative for an error code; the others throw
- * {@link SdsException} themselves.
+ * {@code long}; every method throws {@link SdsException} itself with the
+ * core's code and message (a negative result is a fallback for {@link #check}).
  */
 public final class Native {
     static {
@@ -34,9 +34,14 @@ public final class Native {
 
     static native long[] strategyFromJson(String json);
 
-    static native void strategySet(long[] values, String name, long value);
+    /** The validated strategy of one value per field, through the core's builder. */
+    static native long[] strategyBuild(long[] values);
 
-    static native void strategyValidate(long[] values);
+    /**
+     * Throws the core's error for {@code key}, a name that is no field, given
+     * {@code value} (or looked up, when not {@code given}); only called then.
+     */
+    static native void strategyKeyVerdict(String key, long value, boolean given);
 
     // The core's tables of names.
     static native String errorCodes();
@@ -48,6 +53,9 @@ public final class Native {
 
     static native String fieldNames();
 
+    /** The names of the values {@link #stats} writes, comma-separated. */
+    static native String statsNames();
+
     // Windows for the SDS drop-in. {@code owner} is the object holding the
     // handle: passing it keeps it reachable for the whole call.
 
@@ -57,34 +65,33 @@ public final class Native {
     /** Frees a window; 0 is a no-op. */
     public static native void windowFree(long window);
 
-    /** Adds one: sliding sum in the high 32 bits, bucket in the low 32; negative: error code. */
+    /** Adds one: sliding sum in the high 32 bits, bucket in the low 32. */
     public static native long windowIncrement(long window, Object owner, long timeMs);
 
-    /** The value of the bucket of {@code timeMs}; negative: error code. */
+    /** The value of the bucket of {@code timeMs}. */
     public static native long windowBucket(long window, Object owner, long timeMs);
 
-    /** The sliding sum at {@code timeMs}; negative: error code. */
+    /** The sliding sum at {@code timeMs}. */
     public static native long windowSum(long window, Object owner, long timeMs);
 
-    /** The sum of the last whole cycle before {@code timeMs}; negative: error code. */
+    /** The sum of the last whole cycle before {@code timeMs}. */
     public static native long windowLastCycle(long window, Object owner, long timeMs);
 
-    /** Sets the bucket of {@code timeMs}; negative: error code. */
+    /** Sets the bucket of {@code timeMs}. */
     public static native long windowSet(long window, Object owner, long timeMs, long value);
 
-    /** Zeroes the whole cycle after the one of {@code timeMs}; negative: error code. */
+    /** Zeroes the whole cycle after the one of {@code timeMs}. */
     public static native long windowClearNextCycle(long window, Object owner, long timeMs);
 
-    /** Raises the bucket of {@code timeMs} to at least {@code value}; negative: error code. */
+    /** Raises the bucket of {@code timeMs} to at least {@code value}. */
     public static native long windowFetchMax(long window, Object owner, long timeMs, long value);
 
-    /** Does nothing: the cost floor of one JNI call, for benchmarks. */
-    public static native void noop();
-
-    // Tests: prove that panics arrive as exceptions.
-    static native void panicForTest();
-
-    static native long hotPanicForTest();
+    /**
+     * Adds one for an event of {@code atMs} recorded at the present {@code nowMs}
+     * (in {@code atMs}'s bucket while the ring still holds it, else in
+     * {@code nowMs}'s): the sliding sum at {@code nowMs}.
+     */
+    public static native long windowAddAt(long window, Object owner, long atMs, long nowMs);
 
     /** Throws the exception of a negative hot-path result; returns {@code result} otherwise. */
     public static long check(long result) {

@@ -5,6 +5,19 @@ package io.sdsnative;
  * cycle, as SDS uploads them.
  */
 public final class Stats {
+    // Positions in the core's stats table, found by name.
+    private static final int VISIT = CoreTables.statsIndex("visit");
+    private static final int EXCEPTION = CoreTables.statsIndex("exception");
+    private static final int TIMEOUT = CoreTables.statsIndex("timeout");
+    private static final int DOWNGRADE = CoreTables.statsIndex("downgrade");
+    private static final int CONCURRENT = CoreTables.statsIndex("concurrent");
+    private static final int LAST_VISIT = CoreTables.statsIndex("lastCycle.visitNum");
+    private static final int LAST_EXCEPTION = CoreTables.statsIndex("lastCycle.exceptionNum");
+    private static final int LAST_TIMEOUT = CoreTables.statsIndex("lastCycle.timeoutNum");
+    private static final int LAST_DOWNGRADE = CoreTables.statsIndex("lastCycle.downgradeNum");
+    private static final int LAST_CONCURRENT = CoreTables.statsIndex("lastCycle.concurrentNum");
+
+    /** The values in the order of {@link CoreTables#STATS_NAMES}. */
     private final long[] v;
 
     Stats(long[] values) {
@@ -13,52 +26,52 @@ public final class Stats {
 
     /** Visits in the sliding window. */
     public long visit() {
-        return v[0];
+        return v[VISIT];
     }
 
     /** Exceptions in the sliding window. */
     public long exception() {
-        return v[1];
+        return v[EXCEPTION];
     }
 
     /** Timeouts in the sliding window. */
     public long timeout() {
-        return v[2];
+        return v[TIMEOUT];
     }
 
     /** Downgrades in the sliding window. */
     public long downgrade() {
-        return v[3];
+        return v[DOWNGRADE];
     }
 
     /** Requests holding a concurrency permit now. */
     public long concurrent() {
-        return v[4];
+        return v[CONCURRENT];
     }
 
     /** Visits in the last whole cycle. */
     public long lastCycleVisitNum() {
-        return v[5];
+        return v[LAST_VISIT];
     }
 
     /** Exceptions in the last whole cycle (counted at their requests' start). */
     public long lastCycleExceptionNum() {
-        return v[6];
+        return v[LAST_EXCEPTION];
     }
 
     /** Timeouts in the last whole cycle (counted at their requests' start). */
     public long lastCycleTimeoutNum() {
-        return v[7];
+        return v[LAST_TIMEOUT];
     }
 
     /** Downgrades in the last whole cycle. */
     public long lastCycleDowngradeNum() {
-        return v[8];
+        return v[LAST_DOWNGRADE];
     }
 
     /** The most requests in flight at once in the last whole cycle. */
     public long lastCycleConcurrentNum() {
-        return v[9];
+        return v[LAST_CONCURRENT];
     }
 
     @Override

@@ -59,11 +59,25 @@ public final class Strategy {
      * @throws SdsException {@code UNKNOWN_FIELD} for any other name
      */
     public long get(String jsonName) {
+        return values[index(jsonName, 0, false)];
+    }
+
+    /**
+     * The index of a field name, looked up in Java; for any other name the
+     * core's error (its code and message) on setting it to {@code value}
+     * (or, when not {@code given}, on naming it) is thrown.
+     */
+    private static int index(String jsonName, long value, boolean given) {
+        if (jsonName == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "field name is null");
+        }
         int i = CoreTables.fieldIndex(jsonName);
         if (i < 0) {
+            Native.strategyKeyVerdict(jsonName, value, given);
+            // The core lets "point" be named without a value; it is still no field.
             throw new SdsException(ErrorCode.UNKNOWN_FIELD, "unknown strategy field \"" + jsonName + "\"");
         }
-        return values[i];
+        return i;
     }
 
     /** The strategy as SDS JSON, every field included. */
@@ -96,8 +110,11 @@ public final class Strategy {
     }
 
     /**
-     * Sets fields by SDS JSON name; {@link #build()} validates. The named
-     * setters are shorthands for {@link #set(String, long)}.
+     * Sets fields by SDS JSON name, the last value of a field winning;
+     * {@link #build()} hands every value to the core's strategy builder, which
+     * judges each and validates the whole. The named setters are shorthands
+     * for {@link #set(String, long)}; names map to fields in Java, without a
+     * native call.
      */
     public static final class Builder {
         private final long[] values;
@@ -109,13 +126,11 @@ public final class Strategy {
         /**
          * Sets the field with this SDS JSON name.
          *
-         * @throws SdsException {@code UNKNOWN_FIELD} for a name that is not a field
+         * @throws SdsException the core's verdict on a name that is no field:
+         *     {@code UNKNOWN_FIELD}, or {@code INVALID_STRATEGY} for {@code "point"}
          */
         public Builder set(String jsonName, long value) {
-            if (jsonName == null) {
-                throw new SdsException(ErrorCode.NULL_ARGUMENT, "field name is null");
-            }
-            Native.strategySet(values, jsonName, value);
+            values[index(jsonName, value, true)] = value;
             return this;
         }
 
@@ -177,9 +192,7 @@ public final class Strategy {
          * @throws SdsException {@code INVALID_STRATEGY} naming the field and rule
          */
         public Strategy build() {
-            long[] copy = values.clone();
-            Native.strategyValidate(copy);
-            return new Strategy(copy);
+            return new Strategy(Native.strategyBuild(values));
         }
     }
 }

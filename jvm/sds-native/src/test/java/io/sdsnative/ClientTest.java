@@ -306,11 +306,51 @@ class ClientTest {
         }
     }
 
+    private static void assertRefused(ErrorCode code, String message, Runnable action) {
+        SdsException e = assertThrows(SdsException.class, action::run);
+        assertEquals(code, e.code(), e.getMessage());
+        assertEquals(code.codeName() + ": " + message, e.getMessage());
+    }
+
+    private static final String TIME_RULE = "time must be a whole number of ms within 0..2^64";
+
     @Test
-    void panicsBecomeExceptions() {
-        assertCode(ErrorCode.PANIC, Native::panicForTest);
-        assertCode(ErrorCode.PANIC, () -> Native.check(Native.hotPanicForTest()));
-        Native.noop();
+    void aNegativeTimeIsRefusedWithTheCoresRule() {
+        try (Client client = new Client(2)) {
+            assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> client.enter("p", -1));
+            assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> client.stats("p", -1));
+            Entry entry = client.enter("p", T);
+            assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> entry.exit(-5));
+        }
+    }
+
+    @Test
+    void unknownFlagsAndOutcomesAreRefusedByTheCore() {
+        long table = Native.tableNew(2);
+        try {
+            Object owner = new Object();
+            int point = Native.pointId(table, owner, new byte[] {'p'});
+            assertRefused(ErrorCode.INVALID_ARGUMENT, "flags may only hold the pressure-test bit (1)",
+                    () -> Native.enter(table, owner, point, T, 2));
+            assertRefused(ErrorCode.INVALID_ARGUMENT, "flags may only hold the pressure-test bit (1)",
+                    () -> Native.enter(table, owner, point, T, -1));
+            long packed = Native.check(Native.enter(table, owner, point, T, 1));
+            assertRefused(ErrorCode.INVALID_ARGUMENT, "outcome must be 0 (ok) or 1 (error)",
+                    () -> Native.exit(table, owner, T, packed, T, 2));
+            assertEquals(0, Native.exit(table, owner, T, packed, T, 1));
+        } finally {
+            Native.tableFree(table);
+        }
+    }
+
+    @Test
+    void windowParametersAreCheckedBeforeTheRingIsAllocated() {
+        // 2^31 - 1 buckets of 8 bytes would be 16 GiB: refused, not allocated.
+        assertRefused(ErrorCode.INVALID_WINDOW, "invalid window: the ring must hold <= 65536 buckets",
+                () -> Native.windowNew(1000, 10, Integer.MAX_VALUE));
+        assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(0, 10, 30));
+        assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(1000, -1, 30));
+        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-1));
     }
 
     @Test

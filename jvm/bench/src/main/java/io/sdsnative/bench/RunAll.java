@@ -59,7 +59,7 @@ public final class RunAll {
         ratio(table, "guavaRateLimiterTryAcquire", "sdsNativeEnterExit");
         ratio(table, "sentinelArrayMetricAddPassPass", "compatIncrementAndGet");
         ratio(table, "sentinelArrayMetricAddPassPass", "compatVisitAddAndGet");
-        ratio(table, "compatIncrementAndGet", "jniEmptyCall");
+        ratio(table, "compatIncrementAndGet", "jniBucketRead");
     }
 
     private static void ratio(Map<String, double[]> table, String peer, String ours) {

@@ -1,6 +1,7 @@
 package com.didiglobal.sds.client.counter;
 
 import com.didiglobal.sds.client.bean.VisitWrapperValue;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Every counter of one SDS point. Same public API as SDS's class, on native
@@ -16,8 +17,8 @@ public class PowerfulCycleTimeCounter {
 
     private final AbstractCycleData visitData = new SlidingWindowData();
     private final ConcurrentData concurrentData = new ConcurrentData();
-    private final AbstractCycleData exceptionData = new SlidingWindowData();
-    private final AbstractCycleData timeoutData = new SlidingWindowData();
+    private final SlidingWindowData exceptionData = new SlidingWindowData();
+    private final SlidingWindowData timeoutData = new SlidingWindowData();
     private final TokenBucketData tokenBucketData = new TokenBucketData();
     private final AbstractCycleData downgradeData = new SlidingWindowData();
 
@@ -35,8 +36,23 @@ public class PowerfulCycleTimeCounter {
         }
     }
 
+    /**
+     * The latest time the present-time calls (visits, permits, tokens,
+     * downgrades) were given: the present for exceptions and timeouts, which
+     * SDS reports with their request's start time.
+     */
+    private final AtomicLong latest = new AtomicLong();
+
+    private void seen(long time) {
+        long current;
+        while (time > (current = latest.get()) && !latest.compareAndSet(current, time)) {
+            // Another thread moved it; try again while ours is later.
+        }
+    }
+
     /** Visit +1: the current second and the 10 s sliding sum. */
     public VisitWrapperValue visitAddAndGet(long time) {
+        seen(time);
         return visitData.incrementAndGet(time);
     }
 
@@ -49,6 +65,7 @@ public class PowerfulCycleTimeCounter {
     }
 
     public boolean concurrentAcquire(long time) {
+        seen(time);
         return concurrentData.concurrentAcquire(time);
     }
 
@@ -60,9 +77,13 @@ public class PowerfulCycleTimeCounter {
         return concurrentData.getLastConcurrentMaxCountAndClean(time);
     }
 
-    /** Exception +1: the sliding sum. */
+    /**
+     * Exception +1 for a request that started at {@code time}: counted in
+     * that second while the ring still holds it (else now), never wiping a
+     * newer second. The sliding sum now.
+     */
     public long exceptionAddAndGet(long time) {
-        return exceptionData.incrementAndGet(time).getSlidingCycleValue();
+        return exceptionData.addLate(time, Math.max(time, latest.get()));
     }
 
     public long getExceptionValue(long time) {
@@ -73,9 +94,9 @@ public class PowerfulCycleTimeCounter {
         return exceptionData.getLastWholeCycleValue(time);
     }
 
-    /** Timeout +1: the sliding sum. */
+    /** Timeout +1 for a request that started at {@code time}, as {@link #exceptionAddAndGet}. */
     public long timeoutAddAndGet(long time) {
-        return timeoutData.incrementAndGet(time).getSlidingCycleValue();
+        return timeoutData.addLate(time, Math.max(time, latest.get()));
     }
 
     public long getTimeoutValue(long time) {
@@ -88,11 +109,13 @@ public class PowerfulCycleTimeCounter {
 
     /** Token +1: the current second's count. */
     public long tokenBucketInvokeAddAndGet(long time) {
+        seen(time);
         return tokenBucketData.takeOneToken(time);
     }
 
     /** Downgrade +1: the sliding sum. */
     public long downgradeAddAndGet(long time) {
+        seen(time);
         return downgradeData.incrementAndGet(time).getSlidingCycleValue();
     }
 

@@ -66,6 +66,17 @@ public class SlidingWindowData extends AbstractCycleData {
         return incrementPacked(time) & LOW_32;
     }
 
+    /**
+     * Adds one for an event of {@code time} recorded at the present
+     * {@code now} (an exception counted at its request's start): into
+     * {@code time}'s bucket while the ring still holds it, else into
+     * {@code now}'s, never restarting a newer bucket. The sliding sum at
+     * {@code now}.
+     */
+    long addLate(long time, long now) {
+        return Native.check(Native.windowAddAt(window, this, time, now));
+    }
+
     @Override
     public void setBucketValue(long time, Long value) {
         Native.check(Native.windowSet(window, this, time, value));

@@ -98,4 +98,25 @@ class PowerfulCycleTimeCounterTest {
         }
         assertTrue(freed > 0, "no window was freed after garbage collection");
     }
+
+    /**
+     * SDS reports exceptions and timeouts with their request's start time. A
+     * start a whole ring (30 s) back must neither restart the newer second
+     * sharing its slot nor be lost: it counts now.
+     */
+    @Test
+    void exceptionsAndTimeoutsOfAnOldStartAreLateWrites() {
+        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
+        long now = T0 + 31_000;
+        c.visitAddAndGet(now);
+        assertEquals(1, c.exceptionAddAndGet(T0 + 30_000), "a start 1 s ago counts in its second");
+        assertEquals(1, c.timeoutAddAndGet(T0 + 30_000));
+        // T0 shares its ring slot with T0 + 30 s.
+        assertEquals(2, c.exceptionAddAndGet(T0), "counted now, the second of T0 + 30 s kept");
+        assertEquals(2, c.timeoutAddAndGet(T0));
+        assertEquals(2, c.getExceptionValue(now));
+        assertEquals(2, c.getTimeoutValue(now));
+        assertEquals(1, c.getLastSecondVisitBucketValue(now + 1000), "the visit's bucket is intact");
+        assertEquals(1, c.visitAddAndGet(now).getSlidingCycleValue() - 1);
+    }
 }
