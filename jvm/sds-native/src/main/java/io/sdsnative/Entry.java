@@ -104,6 +104,12 @@ public final class Entry implements AutoCloseable {
         if (exited) {
             return;
         }
+        if (nowMs < 0) {
+            // The core refuses the time before it touches anything (without
+            // the permit, so nothing could be returned twice): the entry stays
+            // open and a later exit with a valid time still settles it.
+            client.exit(startMs, packed & ~PERMIT, nowMs, failed);
+        }
         exited = true;
         long settled = packed;
         if (watch != null && !client.settle(watch)) {

@@ -321,6 +321,9 @@ class ClientTest {
             assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> client.stats("p", -1));
             Entry entry = client.enter("p", T);
             assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> entry.exit(-5));
+            assertEquals(1, client.stats("p", T).concurrent(), "a refused exit leaves the entry open");
+            entry.exit(T + 1);
+            assertEquals(0, client.stats("p", T + 1).concurrent(), "a valid exit then returns the permit");
         }
     }
 
