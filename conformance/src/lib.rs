@@ -222,3 +222,141 @@ pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> us
     );
     passed
 }
+
+/// What a runner's window surface does for `conformance/windows.json`. An
+/// operation the surface does not expose returns `None`: the driver then
+/// skips the rest of that case (a skipped write would change what the later
+/// steps read) and reports it.
+pub trait WindowSurface {
+    /// `add(at, n)`: the bucket's value and the sliding sum after the write.
+    fn add(&self, at: u64, n: u64) -> Option<(u64, u64)>;
+    /// `add_at(at, now, n)`: the value of the bucket written and the sliding
+    /// sum at `now`.
+    fn add_at(&self, at: u64, now: u64, n: u64) -> Option<(u64, u64)>;
+    fn sum(&self, at: u64) -> u64;
+    fn bucket(&self, at: u64) -> u64;
+    fn last_whole_cycle(&self, at: u64) -> u64;
+    fn set(&self, at: u64, value: u64) -> Option<()>;
+    fn fetch_max(&self, at: u64, value: u64) -> Option<u64>;
+    fn clear_next_cycle(&self, at: u64) -> Option<()>;
+}
+
+/// What a run of `windows.json` did: steps checked, and the cases cut short
+/// where the surface lacks an operation.
+#[derive(Debug, Default)]
+pub struct WindowRun {
+    pub steps: usize,
+    pub skipped: Vec<String>,
+}
+
+/// Largest integer every JSON reader holds exactly: bigger ones are strings.
+const MAX_JSON_NUMBER: u64 = 1 << 53;
+
+/// An integer of `windows.json`: a JSON number up to 2^53 or decimal text.
+pub fn window_int(v: &Value, what: &str) -> Result<u64, String> {
+    match v {
+        Value::Number(n) => match n.as_u64() {
+            Some(x) if x <= MAX_JSON_NUMBER => Ok(x),
+            _ => Err(format!(
+                "{what}: {n} is no integer of 0..=2^53 (write larger ones as strings)"
+            )),
+        },
+        Value::String(s) => s
+            .parse::<u64>()
+            .map_err(|_| format!("{what}: {s:?} is no integer of 0..2^64")),
+        other => Err(format!("{what}: {other} is no integer")),
+    }
+}
+
+fn window_step<W: WindowSurface>(w: &W, step: &Value) -> Result<bool, String> {
+    let int = |key: &str| window_int(&step[key], key);
+    let check = |key: &str, got: u64| -> Result<(), String> {
+        let want = window_int(&step["expect"][key], &format!("expect.{key}"))?;
+        if want == got {
+            Ok(())
+        } else {
+            Err(format!("{key}: expected {want}, got {got}"))
+        }
+    };
+    let value = |got: u64| -> Result<bool, String> {
+        let want = window_int(&step["expect"], "expect")?;
+        if want == got {
+            Ok(true)
+        } else {
+            Err(format!("expected {want}, got {got}"))
+        }
+    };
+    let tally = |got: Option<(u64, u64)>| -> Result<bool, String> {
+        let Some((bucket, total)) = got else {
+            return Ok(false);
+        };
+        check("bucket", bucket)?;
+        check("total", total)?;
+        Ok(true)
+    };
+    let at = int("at")?;
+    match step["op"].as_str().unwrap_or("") {
+        "add" => tally(w.add(at, int("n")?)),
+        "add_at" => tally(w.add_at(at, int("now")?, int("n")?)),
+        "sum" => value(w.sum(at)),
+        "bucket" => value(w.bucket(at)),
+        "last_whole_cycle" => value(w.last_whole_cycle(at)),
+        "set" => Ok(w.set(at, int("value")?).is_some()),
+        "fetch_max" => match w.fetch_max(at, int("value")?) {
+            Some(got) => value(got),
+            None => Ok(false),
+        },
+        "clear_next_cycle" => Ok(w.clear_next_cycle(at).is_some()),
+        other => Err(format!("unknown op {other:?}")),
+    }
+}
+
+/// Runs every case of `conformance/windows.json` on a window from
+/// `fresh(bucket_ms, buckets, ring)`; panics listing the failures, each with
+/// the file, the case, the step and both values.
+pub fn run_window_cases<W: WindowSurface>(fresh: impl Fn(u64, usize, usize) -> W) -> WindowRun {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("windows.json");
+    let text = std::fs::read_to_string(&file).expect("conformance/windows.json exists");
+    let doc: Value = serde_json::from_str(&text).expect("windows.json is JSON");
+    let cases = doc["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 10, "window cases are missing");
+    let mut run = WindowRun::default();
+    let mut failures = Vec::new();
+    for case in cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let shape = &case["window"];
+        let param = |key: &str| window_int(&shape[key], key).expect("window parameters");
+        let w = fresh(
+            param("bucket_ms"),
+            param("buckets") as usize,
+            param("ring") as usize,
+        );
+        let steps = case["steps"].as_array().expect("steps");
+        for (i, step) in steps.iter().enumerate() {
+            match window_step(&w, step) {
+                Ok(true) => run.steps += 1,
+                Ok(false) => {
+                    run.skipped.push(format!(
+                        "{name}: steps {i}.. (no {})",
+                        step["op"].as_str().unwrap_or("?")
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    failures.push(format!(
+                        "{}: {name}: step {i} ({step}): {e}",
+                        file.display()
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} window cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    run
+}

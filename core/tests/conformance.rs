@@ -1,14 +1,15 @@
 //! Runs every scenario of `conformance/scenarios` through `PointTable`, and
 //! every case of `conformance/strategies.json` through `Strategy::from_json`
 //! (form "text") and `StrategyBuilder` fed from serde_json values (form
-//! "native", as a binding feeds it from its dicts or objects).
+//! "native", as a binding feeds it from its dicts or objects). And every
+//! case of `conformance/windows.json` through `SlidingWindow::with_storage`.
 
 use sds_conformance as driver;
 
-use driver::{stats_json, StrategyInput, Surface};
+use driver::{stats_json, StrategyInput, Surface, WindowSurface};
 use sds_core::{
-    CycleStats, Entry, Field, Flags, Outcome, PointTable, Slot, Stats, Strategy, StrategyBuilder,
-    StrategyError,
+    Bucket, CycleStats, Entry, Field, Flags, Outcome, PointTable, SlidingWindow, Slot, Stats,
+    Strategy, StrategyBuilder, StrategyError,
 };
 use serde_json::Value;
 
@@ -138,4 +139,60 @@ fn the_driver_names_stats_as_the_core_does() {
     let mut cycle: Vec<String> = CycleStats::NAMES.iter().map(|s| s.to_string()).collect();
     cycle.sort();
     assert_eq!(names(&json[Stats::LAST_CYCLE]), cycle);
+}
+
+/// The core's window has every operation of `windows.json`.
+struct Window(SlidingWindow<Vec<Bucket>>);
+
+impl WindowSurface for Window {
+    fn add(&self, at: u64, n: u64) -> Option<(u64, u64)> {
+        let t = self.0.add(at, n);
+        Some((t.bucket, t.total))
+    }
+
+    fn add_at(&self, at: u64, now: u64, n: u64) -> Option<(u64, u64)> {
+        let bucket = self.0.add_at(at, now, n);
+        Some((bucket, self.0.sum(now)))
+    }
+
+    fn sum(&self, at: u64) -> u64 {
+        self.0.sum(at)
+    }
+
+    fn bucket(&self, at: u64) -> u64 {
+        self.0.bucket(at)
+    }
+
+    fn last_whole_cycle(&self, at: u64) -> u64 {
+        self.0.last_whole_cycle(at)
+    }
+
+    fn set(&self, at: u64, value: u64) -> Option<()> {
+        self.0.set(at, value);
+        Some(())
+    }
+
+    fn fetch_max(&self, at: u64, value: u64) -> Option<u64> {
+        Some(self.0.fetch_max(at, value))
+    }
+
+    fn clear_next_cycle(&self, at: u64) -> Option<()> {
+        self.0.clear_next_cycle(at);
+        Some(())
+    }
+}
+
+#[test]
+fn every_window_case_passes() {
+    let run = driver::run_window_cases(|bucket_ms, buckets, ring| {
+        let storage = (0..ring).map(|_| Bucket::new()).collect();
+        Window(SlidingWindow::with_storage(bucket_ms, buckets, storage).unwrap())
+    });
+    assert_eq!(
+        run.skipped,
+        Vec::<String>::new(),
+        "the core has every operation"
+    );
+    assert!(run.steps >= 100, "only {} window steps ran", run.steps);
+    println!("{} window steps passed", run.steps);
 }

@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { Client } = require('..');
+const { Client, SlidingWindow } = require('..');
 
 const dir = path.join(__dirname, '..', '..', 'conformance', 'scenarios');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -134,3 +134,67 @@ for (const form of ['text', 'native']) {
     assert.ok(ran >= 10, `${ran} cases ran`);
   });
 }
+
+// conformance/windows.json: the standalone window through SlidingWindow,
+// which has add, sum, bucket and lastWholeCycle. A case stops at the first
+// step it cannot express: another operation (set, fetch_max,
+// clear_next_cycle, add_at), or an n that no JavaScript number holds exactly
+// (2^64 - 1 is not a double).
+const windowsFile = path.join(dir, '..', 'windows.json');
+const windowCases = JSON.parse(fs.readFileSync(windowsFile, 'utf8')).cases;
+const WINDOW_READS = { sum: 'sum', bucket: 'bucket', last_whole_cycle: 'lastWholeCycle' };
+const OTHER_WINDOW_OPS = ['set', 'fetch_max', 'clear_next_cycle', 'add_at'];
+
+/** An integer of the format (a number up to 2^53 or decimal text), as a BigInt. */
+function windowInt(value, what) {
+  if (typeof value === 'string' && /^[0-9]+$/.test(value)) return BigInt(value);
+  assert.ok(Number.isSafeInteger(value) || value === 2 ** 53, `${what}: ${value} is no integer of the format`);
+  assert.ok(value >= 0, `${what}: ${value} is negative`);
+  return BigInt(value);
+}
+
+/** `v` as the number the API takes, or undefined when no number holds it exactly. */
+function exactNumber(v) {
+  const n = Number(v);
+  return BigInt(n) === v ? n : undefined;
+}
+
+/** Runs the case's steps up to the first this surface cannot express; how many ran. */
+function runWindowCase(c) {
+  const int = (v, what) => exactNumber(windowInt(v, what));
+  const w = new SlidingWindow({
+    bucketMs: int(c.window.bucket_ms, 'bucket_ms'),
+    buckets: int(c.window.buckets, 'buckets'),
+    ring: int(c.window.ring, 'ring'),
+  });
+  for (const [i, step] of c.steps.entries()) {
+    const where = `${windowsFile}: ${c.name}: step ${i} ${JSON.stringify(step)}`;
+    const at = int(step.at, 'at');
+    const check = (key, got, want) =>
+      assert.equal(BigInt(got), windowInt(want, key), `${where}: ${key}: expected ${want}, got ${got}`);
+    if (step.op === 'add') {
+      const n = int(step.n, 'n');
+      if (n === undefined) return i;
+      const tally = w.add(n, at);
+      check('bucket', tally.bucket, step.expect.bucket);
+      check('total', tally.total, step.expect.total);
+    } else if (step.op in WINDOW_READS) {
+      check(step.op, w[WINDOW_READS[step.op]](at), step.expect);
+    } else {
+      assert.ok(OTHER_WINDOW_OPS.includes(step.op), `${where}: unknown op ${step.op}`);
+      return i;
+    }
+  }
+  return c.steps.length;
+}
+
+for (const c of windowCases) {
+  test(`windows.json: ${c.name}`, () => {
+    runWindowCase(c);
+  });
+}
+
+test('windows.json: most steps run here', () => {
+  const ran = windowCases.reduce((sum, c) => sum + runWindowCase(c), 0);
+  assert.ok(windowCases.length >= 10 && ran >= 80, `only ${ran} window steps ran`);
+});

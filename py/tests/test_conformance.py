@@ -130,3 +130,61 @@ def test_scenario_through_a_point_handle(path: pathlib.Path) -> None:
                 assert step.get("error") is None
         elif step["op"] == "stats":
             subset(step["expect"], handle.stats(now_ms=at), "stats")
+
+
+# conformance/windows.json: the standalone window through sds.SlidingWindow,
+# which has add, sum, bucket and last_whole_cycle; a case stops at the first
+# step of another operation (set, fetch_max, clear_next_cycle, add_at).
+WINDOWS = SCENARIOS.parent / "windows.json"
+WINDOW_CASES: List[Dict[str, Any]] = json.loads(WINDOWS.read_text())["cases"]
+WINDOW_OPS = {"add", "sum", "bucket", "last_whole_cycle"}
+OTHER_WINDOW_OPS = {"set", "fetch_max", "clear_next_cycle", "add_at"}
+
+
+def window_int(value: Any, what: str) -> int:
+    """A number up to 2**53 or decimal text (the format's rule for integers)."""
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    assert (
+        isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53
+    ), f"{what}: {value!r} is no integer of the format"
+    return value
+
+
+def run_window_case(case: Dict[str, Any]) -> int:
+    """Runs the case's steps up to the first this surface lacks; returns how many ran."""
+    shape = case["window"]
+    w = sds.SlidingWindow(
+        bucket_ms=window_int(shape["bucket_ms"], "bucket_ms"),
+        buckets=window_int(shape["buckets"], "buckets"),
+        ring=window_int(shape["ring"], "ring"),
+    )
+    for i, step in enumerate(case["steps"]):
+        where = f"{WINDOWS}: {case['name']}: step {i} ({json.dumps(step)})"
+        op = step["op"]
+        if op not in WINDOW_OPS:
+            assert op in OTHER_WINDOW_OPS, f"{where}: unknown op {op!r}"
+            return i
+        at = window_int(step["at"], "at")
+        expect = step["expect"]
+        if op == "add":
+            bucket, total = w.add(window_int(step["n"], "n"), now_ms=at)
+            for key, got in (("bucket", bucket), ("total", total)):
+                want = window_int(expect[key], key)
+                assert got == want, f"{where}: {key}: expected {want}, got {got}"
+        else:
+            got = getattr(w, op)(now_ms=at)
+            want = window_int(expect, "expect")
+            assert got == want, f"{where}: expected {want}, got {got}"
+    return len(case["steps"])
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES, ids=[c["name"] for c in WINDOW_CASES])
+def test_window_case(case: Dict[str, Any]) -> None:
+    run_window_case(case)
+
+
+def test_window_cases_mostly_run_here() -> None:
+    ran = sum(run_window_case(c) for c in WINDOW_CASES)
+    total = sum(len(c["steps"]) for c in WINDOW_CASES)
+    assert len(WINDOW_CASES) >= 10 and ran >= 80, f"only {ran} of {total} window steps ran"

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -18,7 +19,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-/** Runs every scenario of conformance/scenarios through io.sdsnative (format: conformance/README.md). */
+/**
+ * Runs every scenario of conformance/scenarios through io.sdsnative, and every case of
+ * conformance/windows.json through the window functions of {@link Native} (format:
+ * conformance/README.md).
+ */
 class ConformanceTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -149,5 +154,139 @@ class ConformanceTest {
         } catch (SdsException e) {
             return e.code().codeName();
         }
+    }
+
+    // conformance/windows.json. The JVM's window (Native.window*, under the SDS drop-in's
+    // SlidingWindowData) adds one at a time: add and add_at run when n is 1, and add_at
+    // returns the sliding sum only (its bucket is not checked); the sum packed with an
+    // increment saturates at 2^31 - 1. set and fetch_max take a long. A case stops at the
+    // first step the JVM cannot express.
+
+    private static final BigInteger LONG_MAX = BigInteger.valueOf(Long.MAX_VALUE);
+    private static final BigInteger MAX_JSON_NUMBER = BigInteger.ONE.shiftLeft(53);
+    private static final long PACKED_SUM_MAX = Integer.MAX_VALUE;
+
+    static File windowsFile() {
+        return new File(scenarioFiles()[0].getParentFile().getParentFile(), "windows.json");
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyWindowCase() throws Exception {
+        JsonNode cases = JSON.readTree(windowsFile()).get("cases");
+        assertTrue(cases.size() >= 10, "window cases are missing");
+        List<DynamicTest> tests = new ArrayList<>();
+        int[] ran = {0};
+        for (JsonNode c : cases) {
+            tests.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> ran[0] += runWindowCase(c)));
+        }
+        tests.add(DynamicTest.dynamicTest("most window steps run here",
+                () -> assertTrue(ran[0] >= 90, "only " + ran[0] + " window steps ran")));
+        return tests.stream();
+    }
+
+    /** An integer of the format: a number up to 2^53 or decimal text. */
+    private static BigInteger windowInt(JsonNode v, String what) {
+        BigInteger n;
+        if (v != null && v.isTextual() && v.asText().matches("[0-9]+")) {
+            n = new BigInteger(v.asText());
+        } else if (v != null && v.isIntegralNumber()) {
+            n = v.bigIntegerValue();
+            assertTrue(n.compareTo(MAX_JSON_NUMBER) <= 0, what + ": " + v + " above 2^53 must be a string");
+        } else {
+            throw new AssertionError(what + ": " + v + " is no integer of the format");
+        }
+        assertTrue(n.signum() >= 0, what + ": " + v + " is negative");
+        return n;
+    }
+
+    /** {@code v} as a long, or null when a long cannot hold it. */
+    private static Long asLong(BigInteger v) {
+        return v.compareTo(LONG_MAX) <= 0 ? v.longValue() : null;
+    }
+
+    /** Runs the case's steps up to the first the JVM cannot express; how many ran. */
+    private static int runWindowCase(JsonNode c) {
+        JsonNode shape = c.get("window");
+        long w = Native.windowNew(windowInt(shape.get("bucket_ms"), "bucket_ms").longValueExact(),
+                windowInt(shape.get("buckets"), "buckets").intValueExact(),
+                windowInt(shape.get("ring"), "ring").intValueExact());
+        try {
+            JsonNode steps = c.get("steps");
+            for (int i = 0; i < steps.size(); i++) {
+                JsonNode step = steps.get(i);
+                String where = windowsFile() + ": " + c.get("name").asText() + ": step " + i + " " + step;
+                if (!windowStep(w, step, where)) {
+                    return i;
+                }
+            }
+            return steps.size();
+        } finally {
+            Native.windowFree(w);
+        }
+    }
+
+    /** One step; false when the JVM cannot express it. */
+    private static boolean windowStep(long w, JsonNode step, String where) {
+        // The handle is freed by runWindowCase, not a reclaimer: any object will do as owner.
+        Object owner = step;
+        long at = windowInt(step.get("at"), "at").longValueExact();
+        JsonNode expect = step.get("expect");
+        String op = step.path("op").asText();
+        switch (op) {
+            case "add": {
+                if (!windowInt(step.get("n"), "n").equals(BigInteger.ONE)) {
+                    return false;
+                }
+                long packed = Native.check(Native.windowIncrement(w, owner, at));
+                check(where, "bucket", windowInt(expect.get("bucket"), "bucket"), packed & 0xFFFF_FFFFL);
+                BigInteger total = windowInt(expect.get("total"), "total").min(BigInteger.valueOf(PACKED_SUM_MAX));
+                check(where, "total (packed, at most 2^31 - 1)", total, packed >>> 32);
+                return true;
+            }
+            case "add_at": {
+                if (!windowInt(step.get("n"), "n").equals(BigInteger.ONE)) {
+                    return false;
+                }
+                long now = windowInt(step.get("now"), "now").longValueExact();
+                long sum = Native.check(Native.windowAddAt(w, owner, at, now));
+                check(where, "total", windowInt(expect.get("total"), "total"), sum);
+                return true;
+            }
+            case "sum":
+                check(where, op, windowInt(expect, "expect"), Native.check(Native.windowSum(w, owner, at)));
+                return true;
+            case "bucket":
+                check(where, op, windowInt(expect, "expect"), Native.check(Native.windowBucket(w, owner, at)));
+                return true;
+            case "last_whole_cycle":
+                check(where, op, windowInt(expect, "expect"), Native.check(Native.windowLastCycle(w, owner, at)));
+                return true;
+            case "set": {
+                Long value = asLong(windowInt(step.get("value"), "value"));
+                if (value == null) {
+                    return false;
+                }
+                Native.check(Native.windowSet(w, owner, at, value));
+                return true;
+            }
+            case "fetch_max": {
+                Long value = asLong(windowInt(step.get("value"), "value"));
+                if (value == null) {
+                    return false;
+                }
+                long got = Native.check(Native.windowFetchMax(w, owner, at, value));
+                check(where, op, windowInt(expect, "expect"), got);
+                return true;
+            }
+            case "clear_next_cycle":
+                Native.check(Native.windowClearNextCycle(w, owner, at));
+                return true;
+            default:
+                throw new AssertionError(where + ": unknown op " + op);
+        }
+    }
+
+    private static void check(String where, String what, BigInteger want, long got) {
+        assertEquals(want, BigInteger.valueOf(got), where + ": " + what + ": expected " + want + ", got " + got);
     }
 }
