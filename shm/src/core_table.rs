@@ -31,7 +31,7 @@ pub struct TableState([AtomicU64; TABLE_STATE_SIZE / 8]);
 const _: () = assert!(size_of::<TableState>() == TABLE_STATE_SIZE);
 
 impl TableState {
-    pub const fn new() -> TableState {
+    pub(crate) const fn new() -> TableState {
         TableState([const { AtomicU64::new(0) }; TABLE_STATE_SIZE / 8])
     }
 }

@@ -166,7 +166,6 @@ fn a_half_written_file_is_initialised_again() {
         let table = shared.table().unwrap();
         table.insert(b"p").unwrap();
         assert_eq!(table.len(), 1);
-        drop(table);
         drop(shared);
         // Ready now: attached, not initialised again.
         assert!(!open(&path).unwrap().created());
@@ -274,7 +273,7 @@ fn one_attachment_per_file_per_process() {
     assert!(second.is_alive(owner));
     let t = second.table().unwrap();
     t.insert(b"still").unwrap();
-    drop(t);
+
     drop(second);
     // Detached: a new attachment takes a slot again, the first one free.
     assert_eq!(open(&path).unwrap().owner().unwrap(), 1);
