@@ -1,0 +1,172 @@
+//! What opening a shared table can fail with. Each case names the file and,
+//! where two sides disagree, ours and theirs.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a shared table could not be opened or used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The capacity is 0 or above the core's `MAX_CAPACITY`.
+    InvalidCapacity { capacity: usize },
+    /// A system call failed (`action` says which step).
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: io::Error,
+    },
+    /// The path's last component is a symbolic link (refused, never followed).
+    Symlink { path: PathBuf },
+    /// The path is not a regular file (`kind`: "directory", "socket", ...).
+    NotRegularFile { path: PathBuf, kind: &'static str },
+    /// The file belongs to another user.
+    WrongOwner {
+        path: PathBuf,
+        owner: u32,
+        euid: u32,
+    },
+    /// The file grants permissions beyond the mode asked for.
+    ModeTooWide {
+        path: PathBuf,
+        mode: u32,
+        allowed: u32,
+    },
+    /// Another process held the initialisation lock for the whole wait.
+    InitTimeout { path: PathBuf, waited: Duration },
+    /// The file does not start with the table's magic: not a table.
+    NotATable { path: PathBuf },
+    /// A table of another layout version.
+    WrongVersion {
+        path: PathBuf,
+        ours: u64,
+        theirs: u64,
+    },
+    /// A table whose layout differs: `field` is the first that does.
+    LayoutMismatch {
+        path: PathBuf,
+        field: &'static str,
+        ours: u64,
+        theirs: u64,
+    },
+    /// The file is shorter than its layout needs.
+    Truncated {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    /// The file is longer than its layout needs.
+    Oversized {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    /// Every process slot is held by a live process.
+    NoProcessSlot { path: PathBuf, max: usize },
+    /// The mapped file does not hold what its header promised (changed
+    /// under us after it was checked).
+    Corrupt { path: PathBuf, what: &'static str },
+    /// The core refused the table.
+    Core(sds_core::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidCapacity { capacity } => write!(
+                f,
+                "capacity {capacity} is out of range (1 to {})",
+                sds_core::MAX_CAPACITY
+            ),
+            Error::Io {
+                path,
+                action,
+                source,
+            } => write!(f, "{}: {action} failed: {source}", path.display()),
+            Error::Symlink { path } => {
+                write!(f, "{}: is a symbolic link (refused)", path.display())
+            }
+            Error::NotRegularFile { path, kind } => {
+                write!(f, "{}: is a {kind}, not a regular file", path.display())
+            }
+            Error::WrongOwner { path, owner, euid } => write!(
+                f,
+                "{}: owned by uid {owner}, not by this process's uid {euid} (refused)",
+                path.display()
+            ),
+            Error::ModeTooWide {
+                path,
+                mode,
+                allowed,
+            } => write!(
+                f,
+                "{}: mode {mode:04o} grants more than the {allowed:04o} asked for (refused)",
+                path.display()
+            ),
+            Error::InitTimeout { path, waited } => write!(
+                f,
+                "{}: another process kept initialising the table for {} ms",
+                path.display(),
+                waited.as_millis()
+            ),
+            Error::NotATable { path } => write!(
+                f,
+                "{}: not an SDS table (wrong magic), left untouched",
+                path.display()
+            ),
+            Error::WrongVersion { path, ours, theirs } => write!(
+                f,
+                "{}: table layout version {theirs}, this build reads version {ours}",
+                path.display()
+            ),
+            Error::LayoutMismatch {
+                path,
+                field,
+                ours,
+                theirs,
+            } => write!(
+                f,
+                "{}: table layout differs in {field}: the file has {theirs}, this process needs {ours}",
+                path.display()
+            ),
+            Error::Truncated {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: truncated: {found} bytes, the table needs {expected}",
+                path.display()
+            ),
+            Error::Oversized {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: {found} bytes, more than the {expected} the table needs",
+                path.display()
+            ),
+            Error::NoProcessSlot { path, max } => write!(
+                f,
+                "{}: all {max} process slots are held by live processes",
+                path.display()
+            ),
+            Error::Corrupt { path, what } => {
+                write!(f, "{}: corrupt table: {what}", path.display())
+            }
+            Error::Core(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

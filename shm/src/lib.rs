@@ -1,0 +1,31 @@
+//! A host-wide SDS point table in a shared file mapping.
+//!
+//! [`SharedFile::open`] opens or creates the table file (0600, no symbolic
+//! link, this user's), checks or writes its layout header under a POSIX
+//! record lock, maps it shared, and registers this process in one of its
+//! process slots. Every process that opens the same file sees the same
+//! slots. See the README for the layout, the protocol and the rules
+//! (one descriptor per file per process, fork children register again).
+//!
+//! This crate is the only place with `unsafe` for the mapping: `sys.rs`
+//! (the system calls) and `mapping.rs` (bytes to typed references).
+
+mod core_table;
+mod descriptor;
+mod error;
+#[cfg(feature = "test-hooks")]
+pub mod hooks;
+mod layout;
+mod mapping;
+mod open;
+mod processes;
+mod registry;
+mod shared_file;
+mod sys;
+
+pub use core_table::{Slot, Table, TableState};
+pub use descriptor::LayoutDescriptor;
+pub use error::Error;
+pub use layout::{LAYOUT_VERSION, MAX_PROCESSES};
+pub use processes::Registration;
+pub use shared_file::{Options, SharedFile};

@@ -1,0 +1,307 @@
+//! Opening the file and the create-or-attach protocol.
+//!
+//! Whoever holds the init lock (a POSIX write lock on [`INIT_LOCK`]) decides:
+//! a ready header that matches is attached, one that does not is refused; a
+//! file that is not ready (new, or its creator died half-way: its lock went
+//! with it) is sized and written from scratch, the ready word last. A ready
+//! file is never written by this protocol again.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::core_table;
+use crate::descriptor::{LayoutDescriptor, DESCRIPTOR_WORDS};
+use crate::error::Error;
+use crate::layout::*;
+use crate::mapping::Mapping;
+use crate::sys;
+
+/// The file's identity in this host: (device, inode).
+pub type FileKey = (u64, u64);
+
+fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> Error + 'a {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// Opens (creating if needed) the file at `path` read-write without
+/// following a symbolic link, then checks what it is.
+pub fn open_checked(path: &Path, mode: u32) -> Result<(File, FileKey), Error> {
+    let opened = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ELOOP) => return Err(Error::Symlink { path: path.into() }),
+            Some(libc::EISDIR) => {
+                return Err(Error::NotRegularFile {
+                    path: path.into(),
+                    kind: "directory",
+                })
+            }
+            // In a sticky world-writable directory (/dev/shm, /tmp) the
+            // kernel refuses O_CREAT on another user's file: open it without
+            // to say whose it is.
+            Some(libc::EACCES) => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|_| Error::Io {
+                    path: path.into(),
+                    action: "open",
+                    source: e,
+                })?,
+            _ => return Err(io_error(path, "open")(e)),
+        },
+    };
+    let meta = file.metadata().map_err(io_error(path, "fstat"))?;
+    check(path, &meta, mode)?;
+    Ok((file, (meta.dev(), meta.ino())))
+}
+
+fn kind(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "fifo"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else {
+        "special file"
+    }
+}
+
+/// A regular file of this user, granting nothing beyond `allowed`.
+fn check(path: &Path, meta: &Metadata, allowed: u32) -> Result<(), Error> {
+    if !meta.file_type().is_file() {
+        return Err(Error::NotRegularFile {
+            path: path.into(),
+            kind: kind(meta),
+        });
+    }
+    let euid = sys::euid();
+    if meta.uid() != euid {
+        return Err(Error::WrongOwner {
+            path: path.into(),
+            owner: meta.uid(),
+            euid,
+        });
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & !allowed != 0 {
+        return Err(Error::ModeTooWide {
+            path: path.into(),
+            mode,
+            allowed,
+        });
+    }
+    Ok(())
+}
+
+/// What the protocol made of the file.
+pub struct Attached {
+    pub mapping: Mapping,
+    pub layout: Layout,
+    pub created: bool,
+}
+
+/// Attaches to the table in `file`, or initialises it, under the init lock
+/// (waited for up to `timeout`).
+pub fn attach_or_create(
+    path: &Path,
+    file: &File,
+    capacity: usize,
+    timeout: Duration,
+) -> Result<Attached, Error> {
+    let ours = LayoutDescriptor::current(capacity as u64);
+    let layout = Layout::of(&ours).ok_or(Error::InvalidCapacity { capacity })?;
+    take_init_lock(path, file, timeout)?;
+    let attached = decide(path, file, &ours, layout);
+    // Closing the file would drop it too; an error here changes nothing.
+    let _ = sys::unlock(file, INIT_LOCK);
+    attached
+}
+
+fn take_init_lock(path: &Path, file: &File, timeout: Duration) -> Result<(), Error> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if sys::try_lock(file, INIT_LOCK).map_err(io_error(path, "fcntl(F_SETLK)"))? {
+            return Ok(());
+        }
+        let waited = start.elapsed();
+        if waited >= timeout {
+            return Err(Error::InitTimeout {
+                path: path.into(),
+                waited,
+            });
+        }
+        std::thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+fn decide(
+    path: &Path,
+    file: &File,
+    ours: &LayoutDescriptor,
+    layout: Layout,
+) -> Result<Attached, Error> {
+    let size = file.metadata().map_err(io_error(path, "fstat"))?.len();
+    if size == 0 {
+        return initialise(path, file, ours, layout);
+    }
+    let expected = layout.file_len as u64;
+    if size < HEADER_SIZE as u64 {
+        // A creator sizes the file in one step: a short file is not ours.
+        return Err(Error::Truncated {
+            path: path.into(),
+            expected,
+            found: size,
+        });
+    }
+    let mut bytes = [0u8; HEADER_SIZE];
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(io_error(path, "read header"))?;
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+        u64::from_ne_bytes(w)
+    };
+    let magic_ok = bytes[..8] == MAGIC;
+    if word(HEADER_READY) != READY {
+        // Not ready: a creator died before the end. Ours if it got as far
+        // as the magic, or if it died before writing any of the header.
+        if magic_ok || bytes.iter().all(|&b| b == 0) {
+            return initialise(path, file, ours, layout);
+        }
+        return Err(Error::NotATable { path: path.into() });
+    }
+    if !magic_ok {
+        return Err(Error::NotATable { path: path.into() });
+    }
+    let mut words = [0u64; DESCRIPTOR_WORDS];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = word(HEADER_DESCRIPTOR + i);
+    }
+    let theirs = LayoutDescriptor::from_words(words);
+    // The byte order first: in another one every other word reads wrong.
+    if theirs.byte_order != ours.byte_order {
+        return Err(mismatch(
+            path,
+            "byte order",
+            ours.byte_order,
+            theirs.byte_order,
+        ));
+    }
+    if word(HEADER_VERSION) != LAYOUT_VERSION {
+        return Err(Error::WrongVersion {
+            path: path.into(),
+            ours: LAYOUT_VERSION,
+            theirs: word(HEADER_VERSION),
+        });
+    }
+    if let Some((field, o, t)) = ours.first_difference(&theirs) {
+        return Err(mismatch(path, field, o, t));
+    }
+    if size < expected {
+        return Err(Error::Truncated {
+            path: path.into(),
+            expected,
+            found: size,
+        });
+    }
+    if size > expected {
+        return Err(Error::Oversized {
+            path: path.into(),
+            expected,
+            found: size,
+        });
+    }
+    let mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
+    let ready = header(&mapping).map(|h| h[HEADER_READY].load(Ordering::Acquire));
+    if ready != Some(READY) {
+        return Err(Error::Corrupt {
+            path: path.into(),
+            what: "ready word changed after it was checked",
+        });
+    }
+    Ok(Attached {
+        mapping,
+        layout,
+        created: false,
+    })
+}
+
+fn mismatch(path: &Path, field: &'static str, ours: u64, theirs: u64) -> Error {
+    Error::LayoutMismatch {
+        path: path.into(),
+        field,
+        ours,
+        theirs,
+    }
+}
+
+fn header(mapping: &Mapping) -> Option<&[AtomicU64]> {
+    mapping.view::<AtomicU64>(0, HEADER_WORDS)
+}
+
+/// Writes a whole table: zeroed file of the right size, fresh slots, the
+/// header, and last the ready word (Release: whoever reads it ready sees
+/// the rest).
+fn initialise(
+    path: &Path,
+    file: &File,
+    ours: &LayoutDescriptor,
+    layout: Layout,
+) -> Result<Attached, Error> {
+    // Through 0 so that whatever a dead creator left is zeroed.
+    file.set_len(0).map_err(io_error(path, "ftruncate"))?;
+    file.set_len(layout.file_len as u64)
+        .map_err(io_error(path, "ftruncate"))?;
+    #[cfg(feature = "test-hooks")]
+    crate::hooks::after_truncate();
+    let mut mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
+    let corrupt = |what| Error::Corrupt {
+        path: path.into(),
+        what,
+    };
+    core_table::initialise(
+        &mut mapping,
+        TABLE_STATE_OFFSET,
+        layout.slots_offset,
+        layout.capacity,
+    )
+    .ok_or(corrupt("table does not fit its layout"))?;
+    let words = header(&mapping).ok_or(corrupt("header does not fit"))?;
+    words[HEADER_MAGIC].store(u64::from_ne_bytes(MAGIC), Ordering::Relaxed);
+    words[HEADER_VERSION].store(LAYOUT_VERSION, Ordering::Relaxed);
+    for (i, w) in ours.to_words().into_iter().enumerate() {
+        words[HEADER_DESCRIPTOR + i].store(w, Ordering::Relaxed);
+    }
+    words[HEADER_CREATOR_PID].store(u64::from(std::process::id()), Ordering::Relaxed);
+    words[HEADER_READY].store(READY, Ordering::Release);
+    Ok(Attached {
+        mapping,
+        layout,
+        created: true,
+    })
+}

@@ -1,0 +1,361 @@
+//! `SharedFile`: this process's attachment to a table file.
+
+use std::fmt;
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::core_table::{self, Slot, Table, TableState};
+use crate::error::Error;
+use crate::layout::{Layout, MAX_PROCESSES, PROCESSES_OFFSET, TABLE_STATE_OFFSET};
+use crate::mapping::Mapping;
+use crate::open::{self, FileKey};
+use crate::processes::{self, ProcessRecord, Registration};
+use crate::registry::{self, Found};
+use crate::sys;
+
+/// How to open a table file.
+#[derive(Clone, Debug)]
+pub struct Options {
+    group: bool,
+    init_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            group: false,
+            init_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Options {
+    /// Mode 0600, a 5 s wait for another process's initialisation.
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// Mode 0660 instead of 0600: the file's group may attach too (it must
+    /// still be owned by this user).
+    pub fn group_access(mut self, group: bool) -> Options {
+        self.group = group;
+        self
+    }
+
+    /// How long to wait for another process to finish initialising.
+    pub fn init_timeout(mut self, timeout: Duration) -> Options {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// The mode a new file gets (before the umask), and the most an
+    /// existing one may grant.
+    pub fn mode(&self) -> u32 {
+        if self.group {
+            0o660
+        } else {
+            0o600
+        }
+    }
+}
+
+/// A table file attached to this process: mapped, with a process slot.
+/// Clones share the attachment; the last one to go detaches.
+#[derive(Clone)]
+pub struct SharedFile {
+    inner: Arc<Attachment>,
+}
+
+/// The descriptors to close on detach: the attachment's, and any a racing
+/// open of the same file made (closing it early would drop our locks).
+struct Handles {
+    file: File,
+    parked: Mutex<Vec<File>>,
+}
+
+pub struct Attachment {
+    path: PathBuf,
+    key: FileKey,
+    layout: Layout,
+    created: bool,
+    mapping: Mapping,
+    /// `None` only inside `drop`.
+    handles: Option<Handles>,
+    /// The fork epoch (`sys::fork_epoch`) `owner` was registered in: any
+    /// other means this process is a fork child that has not registered.
+    epoch: AtomicU64,
+    owner: AtomicU32,
+    registration: Mutex<Registration>,
+}
+
+static NO_STATE: TableState = TableState::new();
+
+impl SharedFile {
+    /// Opens the table file at `path`, creating and initialising it if
+    /// needed, and registers this process in it. A file this process has
+    /// already attached is shared, not opened again.
+    pub fn open(
+        path: impl AsRef<Path>,
+        capacity: usize,
+        options: &Options,
+    ) -> Result<SharedFile, Error> {
+        let path = path.as_ref();
+        sds_core::check_capacity(capacity).map_err(|_| Error::InvalidCapacity { capacity })?;
+        sys::watch_forks().map_err(|source| Error::Io {
+            path: path.into(),
+            action: "pthread_atfork",
+            source,
+        })?;
+        let start = Instant::now();
+        let mut opened: Option<(File, FileKey)> = None;
+        loop {
+            let mut registry = registry::lock();
+            let key = match &opened {
+                Some((_, key)) => Some(*key),
+                None => std::fs::symlink_metadata(path)
+                    .ok()
+                    .filter(|m| m.file_type().is_file())
+                    .map(|m| (m.dev(), m.ino())),
+            };
+            match key.map_or(Found::Absent, |key| registry.find(key)) {
+                Found::Live(inner) => {
+                    if let Some((file, _)) = opened.take() {
+                        inner.park(file);
+                    }
+                    // Unlocked before `inner` may drop (its drop locks).
+                    drop(registry);
+                    return SharedFile { inner }.of_capacity(path, capacity);
+                }
+                Found::Closing => {
+                    drop(registry);
+                    let waited = start.elapsed();
+                    if waited >= options.init_timeout {
+                        return Err(Error::InitTimeout {
+                            path: path.into(),
+                            waited,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                Found::Absent => {}
+            }
+            let (file, key) = match opened.take() {
+                Some(opened) => opened,
+                None => {
+                    let fresh = open::open_checked(path, options.mode())?;
+                    if !matches!(registry.find(fresh.1), Found::Absent) {
+                        // The path changed to a file we have attached.
+                        opened = Some(fresh);
+                        continue;
+                    }
+                    fresh
+                }
+            };
+            let inner = Arc::new(Attachment::attach(path, file, key, capacity, options)?);
+            registry.insert(key, &inner);
+            return Ok(SharedFile { inner });
+        }
+    }
+
+    fn of_capacity(self, path: &Path, capacity: usize) -> Result<SharedFile, Error> {
+        if capacity == self.capacity() {
+            Ok(self)
+        } else {
+            Err(Error::LayoutMismatch {
+                path: path.into(),
+                field: "capacity",
+                ours: capacity as u64,
+                theirs: self.capacity() as u64,
+            })
+        }
+    }
+
+    /// The path it was opened with.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The table's capacity.
+    pub fn capacity(&self) -> usize {
+        self.inner.layout.capacity
+    }
+
+    /// Whether this process initialised the file.
+    pub fn created(&self) -> bool {
+        self.inner.created
+    }
+
+    /// This process's owner id (1 to 256), registering it first if it is a
+    /// fork child that has not yet.
+    pub fn owner(&self) -> Result<u32, Error> {
+        let inner = &self.inner;
+        if inner.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
+            return Ok(inner.owner.load(Ordering::Relaxed));
+        }
+        Ok(self.registration()?.owner)
+    }
+
+    /// This process's registration, made first if it is a fork child that
+    /// has none yet.
+    pub fn registration(&self) -> Result<Registration, Error> {
+        let inner = &self.inner;
+        let mut registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
+        let epoch = sys::fork_epoch();
+        if inner.epoch.load(Ordering::Acquire) != epoch {
+            *registration = inner.register()?;
+            inner.owner.store(registration.owner, Ordering::Relaxed);
+            inner.epoch.store(epoch, Ordering::Release);
+        }
+        Ok(*registration)
+    }
+
+    /// Whether the process holding owner id `owner` is alive: this process
+    /// for its own id, otherwise whether another process holds the slot's
+    /// lock. Ids out of range (0 included) are not alive.
+    pub fn is_alive(&self, owner: u32) -> bool {
+        let inner = &self.inner;
+        if inner.epoch.load(Ordering::Acquire) == sys::fork_epoch()
+            && inner.owner.load(Ordering::Relaxed) == owner
+        {
+            return true;
+        }
+        processes::held_by_other(inner.file(), owner)
+    }
+
+    /// The mapped slots.
+    pub fn slots(&self) -> &[Slot] {
+        let inner = &self.inner;
+        core_table::slots_at(
+            &inner.mapping,
+            inner.layout.slots_offset,
+            inner.layout.capacity,
+        )
+        .unwrap_or(&[])
+    }
+
+    /// The mapped table state block.
+    pub fn table_state(&self) -> &TableState {
+        core_table::state_at(&self.inner.mapping, TABLE_STATE_OFFSET).unwrap_or(&NO_STATE)
+    }
+
+    /// The core's table over the mapping (registering this process first if
+    /// it is a fork child).
+    pub fn table(&self) -> Result<Table<'_>, Error> {
+        self.owner()?;
+        core_table::table_over(self.table_state(), self.slots()).map_err(Error::Core)
+    }
+}
+
+impl fmt::Debug for SharedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedFile")
+            .field("path", &self.inner.path)
+            .field("capacity", &self.capacity())
+            .field("created", &self.created())
+            .field("owner", &self.inner.owner.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Attachment {
+    fn attach(
+        path: &Path,
+        file: File,
+        key: FileKey,
+        capacity: usize,
+        options: &Options,
+    ) -> Result<Attachment, Error> {
+        let open::Attached {
+            mapping,
+            layout,
+            created,
+        } = open::attach_or_create(path, &file, capacity, options.init_timeout)?;
+        let corrupt = |what| Error::Corrupt {
+            path: path.into(),
+            what,
+        };
+        core_table::state_at(&mapping, TABLE_STATE_OFFSET).ok_or(corrupt("state block"))?;
+        core_table::slots_at(&mapping, layout.slots_offset, layout.capacity)
+            .ok_or(corrupt("slots"))?;
+        let epoch = sys::fork_epoch();
+        let records = records(&mapping).ok_or(corrupt("process slots"))?;
+        let registration = claim(path, &file, records)?;
+        Ok(Attachment {
+            path: path.into(),
+            key,
+            layout,
+            created,
+            mapping,
+            handles: Some(Handles {
+                file,
+                parked: Mutex::new(Vec::new()),
+            }),
+            epoch: AtomicU64::new(epoch),
+            owner: AtomicU32::new(registration.owner),
+            registration: Mutex::new(registration),
+        })
+    }
+
+    fn file(&self) -> &File {
+        // Taken only by `drop`, after which nothing can call this.
+        &self.handles.as_ref().expect("handles live until drop").file
+    }
+
+    fn park(&self, file: File) {
+        if let Some(handles) = &self.handles {
+            handles
+                .parked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(file);
+        }
+    }
+
+    fn register(&self) -> Result<Registration, Error> {
+        let records = records(&self.mapping).ok_or(Error::Corrupt {
+            path: self.path.clone(),
+            what: "process slots",
+        })?;
+        claim(&self.path, self.file(), records)
+    }
+}
+
+fn records(mapping: &Mapping) -> Option<&[ProcessRecord]> {
+    mapping.view::<ProcessRecord>(PROCESSES_OFFSET, MAX_PROCESSES)
+}
+
+fn claim(path: &Path, file: &File, records: &[ProcessRecord]) -> Result<Registration, Error> {
+    processes::claim(file, records)
+        .map_err(|source| Error::Io {
+            path: path.into(),
+            action: "fcntl(F_SETLK)",
+            source,
+        })?
+        .ok_or(Error::NoProcessSlot {
+            path: path.into(),
+            max: MAX_PROCESSES,
+        })
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        // Closing under the registry lock: an open of this file in the
+        // meantime waits, instead of attaching and then losing its locks to
+        // this close.
+        let mut registry = registry::lock();
+        if let (Some(handles), Some(records)) = (&self.handles, records(&self.mapping)) {
+            if self.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
+                let owner = self.owner.load(Ordering::Relaxed);
+                processes::release(&handles.file, records, owner);
+            }
+        }
+        self.handles = None;
+        registry.remove_closed(self.key);
+        // The mapping is unmapped after this, when the fields drop.
+    }
+}

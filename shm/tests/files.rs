@@ -1,0 +1,280 @@
+//! Files that are not this build's table: each refused with its own error,
+//! never reinterpreted or overwritten; and the files the protocol takes over.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::Path;
+
+use common::TempDir;
+use sds_shm::{Error, Options, SharedFile};
+
+const CAPACITY: usize = 64;
+
+fn open(path: &Path) -> Result<SharedFile, Error> {
+    SharedFile::open(path, CAPACITY, &Options::new())
+}
+
+/// A fresh table file, detached.
+fn table_file(dir: &TempDir) -> std::path::PathBuf {
+    let path = dir.join("table");
+    let shared = open(&path).unwrap();
+    assert!(shared.created());
+    path
+}
+
+fn patch_word(path: &Path, word: usize, value: u64) {
+    let file = fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.write_all_at(&value.to_ne_bytes(), word as u64 * 8)
+        .unwrap();
+}
+
+#[test]
+fn another_capacity_is_named() {
+    let dir = TempDir::new("capacity");
+    let path = table_file(&dir);
+    match SharedFile::open(&path, 128, &Options::new()) {
+        Err(Error::LayoutMismatch {
+            field: "capacity",
+            ours: 128,
+            theirs: 64,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn another_slot_size_is_named() {
+    let dir = TempDir::new("slot");
+    let path = table_file(&dir);
+    // Word 4: the descriptor's slot size.
+    patch_word(&path, 4, 8);
+    let err = open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LayoutMismatch {
+                field: "slot size",
+                theirs: 8,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("slot size: the file has 8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn another_byte_order_is_named_before_the_version() {
+    let dir = TempDir::new("order");
+    let path = table_file(&dir);
+    patch_word(&path, 2, 0x0102_0304_0506_0708u64.swap_bytes());
+    patch_word(&path, 1, 1u64.swap_bytes());
+    let err = open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LayoutMismatch {
+                field: "byte order",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn another_version_is_refused() {
+    let dir = TempDir::new("version");
+    let path = table_file(&dir);
+    patch_word(&path, 1, 99);
+    match open(&path) {
+        Err(Error::WrongVersion {
+            ours: 1,
+            theirs: 99,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn truncated_and_oversized_files_are_refused() {
+    let dir = TempDir::new("size");
+    let path = table_file(&dir);
+    let len = fs::metadata(&path).unwrap().len();
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len - 100).unwrap();
+    match open(&path) {
+        Err(Error::Truncated {
+            expected, found, ..
+        }) => assert_eq!((expected, found), (len, len - 100)),
+        other => panic!("{other:?}"),
+    }
+    file.set_len(len + 4096).unwrap();
+    match open(&path) {
+        Err(Error::Oversized {
+            expected, found, ..
+        }) => assert_eq!((expected, found), (len, len + 4096)),
+        other => panic!("{other:?}"),
+    }
+    // Shorter than a header: not something a creator leaves.
+    file.set_len(100).unwrap();
+    assert!(matches!(
+        open(&path),
+        Err(Error::Truncated { found: 100, .. })
+    ));
+}
+
+#[test]
+fn random_bytes_are_not_a_table_and_stay_untouched() {
+    let dir = TempDir::new("random");
+    let path = dir.join("random");
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..20_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    fs::write(&path, &bytes).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(matches!(open(&path), Err(Error::NotATable { .. })));
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn a_half_written_file_is_initialised_again() {
+    let dir = TempDir::new("half");
+    // A creator died after sizing (all zeros) or after the magic.
+    for magic in [[0u8; 8], *b"SDSTABLE"] {
+        let path = dir.join("half");
+        let mut bytes = vec![0u8; 50_000];
+        bytes[..8].copy_from_slice(&magic);
+        fs::write(&path, &bytes).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        let shared = open(&path).unwrap();
+        assert!(shared.created());
+        assert_eq!(shared.slots().len(), CAPACITY);
+        let table = shared.table().unwrap();
+        table.insert(b"p").unwrap();
+        assert_eq!(table.len(), 1);
+        drop(shared);
+        // Ready now: attached, not initialised again.
+        assert!(!open(&path).unwrap().created());
+        fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn a_symlink_is_refused() {
+    let dir = TempDir::new("symlink");
+    let target = table_file(&dir);
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(matches!(open(&link), Err(Error::Symlink { .. })));
+    let dangling = dir.join("dangling");
+    std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+    assert!(matches!(open(&dangling), Err(Error::Symlink { .. })));
+    assert!(!dir.join("nowhere").exists());
+}
+
+#[test]
+fn a_directory_is_refused() {
+    let dir = TempDir::new("dir");
+    match open(dir.path()) {
+        Err(Error::NotRegularFile {
+            kind: "directory", ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_mode_wider_than_asked_is_refused() {
+    let dir = TempDir::new("mode");
+    let path = table_file(&dir);
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    match open(&path) {
+        Err(Error::ModeTooWide {
+            mode: 0o644,
+            allowed: 0o600,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o660)).unwrap();
+    assert!(matches!(open(&path), Err(Error::ModeTooWide { .. })));
+    let group = Options::new().group_access(true);
+    assert!(SharedFile::open(&path, CAPACITY, &group).is_ok());
+}
+
+#[test]
+fn another_users_file_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: chown to another uid needs root");
+        return;
+    }
+    let dir = TempDir::new("owner");
+    let path = table_file(&dir);
+    std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+    match open(&path) {
+        Err(Error::WrongOwner {
+            owner: 65534,
+            euid: 0,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_capacity_out_of_range_is_refused() {
+    let dir = TempDir::new("zero");
+    for capacity in [0, sds_core::MAX_CAPACITY + 1] {
+        assert!(matches!(
+            SharedFile::open(dir.join("t"), capacity, &Options::new()),
+            Err(Error::InvalidCapacity { .. })
+        ));
+    }
+    assert!(!dir.join("t").exists());
+}
+
+#[test]
+fn one_attachment_per_file_per_process() {
+    let dir = TempDir::new("twice");
+    let path = dir.join("table");
+    let first = open(&path).unwrap();
+    let second = open(&path).unwrap();
+    let owner = first.owner().unwrap();
+    assert_eq!(second.owner().unwrap(), owner);
+    assert_eq!(first.slots().as_ptr(), second.slots().as_ptr());
+    assert!(matches!(
+        SharedFile::open(&path, 128, &Options::new()),
+        Err(Error::LayoutMismatch {
+            field: "capacity",
+            ..
+        })
+    ));
+    // Dropping one keeps the other's registration (its lock) alive.
+    drop(first);
+    assert!(second.is_alive(owner));
+    let t = second.table().unwrap();
+    t.insert(b"still").unwrap();
+
+    drop(second);
+    // Detached: a new attachment takes a slot again, the first one free.
+    assert_eq!(open(&path).unwrap().owner().unwrap(), 1);
+}

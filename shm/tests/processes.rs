@@ -1,0 +1,263 @@
+//! Real processes on one table file: concurrent creation, a creator killed
+//! half-way, process slots across kill -9, fork children.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{report, var, wait_until, Kid, TempDir, ROLE};
+use sds_core::{Flags, Outcome};
+use sds_shm::{Error, Options, SharedFile};
+
+const NOW: u64 = 1_000_000;
+const CAPACITY: usize = 64;
+const LONG: Duration = Duration::from_secs(20);
+
+fn open(path: &str) -> SharedFile {
+    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
+}
+
+/// The children's side: does what `ROLE` says; nothing in the parent run.
+#[test]
+fn child_main() {
+    let Ok(role) = std::env::var(ROLE) else {
+        return;
+    };
+    match role.as_str() {
+        "create" => create_and_share(),
+        "park" => {
+            // Parks inside `open` (test hook); killed there.
+            let _ = SharedFile::open(var("TABLE"), CAPACITY, &Options::new());
+            report("error", "open returned");
+        }
+        "hold" => {
+            let shared = open(&var("TABLE"));
+            let registration = shared.registration().unwrap();
+            report("owner", registration.owner);
+            report("died", registration.previous_owner_died);
+            std::thread::sleep(LONG);
+        }
+        "detach" => {
+            let shared = open(&var("TABLE"));
+            report("owner", shared.owner().unwrap());
+        }
+        "fork" => fork_child_registers(),
+        other => panic!("unknown role {other}"),
+    }
+}
+
+/// Waits for the go file, opens, enters its own point, waits for all, then
+/// finds every other child's point and its visit.
+fn create_and_share() {
+    let dir = std::path::PathBuf::from(var("DIR"));
+    let index: usize = var("INDEX").parse().unwrap();
+    let children: usize = var("CHILDREN").parse().unwrap();
+    wait_until(LONG, "go", || dir.join("go").exists());
+    let shared = open(&var("TABLE"));
+    report("created", shared.created());
+    report("owner", shared.owner().unwrap());
+    let table = shared.table().unwrap();
+    let name = format!("from-{index}");
+    let entry = table.enter(name.as_bytes(), NOW, Flags::NONE).unwrap();
+    table.exit(&entry, NOW, Outcome::Ok).unwrap();
+    std::fs::write(dir.join(format!("done-{index}")), b"").unwrap();
+    wait_until(LONG, "the others", || {
+        (0..children).all(|i| dir.join(format!("done-{i}")).exists())
+    });
+    // `insert` finds an existing name in any bucket it may use (today's
+    // `lookup` only walks as far as this process's own inserts went).
+    let seen = (0..children)
+        .filter(|i| {
+            let id = table.insert(format!("from-{i}").as_bytes()).unwrap();
+            table.point(id).unwrap().stats(NOW).visit == 1
+        })
+        .count();
+    report("seen", seen);
+    report("points", table.slots_in_use());
+}
+
+trait InUse {
+    fn slots_in_use(&self) -> usize;
+}
+
+impl InUse for sds_shm::Table<'_> {
+    /// Points a fresh table of this process finds by id.
+    fn slots_in_use(&self) -> usize {
+        (0..CAPACITY as u32)
+            .filter(|&i| self.point(sds_core::PointId::from_index(i)).is_ok())
+            .count()
+    }
+}
+
+#[test]
+fn many_processes_create_one_table_and_share_it() {
+    const CHILDREN: usize = 8;
+    let dir = TempDir::new("create");
+    let table = dir.join("table");
+    let kids: Vec<Kid> = (0..CHILDREN)
+        .map(|i| {
+            Kid::spawn(
+                "create",
+                &[
+                    ("TABLE", table.display().to_string()),
+                    ("DIR", dir.path().display().to_string()),
+                    ("INDEX", i.to_string()),
+                    ("CHILDREN", CHILDREN.to_string()),
+                ],
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("go"), b"").unwrap();
+    let created: Vec<bool> = kids.iter().map(|k| k.value("created") == "true").collect();
+    assert_eq!(created.iter().filter(|&&c| c).count(), 1, "{created:?}");
+    let mut owners: Vec<u32> = kids
+        .iter()
+        .map(|k| k.value("owner").parse().unwrap())
+        .collect();
+    owners.sort_unstable();
+    assert_eq!(owners, (1..=CHILDREN as u32).collect::<Vec<_>>());
+    for kid in &kids {
+        assert_eq!(kid.value("seen"), CHILDREN.to_string());
+        assert_eq!(kid.value("points"), CHILDREN.to_string());
+    }
+}
+
+#[test]
+fn a_creator_killed_half_way_is_replaced_within_the_wait() {
+    let dir = TempDir::new("park");
+    let table = dir.join("table");
+    let path = table.display().to_string();
+    let mut creator = Kid::spawn(
+        "park",
+        &[
+            ("TABLE", path.clone()),
+            (sds_shm::hooks::PARK_AFTER_TRUNCATE, "1".into()),
+        ],
+    );
+    assert_eq!(
+        creator.report(LONG),
+        sds_shm::hooks::PARKED.trim_start_matches("@@")
+    );
+    // While it lives, its init lock holds the others off, for a bounded wait.
+    let short = Options::new().init_timeout(Duration::from_millis(200));
+    let started = Instant::now();
+    match SharedFile::open(&table, CAPACITY, &short) {
+        Err(Error::InitTimeout { path: p, .. }) => assert_eq!(p, table),
+        other => panic!("expected InitTimeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    creator.kill();
+    let started = Instant::now();
+    let shared = open(&path);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        shared.created(),
+        "the half-written file is initialised again"
+    );
+    let t = shared.table().unwrap();
+    let entry = t.enter(b"after", NOW, Flags::NONE).unwrap();
+    t.exit(&entry, NOW, Outcome::Ok).unwrap();
+    assert_eq!(t.stats(b"after", NOW).unwrap().visit, 1);
+}
+
+#[test]
+fn slots_of_dead_processes_are_reused_and_live_ones_kept() {
+    let dir = TempDir::new("slots");
+    let table = dir.join("table");
+    let path = table.display().to_string();
+    let env = [("TABLE", path.clone())];
+    let shared = open(&path);
+    let me = shared.owner().unwrap();
+    assert_eq!(me, 1);
+    assert!(shared.is_alive(me));
+
+    let mut first = Kid::spawn("hold", &env);
+    let a: u32 = first.value("owner").parse().unwrap();
+    assert_eq!(a, 2);
+    assert_eq!(first.value("died"), "false");
+    assert!(shared.is_alive(a));
+    assert!(!shared.is_alive(3), "a slot nobody took");
+    assert!(!shared.is_alive(0) && !shared.is_alive(257) && !shared.is_alive(u32::MAX));
+
+    first.kill();
+    assert!(!shared.is_alive(a), "kill -9 drops the slot's lock");
+    let second = Kid::spawn("hold", &env);
+    assert_eq!(
+        second.value("owner"),
+        a.to_string(),
+        "the dead slot is reused"
+    );
+    assert_eq!(
+        second.value("died"),
+        "true",
+        "and its previous holder seen dead"
+    );
+    assert!(shared.is_alive(a));
+
+    // A clean detach frees its slot without a death to take over.
+    let mut detached = Kid::spawn("detach", &env);
+    assert_eq!(detached.value("owner"), "3");
+    assert!(detached.wait_success(LONG));
+    assert!(!shared.is_alive(3));
+    let third = Kid::spawn("hold", &env);
+    assert_eq!(third.value("owner"), "3");
+    assert_eq!(third.value("died"), "false");
+    // Live holders keep theirs: a newcomer goes past them.
+    let fourth = Kid::spawn("hold", &env);
+    assert_eq!(fourth.value("owner"), "4");
+    assert_eq!(shared.owner().unwrap(), me);
+}
+
+/// Opens, forks; the fork child must register its own slot before use.
+fn fork_child_registers() {
+    let shared = open(&var("TABLE"));
+    let parent = shared.owner().unwrap();
+    // SAFETY: the child only uses this table and leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = fork_child_checks(&shared, parent);
+        // SAFETY: leaves the fork child without running the parent's
+        // destructors or libtest's exit path twice.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked; `status` is a live int.
+    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(waited, pid);
+    report("fork", libc::WEXITSTATUS(status));
+    report("parent_owner", shared.owner().unwrap());
+    // The child's slot went with it.
+    report("child_alive", shared.is_alive(parent + 1));
+}
+
+fn fork_child_checks(shared: &SharedFile, parent: u32) -> i32 {
+    let Ok(table) = shared.table() else { return 10 };
+    let Ok(registration) = shared.registration() else {
+        return 11;
+    };
+    if registration.owner == parent {
+        return 12;
+    }
+    if registration.owner != parent + 1 || registration.previous_owner_died {
+        return 13;
+    }
+    if !shared.is_alive(parent) || !shared.is_alive(registration.owner) {
+        return 14;
+    }
+    match table.enter(b"forked", NOW, Flags::NONE) {
+        Ok(entry) if table.exit(&entry, NOW, Outcome::Ok).is_ok() => 0,
+        _ => 15,
+    }
+}
+
+#[test]
+fn a_fork_child_registers_its_own_slot() {
+    let dir = TempDir::new("fork");
+    let table = dir.join("table");
+    let mut kid = Kid::spawn("fork", &[("TABLE", table.display().to_string())]);
+    assert_eq!(kid.value("fork"), "0");
+    assert_eq!(kid.value("parent_owner"), "1");
+    assert_eq!(kid.value("child_alive"), "false");
+    assert!(kid.wait_success(LONG));
+}
