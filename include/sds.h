@@ -694,7 +694,8 @@ void sds_window_free(struct sds_window *window);
 /**
  * Adds `n` to the bucket of `now_ms` (saturating at 2^32 - 1) and writes
  * that bucket's value and the sliding sum to `*out` (pass NULL to skip).
- * A write into a bucket the ring no longer holds is dropped (bucket 0).
+ * `now_ms` is the present: a slot that holds a newer lap (the clock stepped
+ * back, or one write came from far ahead) restarts at `now_ms`'s bucket.
  *
  * # Safety
  * `window` must be a live window; `out` NULL or writable.
