@@ -248,6 +248,6 @@ fn every_window_case_passes_through_the_c_abi() {
         Window(raw)
     });
     assert!(run.skipped.is_empty(), "{:?}", run.skipped);
-    assert_eq!(run.steps, 125, "every step of windows.json runs here");
+    assert!(run.steps >= 125, "only {} window steps ran", run.steps);
     println!("{} window steps passed through sds_window_*", run.steps);
 }
