@@ -706,6 +706,24 @@ sds_result sds_window_add(const struct sds_window *window,
                           struct sds_tally *out);
 
 /**
+ * Adds `n` for an event of time `at_ms` recorded at the present `now_ms`
+ * (an exception counted at its request's start) and writes the value of the
+ * bucket written to `*out` (pass NULL to skip): into `at_ms`'s bucket while
+ * the ring ending at `now_ms` still holds it and no newer lap took its slot,
+ * else into `now_ms`'s bucket, so the event is never dropped and never
+ * restarts a newer bucket. An `at_ms` after `now_ms` (the clock went back in
+ * between) counts at `now_ms`. Saturates at 2^32 - 1 like `sds_window_add`.
+ *
+ * # Safety
+ * `window` must be a live window; `out` NULL or writable.
+ */
+sds_result sds_window_add_at(const struct sds_window *window,
+                             uint64_t at_ms,
+                             uint64_t now_ms,
+                             uint64_t n,
+                             uint64_t *out);
+
+/**
  * Writes the sliding sum at `now_ms` (the current, partly elapsed
  * bucket included) to `*out`.
  *

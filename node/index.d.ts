@@ -163,8 +163,22 @@ export declare class SlidingWindow {
   readonly bucketMs: number
   readonly buckets: number
   readonly ring: number
+  /** Adds one at `nowMs` (default: the addon's clock). */
   increment(nowMs?: number): Tally
-  add(n: number, nowMs?: number): Tally
+  /** Adds `n` (a number up to 2^53, or a bigint up to 2^64 - 1) at `nowMs`. */
+  add(n: number | bigint, nowMs?: number): Tally
+  /**
+   * Adds `n` for an event of time `atMs` recorded at the present `nowMs`:
+   * into `atMs`'s bucket while the ring holds it, else into `nowMs`'s.
+   * Returns the value of the bucket written.
+   */
+  addAt(atMs: number, n: number | bigint, nowMs?: number): number
+  /** Sets `nowMs`'s bucket to `value` (saturating at 2^32 - 1). */
+  set(value: number | bigint, nowMs?: number): void
+  /** Raises `nowMs`'s bucket to at least `value`; returns the bucket's value. */
+  fetchMax(value: number | bigint, nowMs?: number): number
+  /** Zeroes the aligned cycle after the one holding `nowMs`. */
+  clearNextCycle(nowMs?: number): void
   sum(nowMs?: number): number
   bucket(nowMs?: number): number
   lastWholeCycle(nowMs?: number): number

@@ -37,7 +37,7 @@ pub use table::{
     SDS_MAX_CAPACITY, SDS_MAX_NAME_LEN,
 };
 pub use window::{
-    sds_window, sds_window_add, sds_window_bucket, sds_window_clear_next_cycle,
+    sds_window, sds_window_add, sds_window_add_at, sds_window_bucket, sds_window_clear_next_cycle,
     sds_window_fetch_max, sds_window_free, sds_window_last_whole_cycle, sds_window_new,
     sds_window_set, sds_window_sum,
 };

@@ -72,6 +72,30 @@ pub unsafe extern "C" fn sds_window_add(
     })
 }
 
+/// Adds `n` for an event of time `at_ms` recorded at the present `now_ms`
+/// (an exception counted at its request's start) and writes the value of the
+/// bucket written to `*out` (pass NULL to skip): into `at_ms`'s bucket while
+/// the ring ending at `now_ms` still holds it and no newer lap took its slot,
+/// else into `now_ms`'s bucket, so the event is never dropped and never
+/// restarts a newer bucket. An `at_ms` after `now_ms` (the clock went back in
+/// between) counts at `now_ms`. Saturates at 2^32 - 1 like `sds_window_add`.
+///
+/// # Safety
+/// `window` must be a live window; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_window_add_at(
+    window: *const sds_window,
+    at_ms: u64,
+    now_ms: u64,
+    n: u64,
+    out: *mut u64,
+) -> sds_result {
+    boundary(|| {
+        write_if_given(out, input(window, "window")?.inner.add_at(at_ms, now_ms, n));
+        Ok(())
+    })
+}
+
 /// Writes the sliding sum at `now_ms` (the current, partly elapsed
 /// bucket included) to `*out`.
 ///

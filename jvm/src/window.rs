@@ -3,13 +3,19 @@
 //! primitives only. `owner` is the Java object holding the handle: passing
 //! it keeps that object (and so the handle) reachable until the call returns,
 //! which `Reference.reachabilityFence` would do on Java 9+.
+//!
+//! Counts and values (`n`, `value`) are Java longs read as unsigned 64-bit
+//! integers (`Long.parseUnsignedLong`, `-1L` is 2^64 - 1), so every count of
+//! the core's range can be given; results are never negative (a bucket
+//! saturates at 2^32 - 1, a sum of at most 32768 buckets stays below 2^47),
+//! so a negative result is an error code, as on every hot-path call.
 
-use jni::objects::JClass;
+use jni::objects::{JClass, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::EnvUnowned;
 use sds_core::{time, window::check_parameters, Bucket};
 
-use crate::boundary::{hot, setup, Refusal};
+use crate::boundary::{hot, setup, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Window};
 
 /// A window of `buckets` buckets of `bucket_ms` over a ring of `ring`.
@@ -120,7 +126,32 @@ pub extern "system" fn Java_io_sdsnative_Native_windowLastCycle(
     })
 }
 
-/// Sets `time`'s bucket to `value` (saturating; negative reads as 0).
+/// Adds `n` (unsigned) at `time` and returns the bucket's value; when
+/// `tally` is not null, also writes the bucket's value and the sliding sum
+/// ending there to `tally[0]` and `tally[1]`, read after the one write.
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_windowAdd<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    _owner: JObject<'l>,
+    t: jlong,
+    n: jlong,
+    tally: JLongArray<'l>,
+) -> jlong {
+    setup(&mut env, |env| {
+        use jni::refs::Reference;
+        // SAFETY: the owner passes its own live handle and stays reachable.
+        let w = unsafe { borrow::<Window>(handle) }.map_err(Fail::code)?;
+        let written = w.add(time::from_i64(t)?, n as u64);
+        if !tally.is_null() {
+            tally.set_region(env, 0, &[clamp(written.bucket), clamp(written.total)])?;
+        }
+        Ok(clamp(written.bucket))
+    })
+}
+
+/// Sets `time`'s bucket to `value` (unsigned; saturating at 2^32 - 1).
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowSet(
     env: *mut JNIEnv,
@@ -131,7 +162,7 @@ pub extern "system" fn Java_io_sdsnative_Native_windowSet(
     value: jlong,
 ) -> jlong {
     with_window(env, handle, |w| {
-        w.set(time::from_i64(t)?, value.max(0) as u64);
+        w.set(time::from_i64(t)?, value as u64);
         Ok(0)
     })
 }
@@ -151,7 +182,7 @@ pub extern "system" fn Java_io_sdsnative_Native_windowClearNextCycle(
     })
 }
 
-/// Raises `time`'s bucket to at least `value`; the bucket's value.
+/// Raises `time`'s bucket to at least `value` (unsigned); the bucket's value.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowFetchMax(
     env: *mut JNIEnv,
@@ -162,13 +193,14 @@ pub extern "system" fn Java_io_sdsnative_Native_windowFetchMax(
     value: jlong,
 ) -> jlong {
     with_window(env, handle, |w| {
-        Ok(clamp(w.fetch_max(time::from_i64(t)?, value.max(0) as u64)))
+        Ok(clamp(w.fetch_max(time::from_i64(t)?, value as u64)))
     })
 }
 
-/// Adds one for an event of time `at` recorded at the present `now` (an
-/// exception counted at its request's start; see `SlidingWindow::add_at`);
-/// the sliding sum ending at `now`.
+/// Adds `n` (unsigned) for an event of time `at` recorded at the present
+/// `now` (an exception counted at its request's start; see
+/// `SlidingWindow::add_at`): into `at`'s bucket while the ring holds it,
+/// else into `now`'s. The value of the bucket written.
 #[no_mangle]
 pub extern "system" fn Java_io_sdsnative_Native_windowAddAt(
     env: *mut JNIEnv,
@@ -177,10 +209,10 @@ pub extern "system" fn Java_io_sdsnative_Native_windowAddAt(
     _owner: jobject,
     at: jlong,
     now: jlong,
+    n: jlong,
 ) -> jlong {
     with_window(env, handle, |w| {
-        let now = time::from_i64(now)?;
-        w.add_at(time::from_i64(at)?, now, 1);
-        Ok(clamp(w.sum(now)))
+        let (at, now) = (time::from_i64(at)?, time::from_i64(now)?);
+        Ok(clamp(w.add_at(at, now, n as u64)))
     })
 }

@@ -47,7 +47,19 @@ export declare namespace native {
      * Adds `n` at `nowMs` (here and below, by default the addon's clock);
      * the bucket's value and the sliding sum.
      */
-    add(n: number, nowMs?: number): native.NativeTally
+    add(n: number | bigint, nowMs?: number): native.NativeTally
+    /**
+     * Adds `n` for an event of time `atMs` recorded at the present
+     * `nowMs`: into `atMs`'s bucket while the ring holds it, else into
+     * `nowMs`'s; the value of the bucket written.
+     */
+    addAt(atMs: number, n: number | bigint, nowMs?: number): number
+    /** Sets `nowMs`'s bucket to `value` (saturating at 2^32 - 1). */
+    set(value: number | bigint, nowMs?: number): void
+    /** Raises `nowMs`'s bucket to at least `value`; the bucket's value. */
+    fetchMax(value: number | bigint, nowMs?: number): number
+    /** Zeroes the aligned cycle after the one holding `nowMs`. */
+    clearNextCycle(nowMs?: number): void
     /** The sliding sum at `nowMs`. */
     sum(nowMs?: number): number
     /** The value of `nowMs`'s bucket. */

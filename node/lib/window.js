@@ -29,6 +29,31 @@ class SlidingWindow {
     return this._window.add(n, nowMs);
   }
 
+  /**
+   * Adds `n` for an event of time `atMs` recorded at the present `nowMs`
+   * (an exception counted at its request's start): into `atMs`'s bucket
+   * while the ring holds it, else into `nowMs`'s. The value of the bucket
+   * written.
+   */
+  addAt(atMs, n, nowMs) {
+    return this._window.addAt(atMs, n, nowMs);
+  }
+
+  /** Sets `nowMs`'s bucket to `value` (saturating at 2^32 - 1). */
+  set(value, nowMs) {
+    this._window.set(value, nowMs);
+  }
+
+  /** Raises `nowMs`'s bucket to at least `value`: the bucket's value. */
+  fetchMax(value, nowMs) {
+    return this._window.fetchMax(value, nowMs);
+  }
+
+  /** Zeroes the aligned cycle after the one holding `nowMs`, as SDS's cleanup thread. */
+  clearNextCycle(nowMs) {
+    this._window.clearNextCycle(nowMs);
+  }
+
   /** The sum of the window ending in `nowMs`'s bucket. */
   sum(nowMs) {
     return this._window.sum(nowMs);

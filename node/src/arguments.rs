@@ -6,7 +6,7 @@
 //! ([`value`]); strategies and times take the core's verdict on it. Every
 //! refusal here is `SDS_INVALID_ARGUMENT` naming the argument.
 
-use napi::bindgen_prelude::{Object, Unknown};
+use napi::bindgen_prelude::{BigInt, Object, Unknown};
 use napi::{JsString, ValueType};
 use sds_core::{time, Value};
 
@@ -68,12 +68,38 @@ pub fn time_or_now(ms: Unknown, what: &str) -> Result<u64, SdsError> {
     time::from_value(value(&ms)).map_err(|e| from_core_about(what, e))
 }
 
+/// A time in ms that must be given (no clock default), by the core's rule.
+pub fn time(ms: Unknown, what: &str) -> Result<u64, SdsError> {
+    time::from_value(value(&ms)).map_err(|e| from_core_about(what, e))
+}
+
 /// A non-negative integer that fits 64 bits (a capacity, a count, a width).
 pub fn count(n: Unknown, what: &str) -> Result<u64, SdsError> {
     match value(&n) {
         Value::Integer(v) if v >= 0 => u64::try_from(v).map_err(|_| not_a_count(what)),
         _ => Err(not_a_count(what)),
     }
+}
+
+/// A count of `0..2^64` that may be large: a number as for [`count`] (exact
+/// up to 2^53, like every JavaScript number) or a BigInt, which holds any
+/// value of the range exactly.
+pub fn big_count(n: Unknown, what: &str) -> Result<u64, SdsError> {
+    if !is(&n, ValueType::BigInt) {
+        return count(n, what);
+    }
+    // SAFETY: the value is a BigInt.
+    let big = unsafe { n.cast::<BigInt>() }.map_err(|_| not_a_big_count(what))?;
+    match big.get_u64() {
+        (false, v, true) => Ok(v),
+        _ => Err(not_a_big_count(what)),
+    }
+}
+
+fn not_a_big_count(what: &str) -> SdsError {
+    invalid_argument(format!(
+        "{what} must be a non-negative integer below 2^64 (a number or a BigInt)"
+    ))
 }
 
 fn not_a_count(what: &str) -> SdsError {

@@ -6,7 +6,7 @@ use napi_derive::napi;
 use sds_core::window::check_parameters;
 use sds_core::{Bucket, SlidingWindow};
 
-use crate::arguments::{count, time_or_now};
+use crate::arguments::{big_count, count, time, time_or_now};
 use crate::errors::{from_core, SdsError};
 use crate::external_memory::adjust;
 
@@ -63,14 +63,47 @@ impl NativeWindow {
 
     /// Adds `n` at `nowMs` (here and below, by default the addon's clock);
     /// the bucket's value and the sliding sum.
-    #[napi(ts_args_type = "n: number, nowMs?: number")]
+    #[napi(ts_args_type = "n: number | bigint, nowMs?: number")]
     pub fn add(&self, n: Unknown, now_ms: Unknown) -> Result<NativeTally, SdsError> {
-        let n = count(n, "n")?;
+        let n = big_count(n, "n")?;
         let tally = self.window.add(time_or_now(now_ms, "nowMs")?, n);
         Ok(NativeTally {
             bucket: tally.bucket as f64,
             total: tally.total as f64,
         })
+    }
+
+    /// Adds `n` for an event of time `atMs` recorded at the present
+    /// `nowMs`: into `atMs`'s bucket while the ring holds it, else into
+    /// `nowMs`'s; the value of the bucket written.
+    #[napi(ts_args_type = "atMs: number, n: number | bigint, nowMs?: number")]
+    pub fn add_at(&self, at_ms: Unknown, n: Unknown, now_ms: Unknown) -> Result<f64, SdsError> {
+        let at_ms = time(at_ms, "atMs")?;
+        let n = big_count(n, "n")?;
+        let now_ms = time_or_now(now_ms, "nowMs")?;
+        Ok(self.window.add_at(at_ms, now_ms, n) as f64)
+    }
+
+    /// Sets `nowMs`'s bucket to `value` (saturating at 2^32 - 1).
+    #[napi(ts_args_type = "value: number | bigint, nowMs?: number")]
+    pub fn set(&self, value: Unknown, now_ms: Unknown) -> Result<(), SdsError> {
+        let value = big_count(value, "value")?;
+        self.window.set(time_or_now(now_ms, "nowMs")?, value);
+        Ok(())
+    }
+
+    /// Raises `nowMs`'s bucket to at least `value`; the bucket's value.
+    #[napi(ts_args_type = "value: number | bigint, nowMs?: number")]
+    pub fn fetch_max(&self, value: Unknown, now_ms: Unknown) -> Result<f64, SdsError> {
+        let value = big_count(value, "value")?;
+        Ok(self.window.fetch_max(time_or_now(now_ms, "nowMs")?, value) as f64)
+    }
+
+    /// Zeroes the aligned cycle after the one holding `nowMs`.
+    #[napi(ts_args_type = "nowMs?: number")]
+    pub fn clear_next_cycle(&self, now_ms: Unknown) -> Result<(), SdsError> {
+        self.window.clear_next_cycle(time_or_now(now_ms, "nowMs")?);
+        Ok(())
     }
 
     /// The sliding sum at `nowMs`.

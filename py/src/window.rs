@@ -65,6 +65,41 @@ impl SlidingWindow {
         Ok((t.bucket, t.total))
     }
 
+    /// Adds `n` for an event of time `at_ms` recorded at the present
+    /// `now_ms` (an exception counted at its request's start): into
+    /// `at_ms`'s bucket while the ring still holds it, else into `now_ms`'s,
+    /// never restarting a newer bucket. Returns the value of the bucket
+    /// written.
+    #[pyo3(signature = (at_ms, n, now_ms = None))]
+    fn add_at(&self, at_ms: Time, n: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<u64> {
+        let n = count_arg(n, "n")?;
+        Ok(self.inner.add_at(at_ms.0, args::time_or_now(now_ms), n))
+    }
+
+    /// Sets `now_ms`'s bucket to `value` (saturating at 2**32 - 1).
+    #[pyo3(signature = (value, now_ms = None))]
+    fn set(&self, value: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<()> {
+        let value = count_arg(value, "value")?;
+        self.inner.set(args::time_or_now(now_ms), value);
+        Ok(())
+    }
+
+    /// Raises `now_ms`'s bucket to at least `value` (saturating at
+    /// 2**32 - 1); returns the bucket's value.
+    #[pyo3(signature = (value, now_ms = None))]
+    fn fetch_max(&self, value: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<u64> {
+        let value = count_arg(value, "value")?;
+        Ok(self.inner.fetch_max(args::time_or_now(now_ms), value))
+    }
+
+    /// Zeroes the aligned cycle after the one holding `now_ms`, as SDS's
+    /// cleanup thread does (sums never need it: stale buckets read as 0).
+    #[pyo3(signature = (now_ms = None))]
+    fn clear_next_cycle(&self, now_ms: Option<Time>) -> PyResult<()> {
+        self.inner.clear_next_cycle(args::time_or_now(now_ms));
+        Ok(())
+    }
+
     /// The sliding sum: the window ending at `now_ms`'s bucket.
     #[pyo3(signature = (now_ms = None))]
     fn sum(&self, now_ms: Option<Time>) -> PyResult<u64> {

@@ -234,6 +234,29 @@ def test_sliding_window() -> None:
     assert now.increment() == (1, 1)
 
 
+def test_sliding_window_late_events_set_and_max() -> None:
+    w = sds.SlidingWindow()  # SDS's counters: 1 s x 10, ring 30
+    w.add(2, now_ms=5000)
+    # An event of 3 s recorded at 12 s lands in the bucket of 3 s...
+    assert w.add_at(3000, 4, now_ms=12_000) == 4
+    assert (w.bucket(3500), w.sum(12_000)) == (4, 6)
+    # ...but at 40 s the ring no longer holds 3 s: it counts at the present.
+    assert w.add_at(3000, 1, now_ms=40_000) == 1
+    assert w.bucket(40_000) == 1
+    assert w.add_at(41_000, 2, now_ms=40_000) == 3  # a start after the present
+    assert w.add_at(39_000, 2**64 - 1, now_ms=40_000) == 2**32 - 1
+    w.set(7, now_ms=50_000)
+    assert w.fetch_max(9, now_ms=50_000) == 9
+    assert w.fetch_max(2, now_ms=50_000) == 9
+    w.set(2**64 - 1, now_ms=51_000)
+    assert w.bucket(51_000) == 2**32 - 1
+    w.set(5, now_ms=61_000)  # the cycle after 50 s's holds 61 s
+    w.clear_next_cycle(now_ms=50_000)
+    assert (w.bucket(61_000), w.bucket(50_000)) == (0, 9)
+    assert w.clear_next_cycle() is None and w.set(1) is None
+    assert w.bucket() == 1
+
+
 def test_str_subclasses_name_the_point_by_value(client: sds.Client) -> None:
     class Sneaky(str):
         def __hash__(self) -> int:

@@ -269,9 +269,20 @@ def test_bad_windows(kwargs: Dict[str, Any], error: Type[sds.SdsError]) -> None:
 def test_bad_window_add_changes_nothing() -> None:
     w = sds.SlidingWindow()
     w.increment(1000)
-    for n in (-1, 1.5, None):
+    for n in (-1, 1.5, None, True, 2**64):
+        for call in (
+            lambda: w.add(n, 1000),
+            lambda: w.add_at(1000, n, now_ms=1000),
+            lambda: w.set(n, 1000),
+            lambda: w.fetch_max(n, 1000),
+        ):
+            with pytest.raises(sds.InvalidArgument):
+                call()
+    for t in (-1, 1.5, "1000"):
         with pytest.raises(sds.InvalidArgument):
-            w.add(n, 1000)
+            w.add_at(t, 1, now_ms=1000)
+        with pytest.raises(sds.InvalidArgument):
+            w.clear_next_cycle(t)
     assert w.sum(1000) == 1
 
 

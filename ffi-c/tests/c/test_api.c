@@ -208,6 +208,35 @@ static void test_window(void) {
     sds_window_free(w);
 }
 
+/* sds_window_add_at: a late event lands in its own bucket while the ring
+ * holds it, else at the present; it never restarts a newer bucket. */
+static void test_window_add_at(void) {
+    sds_window *w = NULL;
+    uint64_t v = 0;
+    CHECK_OK(sds_window_new(1000, 10, 30, &w));
+    CHECK_OK(sds_window_add(w, 5000, 2, NULL));
+    /* An event of 3 s recorded at 12 s: into the bucket of 3 s. */
+    CHECK_OK(sds_window_add_at(w, 3000, 12000, 4, &v));
+    CHECK(v == 4);
+    CHECK_OK(sds_window_bucket(w, 3500, &v));
+    CHECK(v == 4);
+    CHECK_OK(sds_window_sum(w, 12000, &v)); /* seconds 3..=12 */
+    CHECK(v == 6);
+    /* Recorded at 40 s the ring (30 s) no longer holds 3 s: counted at 40 s. */
+    CHECK_OK(sds_window_add_at(w, 3000, 40000, 1, &v));
+    CHECK(v == 1);
+    CHECK_OK(sds_window_bucket(w, 40000, &v));
+    CHECK(v == 1);
+    /* A start after the present (the clock went back): at the present. */
+    CHECK_OK(sds_window_add_at(w, 41000, 40000, 2, NULL));
+    CHECK_OK(sds_window_bucket(w, 40000, &v));
+    CHECK(v == 3);
+    /* Any n saturates at 2^32 - 1. */
+    CHECK_OK(sds_window_add_at(w, 39000, 40000, UINT64_MAX, &v));
+    CHECK(v == UINT32_MAX);
+    sds_window_free(w);
+}
+
 int main(void) {
     test_table();
     test_point_handles();
@@ -218,5 +247,6 @@ int main(void) {
     test_text();
     test_clock();
     test_window();
+    test_window_add_at();
     return sds_check_summary("test_api");
 }

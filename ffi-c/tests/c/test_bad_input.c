@@ -265,6 +265,7 @@ static void test_window(void) {
     CHECK_RESULT(sds_window_sum(NULL, 0, &v), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_window_bucket(NULL, 0, &v), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_window_last_whole_cycle(NULL, 0, &v), SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(sds_window_add_at(NULL, 0, 0, 1, &v), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_window_set(NULL, 0, 1), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_window_fetch_max(NULL, 0, 1, &v), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_window_clear_next_cycle(NULL, 0), SDS_RESULT_NULL_ARGUMENT);

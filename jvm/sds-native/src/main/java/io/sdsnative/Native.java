@@ -56,8 +56,12 @@ public final class Native {
     /** The names of the values {@link #stats} writes, comma-separated. */
     static native String statsNames();
 
-    // Windows for the SDS drop-in. {@code owner} is the object holding the
-    // handle: passing it keeps it reachable for the whole call.
+    // Windows (the core's SlidingWindow), used by the SDS drop-in. {@code owner} is the
+    // object holding the handle: passing it keeps it reachable for the whole call. Counts
+    // and values ({@code n}, {@code value}) are read as unsigned 64-bit integers ({@code -1L}
+    // is 2^64 - 1; see Long.parseUnsignedLong); a bucket saturates at 2^32 - 1. Results are
+    // never negative: a negative one is an error code (pass it to check), and the call has
+    // thrown SdsException.
 
     /** A window of {@code buckets} buckets of {@code bucketMs} ms over a ring of {@code ring}. */
     public static native long windowNew(long bucketMs, int buckets, int ring);
@@ -68,6 +72,13 @@ public final class Native {
     /** Adds one: sliding sum in the high 32 bits, bucket in the low 32. */
     public static native long windowIncrement(long window, Object owner, long timeMs);
 
+    /**
+     * Adds {@code n} (unsigned) to the bucket of {@code timeMs}: the bucket's value. When
+     * {@code tally} is not null, also writes the bucket's value and the sliding sum ending
+     * there to {@code tally[0]} and {@code tally[1]}.
+     */
+    public static native long windowAdd(long window, Object owner, long timeMs, long n, long[] tally);
+
     /** The value of the bucket of {@code timeMs}. */
     public static native long windowBucket(long window, Object owner, long timeMs);
 
@@ -77,21 +88,21 @@ public final class Native {
     /** The sum of the last whole cycle before {@code timeMs}. */
     public static native long windowLastCycle(long window, Object owner, long timeMs);
 
-    /** Sets the bucket of {@code timeMs}. */
+    /** Sets the bucket of {@code timeMs} to {@code value} (unsigned). */
     public static native long windowSet(long window, Object owner, long timeMs, long value);
 
     /** Zeroes the whole cycle after the one of {@code timeMs}. */
     public static native long windowClearNextCycle(long window, Object owner, long timeMs);
 
-    /** Raises the bucket of {@code timeMs} to at least {@code value}. */
+    /** Raises the bucket of {@code timeMs} to at least {@code value} (unsigned): the bucket's value. */
     public static native long windowFetchMax(long window, Object owner, long timeMs, long value);
 
     /**
-     * Adds one for an event of {@code atMs} recorded at the present {@code nowMs}
-     * (in {@code atMs}'s bucket while the ring still holds it, else in
-     * {@code nowMs}'s): the sliding sum at {@code nowMs}.
+     * Adds {@code n} (unsigned) for an event of {@code atMs} recorded at the present
+     * {@code nowMs} (in {@code atMs}'s bucket while the ring still holds it, else in
+     * {@code nowMs}'s; never restarting a newer bucket): the value of the bucket written.
      */
-    public static native long windowAddAt(long window, Object owner, long atMs, long nowMs);
+    public static native long windowAddAt(long window, Object owner, long atMs, long nowMs, long n);
 
     /** Throws the exception of a negative hot-path result; returns {@code result} otherwise. */
     public static long check(long result) {

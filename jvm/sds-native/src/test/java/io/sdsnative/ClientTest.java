@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -354,6 +355,39 @@ class ClientTest {
         assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(0, 10, 30));
         assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(1000, -1, 30));
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-1));
+    }
+
+    @Test
+    void windowNativesTakeUnsignedCountsAndLateEvents() {
+        Object owner = new Object();
+        long w = Native.windowNew(1000, 10, 30);
+        try {
+            long[] tally = {-1, -1};
+            assertEquals(2, Native.check(Native.windowAdd(w, owner, 5000, 2, tally)));
+            assertArrayEquals(new long[] {2, 2}, tally);
+            // An event of 3 s recorded at 12 s lands in the bucket of 3 s.
+            assertEquals(4, Native.check(Native.windowAddAt(w, owner, 3000, 12000, 4)));
+            assertEquals(4, Native.check(Native.windowBucket(w, owner, 3500)));
+            assertEquals(6, Native.check(Native.windowSum(w, owner, 12000)));
+            // At 40 s the ring no longer holds 3 s: counted at the present.
+            assertEquals(1, Native.check(Native.windowAddAt(w, owner, 3000, 40000, 1)));
+            assertEquals(1, Native.check(Native.windowBucket(w, owner, 40000)));
+            // -1L is 2^64 - 1: every count saturates the bucket at 2^32 - 1.
+            assertEquals(1, Native.check(Native.windowAdd(w, owner, 41000, 1, null)));
+            assertEquals(0xFFFF_FFFFL, Native.check(Native.windowAdd(w, owner, 41000, -1L, tally)));
+            assertArrayEquals(new long[] {0xFFFF_FFFFL, 0xFFFF_FFFFL + 1}, tally);
+            assertEquals(0xFFFF_FFFFL, Native.check(Native.windowAddAt(w, owner, 39000, 40000, -1L)));
+            Native.check(Native.windowSet(w, owner, 50000, Long.MIN_VALUE)); // 2^63
+            assertEquals(0xFFFF_FFFFL, Native.check(Native.windowBucket(w, owner, 50000)));
+            Native.check(Native.windowSet(w, owner, 51000, 7));
+            assertEquals(0xFFFF_FFFFL, Native.check(Native.windowFetchMax(w, owner, 51000, -2L)));
+            assertRefused(ErrorCode.INVALID_ARGUMENT, TIME_RULE, () -> Native.windowAdd(w, owner, -1, 1, tally));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowAddAt(w, owner, -1, 40000, 1));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowAddAt(w, owner, 40000, -1, 1));
+            assertEquals(0xFFFF_FFFFL, Native.check(Native.windowBucket(w, owner, 41000)), "refused calls change nothing");
+        } finally {
+            Native.windowFree(w);
+        }
     }
 
     @Test

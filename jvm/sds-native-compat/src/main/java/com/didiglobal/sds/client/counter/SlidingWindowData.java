@@ -74,12 +74,14 @@ public class SlidingWindowData extends AbstractCycleData {
      * {@code now}.
      */
     long addLate(long time, long now) {
-        return Native.check(Native.windowAddAt(window, this, time, now));
+        Native.check(Native.windowAddAt(window, this, time, now, 1));
+        return Native.check(Native.windowSum(window, this, now));
     }
 
+    /** A negative value is stored as 0 (a native bucket holds 0 .. 2^32 - 1; SDS would store it). */
     @Override
     public void setBucketValue(long time, Long value) {
-        Native.check(Native.windowSet(window, this, time, value));
+        Native.check(Native.windowSet(window, this, time, Math.max(0L, value)));
     }
 
     @Override
