@@ -1,5 +1,7 @@
 /* libsds benchmark: the sds_enter + sds_exit pair on one thread, in ns per
  * pair, median of several runs. Usage: enter_exit [runs] [pairs per run].
+ * The same pairs on a shared table (sds_table_open_shared, a file in
+ * /dev/shm removed at the end) in the same run, and their ratio.
  *
  * Two clocks: the thread's CPU time (what the pair costs while it runs: on a
  * shared machine the wall clock also counts the time other processes held
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sds.h"
 
@@ -79,13 +82,46 @@ static void report(const char *what, timing m) {
     printf("  %-34s %6.1f ns/op CPU  %6.1f ns/op wall\n", what, m.cpu, m.wall);
 }
 
+/* The shared table's time next to the private one's, and their ratio. */
+static void compare(const char *what, timing private_, timing shared) {
+    printf("  %-34s %6.1f ns/op CPU  %6.1f ns/op wall  (private %.1f / %.1f: %.2fx CPU)\n", what,
+           shared.cpu, shared.wall, private_.cpu, private_.wall, shared.cpu / private_.cpu);
+}
+
+static const char guarded[] =
+    "{\"visitThreshold\": 1000000000, \"concurrentThreshold\": 1000, "
+    "\"exceptionThreshold\": 1000000, \"timeoutThreshold\": 500, "
+    "\"timeoutCountThreshold\": 1000000}";
+
+/* Private and shared tables measured in turns, so that both see the same
+ * machine load. */
+static int shared_against_private(const sds_table *t, int runs, unsigned long pairs) {
+    char path[64];
+    sds_table *s = NULL;
+    int clock;
+    snprintf(path, sizeof path, "/dev/shm/sds-bench-%ld.sds", (long)getpid());
+    if (sds_table_open_shared(path, strlen(path), 1024, 0, &s) != SDS_RESULT_OK) return 1;
+    if (sds_table_set_strategy_json(s, "guarded", 7, guarded, strlen(guarded)) != SDS_RESULT_OK) {
+        sds_table_free(s);
+        unlink(path);
+        return 1;
+    }
+    run(s, "plain", pairs / 4, 0); /* warm-up */
+    printf("shared table (%s) against the private one, same runs:\n", path);
+    for (clock = 0; clock <= 2; clock += 2) {
+        const char *what = clock == 0 ? "5 rules on, injected now_ms:" : "5 rules on, by handle:";
+        timing p = median(t, "guarded", runs, pairs, clock);
+        timing sh = median(s, "guarded", runs, pairs, clock);
+        compare(what, p, sh);
+    }
+    sds_table_free(s);
+    unlink(path);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int runs = argc > 1 ? atoi(argv[1]) : 7;
     unsigned long pairs = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000000;
-    static const char guarded[] =
-        "{\"visitThreshold\": 1000000000, \"concurrentThreshold\": 1000, "
-        "\"exceptionThreshold\": 1000000, \"timeoutThreshold\": 500, "
-        "\"timeoutCountThreshold\": 1000000}";
     sds_table *t = NULL;
     if (runs < 1) runs = 1;
     if (sds_table_new(1024, &t) != SDS_RESULT_OK) return 1;
@@ -98,6 +134,10 @@ int main(int argc, char **argv) {
     report("5 rules on, injected now_ms:", median(t, "guarded", runs, pairs, 0));
     report("5 rules on, by handle:", median(t, "guarded", runs, pairs, 2));
     report("5 rules on, sds_now_ms() twice:", median(t, "guarded", runs, pairs, 1));
+    if (shared_against_private(t, runs, pairs) != 0) {
+        fprintf(stderr, "the shared table could not be opened\n");
+        failures++;
+    }
     sds_table_free(t);
     if (failures != 0) {
         fprintf(stderr, "%lu calls failed\n", failures);
