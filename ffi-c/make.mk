@@ -1,5 +1,5 @@
 # libsds (ffi-c): the C ABI, its generated header, C tests under sanitizers
-# and valgrind, the quickstart demo, the benchmark and `make install`.
+# and valgrind, the demos (quickstart, shared), the benchmark and `make install`.
 # Included by the root Makefile; paths are relative to the repository root.
 
 FFI_C_CBINDGEN_VERSION := 0.29.4
@@ -10,7 +10,11 @@ FFI_C_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror -g -Iinclude -Iffi-c/t
 FFI_C_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # What the Rust staticlib needs (`--print native-static-libs`).
 FFI_C_NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl
-FFI_C_TESTS := test_api test_bad_input test_threads
+FFI_C_TESTS := test_api test_bad_input test_threads test_shared
+FFI_C_EXAMPLES := quickstart shared
+# valgrind follows fork() children without --trace-children (that is for
+# exec): each child is checked, leaks included, and exits 99 on an error,
+# which the tests and examples that fork treat as a failure.
 FFI_C_VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 FFI_C_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 PREFIX ?= /usr/local
@@ -50,7 +54,7 @@ ffi-c-header-check: $(FFI_C_CBINDGEN)
 ffi-c-rust-tests:
 	$(CARGO) test -p sds-ffi --locked
 
-# The C tests and the quickstart, linked statically, under ASan and UBSan.
+# The C tests and the examples, linked statically, under ASan and UBSan.
 ffi-c-sanitized: ffi-c-lib
 	@mkdir -p $(FFI_C_OUT)/san
 	set -e; for t in $(FFI_C_TESTS); do \
@@ -58,9 +62,11 @@ ffi-c-sanitized: ffi-c-lib
 			$(FFI_C_NATIVE_LIBS) -o $(FFI_C_OUT)/san/$$t; \
 		$(FFI_C_OUT)/san/$$t; \
 	done
-	$(CC) $(FFI_C_STRICT) $(FFI_C_SAN) examples/c/quickstart.c $(FFI_C_LIB)/libsds.a \
-		$(FFI_C_NATIVE_LIBS) -o $(FFI_C_OUT)/san/quickstart
-	$(FFI_C_OUT)/san/quickstart
+	set -e; for e in $(FFI_C_EXAMPLES); do \
+		$(CC) $(FFI_C_STRICT) $(FFI_C_SAN) examples/c/$$e.c $(FFI_C_LIB)/libsds.a \
+			$(FFI_C_NATIVE_LIBS) -o $(FFI_C_OUT)/san/$$e; \
+		$(FFI_C_OUT)/san/$$e; \
+	done
 
 # The same programs against the shared library, under valgrind.
 ffi-c-valgrind: ffi-c-lib
@@ -68,11 +74,15 @@ ffi-c-valgrind: ffi-c-lib
 	set -e; for t in $(FFI_C_TESTS); do \
 		$(CC) $(FFI_C_STRICT) -pthread ffi-c/tests/c/$$t.c -L$(FFI_C_LIB) -lsds -o $(FFI_C_OUT)/so/$$t; \
 	done
-	$(CC) $(FFI_C_STRICT) examples/c/quickstart.c -L$(FFI_C_LIB) -lsds -o $(FFI_C_OUT)/so/quickstart
+	set -e; for e in $(FFI_C_EXAMPLES); do \
+		$(CC) $(FFI_C_STRICT) examples/c/$$e.c -L$(FFI_C_LIB) -lsds -o $(FFI_C_OUT)/so/$$e; \
+	done
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_api
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_bad_input
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_threads 2000
+	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_shared 500
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/quickstart
+	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/shared
 
 # libsds.so exports exactly the functions sds.h declares, nothing else.
 ffi-c-symbols: ffi-c-lib
@@ -95,13 +105,16 @@ install: ffi-c-lib
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(FFI_C_VERSION)|' \
 		ffi-c/sds.pc.in > $(DESTDIR)$(abspath $(PREFIX))/lib/pkgconfig/sds.pc
 
-# Installs into build/ffi-c/prefix and builds the quickstart exactly as the
+# Installs into build/ffi-c/prefix and builds the examples exactly as the
 # README tells a user to: cc quickstart.c $(pkg-config --cflags --libs sds).
 demo-c:
 	$(MAKE) --no-print-directory install PREFIX=$(FFI_C_OUT)/prefix
-	export PKG_CONFIG_PATH=$(abspath $(FFI_C_OUT)/prefix/lib/pkgconfig); cd examples/c && \
-		$(CC) quickstart.c $$(pkg-config --cflags --libs sds) -o $(abspath $(FFI_C_OUT))/quickstart
+	set -e; export PKG_CONFIG_PATH=$(abspath $(FFI_C_OUT)/prefix/lib/pkgconfig); cd examples/c && \
+		for e in $(FFI_C_EXAMPLES); do \
+			$(CC) $$e.c $$(pkg-config --cflags --libs sds) -o $(abspath $(FFI_C_OUT))/$$e; \
+		done
 	LD_LIBRARY_PATH=$(FFI_C_OUT)/prefix/lib $(FFI_C_OUT)/quickstart
+	LD_LIBRARY_PATH=$(FFI_C_OUT)/prefix/lib $(FFI_C_OUT)/shared
 
 bench-c: ffi-c-lib
 	@mkdir -p $(FFI_C_OUT)

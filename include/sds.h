@@ -21,6 +21,12 @@
 #define SDS_MESSAGE_MAX 255
 
 /**
+ * `sds_table_open_shared` flag: create the file with mode 0660 instead of
+ * 0600, and accept an existing file that grants its group read and write.
+ */
+#define SDS_SHARED_GROUP 1
+
+/**
  * The longest point name in bytes (the core's `MAX_NAME_LEN`).
  */
 #define SDS_MAX_NAME_LEN 256
@@ -217,8 +223,9 @@ typedef uint32_t sds_flag;
 
 /**
  * Point names to points, in a fixed capacity. Opaque: create it with
- * `sds_table_new`, free it with `sds_table_free`. Every function taking a
- * `const sds_table *` may be called from any number of threads at once.
+ * `sds_table_new` or `sds_table_open_shared`, free it with
+ * `sds_table_free`. Every function taking a `const sds_table *` may be
+ * called from any number of threads at once.
  */
 typedef struct sds_table sds_table;
 
@@ -532,6 +539,41 @@ sds_result sds_last_error_message(char *buf,
                                   size_t *written);
 
 /**
+ * Opens the table file at `path` (`path_len` bytes, no NUL), creating and
+ * initialising it if it does not exist, attaches this process to it, and
+ * writes the table to `*out`. Every process that opens the same file
+ * shares its points: visits, permits, strategies and delays are host-wide.
+ * All `sds_table_*`, `sds_enter*`, `sds_exit` and `sds_stats_get` calls
+ * work on it; `sds_table_free` detaches (the file stays).
+ *
+ * A new file is created with mode 0600 (0660 with `SDS_SHARED_GROUP`),
+ * never through a symbolic link; an existing one must be a regular file
+ * owned by this process's user, granting no more than that mode, and laid
+ * out for exactly `capacity` points by a compatible build. A process that
+ * forks after opening may use the table in the child, which registers
+ * itself on its first call. Opening a file this process has already
+ * opened shares the same attachment.
+ *
+ * Returns `SDS_RESULT_INVALID_CAPACITY` for a capacity of 0 or above
+ * `SDS_MAX_CAPACITY`; `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags`
+ * bits, a path that is empty or holds a NUL, and for every file that is
+ * refused (symbolic link, another owner, a wider mode, not a table, of
+ * another layout or capacity, truncated, still being initialised after
+ * 5 s, no free process slot, a system call failing); the last error
+ * message names the path and what is wrong. `SDS_RESULT_NULL_ARGUMENT` if
+ * `path` or `out` is NULL.
+ *
+ * # Safety
+ * `path` must point to `path_len` readable bytes and `out` to a writable
+ * `sds_table *`.
+ */
+sds_result sds_table_open_shared(const char *path,
+                                 size_t path_len,
+                                 size_t capacity,
+                                 uint32_t flags,
+                                 struct sds_table **out);
+
+/**
  * Writes the statistics of point `name` at `now_ms` to `*out`; all zero
  * for a point that does not exist (it is not created). Thread-safe.
  *
@@ -583,11 +625,14 @@ sds_result sds_table_new(size_t capacity,
 
 /**
  * Frees a table; NULL is a no-op. Infallible. Every entry of the table is
- * void afterwards, and using the table again is undefined behaviour.
+ * void afterwards, and using the table again is undefined behaviour. A
+ * shared table is detached (see `sds_table_open_shared`): the file and its
+ * points stay for the other processes.
  *
  * # Safety
- * `table` must be NULL or come from `sds_table_new` and not be freed yet,
- * with no other thread using it.
+ * `table` must be NULL or come from `sds_table_new` or
+ * `sds_table_open_shared` and not be freed yet, with no other thread using
+ * it.
  */
 void sds_table_free(struct sds_table *table);
 

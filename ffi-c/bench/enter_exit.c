@@ -1,5 +1,7 @@
 /* libsds benchmark: the sds_enter + sds_exit pair on one thread, in ns per
  * pair, median of several runs. Usage: enter_exit [runs] [pairs per run].
+ * The same pairs on a shared table (sds_table_open_shared, a file in
+ * /dev/shm removed at the end) in the same run, and their ratio.
  *
  * Two clocks: the thread's CPU time (what the pair costs while it runs: on a
  * shared machine the wall clock also counts the time other processes held
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sds.h"
 
@@ -79,13 +82,60 @@ static void report(const char *what, timing m) {
     printf("  %-34s %6.1f ns/op CPU  %6.1f ns/op wall\n", what, m.cpu, m.wall);
 }
 
+static double median_of(double *values, int n) {
+    qsort(values, (size_t)n, sizeof values[0], by_value);
+    return values[n / 2];
+}
+
+/* Private and shared runs alternate, so that each pair of runs sees the
+ * same machine load; the ratio is the median of the pairs' ratios. */
+static void compare(const char *what, const sds_table *p, const sds_table *s, int runs,
+                    unsigned long pairs, int clock) {
+    double pc[64], sc[64], ratio[64];
+    int r;
+    if (runs > 64) runs = 64;
+    for (r = 0; r < runs; r++) {
+        timing one = run(p, "guarded", pairs, clock);
+        timing other = run(s, "guarded", pairs, clock);
+        pc[r] = one.cpu;
+        sc[r] = other.cpu;
+        ratio[r] = other.cpu / one.cpu;
+    }
+    printf("  %-34s %6.1f ns/op CPU shared, %6.1f private: %.2fx\n", what, median_of(sc, runs),
+           median_of(pc, runs), median_of(ratio, runs));
+}
+
+static const char guarded[] =
+    "{\"visitThreshold\": 1000000000, \"concurrentThreshold\": 1000, "
+    "\"exceptionThreshold\": 1000000, \"timeoutThreshold\": 500, "
+    "\"timeoutCountThreshold\": 1000000}";
+
+/* The same pairs on a shared table, against the private table `t`. */
+static int shared_against_private(const sds_table *t, int runs, unsigned long pairs) {
+    char path[64];
+    sds_table *s = NULL;
+    int clock;
+    snprintf(path, sizeof path, "/dev/shm/sds-bench-%ld.sds", (long)getpid());
+    if (sds_table_open_shared(path, strlen(path), 1024, 0, &s) != SDS_RESULT_OK) return 1;
+    if (sds_table_set_strategy_json(s, "guarded", 7, guarded, strlen(guarded)) != SDS_RESULT_OK) {
+        sds_table_free(s);
+        unlink(path);
+        return 1;
+    }
+    run(s, "plain", pairs / 4, 0); /* warm-up */
+    printf("shared table (%s) against the private one, runs in turns:\n", path);
+    for (clock = 0; clock <= 2; clock += 2) {
+        const char *what = clock == 0 ? "5 rules on, injected now_ms:" : "5 rules on, by handle:";
+        compare(what, t, s, 3 * runs, pairs / 4, clock);
+    }
+    sds_table_free(s);
+    unlink(path);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int runs = argc > 1 ? atoi(argv[1]) : 7;
     unsigned long pairs = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000000;
-    static const char guarded[] =
-        "{\"visitThreshold\": 1000000000, \"concurrentThreshold\": 1000, "
-        "\"exceptionThreshold\": 1000000, \"timeoutThreshold\": 500, "
-        "\"timeoutCountThreshold\": 1000000}";
     sds_table *t = NULL;
     if (runs < 1) runs = 1;
     if (sds_table_new(1024, &t) != SDS_RESULT_OK) return 1;
@@ -98,6 +148,10 @@ int main(int argc, char **argv) {
     report("5 rules on, injected now_ms:", median(t, "guarded", runs, pairs, 0));
     report("5 rules on, by handle:", median(t, "guarded", runs, pairs, 2));
     report("5 rules on, sds_now_ms() twice:", median(t, "guarded", runs, pairs, 1));
+    if (shared_against_private(t, runs, pairs) != 0) {
+        fprintf(stderr, "the shared table could not be opened\n");
+        failures++;
+    }
     sds_table_free(t);
     if (failures != 0) {
         fprintf(stderr, "%lu calls failed\n", failures);

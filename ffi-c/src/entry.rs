@@ -5,12 +5,12 @@
 use core::fmt::Write;
 use std::os::raw::c_char;
 
-use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
+use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, PointTable, Reason, Slot};
 
 use crate::args::{input, TextWriter};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::table::{named_point, point_id, sds_table, Table};
+use crate::table::{named_point, point_id, sds_table, with_view};
 
 /// Why a request was downgraded: the core's reason codes. `sds_entry.reason`
 /// holds one.
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn sds_enter(
 ) -> sds_result {
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
-        enter(table, now_ms, flags, out, |table| point_id(table, name))
+        with_view!(table, t => enter(t, now_ms, flags, out, |t| point_id(t, name)))
     })
 }
 
@@ -123,10 +123,10 @@ pub unsafe extern "C" fn sds_enter_point(
     out: *mut EntryParts,
 ) -> sds_result {
     boundary(|| {
-        let table = &input(table, "table")?.inner;
-        enter(table, now_ms, flags, out, |_| {
+        let table = input(table, "table")?;
+        with_view!(table, t => enter(t, now_ms, flags, out, |_| {
             Ok(PointId::from_index(point))
-        })
+        }))
     })
 }
 
@@ -135,12 +135,13 @@ pub unsafe extern "C" fn sds_enter_point(
 ///
 /// # Safety
 /// `out` must be NULL or point to a writable `sds_entry`.
-unsafe fn enter(
-    table: &Table,
+#[inline(always)]
+unsafe fn enter<S: AsRef<[Slot]>>(
+    table: &PointTable<S>,
     now_ms: u64,
     flags: u32,
     out: *mut EntryParts,
-    point: impl FnOnce(&Table) -> Result<PointId, Failure>,
+    point: impl FnOnce(&PointTable<S>) -> Result<PointId, Failure>,
 ) -> Result<(), Failure> {
     let out = crate::args::out(out, "out")?;
     let flags = Flags::from_known_bits(flags)?;
@@ -168,9 +169,10 @@ pub unsafe extern "C" fn sds_exit(
     outcome: u32,
 ) -> sds_result {
     boundary(|| {
-        let table = &input(table, "table")?.inner;
+        let table = input(table, "table")?;
         let entry = Entry::from_parts(*input(entry, "entry")?);
-        table.exit(&entry, now_ms, Outcome::from_code(outcome.into())?)?;
+        let outcome = Outcome::from_code(outcome.into())?;
+        with_view!(table, t => t.exit(&entry, now_ms, outcome)?);
         Ok(())
     })
 }

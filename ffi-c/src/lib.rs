@@ -18,6 +18,7 @@ pub mod boundary;
 mod clock;
 mod entry;
 mod result;
+mod shared;
 mod stats;
 mod strategy;
 mod table;
@@ -29,6 +30,7 @@ pub use entry::{
     sds_reason, sds_reason_name,
 };
 pub use result::{sds_last_error_message, sds_result, sds_result_message, SDS_MESSAGE_MAX};
+pub use shared::{sds_table_open_shared, SDS_SHARED_GROUP};
 pub use stats::sds_stats_get;
 pub use strategy::{sds_strategy_default, sds_strategy_from_json};
 pub use table::{

@@ -1,4 +1,7 @@
-//! `sds_table`: an opaque `PointTable` over a heap array of slots.
+//! `sds_table`: an opaque point table, either private (a `PointTable` over
+//! a heap array of slots) or this process's view of a shared table file
+//! (`shared.rs`). Every export reaches the table through [`with_view!`], so
+//! the private hot path pays one well-predicted branch and nothing else.
 
 use std::os::raw::c_char;
 
@@ -7,6 +10,7 @@ use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Strategy, M
 use crate::args::{bytes, input, into_box, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
+use crate::shared::SharedTable;
 use crate::strategy::parse;
 
 /// The longest point name in bytes (the core's `MAX_NAME_LEN`).
@@ -16,14 +20,41 @@ pub const SDS_MAX_CAPACITY: usize = 1 << 20;
 const _: () = assert!(SDS_MAX_NAME_LEN == sds_core::MAX_NAME_LEN);
 const _: () = assert!(SDS_MAX_CAPACITY == MAX_CAPACITY);
 
-pub(crate) type Table = PointTable<Box<[Slot]>>;
+/// A private table: the slots on the heap.
+pub(crate) type PrivateTable = PointTable<Box<[Slot]>>;
 
 /// Point names to points, in a fixed capacity. Opaque: create it with
-/// `sds_table_new`, free it with `sds_table_free`. Every function taking a
-/// `const sds_table *` may be called from any number of threads at once.
+/// `sds_table_new` or `sds_table_open_shared`, free it with
+/// `sds_table_free`. Every function taking a `const sds_table *` may be
+/// called from any number of threads at once.
 pub struct sds_table {
-    pub(crate) inner: Table,
+    pub(crate) inner: Inner,
 }
+
+/// What an `sds_table` holds.
+pub(crate) enum Inner {
+    /// This process's own table.
+    Private(PrivateTable),
+    /// An attachment to a table file shared with other processes.
+    Shared(SharedTable),
+}
+
+/// Runs `$body` with `$t` bound to the table of `$table` (an `&sds_table`):
+/// the private table, or this process's view of the shared one (a fork
+/// child registers first, which may fail). The body is compiled once per
+/// kind of table, so neither pays for the other beyond the branch.
+macro_rules! with_view {
+    ($table:expr, $t:ident => $body:expr) => {
+        match &$table.inner {
+            $crate::table::Inner::Private($t) => $body,
+            $crate::table::Inner::Shared(shared) => {
+                let $t = shared.view()?;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_view;
 
 /// The checked `(table, name, name_len)` arguments that most exports start
 /// with.
@@ -36,8 +67,8 @@ pub(crate) unsafe fn named_point<'a>(
     table: *const sds_table,
     name: *const c_char,
     name_len: usize,
-) -> Result<(&'a Table, &'a [u8]), Failure> {
-    let table = &input(table, "table")?.inner;
+) -> Result<(&'a sds_table, &'a [u8]), Failure> {
+    let table = input(table, "table")?;
     Ok((table, crate::args::name(name, name_len)?))
 }
 
@@ -45,7 +76,12 @@ pub(crate) unsafe fn named_point<'a>(
 /// case (an existing point) then only reads shared memory, where the core's
 /// get-or-create `insert` tries a compare-and-swap on the slot's cache line
 /// on every call, contended when threads share a point.
-pub(crate) fn point_id(table: &Table, name: &[u8]) -> Result<PointId, Failure> {
+// Generic over the storage so private and shared tables both use it.
+#[inline(always)]
+pub(crate) fn point_id<S: AsRef<[Slot]>>(
+    table: &PointTable<S>,
+    name: &[u8],
+) -> Result<PointId, Failure> {
     Ok(match table.lookup(name)? {
         Some(id) => id,
         None => table.insert(name)?,
@@ -73,18 +109,23 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
                 )
             })?;
             slots.extend((0..capacity).map(|_| Slot::new()));
-            let inner = PointTable::new(slots.into_boxed_slice())?;
-            Ok(sds_table { inner })
+            let table = PointTable::new(slots.into_boxed_slice())?;
+            Ok(sds_table {
+                inner: Inner::Private(table),
+            })
         })
     })
 }
 
 /// Frees a table; NULL is a no-op. Infallible. Every entry of the table is
-/// void afterwards, and using the table again is undefined behaviour.
+/// void afterwards, and using the table again is undefined behaviour. A
+/// shared table is detached (see `sds_table_open_shared`): the file and its
+/// points stay for the other processes.
 ///
 /// # Safety
-/// `table` must be NULL or come from `sds_table_new` and not be freed yet,
-/// with no other thread using it.
+/// `table` must be NULL or come from `sds_table_new` or
+/// `sds_table_open_shared` and not be freed yet, with no other thread using
+/// it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
     boundary_or((), || unbox(table))
@@ -96,7 +137,12 @@ pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
 /// `table` must be NULL or a live table.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
-    boundary_or(0, || table.as_ref().map_or(0, |t| t.inner.capacity()))
+    boundary_or(0, || {
+        table.as_ref().map_or(0, |t| match &t.inner {
+            Inner::Private(t) => t.capacity(),
+            Inner::Shared(shared) => shared.capacity(),
+        })
+    })
 }
 
 /// How many points exist; 0 for NULL. Infallible.
@@ -105,7 +151,12 @@ pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
 /// `table` must be NULL or a live table.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_len(table: *const sds_table) -> usize {
-    boundary_or(0, || table.as_ref().map_or(0, |t| t.inner.len()))
+    boundary_or(0, || {
+        table.as_ref().map_or(0, |t| match &t.inner {
+            Inner::Private(t) => t.len(),
+            Inner::Shared(shared) => shared.len(),
+        })
+    })
 }
 
 /// Writes the index of point `name` (created if needed) to `*out`: a handle
@@ -127,7 +178,8 @@ pub unsafe extern "C" fn sds_table_point(
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
         let out = crate::args::out(out, "out")?;
-        out.write(point_id(table, name)?.index());
+        let id = with_view!(table, t => point_id(t, name)?);
+        out.write(id.index());
         Ok(())
     })
 }
@@ -151,7 +203,8 @@ pub unsafe extern "C" fn sds_table_set_strategy(
 ) -> sds_result {
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
-        table.set_strategy(name, input(strategy, "strategy")?)?;
+        let strategy = input(strategy, "strategy")?;
+        with_view!(table, t => t.set_strategy(name, strategy)?);
         Ok(())
     })
 }
@@ -173,7 +226,8 @@ pub unsafe extern "C" fn sds_table_set_strategy_json(
 ) -> sds_result {
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
-        table.set_strategy(name, &parse(bytes(json, json_len, "json")?)?)?;
+        let strategy = parse(bytes(json, json_len, "json")?)?;
+        with_view!(table, t => t.set_strategy(name, &strategy)?);
         Ok(())
     })
 }
@@ -191,7 +245,7 @@ pub unsafe extern "C" fn sds_table_remove_strategy(
 ) -> sds_result {
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
-        table.remove_strategy(name)?;
+        with_view!(table, t => t.remove_strategy(name)?);
         Ok(())
     })
 }
