@@ -55,7 +55,7 @@ fn with(generation: u32, arm_of: u64, available: bool) -> u64 {
 #[repr(C)]
 pub(crate) struct Delay {
     /// The owner taking its turn at a transition; 0: nobody.
-    turn: AtomicU32,
+    pub(crate) turn: AtomicU32,
     /// Starts refused because the turn was taken (wrapping).
     refused: AtomicU32,
     /// First ms of the delay: a time before it means the clock stepped back.

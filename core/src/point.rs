@@ -74,8 +74,8 @@ pub struct Point {
     counters: Counters,
     max_concurrency: Peak,
     triggers: AtomicU64,
-    strategy: StrategyCell,
-    delay: Delay,
+    pub(crate) strategy: StrategyCell,
+    pub(crate) delay: Delay,
     in_flight: AtomicU32,
     /// Unused: keeps the size a multiple of 8 with no hidden padding.
     reserved: AtomicU32,

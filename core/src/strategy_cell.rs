@@ -24,9 +24,9 @@ const PRESENT: u32 = 1;
 
 /// One copy (`repr(C)`, 112 bytes).
 #[repr(C)]
-struct Replica {
+pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
-    version: AtomicU32,
+    pub(crate) version: AtomicU32,
     /// PRESENT or ABSENT (any other value reads as absent).
     present: AtomicU32,
     values: [AtomicU64; FIELDS],
@@ -49,10 +49,10 @@ impl Replica {
 #[repr(C)]
 pub(crate) struct StrategyCell {
     /// The owner writing a copy; 0: nobody.
-    writing: AtomicU32,
+    pub(crate) writing: AtomicU32,
     /// The copy readers read (its low bit).
-    readable: AtomicU32,
-    copies: [Replica; 2],
+    pub(crate) readable: AtomicU32,
+    pub(crate) copies: [Replica; 2],
 }
 
 impl StrategyCell {

@@ -323,13 +323,29 @@ pub struct TableState {
     len: AtomicU32,
     /// The most buckets any insert has walked: where a lookup may stop.
     longest_probe: AtomicU32,
+    /// Unused (zero): the rest of the line, with no hidden padding.
+    reserved: [AtomicU32; 14],
+}
+
+#[cfg(not(loom))]
+const fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    [const { AtomicU32::new(0) }; N]
+}
+
+#[cfg(loom)]
+fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    core::array::from_fn(|_| AtomicU32::new(0))
 }
 
 impl TableState {
     const_fn! {
         /// A fresh table's state.
         pub fn new() -> TableState {
-            TableState { len: AtomicU32::new(0), longest_probe: AtomicU32::new(0) }
+            TableState {
+                len: AtomicU32::new(0),
+                longest_probe: AtomicU32::new(0),
+                reserved: zeroed_u32(),
+            }
         }
     }
 }
@@ -629,3 +645,7 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;
+
+#[cfg(all(test, not(loom)))]
+#[path = "takeover_tests.rs"]
+mod takeover_tests;
