@@ -284,7 +284,11 @@ impl fmt::Display for Error {
             Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
             Error::InvalidArgument(rule) => f.write_str(rule.as_str()),
             Error::LayoutMismatch(field) => {
-                write!(f, "shared table has another layout: {} differs", field.as_str())
+                write!(
+                    f,
+                    "shared table has another layout: {} differs",
+                    field.as_str()
+                )
             }
             Error::NameTooLong => write!(
                 f,

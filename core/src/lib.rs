@@ -71,9 +71,9 @@ pub mod window;
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
 pub use error::{ArgumentRule, Error, ErrorCode, Rule, WindowRule};
 pub use layout::{LayoutDescriptor, LayoutField, LAYOUT_VERSION};
+pub use owner::{AlwaysAlive, Liveness, Owner};
 #[cfg(any(loom, feature = "test-hooks"))]
 pub use owner::{Checkpoint, Transition};
-pub use owner::{AlwaysAlive, Liveness, Owner};
 pub use point::{CycleStats, Point, Stats};
 pub use reason::Reason;
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};

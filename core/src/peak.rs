@@ -55,7 +55,13 @@ mod tests {
     fn reads_like_the_sds_max_concurrency_window() {
         let peak = Peak::new();
         let window = SlidingWindow::sds_max_concurrency();
-        let writes = [(5_000, 3), (9_999, 7), (10_000, 2), (35_000, 9), (31_000, 4)];
+        let writes = [
+            (5_000, 3),
+            (9_999, 7),
+            (10_000, 2),
+            (35_000, 9),
+            (31_000, 4),
+        ];
         for (at, v) in writes {
             peak.raise(at, v);
             window.fetch_max(at, v);
@@ -63,7 +69,11 @@ mod tests {
         peak.raise(200_000, u64::MAX);
         window.fetch_max(200_000, u64::MAX);
         for now in [0, 9_999, 10_000, 19_999, 20_000, 40_000, 45_000, 210_000] {
-            assert_eq!(peak.last_whole_cycle(now), window.last_whole_cycle(now), "at {now}");
+            assert_eq!(
+                peak.last_whole_cycle(now),
+                window.last_whole_cycle(now),
+                "at {now}"
+            );
         }
         assert_eq!(peak.last_whole_cycle(40_000), 9);
         assert_eq!(peak.last_whole_cycle(210_000), u32::MAX as u64);

@@ -118,11 +118,8 @@ impl Point {
         if let Some(s) = strategy {
             s.validate()?;
         }
-        self.delay.replace(
-            strategy,
-            || self.strategy.store(strategy, holder),
-            holder,
-        );
+        self.delay
+            .replace(strategy, || self.strategy.store(strategy, holder), holder);
         Ok(())
     }
 

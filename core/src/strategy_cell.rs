@@ -108,7 +108,11 @@ impl StrategyCell {
     }
 
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
-    pub(crate) fn store(&self, strategy: Option<&Strategy>, holder: &Holder<'_>) -> Option<Strategy> {
+    pub(crate) fn store(
+        &self,
+        strategy: Option<&Strategy>,
+        holder: &Holder<'_>,
+    ) -> Option<Strategy> {
         holder.take(&self.writing);
         holder.reached(Transition::StrategyStore, 0);
         let old = self.load();

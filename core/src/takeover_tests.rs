@@ -47,7 +47,11 @@ fn a_slot_claimed_by_a_dead_owner_goes_back_to_empty_and_its_half_name_never_mat
     assert_eq!(t.lookup(name), Ok(None), "a claimed name is not a name");
     assert_eq!(slot.state.load(Ordering::Relaxed), EMPTY, "taken back");
     assert_eq!(t.liveness.asked.get(), 1);
-    assert_eq!(t.insert(b"other"), Ok(PointId(0)), "the next claimer reuses it");
+    assert_eq!(
+        t.insert(b"other"),
+        Ok(PointId(0)),
+        "the next claimer reuses it"
+    );
     assert_eq!(t.lookup(name), Ok(None));
     assert_eq!(t.lookup(b"other"), Ok(Some(PointId(0))));
     assert_eq!(t.insert(name), Ok(PointId(1)));
@@ -91,11 +95,17 @@ fn a_delay_turn_held_by_a_dead_owner_is_taken_by_the_256th_refused_start() {
     for n in 1..256 {
         let e = t.enter_point(id, T, Flags::NONE).unwrap();
         assert!(e.downgraded());
-        assert!(!point.delayed(T), "refusal {n} leaves the start to the holder");
+        assert!(
+            !point.delayed(T),
+            "refusal {n} leaves the start to the holder"
+        );
     }
     assert_eq!(t.liveness.asked.get(), 0, "refused starts do not ask");
     t.enter_point(id, T, Flags::NONE).unwrap();
-    assert!(point.delayed(T), "the 256th took the turn and started the delay");
+    assert!(
+        point.delayed(T),
+        "the 256th took the turn and started the delay"
+    );
     assert_eq!(t.liveness.asked.get(), 1);
     assert_eq!(point.delay.turn.load(Ordering::Relaxed), FREE);
 }

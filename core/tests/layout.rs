@@ -12,7 +12,10 @@ use sds_core::{
 #[test]
 fn sizes_and_alignments_are_pinned() {
     assert_eq!((size_of::<Slot>(), align_of::<Slot>()), (1728, 64));
-    assert_eq!((size_of::<TableState>(), align_of::<TableState>()), (64, 64));
+    assert_eq!(
+        (size_of::<TableState>(), align_of::<TableState>()),
+        (64, 64)
+    );
     assert_eq!((size_of::<Point>(), align_of::<Point>()), (1336, 8));
     assert_eq!(size_of::<LayoutDescriptor>(), 4 * LayoutField::ALL.len());
     assert_eq!(LAYOUT_VERSION, 1);
@@ -40,7 +43,10 @@ fn two_views_over_one_state_find_each_others_deep_names() {
     let b = PointTable::over(&state, &slots).unwrap();
     // At 85 % load many names sit beyond their home bucket.
     let names: Vec<String> = (0..870).map(|i| format!("svc{i}.method")).collect();
-    let ids: Vec<_> = names.iter().map(|n| a.insert(n.as_bytes()).unwrap()).collect();
+    let ids: Vec<_> = names
+        .iter()
+        .map(|n| a.insert(n.as_bytes()).unwrap())
+        .collect();
     assert_eq!(b.len(), 870, "the count is the table's, not the view's");
     for (name, id) in names.iter().zip(&ids) {
         assert_eq!(b.lookup(name.as_bytes()), Ok(Some(*id)), "{name}");
@@ -60,7 +66,11 @@ fn the_descriptor_names_the_first_difference() {
     assert_eq!(ours.state_size, 64);
     assert_eq!(ours.max_name_len, MAX_NAME_LEN as u32);
     assert_eq!(
-        (ours.counter_bucket_ms, ours.counter_buckets, ours.counter_ring),
+        (
+            ours.counter_bucket_ms,
+            ours.counter_buckets,
+            ours.counter_ring
+        ),
         (1000, 10, 30)
     );
     assert_eq!((ours.peak_cycle_ms, ours.peak_ring), (10_000, 3));
