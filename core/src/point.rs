@@ -134,7 +134,6 @@ impl Point {
         self.enter_as(now_ms, flags, &Holder::PRIVATE)
     }
 
-    #[inline]
     pub(crate) fn enter_as(&self, now_ms: u64, flags: Flags, holder: &Holder<'_>) -> Entry {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
