@@ -27,7 +27,8 @@ impl Liveness for &'static Host {
 
     fn checkpoint(&self, at: Checkpoint) {
         if at.transition == Transition::Claim && at.step == 1 {
-            if let Some(tx) = self.reached.lock().unwrap().take() {
+            let first = self.reached.lock().unwrap().take();
+            if let Some(tx) = first {
                 tx.send(at).unwrap();
                 // Parked for good, as a process about to be killed.
                 loop {
