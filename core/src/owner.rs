@@ -31,7 +31,8 @@ const SPINS_BEFORE_ASKING: u32 = 1;
 pub struct Owner(u32);
 
 impl Owner {
-    /// The owner of private tables and of points used on their own.
+    /// The owner of private tables and of points used on their own (id 1).
+    /// Views of a shared table take other ids, one per process.
     pub const PRIVATE: Owner = Owner(1);
 
     /// The owner with this id; `None` for 0 and `u32::MAX`.
