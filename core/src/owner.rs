@@ -71,6 +71,19 @@ pub trait Liveness {
     }
 }
 
+/// A view may borrow its liveness (e.g. a process registry shared by views).
+impl<T: Liveness + ?Sized> Liveness for &T {
+    #[inline]
+    fn is_alive(&self, owner: u32) -> bool {
+        (**self).is_alive(owner)
+    }
+
+    #[cfg(any(loom, feature = "test-hooks"))]
+    fn checkpoint(&self, at: Checkpoint) {
+        (**self).checkpoint(at)
+    }
+}
+
 /// Every owner lives: the liveness of private tables.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct AlwaysAlive;

@@ -20,7 +20,7 @@ struct Host {
     reached: Mutex<Option<mpsc::Sender<Checkpoint>>>,
 }
 
-impl Liveness for &'static Host {
+impl Liveness for Host {
     fn is_alive(&self, owner: u32) -> bool {
         owner != PARKED || !self.parked_died.load(Ordering::SeqCst)
     }
