@@ -156,7 +156,16 @@ impl<'a> Holder<'a> {
     }
 
     /// Takes `word`, waiting while a live owner holds it.
+    #[inline]
     pub(crate) fn take(&self, word: &AtomicU32) {
+        if !self.try_take(word) {
+            self.wait_take(word);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_take(&self, word: &AtomicU32) {
         let mut spins = 0u32;
         while !self.try_take(word) {
             spin();
@@ -185,7 +194,19 @@ impl<'a> Holder<'a> {
 
     /// Waits until `word` holds no owner (it is [`FREE`] or [`NOBODY`]),
     /// setting it back to [`FREE`] when its owner is dead. Returns the value.
+    #[inline]
     pub(crate) fn settled(&self, word: &AtomicU32) -> u32 {
+        let held = word.load(Ordering::Acquire);
+        if held == FREE || held == NOBODY {
+            return held;
+        }
+        self.wait_settled(word)
+    }
+
+    /// [`Holder::settled`] once the word was seen held: out of the probe loop.
+    #[cold]
+    #[inline(never)]
+    fn wait_settled(&self, word: &AtomicU32) -> u32 {
         let mut spins = 0u32;
         loop {
             let held = word.load(Ordering::Acquire);
