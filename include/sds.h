@@ -108,6 +108,11 @@ enum sds_result
      * a downgrade in the `sds_entry`, never as a result.
      */
     SDS_RESULT_DOWNGRADED = 14,
+    /**
+     * Reserved (shared tables, to come): a table file laid out by another
+     * build; the message names the field that differs.
+     */
+    SDS_RESULT_LAYOUT_MISMATCH = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -10,9 +10,9 @@ use crate::sum_cache::{SumCache, COMPLETED, KINDS};
 use crate::sync::const_fn;
 use crate::window::{discarded_unusual, locate, runs, Bucket};
 
-const BUCKET_MS: u64 = 1000;
-const WINDOW: u64 = COMPLETED + 1;
-const RING: usize = 30;
+pub(crate) const BUCKET_MS: u64 = 1000;
+pub(crate) const WINDOW: u64 = COMPLETED + 1;
+pub(crate) const RING: usize = 30;
 
 /// Which counter.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -26,6 +26,8 @@ pub(crate) enum Counter {
 /// Sums of the four counters, indexed by [`Counter`].
 pub(crate) type Sums = [u64; KINDS];
 
+/// `repr(C)`: 30 × 4 lap-tagged words, then the cache; 1 024 bytes.
+#[repr(C)]
 pub(crate) struct Counters {
     seconds: [[Bucket; KINDS]; RING],
     completed: SumCache,

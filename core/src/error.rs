@@ -5,6 +5,7 @@
 
 use core::fmt;
 
+use crate::layout::LayoutField;
 use crate::strategy::Field;
 
 /// Stable identity of an error, shared by every binding.
@@ -41,11 +42,14 @@ pub enum ErrorCode {
     /// bindings' `Downgraded` errors; the core itself reports downgrades in
     /// the entry, never as an error).
     Downgraded = 14,
+    /// Shared table memory laid out by another build (a different layout
+    /// version, capacity, slot size, byte order, ...): never reinterpreted.
+    LayoutMismatch = 15,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::InvalidStrategy,
         ErrorCode::UnknownField,
         ErrorCode::InvalidWindow,
@@ -60,6 +64,7 @@ impl ErrorCode {
         ErrorCode::Closed,
         ErrorCode::Panic,
         ErrorCode::Downgraded,
+        ErrorCode::LayoutMismatch,
     ];
 
     /// The stable number (C's `sds_result`; 0 is reserved for success).
@@ -84,6 +89,7 @@ impl ErrorCode {
             ErrorCode::Closed => "SDS_CLOSED",
             ErrorCode::Panic => "SDS_PANIC",
             ErrorCode::Downgraded => "SDS_DOWNGRADED",
+            ErrorCode::LayoutMismatch => "SDS_LAYOUT_MISMATCH",
         }
     }
 
@@ -104,6 +110,7 @@ impl ErrorCode {
             ErrorCode::Closed => "used after close",
             ErrorCode::Panic => "internal error (panic caught)",
             ErrorCode::Downgraded => "request downgraded, no fallback given",
+            ErrorCode::LayoutMismatch => "shared table has another layout",
         }
     }
 
@@ -235,6 +242,9 @@ pub enum Error {
     InvalidEntry,
     /// An argument a binding passed breaks its rule (times, flags, outcomes).
     InvalidArgument(ArgumentRule),
+    /// Shared table memory whose layout descriptor differs in this field
+    /// (see [`crate::LayoutDescriptor::first_difference`] for the values).
+    LayoutMismatch(LayoutField),
 }
 
 impl Error {
@@ -250,6 +260,7 @@ impl Error {
             Error::InvalidCapacity => ErrorCode::InvalidCapacity,
             Error::InvalidEntry => ErrorCode::InvalidEntry,
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::LayoutMismatch(_) => ErrorCode::LayoutMismatch,
         }
     }
 
@@ -272,6 +283,13 @@ impl fmt::Display for Error {
             }
             Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
             Error::InvalidArgument(rule) => f.write_str(rule.as_str()),
+            Error::LayoutMismatch(field) => {
+                write!(
+                    f,
+                    "shared table has another layout: {} differs",
+                    field.as_str()
+                )
+            }
             Error::NameTooLong => write!(
                 f,
                 "point name is too long (at most {} bytes)",

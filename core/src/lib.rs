@@ -12,7 +12,9 @@
 //!   objects, builders) to a strategy, [`StrategyError`] its errors.
 //! - [`Point`]: the counters, strategy and delay of one point; [`Point::enter`]
 //!   returns an [`Entry`] that [`Point::exit`] settles.
-//! - [`PointTable`]: names to points in caller-provided storage.
+//! - [`PointTable`]: names to points in caller-provided storage, private or
+//!   [`Shared`] between processes ([`TableState`], [`LayoutDescriptor`],
+//!   [`Owner`], [`Liveness`]).
 //! - [`Error`], [`ErrorCode`], [`Reason`]: the one table of codes and names that
 //!   every binding maps from.
 //!
@@ -49,6 +51,9 @@ mod delay;
 mod entry;
 mod error;
 mod json;
+mod layout;
+mod owner;
+mod peak;
 mod point;
 mod reason;
 mod stats_fields;
@@ -65,10 +70,17 @@ pub mod window;
 
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
 pub use error::{ArgumentRule, Error, ErrorCode, Rule, WindowRule};
+pub use layout::{LayoutDescriptor, LayoutField, LAYOUT_VERSION};
+pub use owner::{AlwaysAlive, Liveness, Owner};
+#[cfg(any(loom, feature = "test-hooks"))]
+pub use owner::{Checkpoint, Transition};
 pub use point::{CycleStats, Point, Stats};
 pub use reason::Reason;
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
 pub use strategy_error::{KeyText, StrategyError};
 pub use strategy_input::{StrategyBuilder, Value};
-pub use table::{check_capacity, PointId, PointTable, Slot, MAX_CAPACITY, MAX_NAME_LEN};
+pub use table::{
+    check_capacity, PointId, PointTable, Shared, Slot, TableState, TableStorage, MAX_CAPACITY,
+    MAX_NAME_LEN,
+};
 pub use window::{Bucket, SlidingWindow, Tally};

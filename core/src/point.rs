@@ -1,6 +1,11 @@
 //! `Point`: every counter of one point (SEMANTICS.md §2), its strategy and its
 //! delay state, and the decision of §4. Plain fixed-size data: a `static`, a
 //! table slot or any other memory can hold it.
+//!
+//! A point's transitions (a delay starting, a probe settling, a strategy
+//! replaced) are held by an owner (owner.rs): [`Point`]'s own methods act as
+//! [`crate::Owner::PRIVATE`]; a [`crate::PointTable`] passes its view's owner
+//! and liveness, so use a shared table's points through the table.
 
 use core::cell::Cell;
 
@@ -9,11 +14,12 @@ use crate::counters::{Counter, Counters, Sums};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
+use crate::owner::Holder;
+use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
-use crate::window::{SdsMaxConcurrencyWindow, SlidingWindow};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
 // `repr(C)`: cbindgen makes C's `sds_cycle_stats` of it.
@@ -59,13 +65,20 @@ enum Verdict {
 }
 
 /// One protected operation: counters, strategy and delay.
+///
+/// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
+/// pattern is a valid point and all zero is [`Point::new`]. 1 336 bytes,
+/// aligned to 8.
+#[repr(C)]
 pub struct Point {
     counters: Counters,
-    max_concurrency: SdsMaxConcurrencyWindow,
-    in_flight: AtomicU32,
+    max_concurrency: Peak,
     triggers: AtomicU64,
-    strategy: StrategyCell,
-    delay: Delay,
+    pub(crate) strategy: StrategyCell,
+    pub(crate) delay: Delay,
+    in_flight: AtomicU32,
+    /// Unused: keeps the size a multiple of 8 with no hidden padding.
+    reserved: AtomicU32,
 }
 
 impl Default for Point {
@@ -80,11 +93,12 @@ impl Point {
         pub fn new() -> Point {
             Point {
                 counters: Counters::new(),
-                max_concurrency: SlidingWindow::sds_max_concurrency(),
-                in_flight: AtomicU32::new(0),
+                max_concurrency: Peak::new(),
                 triggers: AtomicU64::new(0),
                 strategy: StrategyCell::new(),
                 delay: Delay::new(),
+                in_flight: AtomicU32::new(0),
+                reserved: AtomicU32::new(0),
             }
         }
     }
@@ -93,11 +107,19 @@ impl Point {
     /// rejected whole and the old one stays. Counters and permits in flight
     /// are kept; a delay ends if the new strategy has none.
     pub fn set_strategy(&self, strategy: Option<&Strategy>) -> Result<(), Error> {
+        self.set_strategy_as(strategy, &Holder::PRIVATE)
+    }
+
+    pub(crate) fn set_strategy_as(
+        &self,
+        strategy: Option<&Strategy>,
+        holder: &Holder<'_>,
+    ) -> Result<(), Error> {
         if let Some(s) = strategy {
             s.validate()?;
         }
         self.delay
-            .replace(strategy, || self.strategy.store(strategy));
+            .replace(strategy, || self.strategy.store(strategy, holder), holder);
         Ok(())
     }
 
@@ -109,6 +131,10 @@ impl Point {
     /// Counts a request at `now_ms` and decides whether it is downgraded.
     /// Every entry must be passed to [`Point::exit`] exactly once.
     pub fn enter(&self, now_ms: u64, flags: Flags) -> Entry {
+        self.enter_as(now_ms, flags, &Holder::PRIVATE)
+    }
+
+    pub(crate) fn enter_as(&self, now_ms: u64, flags: Flags, holder: &Holder<'_>) -> Entry {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
         let bucket = Counters::bucket_of(now_ms);
@@ -126,7 +152,7 @@ impl Point {
             acquired: entry.holds_permit(),
             sums: Cell::new(None),
         };
-        match self.judge(now_ms, flags, &s, &reading) {
+        match self.judge(now_ms, flags, &s, &reading, holder) {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
                 entry.state |= PROBE;
@@ -143,7 +169,14 @@ impl Point {
         entry
     }
 
-    fn judge(&self, now_ms: u64, flags: Flags, s: &Strategy, reading: &Live<'_>) -> Verdict {
+    fn judge(
+        &self,
+        now_ms: u64,
+        flags: Flags,
+        s: &Strategy,
+        reading: &Live<'_>,
+        holder: &Holder<'_>,
+    ) -> Verdict {
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
             return Verdict::Triggered(Reason::PressureTest);
         }
@@ -160,7 +193,7 @@ impl Point {
         match first_failure(s, reading) {
             Some(reason) => {
                 if s.has_delay() {
-                    self.delay.start(now_ms, s);
+                    self.delay.start(now_ms, s, holder);
                 }
                 Verdict::Triggered(reason)
             }
@@ -190,6 +223,17 @@ impl Point {
     /// `timeoutThreshold`, only returns its permit. Bindings pass their wall
     /// clock here and skip its cost on most exits.
     pub fn exit_with(&self, entry: &Entry, outcome: Outcome, clock: impl FnOnce() -> u64) {
+        self.exit_as(entry, outcome, clock, &Holder::PRIVATE);
+    }
+
+    #[inline]
+    pub(crate) fn exit_as(
+        &self,
+        entry: &Entry,
+        outcome: Outcome,
+        clock: impl FnOnce() -> u64,
+        holder: &Holder<'_>,
+    ) {
         if entry.holds_permit() {
             self.release();
         }
@@ -212,8 +256,13 @@ impl Point {
         }
         if entry.is_probe() {
             let strategy = self.strategy.load();
-            self.delay
-                .settle(entry.probe_generation, now_ms, failed, strategy.as_ref());
+            self.delay.settle(
+                entry.probe_generation,
+                now_ms,
+                failed,
+                strategy.as_ref(),
+                holder,
+            );
         }
     }
 
@@ -264,7 +313,7 @@ impl Point {
         let mut held = self.in_flight.load(Ordering::Relaxed);
         loop {
             if (limit >= 0 && held as i64 >= limit) || held == u32::MAX {
-                self.max_concurrency.fetch_max(now_ms, held as u64);
+                self.max_concurrency.raise(now_ms, held as u64);
                 return false;
             }
             match self.in_flight.compare_exchange_weak(
@@ -277,7 +326,7 @@ impl Point {
                 Err(seen) => held = seen,
             }
         }
-        self.max_concurrency.fetch_max(now_ms, held as u64 + 1);
+        self.max_concurrency.raise(now_ms, held as u64 + 1);
         true
     }
 

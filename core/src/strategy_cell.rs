@@ -4,19 +4,31 @@
 //! copy nobody is told to read, then flips the index, so a reader never waits
 //! for a writer; it retries only if two whole replacements happened while it
 //! was reading (the version of its copy moved). Writers, which are rare
-//! configuration pushes, take turns through a flag.
+//! configuration pushes, take turns through a word holding the writer's
+//! owner (owner.rs).
+//!
+//! A writer may die at any instruction (a process of a shared table):
+//! readers still never wait, because a writer only ever writes the copy
+//! readers are not told to read, and flips the index once that copy is
+//! stable; a copy left odd is simply never chosen. The next writer takes the
+//! dead writer's flag over and writes that same copy again, starting from a
+//! new odd version whatever the version it finds.
 
+use crate::owner::{Holder, Transition};
 use crate::strategy::{Field, Strategy};
-use crate::sync::{const_fn, spin, zeroed, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 
-const FIELDS: usize = 13;
-const ABSENT: u64 = 0;
-const PRESENT: u64 = 1;
+pub(crate) const FIELDS: usize = 13;
+const ABSENT: u32 = 0;
+const PRESENT: u32 = 1;
 
-struct Replica {
+/// One copy (`repr(C)`, 112 bytes).
+#[repr(C)]
+pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
-    version: AtomicU32,
-    present: AtomicU64,
+    pub(crate) version: AtomicU32,
+    /// PRESENT or ABSENT (any other value reads as absent).
+    present: AtomicU32,
     values: [AtomicU64; FIELDS],
 }
 
@@ -25,24 +37,29 @@ impl Replica {
         fn new() -> Replica {
             Replica {
                 version: AtomicU32::new(0),
-                present: AtomicU64::new(ABSENT),
+                present: AtomicU32::new(ABSENT),
                 values: zeroed(),
             }
         }
     }
 }
 
+/// Plain data (`repr(C)`, integer atomics only, 232 bytes): all zero is an
+/// absent strategy, and any bit pattern is a valid cell.
+#[repr(C)]
 pub(crate) struct StrategyCell {
-    writing: AtomicBool,
-    readable: AtomicU32,
-    copies: [Replica; 2],
+    /// The owner writing a copy; 0: nobody.
+    pub(crate) writing: AtomicU32,
+    /// The copy readers read (its low bit).
+    pub(crate) readable: AtomicU32,
+    pub(crate) copies: [Replica; 2],
 }
 
 impl StrategyCell {
     const_fn! {
         pub(crate) fn new() -> StrategyCell {
             StrategyCell {
-                writing: AtomicBool::new(false),
+                writing: AtomicU32::new(0),
                 readable: AtomicU32::new(0),
                 copies: [Replica::new(), Replica::new()],
             }
@@ -91,21 +108,21 @@ impl StrategyCell {
     }
 
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
-    pub(crate) fn store(&self, strategy: Option<&Strategy>) -> Option<Strategy> {
-        while self
-            .writing
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            spin();
-        }
+    pub(crate) fn store(
+        &self,
+        strategy: Option<&Strategy>,
+        holder: &Holder<'_>,
+    ) -> Option<Strategy> {
+        holder.take(&self.writing);
+        holder.reached(Transition::StrategyStore, 0);
         let old = self.load();
         let next = (self.readable.load(Ordering::Relaxed) & 1) ^ 1;
         let copy = &self.copies[next as usize];
-        let version = copy.version.load(Ordering::Relaxed);
-        copy.version
-            .store(version.wrapping_add(1), Ordering::Relaxed);
+        // Odd whatever a dead writer left: even + 1, or odd + 2.
+        let version = copy.version.load(Ordering::Relaxed).wrapping_add(1) | 1;
+        copy.version.store(version, Ordering::Relaxed);
         crate::sync::fence(Ordering::Release);
+        holder.reached(Transition::StrategyStore, 1);
         let s = strategy.copied().unwrap_or(Strategy::DEFAULT);
         copy.present.store(
             if strategy.is_some() { PRESENT } else { ABSENT },
@@ -114,10 +131,13 @@ impl StrategyCell {
         for (field, value) in Field::ALL.iter().zip(copy.values.iter()) {
             value.store(s.get(*field) as u64, Ordering::Relaxed);
         }
+        holder.reached(Transition::StrategyStore, 2);
         copy.version
-            .store(version.wrapping_add(2), Ordering::Release);
+            .store(version.wrapping_add(1), Ordering::Release);
+        holder.reached(Transition::StrategyStore, 3);
         self.readable.store(next, Ordering::Release);
-        self.writing.store(false, Ordering::Release);
+        holder.reached(Transition::StrategyStore, 4);
+        holder.give_back(&self.writing);
         old
     }
 }
@@ -133,9 +153,9 @@ mod tests {
         let mut s = Strategy::DEFAULT;
         s.visit_threshold = 7;
         s.delay_time = 20_000;
-        assert_eq!(cell.store(Some(&s)), None);
+        assert_eq!(cell.store(Some(&s), &Holder::PRIVATE), None);
         assert_eq!(cell.load(), Some(s));
-        assert_eq!(cell.store(None), Some(s));
+        assert_eq!(cell.store(None, &Holder::PRIVATE), Some(s));
         assert_eq!(cell.load(), None);
     }
 
@@ -154,7 +174,7 @@ mod tests {
         let mut s = Strategy::DEFAULT;
         s.timeout_threshold = 250;
         s.retry_interval = 2_000;
-        cell.store(Some(&s));
+        cell.store(Some(&s), &Holder::PRIVATE);
         for f in Field::ALL {
             assert_eq!(cell.field(*f), Some(s.get(*f)), "{f:?}");
         }

@@ -25,9 +25,11 @@ pub(crate) const KINDS: usize = 4;
 /// The seconds a window has besides the current one.
 pub(crate) const COMPLETED: u64 = 9;
 
+/// `repr(C)`, 64 bytes. A rebuilder that dies (a process of a shared table)
+/// leaves `seq` odd: the cache is then never used again, and every decision
+/// walks the window itself, which is slower but exact.
+#[repr(C)]
 pub(crate) struct SumCache {
-    /// Even: stable. Odd: being rebuilt.
-    seq: AtomicU32,
     /// One more than the current second the sums were built for; 0: none.
     tag: AtomicU64,
     /// The epoch the sums were built at.
@@ -35,6 +37,10 @@ pub(crate) struct SumCache {
     /// Bumped by every late write into a second the tag covers.
     epoch: AtomicU64,
     sums: [AtomicU64; KINDS],
+    /// Even: stable. Odd: being rebuilt.
+    seq: AtomicU32,
+    /// Unused: no hidden padding.
+    reserved: AtomicU32,
 }
 
 /// Orders a store before a later load under loom, which does not model
@@ -49,11 +55,12 @@ impl SumCache {
     const_fn! {
         pub(crate) fn new() -> SumCache {
             SumCache {
-                seq: AtomicU32::new(0),
                 tag: AtomicU64::new(0),
                 built_at: AtomicU64::new(0),
                 epoch: AtomicU64::new(0),
                 sums: zeroed(),
+                seq: AtomicU32::new(0),
+                reserved: AtomicU32::new(0),
             }
         }
     }

@@ -2,10 +2,10 @@
 //! model-checked twins, so the loom tests exercise the very code that ships.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Declares a `const fn`, except under loom, whose atomics have no `const`
 /// constructor. Everything else about the function is the same in both builds.

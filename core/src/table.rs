@@ -32,12 +32,35 @@
 //! So size a table about 15 % above the points it must hold. With 4 buckets
 //! per name the first refusal at 2^20 comes at 77 %; 16 buckets of 8 slots
 //! (16 lines per miss) reached 87 %.
+//!
+//! # Shared memory
+//!
+//! A table is its slots and a [`TableState`] (how many names, how deep any
+//! insert went). Both are plain `repr(C)` data made only of integer atomics:
+//! all zero is a fresh table, and any bit pattern is a valid one, so several
+//! processes can map the same memory and each make a [`PointTable`] view over
+//! it ([`PointTable::with_owner`] on [`Shared`] storage). The layout is
+//! described by [`crate::LayoutDescriptor`].
+//!
+//! A name slot's state word is `EMPTY` (0), `READY` (`u32::MAX`), or the id
+//! of the view claiming it. A reader compares names only in `READY` slots. A
+//! waiter that meets a slot claimed for long asks the view's liveness, and
+//! sets a dead claimer's slot back to empty (no one has passed it, see
+//! `seek`); the next claimer writes the whole name again. The claim raises
+//! `longest_probe` before the slot is ready, so a name is never deeper than
+//! what a lookup walks; a claimer that dies after that costs longer misses
+//! at most. The bucket's tag is published after the slot is ready, so a dead
+//! claimer never leaves a tag behind; one that dies between the two leaves
+//! its name untagged, which is found all the same (an untagged slot is read).
+//! `len` is counted last: a claimer that dies after its name is ready leaves
+//! it one short.
 
 use crate::entry::{Entry, Flags, Outcome};
 use crate::error::Error;
+use crate::owner::{AlwaysAlive, Holder, Liveness, Owner, Transition, FREE, NOBODY};
 use crate::point::{Point, Stats};
 use crate::strategy::Strategy;
-use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
 use crate::tags::{Tags, BUCKET};
 
 /// The longest point name, in bytes. Names are bytes: any byte, UTF-8 or
@@ -48,10 +71,9 @@ pub const MAX_CAPACITY: usize = 1 << 20;
 /// The most buckets a name may occupy, so the most a lookup or insert reads.
 const PROBE_BUCKETS: usize = 8;
 
-const NAME_WORDS: usize = MAX_NAME_LEN / 8;
-const EMPTY: u32 = 0;
-const CLAIMED: u32 = 1;
-const READY: u32 = 2;
+pub(crate) const NAME_WORDS: usize = MAX_NAME_LEN / 8;
+const EMPTY: u32 = FREE;
+const READY: u32 = NOBODY;
 
 /// The index of a point in its table: a handle that skips the name lookup.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,13 +93,21 @@ impl PointId {
 
 /// One slot of a table: a name and its point. The first slot of each bucket
 /// also holds the bucket's tags; the other slots leave theirs unused.
+///
+/// Plain data, `repr(C)`, made only of integer atomics: all zero is
+/// [`Slot::new`] and any bit pattern is a valid slot. 1 728 bytes, aligned
+/// to 64 (the tags' cache line); `tests/layout.rs` pins both.
+#[repr(C)]
 pub struct Slot {
     tags: Tags,
+    /// EMPTY, READY, or the id of the owner claiming the slot.
     state: AtomicU32,
     len: AtomicU32,
     hash: AtomicU64,
     name: [AtomicU64; NAME_WORDS],
     point: Point,
+    /// Unused: the size is a whole number of lines with no hidden padding.
+    reserved: [AtomicU64; 7],
 }
 
 impl Slot {
@@ -91,6 +121,7 @@ impl Slot {
                 hash: AtomicU64::new(0),
                 name: zeroed(),
                 point: Point::new(),
+                reserved: zeroed(),
             }
         }
     }
@@ -113,24 +144,21 @@ impl Slot {
                     .is_some_and(|word| word.load(Ordering::Relaxed) == tail_word(tail)))
     }
 
-    fn fill(&self, hash: u64, name: &[u8]) {
+    fn fill(&self, hash: u64, name: &[u8], holder: &Holder<'_>) {
         for (chunk, word) in name.chunks(8).zip(self.name.iter()) {
             word.store(pack_word(chunk), Ordering::Relaxed);
         }
         self.len.store(name.len() as u32, Ordering::Relaxed);
         self.hash.store(hash, Ordering::Relaxed);
+        holder.reached(Transition::Claim, 2);
         self.state.store(READY, Ordering::Release);
     }
 
-    /// The state once it is no longer being claimed.
-    fn settled_state(&self) -> u32 {
-        loop {
-            let state = self.state.load(Ordering::Acquire);
-            if state != CLAIMED {
-                return state;
-            }
-            spin();
-        }
+    /// The state once it is no longer being claimed: EMPTY or READY. A slot
+    /// whose claimer died goes back to EMPTY.
+    #[inline]
+    fn settled_state(&self, holder: &Holder<'_>) -> u32 {
+        holder.settled(&self.state)
     }
 }
 
@@ -286,13 +314,101 @@ enum Seen {
     Full,
 }
 
-/// Names to points over caller storage (`Box<[Slot]>`, `Vec<Slot>`, an array,
-/// a static). Capacity is the storage's length, 1 to [`MAX_CAPACITY`].
-pub struct PointTable<S> {
-    slots: S,
+/// What a table needs besides its slots: plain data (`repr(C)`, integer
+/// atomics only, 64 bytes aligned to 64 so it can sit on its own line before
+/// the slots). All zero is a fresh table's state; any bit pattern is valid.
+#[repr(C, align(64))]
+pub struct TableState {
+    /// How many names were inserted.
     len: AtomicU32,
     /// The most buckets any insert has walked: where a lookup may stop.
     longest_probe: AtomicU32,
+    /// Unused (zero): the rest of the line, with no hidden padding.
+    reserved: [AtomicU32; 14],
+}
+
+#[cfg(not(loom))]
+const fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    [const { AtomicU32::new(0) }; N]
+}
+
+#[cfg(loom)]
+fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    core::array::from_fn(|_| AtomicU32::new(0))
+}
+
+impl TableState {
+    const_fn! {
+        /// A fresh table's state.
+        pub fn new() -> TableState {
+            TableState {
+                len: AtomicU32::new(0),
+                longest_probe: AtomicU32::new(0),
+                reserved: zeroed_u32(),
+            }
+        }
+    }
+}
+
+impl Default for TableState {
+    fn default() -> TableState {
+        TableState::new()
+    }
+}
+
+/// Memory a table lives in: its slots, and its [`TableState`] unless the
+/// table keeps its own (`None`: every `AsRef<[Slot]>`, a private table).
+pub trait TableStorage {
+    /// The slots.
+    fn slots(&self) -> &[Slot];
+    /// The state kept next to the slots, if the storage has one.
+    fn state(&self) -> Option<&TableState>;
+}
+
+impl<T: AsRef<[Slot]>> TableStorage for T {
+    #[inline]
+    fn slots(&self) -> &[Slot] {
+        self.as_ref()
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&TableState> {
+        None
+    }
+}
+
+/// Storage shared with other views (other processes): a state and its slots
+/// in memory the caller maps.
+#[derive(Copy, Clone)]
+pub struct Shared<'a> {
+    /// The table's state.
+    pub state: &'a TableState,
+    /// The table's slots.
+    pub slots: &'a [Slot],
+}
+
+impl TableStorage for Shared<'_> {
+    #[inline]
+    fn slots(&self) -> &[Slot] {
+        self.slots
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&TableState> {
+        Some(self.state)
+    }
+}
+
+/// Names to points over caller storage (`Box<[Slot]>`, `Vec<Slot>`, an array,
+/// a static, or [`Shared`] memory). Capacity is the number of slots, 1 to
+/// [`MAX_CAPACITY`]. The view's owner and liveness (`L`) decide who holds the
+/// transitions it starts and when a waiter may take one over (owner.rs).
+pub struct PointTable<S, L = AlwaysAlive> {
+    storage: S,
+    /// The state of a table whose storage keeps none.
+    own: TableState,
+    owner: Owner,
+    liveness: L,
     /// Buckets read, so tests can check the bound.
     #[cfg(test)]
     probes: AtomicU64,
@@ -301,14 +417,32 @@ pub struct PointTable<S> {
     slot_reads: AtomicU64,
 }
 
-impl<S: AsRef<[Slot]>> PointTable<S> {
-    /// A table over `storage`, whose slots should be fresh.
+impl<S: TableStorage> PointTable<S> {
+    /// A private table over `storage`, whose slots (and state) should be
+    /// fresh: owner [`Owner::PRIVATE`], always alive.
     pub fn new(storage: S) -> Result<PointTable<S>, Error> {
-        check_capacity(storage.as_ref().len())?;
+        PointTable::with_owner(storage, Owner::PRIVATE, AlwaysAlive)
+    }
+}
+
+impl<'a> PointTable<Shared<'a>> {
+    /// A view over a state and slots that other views may share, as
+    /// [`Owner::PRIVATE`] (every view in one process).
+    pub fn over(state: &'a TableState, slots: &'a [Slot]) -> Result<PointTable<Shared<'a>>, Error> {
+        PointTable::new(Shared { state, slots })
+    }
+}
+
+impl<S: TableStorage, L: Liveness> PointTable<S, L> {
+    /// A view over `storage` whose transitions are held by `owner`; a waiter
+    /// asks `liveness` about a holder it has waited on for long.
+    pub fn with_owner(storage: S, owner: Owner, liveness: L) -> Result<PointTable<S, L>, Error> {
+        check_capacity(storage.slots().len())?;
         Ok(PointTable {
-            slots: storage,
-            len: AtomicU32::new(0),
-            longest_probe: AtomicU32::new(0),
+            storage,
+            own: TableState::new(),
+            owner,
+            liveness,
             #[cfg(test)]
             probes: AtomicU64::new(0),
             #[cfg(test)]
@@ -316,14 +450,34 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
         })
     }
 
+    #[inline]
+    fn slots(&self) -> &[Slot] {
+        self.storage.slots()
+    }
+
+    #[inline]
+    fn state(&self) -> &TableState {
+        self.storage.state().unwrap_or(&self.own)
+    }
+
+    #[inline]
+    fn holder(&self) -> Holder<'_> {
+        Holder::new(self.owner, &self.liveness)
+    }
+
+    /// The owner of this view.
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
     /// How many points fit.
     pub fn capacity(&self) -> usize {
-        self.slots.as_ref().len()
+        self.slots().len()
     }
 
     /// How many points exist.
     pub fn len(&self) -> usize {
-        self.len.load(Ordering::Acquire) as usize
+        self.state().len.load(Ordering::Acquire) as usize
     }
 
     /// Whether no point exists yet.
@@ -336,7 +490,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
     pub fn lookup(&self, name: &[u8]) -> Result<Option<PointId>, Error> {
         check_name(name)?;
         let h = hash(name);
-        let walked = self.longest_probe.load(Ordering::Acquire) as usize;
+        let walked = self.state().longest_probe.load(Ordering::Acquire) as usize;
         for bucket in Buckets::of(h, self.capacity(), walked) {
             match self.seek(bucket, h, name) {
                 Seen::Name(index) => return Ok(Some(PointId(index as u32))),
@@ -361,10 +515,8 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
                     Seen::Name(index) => return Ok(PointId(index as u32)),
                     Seen::Full => break,
                     Seen::Empty(index) => {
-                        if self.claim(index, h, name) {
-                            self.longest_probe
-                                .fetch_max(walked as u32 + 1, Ordering::AcqRel);
-                            self.len.fetch_add(1, Ordering::AcqRel);
+                        if self.claim(index, h, name, walked as u32 + 1) {
+                            self.state().len.fetch_add(1, Ordering::AcqRel);
                             return Ok(PointId(index as u32));
                         }
                     }
@@ -377,11 +529,14 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
     }
 
     /// Finds `name` or the first empty slot in `bucket`, reading its tags and
-    /// only the slots whose tag matches or is still 0.
+    /// only the slots whose tag matches or is still 0. It never passes a slot
+    /// being claimed (it waits for it to settle), so no name lies beyond a
+    /// slot a dead claimer held.
     fn seek(&self, bucket: usize, h: u64, name: &[u8]) -> Seen {
         #[cfg(test)]
         self.probes.fetch_add(1, Ordering::Relaxed);
-        let slots = self.slots.as_ref();
+        let slots = self.slots();
+        let holder = self.holder();
         let first = bucket * BUCKET;
         for at in slots[first].tags.candidates(Tags::of(h)) {
             // A short last bucket: the lanes past the table are never tagged.
@@ -390,7 +545,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
             };
             #[cfg(test)]
             self.slot_reads.fetch_add(1, Ordering::Relaxed);
-            match slot.settled_state() {
+            match slot.settled_state(&holder) {
                 EMPTY => return Seen::Empty(first + at),
                 _ if slot.holds(h, name) => return Seen::Name(first + at),
                 _ => {}
@@ -399,19 +554,22 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
         Seen::Full
     }
 
-    /// Claims the empty slot `index` for `name`; false if another insert took
-    /// it first.
-    fn claim(&self, index: usize, h: u64, name: &[u8]) -> bool {
-        let slots = self.slots.as_ref();
+    /// Claims the empty slot `index` for `name`, found `depth` buckets into
+    /// its probe; false if another insert took it first.
+    fn claim(&self, index: usize, h: u64, name: &[u8], depth: u32) -> bool {
+        let slots = self.slots();
         let slot = &slots[index];
-        if slot
-            .state
-            .compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+        let holder = self.holder();
+        if !holder.try_take(&slot.state) {
             return false;
         }
-        slot.fill(h, name);
+        holder.reached(Transition::Claim, 0);
+        // Before the name is ready: a lookup never stops short of it.
+        self.state()
+            .longest_probe
+            .fetch_max(depth, Ordering::AcqRel);
+        holder.reached(Transition::Claim, 1);
+        slot.fill(h, name, &holder);
         // After the slot is ready: a reader that sees the tag sees the name.
         let first = index - index % BUCKET;
         slots[first].tags.publish(index - first, Tags::of(h));
@@ -421,7 +579,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
     /// The point with this id; [`Error::InvalidEntry`] if out of range or
     /// not created.
     pub fn point(&self, id: PointId) -> Result<&Point, Error> {
-        match self.slots.as_ref().get(id.0 as usize) {
+        match self.slots().get(id.0 as usize) {
             Some(slot) if slot.state.load(Ordering::Acquire) == READY => Ok(&slot.point),
             _ => Err(Error::InvalidEntry),
         }
@@ -434,7 +592,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
 
     /// Enters the point with this id.
     pub fn enter_point(&self, id: PointId, now_ms: u64, flags: Flags) -> Result<Entry, Error> {
-        let mut entry = self.point(id)?.enter(now_ms, flags);
+        let mut entry = self.point(id)?.enter_as(now_ms, flags, &self.holder());
         entry.point = id.0;
         Ok(entry)
     }
@@ -452,7 +610,8 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
         outcome: Outcome,
         clock: impl FnOnce() -> u64,
     ) -> Result<(), Error> {
-        self.point(entry.point())?.exit_with(entry, outcome, clock);
+        self.point(entry.point())?
+            .exit_as(entry, outcome, clock, &self.holder());
         Ok(())
     }
 
@@ -461,14 +620,15 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
     pub fn set_strategy(&self, name: &[u8], strategy: &Strategy) -> Result<PointId, Error> {
         strategy.validate()?;
         let id = self.insert(name)?;
-        self.point(id)?.set_strategy(Some(strategy))?;
+        self.point(id)?
+            .set_strategy_as(Some(strategy), &self.holder())?;
         Ok(id)
     }
 
     /// Removes the strategy of `name`; its counters stay.
     pub fn remove_strategy(&self, name: &[u8]) -> Result<(), Error> {
         if let Some(id) = self.lookup(name)? {
-            self.point(id)?.set_strategy(None)?;
+            self.point(id)?.set_strategy_as(None, &self.holder())?;
         }
         Ok(())
     }
@@ -485,3 +645,7 @@ impl<S: AsRef<[Slot]>> PointTable<S> {
 #[cfg(test)]
 #[path = "table_tests.rs"]
 mod tests;
+
+#[cfg(all(test, not(loom)))]
+#[path = "takeover_tests.rs"]
+mod takeover_tests;

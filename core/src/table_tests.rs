@@ -75,7 +75,7 @@ fn a_miss_and_a_new_name_in_a_full_large_table_read_at_most_the_probe_bound() {
     let placed = fill_completely(&t);
     assert_eq!((t.len(), placed.len()), (capacity, capacity));
     assert_eq!(
-        t.longest_probe.load(Ordering::Relaxed),
+        t.state().longest_probe.load(Ordering::Relaxed),
         PROBE_BUCKETS as u32
     );
     let slot_reads = t.slot_reads.load(Ordering::Relaxed);
@@ -130,7 +130,7 @@ fn a_lookup_reads_no_further_than_the_longest_insert() {
     let t = table(1 << 12);
     assert_eq!(probes(&t, || t.lookup(b"x")), (Ok(None), 0));
     t.insert(b"first").unwrap();
-    assert_eq!(t.longest_probe.load(Ordering::Relaxed), 1);
+    assert_eq!(t.state().longest_probe.load(Ordering::Relaxed), 1);
     // Its home bucket has free slots: a miss stops at the first one.
     assert_eq!(probes(&t, || t.lookup(b"x")), (Ok(None), 1));
 }

@@ -48,8 +48,10 @@ pub const MAX_RING: usize = 1 << 16;
 
 const COUNT_MASK: u64 = u32::MAX as u64;
 
-/// One slot of a ring: a lap tag and a count in one atomic word.
+/// One slot of a ring: a lap tag and a count in one atomic word (`repr(transparent)`:
+/// 8 bytes, all zero is an empty bucket, any bit pattern a valid one).
 #[derive(Debug)]
+#[repr(transparent)]
 pub struct Bucket(AtomicU64);
 
 impl Bucket {

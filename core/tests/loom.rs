@@ -1,6 +1,7 @@
 //! Model-checked concurrency (run with `RUSTFLAGS="--cfg loom"`, see the
 //! Makefile's `loom` target): loom runs every interleaving of the real
-//! atomics of the window, the permit and the strategy swap.
+//! atomics of the window, the permit and the strategy swap, and the
+//! take-overs from a dead owner (`loom/takeover.rs`).
 #![cfg(loom)]
 
 use loom::sync::atomic::AtomicUsize;
@@ -9,6 +10,9 @@ use loom::sync::Arc;
 use loom::thread;
 use sds_core::window::SdsCounterWindow;
 use sds_core::{Flags, Outcome, Point, SlidingWindow, Strategy};
+
+#[path = "loom/takeover.rs"]
+mod takeover;
 
 const T: u64 = 1_000_000;
 const NEXT_LAP: u64 = T + 30_000; // the same slot, one lap of the ring later

@@ -52,6 +52,9 @@ pub enum sds_result {
     /// Reserved (bindings' "downgraded without a fallback"); libsds reports
     /// a downgrade in the `sds_entry`, never as a result.
     Downgraded = 14,
+    /// Reserved (shared tables, to come): a table file laid out by another
+    /// build; the message names the field that differs.
+    LayoutMismatch = 15,
 }
 
 impl sds_result {
@@ -73,6 +76,7 @@ impl sds_result {
             ErrorCode::Closed => sds_result::Closed,
             ErrorCode::Panic => sds_result::Panic,
             ErrorCode::Downgraded => sds_result::Downgraded,
+            ErrorCode::LayoutMismatch => sds_result::LayoutMismatch,
         }
     }
 }

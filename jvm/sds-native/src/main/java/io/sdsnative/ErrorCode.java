@@ -35,7 +35,9 @@ public enum ErrorCode {
      * A request was downgraded and no fallback was given (for callers that
      * turn {@link Entry#isDowngraded()} into an exception).
      */
-    DOWNGRADED(14);
+    DOWNGRADED(14),
+    /** A shared table laid out by another build (the message names what differs). */
+    LAYOUT_MISMATCH(15);
 
     private final int number;
 
