@@ -44,10 +44,12 @@ pub enum Error {
         ours: u64,
         theirs: u64,
     },
-    /// A table whose layout differs: `field` is the first that does.
+    /// A table whose layout differs: `field` is the first field of the
+    /// core's `LayoutDescriptor` that does (the capacity included), with
+    /// this process's value and the file's.
     LayoutMismatch {
         path: PathBuf,
-        field: &'static str,
+        field: sds_core::LayoutField,
         ours: u64,
         theirs: u64,
     },
@@ -128,8 +130,9 @@ impl fmt::Display for Error {
                 theirs,
             } => write!(
                 f,
-                "{}: table layout differs in {field}: the file has {theirs}, this process needs {ours}",
-                path.display()
+                "{}: table layout differs in {}: the file has {theirs}, this process needs {ours}",
+                path.display(),
+                field.as_str()
             ),
             Error::Truncated {
                 path,

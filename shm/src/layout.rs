@@ -7,11 +7,16 @@
 //! 12352   slots, `capacity` x size_of::<Slot>(), at Slot's alignment (>= 64)
 //! ```
 //!
+//! LEDGER: the per-process permit ledger (the core's `Held` rows, one row
+//! per process slot, reached through `TableStorage::ledger()`) will get its
+//! own region here, after the slots, sized from the core's descriptor, and
+//! `Layout` will carry its offset. Bump [`LAYOUT_VERSION`] with it.
+//!
 //! Lock bytes (fcntl, past the end of the file, never read or written):
 //! `INIT_LOCK` for initialisation, `PROCESS_LOCK_BASE + i` for process
 //! slot `i`.
 
-use crate::descriptor::{LayoutDescriptor, DESCRIPTOR_WORDS};
+use sds_core::{LayoutDescriptor, LayoutField};
 
 /// The header's size: one page.
 pub const HEADER_SIZE: usize = 4096;
@@ -21,9 +26,14 @@ pub const HEADER_WORDS: usize = HEADER_SIZE / 8;
 pub const HEADER_MAGIC: usize = 0;
 /// Word 1: the layout version.
 pub const HEADER_VERSION: usize = 1;
-/// Words 2..14: the descriptor; word 2 is its byte order mark, at a fixed
-/// place in every version so it is checked before the version is read.
+/// Words 2..19: the core's `LayoutDescriptor`, one field per word in the
+/// order of `LayoutField::ALL`.
 pub const HEADER_DESCRIPTOR: usize = 2;
+/// How many words the descriptor takes.
+pub const DESCRIPTOR_WORDS: usize = LayoutField::ALL.len();
+/// The descriptor's byte order word: at a fixed place in every version, so it
+/// is checked before the version is read.
+pub const HEADER_BYTE_ORDER: usize = HEADER_DESCRIPTOR + 14;
 /// Word 32: [`READY`] once the table is whole.
 pub const HEADER_READY: usize = 32;
 /// Word 33: the pid of the process that initialised it (information only:
@@ -32,15 +42,17 @@ pub const HEADER_CREATOR_PID: usize = 33;
 
 /// The magic, as the first 8 bytes of the file.
 pub const MAGIC: [u8; 8] = *b"SDSTABLE";
-/// The layout this build reads and writes.
-pub const LAYOUT_VERSION: u64 = 1;
+/// The file layout this build reads and writes: the header, the process
+/// slots, where the core's memory lies. What the core's memory holds is the
+/// descriptor's business (its own `layout_version` included).
+pub const LAYOUT_VERSION: u64 = 2;
 /// The ready word's value once initialisation has finished ("READYSDS"
 /// as bytes): a random word is not taken for ready.
 pub const READY: u64 = u64::from_le_bytes(*b"READYSDS");
 
 /// Processes that can be attached at once.
 pub const MAX_PROCESSES: usize = 256;
-/// Bytes per process record.
+/// Bytes per process record. The version pins it and [`MAX_PROCESSES`].
 pub const PROCESS_RECORD_SIZE: usize = 32;
 /// Where the process records start.
 pub const PROCESSES_OFFSET: usize = HEADER_SIZE;
@@ -56,8 +68,40 @@ pub const INIT_LOCK: u64 = 1 << 40;
 pub const PROCESS_LOCK_BASE: u64 = INIT_LOCK + 1;
 
 const _: () = assert!(HEADER_DESCRIPTOR + DESCRIPTOR_WORDS <= HEADER_READY);
+const _: () = assert!(matches!(LayoutField::ALL[14], LayoutField::ByteOrder));
 const _: () = assert!(HEADER_CREATOR_PID < HEADER_WORDS);
 const _: () = assert!(TABLE_STATE_OFFSET % 64 == 0);
+
+/// The descriptor stored as `words`, in the order of `LayoutField::ALL`
+/// (any values: it is only compared; a word wider than 32 bits cannot
+/// describe this build and reads as `u32::MAX`).
+pub fn descriptor_from_words(words: [u64; DESCRIPTOR_WORDS]) -> LayoutDescriptor {
+    let w = words.map(|w| u32::try_from(w).unwrap_or(u32::MAX));
+    LayoutDescriptor {
+        layout_version: w[0],
+        capacity: w[1],
+        slot_size: w[2],
+        slot_align: w[3],
+        state_size: w[4],
+        state_align: w[5],
+        counter_bucket_ms: w[6],
+        counter_buckets: w[7],
+        counter_ring: w[8],
+        peak_cycle_ms: w[9],
+        peak_ring: w[10],
+        max_name_len: w[11],
+        strategy_fields: w[12],
+        pointer_width: w[13],
+        byte_order: w[14],
+        atomic_u32_size: w[15],
+        atomic_u64_size: w[16],
+    }
+}
+
+/// The descriptor's fields as stored, in the order of `LayoutField::ALL`.
+pub fn descriptor_words(descriptor: &LayoutDescriptor) -> [u64; DESCRIPTOR_WORDS] {
+    LayoutField::ALL.map(|field| u64::from(descriptor.get(field)))
+}
 
 /// The offsets of one table's file.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -75,6 +119,10 @@ impl Layout {
     /// the lock bytes (or in memory).
     pub fn of(descriptor: &LayoutDescriptor) -> Option<Layout> {
         let align = usize::try_from(descriptor.slot_align).ok()?.max(64);
+        let state_size = usize::try_from(descriptor.state_size).ok()?;
+        if state_size != TABLE_STATE_SIZE {
+            return None;
+        }
         if !align.is_power_of_two() {
             return None;
         }
@@ -99,19 +147,29 @@ mod tests {
 
     #[test]
     fn slots_follow_the_state_block_aligned() {
-        let layout = Layout::of(&LayoutDescriptor::current(10)).unwrap();
+        let layout = Layout::of(&LayoutDescriptor::for_capacity(10)).unwrap();
         assert_eq!(TABLE_STATE_OFFSET, 12288);
         assert_eq!(layout.slots_offset, 12352);
-        assert_eq!(layout.file_len, 12352 + 10 * crate::core_table::SLOT_SIZE);
+        assert_eq!(layout.file_len, 12352 + 10 * 1728);
+    }
+
+    #[test]
+    fn descriptor_words_round_trip() {
+        let d = LayoutDescriptor::for_capacity(100);
+        assert_eq!(descriptor_from_words(descriptor_words(&d)), d);
+        let mut words = descriptor_words(&d);
+        words[2] = u64::MAX;
+        assert_eq!(descriptor_from_words(words).slot_size, u32::MAX);
     }
 
     #[test]
     fn the_largest_table_ends_before_the_lock_bytes() {
-        let largest = sds_core::MAX_CAPACITY as u64;
-        assert!(Layout::of(&LayoutDescriptor::current(largest)).is_some());
+        let largest = sds_core::MAX_CAPACITY as u32;
+        assert!(Layout::of(&LayoutDescriptor::for_capacity(largest)).is_some());
         let hostile = LayoutDescriptor {
-            slot_size: u64::MAX / 2,
-            ..LayoutDescriptor::current(largest)
+            slot_size: u32::MAX,
+            capacity: u32::MAX,
+            ..LayoutDescriptor::for_capacity(largest)
         };
         assert_eq!(Layout::of(&hostile), None);
     }

@@ -11,7 +11,6 @@
 //! (the system calls) and `mapping.rs` (bytes to typed references).
 
 mod core_table;
-mod descriptor;
 mod error;
 #[cfg(feature = "test-hooks")]
 pub mod hooks;
@@ -24,8 +23,7 @@ mod shared_file;
 mod sys;
 
 pub use core_table::{Slot, Table, TableState};
-pub use descriptor::LayoutDescriptor;
 pub use error::Error;
 pub use layout::{LAYOUT_VERSION, MAX_PROCESSES};
-pub use processes::Registration;
-pub use shared_file::{Options, SharedFile};
+pub use processes::{Registration, GENERATIONS};
+pub use shared_file::{fork_epoch, Attachment, Options, SharedFile};

@@ -25,8 +25,8 @@ pub struct Mapping {
     len: usize,
 }
 
-// SAFETY: the mapping is only read or written through `Shared` views (atomics)
-// or through `fill`, which needs `&mut`; the pointer itself is plain data.
+// SAFETY: the mapping is only read or written through `Shared` views
+// (atomics); the pointer itself is plain data.
 unsafe impl Send for Mapping {}
 // SAFETY: as above: shared access only hands out `Shared` (Sync) views.
 unsafe impl Sync for Mapping {}
@@ -58,26 +58,6 @@ impl Mapping {
         // values and other processes' writes go through atomics; the slice
         // borrows `self`, so it cannot outlive the mapping.
         Some(unsafe { std::slice::from_raw_parts(at, count) })
-    }
-
-    /// Writes `make()` into each of `count` values of `T` at `offset`
-    /// (nothing is dropped); `None` if out of the mapping or misaligned.
-    /// Only while the file is not ready: no other process maps it then, and
-    /// `&mut self` rules out views in this one.
-    pub fn fill<T: Shared>(
-        &mut self,
-        offset: usize,
-        count: usize,
-        make: impl Fn() -> T,
-    ) -> Option<()> {
-        let at = self.place::<T>(offset, count)?;
-        for i in 0..count {
-            // SAFETY: `place` checked `count` aligned values fit in the
-            // mapping; no reference to them exists (`&mut self`, file not
-            // ready), and `write` does not read or drop the old bytes.
-            unsafe { at.add(i).write(make()) };
-        }
-        Some(())
     }
 }
 

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::core_table;
-use crate::descriptor::{LayoutDescriptor, DESCRIPTOR_WORDS};
+use sds_core::{LayoutDescriptor, LayoutField};
+
 use crate::error::Error;
 use crate::layout::*;
 use crate::mapping::Mapping;
@@ -131,7 +131,9 @@ pub fn attach_or_create(
     capacity: usize,
     timeout: Duration,
 ) -> Result<Attached, Error> {
-    let ours = LayoutDescriptor::current(capacity as u64);
+    let ours = u32::try_from(capacity)
+        .map(LayoutDescriptor::for_capacity)
+        .map_err(|_| Error::InvalidCapacity { capacity })?;
     let layout = Layout::of(&ours).ok_or(Error::InvalidCapacity { capacity })?;
     take_init_lock(path, file, timeout)?;
     let attached = decide(path, file, &ours, layout);
@@ -198,18 +200,14 @@ fn decide(
     if !magic_ok {
         return Err(Error::NotATable { path: path.into() });
     }
-    let mut words = [0u64; DESCRIPTOR_WORDS];
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = word(HEADER_DESCRIPTOR + i);
-    }
-    let theirs = LayoutDescriptor::from_words(words);
     // The byte order first: in another one every other word reads wrong.
-    if theirs.byte_order != ours.byte_order {
+    let byte_order = word(HEADER_BYTE_ORDER);
+    if byte_order != u64::from(ours.byte_order) {
         return Err(mismatch(
             path,
-            "byte order",
-            ours.byte_order,
-            theirs.byte_order,
+            LayoutField::ByteOrder,
+            u64::from(ours.byte_order),
+            byte_order,
         ));
     }
     if word(HEADER_VERSION) != LAYOUT_VERSION {
@@ -219,8 +217,17 @@ fn decide(
             theirs: word(HEADER_VERSION),
         });
     }
-    if let Some((field, o, t)) = ours.first_difference(&theirs) {
-        return Err(mismatch(path, field, o, t));
+    let mut words = [0u64; DESCRIPTOR_WORDS];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = word(HEADER_DESCRIPTOR + i);
+    }
+    let theirs = descriptor_from_words(words);
+    if let Some(field) = ours.differing_field(&theirs) {
+        let stored = words[LayoutField::ALL
+            .iter()
+            .position(|&f| f == field)
+            .unwrap_or(0)];
+        return Err(mismatch(path, field, u64::from(ours.get(field)), stored));
     }
     if size < expected {
         return Err(Error::Truncated {
@@ -251,7 +258,7 @@ fn decide(
     })
 }
 
-fn mismatch(path: &Path, field: &'static str, ours: u64, theirs: u64) -> Error {
+fn mismatch(path: &Path, field: LayoutField, ours: u64, theirs: u64) -> Error {
     Error::LayoutMismatch {
         path: path.into(),
         field,
@@ -264,9 +271,9 @@ fn header(mapping: &Mapping) -> Option<&[AtomicU64]> {
     mapping.view::<AtomicU64>(0, HEADER_WORDS)
 }
 
-/// Writes a whole table: zeroed file of the right size, fresh slots, the
-/// header, and last the ready word (Release: whoever reads it ready sees
-/// the rest).
+/// Writes a whole table: a zeroed file of the right size (all zero is the
+/// core's fresh state and fresh slots, and free process slots), the header,
+/// and last the ready word (Release: whoever reads it ready sees the rest).
 fn initialise(
     path: &Path,
     file: &File,
@@ -279,22 +286,14 @@ fn initialise(
         .map_err(io_error(path, "ftruncate"))?;
     #[cfg(feature = "test-hooks")]
     crate::hooks::after_truncate();
-    let mut mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
-    let corrupt = |what| Error::Corrupt {
+    let mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
+    let words = header(&mapping).ok_or(Error::Corrupt {
         path: path.into(),
-        what,
-    };
-    core_table::initialise(
-        &mut mapping,
-        TABLE_STATE_OFFSET,
-        layout.slots_offset,
-        layout.capacity,
-    )
-    .ok_or(corrupt("table does not fit its layout"))?;
-    let words = header(&mapping).ok_or(corrupt("header does not fit"))?;
+        what: "header does not fit",
+    })?;
     words[HEADER_MAGIC].store(u64::from_ne_bytes(MAGIC), Ordering::Relaxed);
     words[HEADER_VERSION].store(LAYOUT_VERSION, Ordering::Relaxed);
-    for (i, w) in ours.to_words().into_iter().enumerate() {
+    for (i, w) in descriptor_words(ours).into_iter().enumerate() {
         words[HEADER_DESCRIPTOR + i].store(w, Ordering::Relaxed);
     }
     words[HEADER_CREATOR_PID].store(u64::from(std::process::id()), Ordering::Relaxed);

@@ -5,6 +5,13 @@
 //! life and drops it when the process dies, however it dies. It names no
 //! pid, so it survives pid reuse and works across pid namespaces (containers
 //! sharing the file). The record's pid is for people reading the file.
+//!
+//! An owner id names a slot AND the generation that took it: `1 + slot +
+//! 256 × (generation mod GENERATIONS)`. Words in the table may still hold a
+//! dead process's id after a new process took its slot; with the slot alone
+//! in the id, a waiter would see the new holder's lock and wait on the dead
+//! one's word forever. An id is alive only while its slot's generation is
+//! still the id's and the slot's lock is held.
 
 use std::fs::File;
 use std::io;
@@ -35,11 +42,21 @@ const _: () = assert!(size_of::<ProcessRecord>() == PROCESS_RECORD_SIZE);
 // SAFETY: four AtomicU64: any bits are a value, changed only atomically.
 unsafe impl Shared for ProcessRecord {}
 
+/// Generations an owner id tells apart (2^24 - 1): the largest id,
+/// `256 × (2^24 - 1)`, stays below `u32::MAX` (a name slot's "ready"), and
+/// the smallest is 1 (0 is "free"). A slot would have to be taken 16.7
+/// million times while a dead holder's word waits for a taker to confuse
+/// two of them.
+pub const GENERATIONS: u64 = (1 << 24) - 1;
+
 /// A process's place in the registry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Registration {
-    /// The owner id: the slot's index + 1 (0 is nobody).
+    /// The owner id, stored in the words of the transitions this process
+    /// holds: its slot and generation (never 0 nor `u32::MAX`).
     pub owner: u32,
+    /// The process slot, 0 to `MAX_PROCESSES - 1`.
+    pub slot: usize,
     /// The slot's generation, counting every process that took it.
     pub generation: u64,
     /// Whether the previous holder died without detaching (its state is
@@ -47,10 +64,19 @@ pub struct Registration {
     pub previous_owner_died: bool,
 }
 
-/// The lock byte of owner `owner` (1-based), or `None` if out of range.
-pub fn lock_byte(owner: u32) -> Option<u64> {
-    let index = (owner as usize).checked_sub(1)?;
-    (index < MAX_PROCESSES).then_some(PROCESS_LOCK_BASE + index as u64)
+/// The owner id of `slot` taken at `generation`.
+pub fn owner_id(slot: usize, generation: u64) -> u32 {
+    let id = 1 + slot as u64 + MAX_PROCESSES as u64 * (generation % GENERATIONS);
+    // At most 256 + 256 × (2^24 - 2) < u32::MAX.
+    id as u32
+}
+
+/// The slot and generation (mod [`GENERATIONS`]) of an owner id; `None`
+/// for 0 and for ids no registration makes.
+pub fn slot_of(owner: u32) -> Option<(usize, u64)> {
+    let n = u64::from(owner).checked_sub(1)?;
+    let (slot, generation) = (n % MAX_PROCESSES as u64, n / MAX_PROCESSES as u64);
+    (generation < GENERATIONS).then_some((slot as usize, generation))
 }
 
 /// Takes the first slot whose lock no live process holds.
@@ -59,10 +85,9 @@ pub fn claim(file: &File, records: &[ProcessRecord]) -> io::Result<Option<Regist
         if !sys::try_lock(file, PROCESS_LOCK_BASE + index as u64)? {
             continue;
         }
-        let owner = index as u32 + 1;
         let previous_owner_died = record.state.load(Ordering::Acquire) != FREE;
         if previous_owner_died {
-            reclaim_dead_owner(owner, record);
+            reclaim_dead_owner(index, record);
         }
         let generation = record
             .generation
@@ -73,7 +98,8 @@ pub fn claim(file: &File, records: &[ProcessRecord]) -> io::Result<Option<Regist
             .store(u64::from(std::process::id()), Ordering::Relaxed);
         record.state.store(IN_USE, Ordering::Release);
         return Ok(Some(Registration {
-            owner,
+            owner: owner_id(index, generation),
+            slot: index,
             generation,
             previous_owner_died,
         }));
@@ -81,30 +107,66 @@ pub fn claim(file: &File, records: &[ProcessRecord]) -> io::Result<Option<Regist
     Ok(None)
 }
 
-/// Where the state a dead process left behind will be taken over: the
-/// permits it held, the flags it had set. The slot's lock is ours, so no
-/// other process is doing it. Nothing to take over yet: today's core keeps
-/// no per-owner state.
-pub fn reclaim_dead_owner(_owner: u32, _record: &ProcessRecord) {}
+/// Where the permits a dead process held are given back. The slot's lock is
+/// ours and its generation not bumped yet, so no other process does it and
+/// this process has not used the slot's row.
+///
+/// LEDGER: once the core keeps a permit ledger (one `Held` row per process
+/// slot, `TableStorage::ledger()`), this calls `PointTable::reclaim(slot)`
+/// on a view of the table (the caller has the mapping: pass the view in).
+/// The flags a dead process held need nothing here: waiters take them over
+/// (its id's generation is now stale, so it reads dead).
+pub fn reclaim_dead_owner(_slot: usize, _record: &ProcessRecord) {}
 
 /// Marks the slot free and drops its lock (a clean detach).
-pub fn release(file: &File, records: &[ProcessRecord], owner: u32) {
-    let Some(byte) = lock_byte(owner) else {
-        return;
-    };
-    if let Some(record) = records.get(owner as usize - 1) {
+pub fn release(file: &File, records: &[ProcessRecord], slot: usize) {
+    if let Some(record) = records.get(slot) {
         record.state.store(FREE, Ordering::Release);
     }
     // Closing the file drops the lock anyway if this fails.
-    let _ = sys::unlock(file, byte);
+    let _ = sys::unlock(file, PROCESS_LOCK_BASE + slot as u64);
 }
 
-/// Whether another process holds `owner`'s slot. Errors answer "alive":
-/// a live owner taken for dead would lose its state, a dead one taken for
-/// alive only waits.
-pub fn held_by_other(file: &File, owner: u32) -> bool {
-    match lock_byte(owner) {
-        Some(byte) => sys::locked_by_other(file, byte).unwrap_or(true),
-        None => false,
+/// Whether another process holds `owner`: its slot still at the id's
+/// generation, and the slot's lock held. The generation is read first: a
+/// process taking the slot locks it before it bumps the generation, so a
+/// stale id reads alive for that short while at most. Errors answer
+/// "alive": a live owner taken for dead would lose its state, a dead one
+/// taken for alive only waits.
+pub fn held_by_other(file: &File, records: &[ProcessRecord], owner: u32) -> bool {
+    let Some((slot, generation)) = slot_of(owner) else {
+        return false;
+    };
+    let Some(record) = records.get(slot) else {
+        return false;
+    };
+    if record.generation.load(Ordering::Acquire) % GENERATIONS != generation {
+        return false;
+    }
+    sys::locked_by_other(file, PROCESS_LOCK_BASE + slot as u64).unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_carry_slot_and_generation_and_are_never_free_or_ready() {
+        assert_eq!(owner_id(0, 1), 257);
+        assert_eq!(slot_of(257), Some((0, 1)));
+        assert_eq!(owner_id(255, 0), 256);
+        assert_ne!(owner_id(3, 1), owner_id(3, 2));
+        let largest = owner_id(MAX_PROCESSES - 1, GENERATIONS - 1);
+        assert!(largest < u32::MAX);
+        assert_eq!(owner_id(7, GENERATIONS), owner_id(7, 0));
+        assert_eq!(owner_id(0, 0), 1);
+        for (slot, generation) in [(0, 0), (5, 9), (255, GENERATIONS - 1)] {
+            assert_eq!(
+                slot_of(owner_id(slot, generation)),
+                Some((slot, generation))
+            );
+        }
+        assert_eq!(slot_of(0), None);
+        assert_eq!(slot_of(u32::MAX), None);
     }
 }

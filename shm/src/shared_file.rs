@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use sds_core::{LayoutField, Owner};
+
 use crate::core_table::{self, Slot, Table, TableState};
 use crate::error::Error;
 use crate::layout::{Layout, MAX_PROCESSES, PROCESSES_OFFSET, TABLE_STATE_OFFSET};
@@ -77,6 +79,9 @@ struct Handles {
     parked: Mutex<Vec<File>>,
 }
 
+/// This process's attachment to a table file (shared by the clones of a
+/// [`SharedFile`]). As the core's `Liveness` of the views [`SharedFile::table`]
+/// makes, it answers for the owner ids of the file's process slots.
 pub struct Attachment {
     path: PathBuf,
     key: FileKey,
@@ -168,7 +173,7 @@ impl SharedFile {
         } else {
             Err(Error::LayoutMismatch {
                 path: path.into(),
-                field: "capacity",
+                field: LayoutField::Capacity,
                 ours: capacity as u64,
                 theirs: self.capacity() as u64,
             })
@@ -190,13 +195,22 @@ impl SharedFile {
         self.inner.created
     }
 
-    /// This process's owner id (1 to 256), registering it first if it is a
-    /// fork child that has not yet.
+    /// This process's owner id (its process slot and that slot's
+    /// generation, see [`Registration::owner`]), registering it first if it
+    /// is a fork child that has not yet. Inline: two loads and a compare
+    /// once registered.
+    #[inline]
     pub fn owner(&self) -> Result<u32, Error> {
         let inner = &self.inner;
         if inner.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
             return Ok(inner.owner.load(Ordering::Relaxed));
         }
+        self.register_child()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register_child(&self) -> Result<u32, Error> {
         Ok(self.registration()?.owner)
     }
 
@@ -215,16 +229,11 @@ impl SharedFile {
     }
 
     /// Whether the process holding owner id `owner` is alive: this process
-    /// for its own id, otherwise whether another process holds the slot's
-    /// lock. Ids out of range (0 included) are not alive.
+    /// for its own id, otherwise whether the id's process slot is still at
+    /// the id's generation and another process holds its lock. Ids no
+    /// registration makes (0 included) are not alive.
     pub fn is_alive(&self, owner: u32) -> bool {
-        let inner = &self.inner;
-        if inner.epoch.load(Ordering::Acquire) == sys::fork_epoch()
-            && inner.owner.load(Ordering::Relaxed) == owner
-        {
-            return true;
-        }
-        processes::held_by_other(inner.file(), owner)
+        self.inner.is_alive(owner)
     }
 
     /// The mapped slots.
@@ -243,11 +252,51 @@ impl SharedFile {
         core_table::state_at(&self.inner.mapping, TABLE_STATE_OFFSET).unwrap_or(&NO_STATE)
     }
 
-    /// The core's table over the mapping (registering this process first if
-    /// it is a fork child).
+    /// The core's view of the table, as this process's owner (registering
+    /// it first if it is a fork child), asking the file's process slots
+    /// about the others. A view made before a `fork` holds the parent's
+    /// owner: a child makes its own.
     pub fn table(&self) -> Result<Table<'_>, Error> {
-        self.owner()?;
-        core_table::table_over(self.table_state(), self.slots()).map_err(Error::Core)
+        let owner = self.owner()?;
+        let owner = Owner::new(owner).ok_or_else(|| Error::Corrupt {
+            path: self.inner.path.clone(),
+            what: "owner id",
+        })?;
+        core_table::table_over(self.table_state(), self.slots(), owner, &self.inner)
+            .map_err(Error::Core)
+    }
+}
+
+/// Changes in every fork child of the process (a `pthread_atfork` handler
+/// counts forks): a view made under another value holds the owner of the
+/// process it was made in. One relaxed load.
+#[inline]
+pub fn fork_epoch() -> u64 {
+    sys::fork_epoch()
+}
+
+impl Attachment {
+    fn is_alive(&self, owner: u32) -> bool {
+        if self.epoch.load(Ordering::Acquire) == sys::fork_epoch()
+            && self.owner.load(Ordering::Relaxed) == owner
+        {
+            return true;
+        }
+        match records(&self.mapping) {
+            Some(records) => processes::held_by_other(self.file(), records, owner),
+            None => true,
+        }
+    }
+}
+
+impl sds_core::Liveness for Attachment {
+    fn is_alive(&self, owner: u32) -> bool {
+        Attachment::is_alive(self, owner)
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn checkpoint(&self, at: sds_core::Checkpoint) {
+        crate::hooks::checkpoint(at);
     }
 }
 
@@ -350,8 +399,12 @@ impl Drop for Attachment {
         let mut registry = registry::lock();
         if let (Some(handles), Some(records)) = (&self.handles, records(&self.mapping)) {
             if self.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
-                let owner = self.owner.load(Ordering::Relaxed);
-                processes::release(&handles.file, records, owner);
+                let slot = self
+                    .registration
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .slot;
+                processes::release(&handles.file, records, slot);
             }
         }
         self.handles = None;

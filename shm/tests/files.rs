@@ -8,6 +8,7 @@ use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::Path;
 
 use common::TempDir;
+use sds_core::LayoutField;
 use sds_shm::{Error, Options, SharedFile};
 
 const CAPACITY: usize = 64;
@@ -36,7 +37,7 @@ fn another_capacity_is_named() {
     let path = table_file(&dir);
     match SharedFile::open(&path, 128, &Options::new()) {
         Err(Error::LayoutMismatch {
-            field: "capacity",
+            field: LayoutField::Capacity,
             ours: 128,
             theirs: 64,
             ..
@@ -49,14 +50,14 @@ fn another_capacity_is_named() {
 fn another_slot_size_is_named() {
     let dir = TempDir::new("slot");
     let path = table_file(&dir);
-    // Word 4: the descriptor's slot size.
+    // Word 4: the descriptor's slot size (its third field, from word 2).
     patch_word(&path, 4, 8);
     let err = open(&path).unwrap_err();
     assert!(
         matches!(
             err,
             Error::LayoutMismatch {
-                field: "slot size",
+                field: LayoutField::SlotSize,
                 theirs: 8,
                 ..
             }
@@ -64,7 +65,7 @@ fn another_slot_size_is_named() {
         "{err:?}"
     );
     assert!(
-        err.to_string().contains("slot size: the file has 8"),
+        err.to_string().contains("slot_size: the file has 8"),
         "{err}"
     );
 }
@@ -73,14 +74,16 @@ fn another_slot_size_is_named() {
 fn another_byte_order_is_named_before_the_version() {
     let dir = TempDir::new("order");
     let path = table_file(&dir);
-    patch_word(&path, 2, 0x0102_0304_0506_0708u64.swap_bytes());
-    patch_word(&path, 1, 1u64.swap_bytes());
+    // Word 16: the descriptor's byte order mark, as a machine of the other
+    // byte order stores it; and the version in that order too.
+    patch_word(&path, 16, 0x0102_0304u64.swap_bytes());
+    patch_word(&path, 1, 2u64.swap_bytes());
     let err = open(&path).unwrap_err();
     assert!(
         matches!(
             err,
             Error::LayoutMismatch {
-                field: "byte order",
+                field: LayoutField::ByteOrder,
                 ..
             }
         ),
@@ -95,7 +98,7 @@ fn another_version_is_refused() {
     patch_word(&path, 1, 99);
     match open(&path) {
         Err(Error::WrongVersion {
-            ours: 1,
+            ours: 2,
             theirs: 99,
             ..
         }) => {}
@@ -264,7 +267,7 @@ fn one_attachment_per_file_per_process() {
     assert!(matches!(
         SharedFile::open(&path, 128, &Options::new()),
         Err(Error::LayoutMismatch {
-            field: "capacity",
+            field: LayoutField::Capacity,
             ..
         })
     ));
@@ -275,6 +278,9 @@ fn one_attachment_per_file_per_process() {
     t.insert(b"still").unwrap();
 
     drop(second);
-    // Detached: a new attachment takes a slot again, the first one free.
-    assert_eq!(open(&path).unwrap().owner().unwrap(), 1);
+    // Detached: a new attachment takes a slot again, the first one free,
+    // at its next generation.
+    let again = open(&path).unwrap();
+    assert_eq!(again.registration().unwrap().slot, 0);
+    assert_eq!(again.owner().unwrap(), 1 + 2 * 256);
 }

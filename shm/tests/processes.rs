@@ -34,12 +34,14 @@ fn child_main() {
             let shared = open(&var("TABLE"));
             let registration = shared.registration().unwrap();
             report("owner", registration.owner);
+            report("slot", registration.slot);
             report("died", registration.previous_owner_died);
             std::thread::sleep(LONG);
         }
         "detach" => {
             let shared = open(&var("TABLE"));
             report("owner", shared.owner().unwrap());
+            report("slot", shared.registration().unwrap().slot);
         }
         "fork" => fork_child_registers(),
         other => panic!("unknown role {other}"),
@@ -55,7 +57,7 @@ fn create_and_share() {
     wait_until(LONG, "go", || dir.join("go").exists());
     let shared = open(&var("TABLE"));
     report("created", shared.created());
-    report("owner", shared.owner().unwrap());
+    report("slot", shared.registration().unwrap().slot);
     let table = shared.table().unwrap();
     let name = format!("from-{index}");
     let entry = table.enter(name.as_bytes(), NOW, Flags::NONE).unwrap();
@@ -64,16 +66,20 @@ fn create_and_share() {
     wait_until(LONG, "the others", || {
         (0..children).all(|i| dir.join(format!("done-{i}")).exists())
     });
-    // `insert` finds an existing name in any bucket it may use (today's
-    // `lookup` only walks as far as this process's own inserts went).
+    // `lookup` and `stats` walk as far as any process's inserts went (the
+    // table's state is in the file).
     let seen = (0..children)
         .filter(|i| {
-            let id = table.insert(format!("from-{i}").as_bytes()).unwrap();
-            table.point(id).unwrap().stats(NOW).visit == 1
+            table
+                .stats(format!("from-{i}").as_bytes(), NOW)
+                .unwrap()
+                .visit
+                == 1
         })
         .count();
     report("seen", seen);
     report("points", table.slots_in_use());
+    report("len", table.len());
 }
 
 trait InUse {
@@ -110,15 +116,16 @@ fn many_processes_create_one_table_and_share_it() {
     std::fs::write(dir.join("go"), b"").unwrap();
     let created: Vec<bool> = kids.iter().map(|k| k.value("created") == "true").collect();
     assert_eq!(created.iter().filter(|&&c| c).count(), 1, "{created:?}");
-    let mut owners: Vec<u32> = kids
+    let mut slots: Vec<usize> = kids
         .iter()
-        .map(|k| k.value("owner").parse().unwrap())
+        .map(|k| k.value("slot").parse().unwrap())
         .collect();
-    owners.sort_unstable();
-    assert_eq!(owners, (1..=CHILDREN as u32).collect::<Vec<_>>());
+    slots.sort_unstable();
+    assert_eq!(slots, (0..CHILDREN).collect::<Vec<_>>());
     for kid in &kids {
         assert_eq!(kid.value("seen"), CHILDREN.to_string());
         assert_eq!(kid.value("points"), CHILDREN.to_string());
+        assert_eq!(kid.value("len"), CHILDREN.to_string());
     }
 }
 
@@ -168,43 +175,53 @@ fn slots_of_dead_processes_are_reused_and_live_ones_kept() {
     let env = [("TABLE", path.clone())];
     let shared = open(&path);
     let me = shared.owner().unwrap();
-    assert_eq!(me, 1);
+    // Slot 0, first generation.
+    assert_eq!(me, 1 + 256);
+    assert_eq!(shared.registration().unwrap().slot, 0);
     assert!(shared.is_alive(me));
 
     let mut first = Kid::spawn("hold", &env);
     let a: u32 = first.value("owner").parse().unwrap();
-    assert_eq!(a, 2);
+    assert_eq!(first.value("slot"), "1");
+    assert_eq!(a, 2 + 256);
     assert_eq!(first.value("died"), "false");
     assert!(shared.is_alive(a));
-    assert!(!shared.is_alive(3), "a slot nobody took");
-    assert!(!shared.is_alive(0) && !shared.is_alive(257) && !shared.is_alive(u32::MAX));
+    assert!(!shared.is_alive(3 + 256), "a slot nobody took");
+    assert!(!shared.is_alive(2), "slot 1 at a generation it is not at");
+    assert!(!shared.is_alive(0) && !shared.is_alive(u32::MAX));
 
     first.kill();
     assert!(!shared.is_alive(a), "kill -9 drops the slot's lock");
     let second = Kid::spawn("hold", &env);
-    assert_eq!(
-        second.value("owner"),
-        a.to_string(),
-        "the dead slot is reused"
-    );
+    let b: u32 = second.value("owner").parse().unwrap();
+    assert_eq!(second.value("slot"), "1", "the dead slot is reused");
     assert_eq!(
         second.value("died"),
         "true",
         "and its previous holder seen dead"
     );
-    assert!(shared.is_alive(a));
+    assert_eq!(b, 2 + 2 * 256, "at the next generation");
+    assert!(shared.is_alive(b));
+    assert!(
+        !shared.is_alive(a),
+        "the dead holder's id stays dead while its slot has a new holder"
+    );
 
     // A clean detach frees its slot without a death to take over.
     let mut detached = Kid::spawn("detach", &env);
-    assert_eq!(detached.value("owner"), "3");
+    let c: u32 = detached.value("owner").parse().unwrap();
+    assert_eq!(detached.value("slot"), "2");
     assert!(detached.wait_success(LONG));
-    assert!(!shared.is_alive(3));
+    assert!(!shared.is_alive(c));
     let third = Kid::spawn("hold", &env);
-    assert_eq!(third.value("owner"), "3");
+    assert_eq!(third.value("owner"), (3 + 2 * 256).to_string());
+    assert_eq!(third.value("slot"), "2");
     assert_eq!(third.value("died"), "false");
+    assert!(!shared.is_alive(c));
     // Live holders keep theirs: a newcomer goes past them.
     let fourth = Kid::spawn("hold", &env);
-    assert_eq!(fourth.value("owner"), "4");
+    let _ = fourth.value("owner");
+    assert_eq!(fourth.value("slot"), "3");
     assert_eq!(shared.owner().unwrap(), me);
 }
 
@@ -226,9 +243,9 @@ fn fork_child_registers() {
     let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
     assert_eq!(waited, pid);
     report("fork", libc::WEXITSTATUS(status));
-    report("parent_owner", shared.owner().unwrap());
-    // The child's slot went with it.
-    report("child_alive", shared.is_alive(parent + 1));
+    report("parent_slot", shared.registration().unwrap().slot);
+    // The child's slot went with it (slot 1, first generation).
+    report("child_alive", shared.is_alive(2 + 256));
 }
 
 fn fork_child_checks(shared: &SharedFile, parent: u32) -> i32 {
@@ -239,7 +256,7 @@ fn fork_child_checks(shared: &SharedFile, parent: u32) -> i32 {
     if registration.owner == parent {
         return 12;
     }
-    if registration.owner != parent + 1 || registration.previous_owner_died {
+    if registration.slot != 1 || registration.owner != 2 + 256 || registration.previous_owner_died {
         return 13;
     }
     if !shared.is_alive(parent) || !shared.is_alive(registration.owner) {
@@ -257,7 +274,7 @@ fn a_fork_child_registers_its_own_slot() {
     let table = dir.join("table");
     let mut kid = Kid::spawn("fork", &[("TABLE", table.display().to_string())]);
     assert_eq!(kid.value("fork"), "0");
-    assert_eq!(kid.value("parent_owner"), "1");
+    assert_eq!(kid.value("parent_slot"), "0");
     assert_eq!(kid.value("child_alive"), "false");
     assert!(kid.wait_success(LONG));
 }
