@@ -109,8 +109,8 @@ enum sds_result
      */
     SDS_RESULT_DOWNGRADED = 14,
     /**
-     * Reserved (shared tables, to come): a table file laid out by another
-     * build; the message names the field that differs.
+     * `sds_table_open_shared`: a table file of another layout or capacity;
+     * the message names the field that differs.
      */
     SDS_RESULT_LAYOUT_MISMATCH = 15,
 };
@@ -560,12 +560,14 @@ sds_result sds_last_error_message(char *buf,
  * opened shares the same attachment.
  *
  * Returns `SDS_RESULT_INVALID_CAPACITY` for a capacity of 0 or above
- * `SDS_MAX_CAPACITY`; `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags`
- * bits, a path that is empty or holds a NUL, and for every file that is
- * refused (symbolic link, another owner, a wider mode, not a table, of
- * another layout or capacity, truncated, still being initialised after
- * 5 s, no free process slot, a system call failing); the last error
- * message names the path and what is wrong. `SDS_RESULT_NULL_ARGUMENT` if
+ * `SDS_MAX_CAPACITY`; `SDS_RESULT_LAYOUT_MISMATCH` for a table of another
+ * layout version, layout or capacity (the message names the first field
+ * that differs, this process's value and the file's);
+ * `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits, a path that is
+ * empty or holds a NUL, and for every other file that is refused
+ * (symbolic link, another owner, a wider mode, not a table, truncated,
+ * still being initialised after 5 s, no free process slot, a system call
+ * failing); the last error message names the path and what is wrong. `SDS_RESULT_NULL_ARGUMENT` if
  * `path` or `out` is NULL.
  *
  * # Safety

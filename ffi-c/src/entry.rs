@@ -5,7 +5,9 @@
 use core::fmt::Write;
 use std::os::raw::c_char;
 
-use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, PointTable, Reason, Slot};
+use sds_core::{
+    Entry, EntryParts, Flags, Liveness, Outcome, PointId, PointTable, Reason, TableStorage,
+};
 
 use crate::args::{input, TextWriter};
 use crate::boundary::{boundary, boundary_or, Failure};
@@ -136,12 +138,12 @@ pub unsafe extern "C" fn sds_enter_point(
 /// # Safety
 /// `out` must be NULL or point to a writable `sds_entry`.
 #[inline(always)]
-unsafe fn enter<S: AsRef<[Slot]>>(
-    table: &PointTable<S>,
+unsafe fn enter<S: TableStorage, L: Liveness>(
+    table: &PointTable<S, L>,
     now_ms: u64,
     flags: u32,
     out: *mut EntryParts,
-    point: impl FnOnce(&PointTable<S>) -> Result<PointId, Failure>,
+    point: impl FnOnce(&PointTable<S, L>) -> Result<PointId, Failure>,
 ) -> Result<(), Failure> {
     let out = crate::args::out(out, "out")?;
     let flags = Flags::from_known_bits(flags)?;

@@ -52,8 +52,8 @@ pub enum sds_result {
     /// Reserved (bindings' "downgraded without a fallback"); libsds reports
     /// a downgrade in the `sds_entry`, never as a result.
     Downgraded = 14,
-    /// Reserved (shared tables, to come): a table file laid out by another
-    /// build; the message names the field that differs.
+    /// `sds_table_open_shared`: a table file of another layout or capacity;
+    /// the message names the field that differs.
     LayoutMismatch = 15,
 }
 

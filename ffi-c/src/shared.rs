@@ -5,7 +5,9 @@
 use std::ffi::OsStr;
 use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
+use std::ops::Deref;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use sds_core::ErrorCode;
 use sds_shm::{Error, Options, SharedFile, Table};
@@ -20,12 +22,40 @@ use crate::table::{sds_table, Inner};
 pub const SDS_SHARED_GROUP: u32 = 1;
 const KNOWN_SHARED_FLAGS: u32 = SDS_SHARED_GROUP;
 
-/// This process's attachment to a table file, and its view of the table.
+/// This process's attachment to a table file, and its views of the table.
+///
+/// A view holds the owner id of the process it was made in, so a fork child
+/// must not use its parent's. The view made at open serves the process that
+/// opened (one load and a compare of the fork epoch per call); a fork child
+/// of it makes its own view once, on its first call, and keeps it; a process
+/// further down (a child of a child that already had made its view) makes
+/// one per call.
 pub(crate) struct SharedTable {
-    // Declared before `file` so it is dropped first: it borrows the mapping
-    // that `file` keeps alive.
+    // The views are declared before `file` so they are dropped first: they
+    // borrow the mapping that `file` keeps alive.
     view: Table<'static>,
+    /// `sds_shm::fork_epoch()` when `view` was made.
+    epoch: u64,
+    child: OnceLock<(u64, Table<'static>)>,
     file: SharedFile,
+}
+
+/// A view of the shared table for one call: kept, or made for the call.
+pub(crate) enum View<'a> {
+    Kept(&'a Table<'a>),
+    Made(Table<'a>),
+}
+
+impl<'a> Deref for View<'a> {
+    type Target = Table<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Table<'a> {
+        match self {
+            View::Kept(view) => view,
+            View::Made(view) => view,
+        }
+    }
 }
 
 impl SharedTable {
@@ -33,27 +63,49 @@ impl SharedTable {
         let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
         let file = SharedFile::open(path, capacity, &options).map_err(|e| failure(path, &e))?;
         let view = file.table().map_err(|e| failure(path, &e))?;
-        // SAFETY: the view borrows the slots of the file's mapping, which is
-        // owned by the attachment behind `file` (an `Arc`: moving `file`
-        // does not move it) and unmapped only when the last `SharedFile` of
-        // the attachment drops. `file` lives as long as this struct, and
-        // `view` is dropped before it (field order). The `'static` never
-        // leaks: `view()` hands the view out at the lifetime of `&self`.
-        let view = unsafe { std::mem::transmute::<Table<'_>, Table<'static>>(view) };
-        Ok(SharedTable { view, file })
+        let epoch = sds_shm::fork_epoch();
+        Ok(SharedTable {
+            // SAFETY: see `forever`.
+            view: unsafe { forever(view) },
+            epoch,
+            child: OnceLock::new(),
+            file,
+        })
     }
 
-    /// The table, once this process is registered in the file: a fork
-    /// child registers in its own process slot before its first call
-    /// (afterwards one atomic load says it is done).
-    // When the core keeps the table's state in the file and tags
-    // transitions with an owner, this returns `self.file.table()` (a view
-    // with this process's owner id) instead of the view made at open.
+    /// This process's view of the table: a fork child registers in its own
+    /// process slot before its first call.
     #[inline(always)]
-    pub(crate) fn view(&self) -> Result<&Table<'_>, Failure> {
-        match self.file.owner() {
-            Ok(_) => Ok(&self.view),
-            Err(e) => Err(failure(self.file.path(), &e)),
+    pub(crate) fn view(&self) -> Result<View<'_>, Failure> {
+        if sds_shm::fork_epoch() == self.epoch {
+            Ok(View::Kept(&self.view))
+        } else {
+            self.forked_view()
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn forked_view(&self) -> Result<View<'_>, Failure> {
+        let epoch = sds_shm::fork_epoch();
+        let made = || self.file.table().map_err(|e| failure(self.file.path(), &e));
+        if let Some((at, view)) = self.child.get() {
+            return if *at == epoch {
+                Ok(View::Kept(view))
+            } else {
+                made().map(View::Made)
+            };
+        }
+        let view = made()?;
+        // SAFETY: see `forever`.
+        let view = unsafe { forever(view) };
+        // Another thread of this child may have set it first: then the
+        // same process's view, as good as this one.
+        let (at, kept) = self.child.get_or_init(|| (epoch, view));
+        if *at == epoch {
+            Ok(View::Kept(kept))
+        } else {
+            made().map(View::Made)
         }
     }
 
@@ -62,8 +114,23 @@ impl SharedTable {
     }
 
     pub(crate) fn len(&self) -> usize {
+        // The length is the table's, whichever process's view reads it.
         self.view.len()
     }
+}
+
+/// A view of `SharedTable`'s file at `'static`, to be kept beside it.
+///
+/// # Safety
+/// The view borrows the state and slots of the file's mapping and the
+/// attachment, both owned by the `Arc` behind the `SharedFile` (moving the
+/// `SharedFile` does not move them) and freed only when its last clone
+/// drops. The caller keeps the view in the same `SharedTable` as the file,
+/// declared before it (dropped first); the `'static` never leaks: `view()`
+/// hands views out at the lifetime of `&self`.
+unsafe fn forever(view: Table<'_>) -> Table<'static> {
+    // SAFETY: the caller's contract.
+    unsafe { std::mem::transmute::<Table<'_>, Table<'static>>(view) }
 }
 
 /// Opens the table file at `path` (`path_len` bytes, no NUL), creating and
@@ -82,12 +149,14 @@ impl SharedTable {
 /// opened shares the same attachment.
 ///
 /// Returns `SDS_RESULT_INVALID_CAPACITY` for a capacity of 0 or above
-/// `SDS_MAX_CAPACITY`; `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags`
-/// bits, a path that is empty or holds a NUL, and for every file that is
-/// refused (symbolic link, another owner, a wider mode, not a table, of
-/// another layout or capacity, truncated, still being initialised after
-/// 5 s, no free process slot, a system call failing); the last error
-/// message names the path and what is wrong. `SDS_RESULT_NULL_ARGUMENT` if
+/// `SDS_MAX_CAPACITY`; `SDS_RESULT_LAYOUT_MISMATCH` for a table of another
+/// layout version, layout or capacity (the message names the first field
+/// that differs, this process's value and the file's);
+/// `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits, a path that is
+/// empty or holds a NUL, and for every other file that is refused
+/// (symbolic link, another owner, a wider mode, not a table, truncated,
+/// still being initialised after 5 s, no free process slot, a system call
+/// failing); the last error message names the path and what is wrong. `SDS_RESULT_NULL_ARGUMENT` if
 /// `path` or `out` is NULL.
 ///
 /// # Safety
@@ -135,8 +204,7 @@ fn file_path(bytes: &[u8]) -> Result<&Path, Failure> {
 fn code(e: &Error) -> ErrorCode {
     match e {
         Error::InvalidCapacity { .. } => ErrorCode::InvalidCapacity,
-        // TODO: SDS_LAYOUT_MISMATCH (15) once the core has the code.
-        Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::InvalidArgument,
+        Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::LayoutMismatch,
         Error::Core(e) => e.code(),
         // The file at the path is refused, or could not be opened.
         Error::Io { .. }
@@ -245,12 +313,12 @@ mod tests {
             (
                 Error::LayoutMismatch {
                     path: p(),
-                    field: "slot size",
-                    ours: 1664,
+                    field: sds_core::LayoutField::SlotSize,
+                    ours: 1728,
                     theirs: 1600,
                 },
-                ErrorCode::InvalidArgument,
-                "/dev/shm/app.sds: table layout differs in slot size: the file has 1600, this process needs 1664",
+                ErrorCode::LayoutMismatch,
+                "/dev/shm/app.sds: table layout differs in slot_size: the file has 1600, this process needs 1728",
             ),
             (
                 Error::WrongVersion {
@@ -258,7 +326,7 @@ mod tests {
                     ours: 1,
                     theirs: 2,
                 },
-                ErrorCode::InvalidArgument,
+                ErrorCode::LayoutMismatch,
                 "/dev/shm/app.sds: table layout version 2, this build reads version 1",
             ),
             (

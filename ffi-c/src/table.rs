@@ -5,7 +5,10 @@
 
 use std::os::raw::c_char;
 
-use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Strategy, MAX_CAPACITY};
+use sds_core::{
+    check_capacity, ErrorCode, Liveness, PointId, PointTable, Slot, Strategy, TableStorage,
+    MAX_CAPACITY,
+};
 
 use crate::args::{bytes, input, into_box, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
@@ -48,7 +51,8 @@ macro_rules! with_view {
         match &$table.inner {
             $crate::table::Inner::Private($t) => $body,
             $crate::table::Inner::Shared(shared) => {
-                let $t = shared.view()?;
+                let view = shared.view()?;
+                let $t = &*view;
                 $body
             }
         }
@@ -78,8 +82,8 @@ pub(crate) unsafe fn named_point<'a>(
 /// on every call, contended when threads share a point.
 // Generic over the storage so private and shared tables both use it.
 #[inline(always)]
-pub(crate) fn point_id<S: AsRef<[Slot]>>(
-    table: &PointTable<S>,
+pub(crate) fn point_id<S: TableStorage, L: Liveness>(
+    table: &PointTable<S, L>,
     name: &[u8],
 ) -> Result<PointId, Failure> {
     Ok(match table.lookup(name)? {

@@ -23,8 +23,7 @@
 #define VISITS 50 /* visitThreshold of point "orders" */
 #define NOW 1000
 #define TIME_LIMIT_S 120 /* for any one process, valgrind included */
-/* TODO: SDS_RESULT_LAYOUT_MISMATCH once the core has the code. */
-#define LAYOUT_RESULT SDS_RESULT_INVALID_ARGUMENT
+#define LAYOUT_RESULT SDS_RESULT_LAYOUT_MISMATCH
 
 static char dir[] = "/tmp/sds-c-test-shared-XXXXXX";
 static unsigned long iterations = 5000;
@@ -168,6 +167,43 @@ static void test_visit_threshold_is_host_wide(void) {
     CHECK_OK(sds_stats_get(t, NAME("orders"), NOW, &st));
     CHECK(st.visit == (uint64_t)PROCS * VISITS);
     CHECK(st.downgrade == PROCS * VISITS - passed);
+    sds_table_free(t);
+    unlink(path);
+}
+
+/* Child `index` creates point "made-<index>", closed, and visits it once. */
+static void make_point(int index, const sds_table *t) {
+    char name[16];
+    size_t len = (size_t)snprintf(name, sizeof name, "made-%d", index);
+    sds_entry e;
+    CHECK_OK(sds_table_set_strategy_json(t, name, len, NAME("{\"visitThreshold\": 0}")));
+    CHECK_OK(sds_enter(t, name, len, NOW, SDS_FLAG_NONE, &e));
+    CHECK(sds_entry_reason(&e) == SDS_REASON_VISIT);
+    CHECK_OK(sds_exit(t, &e, NOW, SDS_OUTCOME_OK));
+}
+
+/* Points created by other processes: the parent sees their stats and the
+ * table's length, and removes their strategies. */
+static void test_points_of_other_processes(void) {
+    const char *path = in_dir("made.sds");
+    sds_table *t = NULL;
+    sds_stats st;
+    int i;
+    CHECK_OK(open_shared(path, 64, 0, &t));
+    in_children(PROCS, t, make_point);
+    CHECK(sds_table_len(t) == PROCS);
+    for (i = 0; i < PROCS; i++) {
+        char name[16];
+        size_t len = (size_t)snprintf(name, sizeof name, "made-%d", i);
+        sds_entry e;
+        CHECK_OK(sds_stats_get(t, name, len, NOW, &st));
+        CHECK(st.visit == 1 && st.downgrade == 1 && st.concurrent == 0);
+        CHECK_OK(sds_table_remove_strategy(t, name, len));
+        CHECK_OK(sds_enter(t, name, len, NOW, SDS_FLAG_NONE, &e));
+        CHECK(!sds_entry_downgraded(&e));
+        CHECK_OK(sds_exit(t, &e, NOW, SDS_OUTCOME_OK));
+    }
+    CHECK(sds_table_len(t) == PROCS);
     sds_table_free(t);
     unlink(path);
 }
@@ -377,6 +413,7 @@ int main(int argc, char **argv) {
     }
     test_processes_share_counts();
     test_visit_threshold_is_host_wide();
+    test_points_of_other_processes();
     test_random_bytes_are_refused_untouched();
     test_truncated_file();
     test_symlink_is_refused();
