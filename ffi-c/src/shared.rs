@@ -3,9 +3,9 @@
 //! crate's errors to result codes and messages.
 
 use std::ffi::OsStr;
+use std::ops::Deref;
 use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
-use std::ops::Deref;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -43,7 +43,8 @@ pub(crate) struct SharedTable {
 /// A view of the shared table for one call: kept, or made for the call.
 pub(crate) enum View<'a> {
     Kept(&'a Table<'a>),
-    Made(Table<'a>),
+    /// Boxed: the common case stays one pointer wide.
+    Made(Box<Table<'a>>),
 }
 
 impl<'a> Deref for View<'a> {
@@ -93,7 +94,7 @@ impl SharedTable {
             return if *at == epoch {
                 Ok(View::Kept(view))
             } else {
-                made().map(View::Made)
+                made().map(|view| View::Made(Box::new(view)))
             };
         }
         let view = made()?;
@@ -105,7 +106,7 @@ impl SharedTable {
         if *at == epoch {
             Ok(View::Kept(kept))
         } else {
-            made().map(View::Made)
+            made().map(|view| View::Made(Box::new(view)))
         }
     }
 
