@@ -36,7 +36,8 @@ pub(crate) struct SharedTable {
     view: Table<'static>,
     /// `sds_shm::fork_epoch()` when `view` was made.
     epoch: u64,
-    child: OnceLock<(u64, Table<'static>)>,
+    /// Boxed: a fork child's view, rarely made, kept out of the struct.
+    child: OnceLock<Box<(u64, Table<'static>)>>,
     file: SharedFile,
 }
 
@@ -90,7 +91,7 @@ impl SharedTable {
     fn forked_view(&self) -> Result<View<'_>, Failure> {
         let epoch = sds_shm::fork_epoch();
         let made = || self.file.table().map_err(|e| failure(self.file.path(), &e));
-        if let Some((at, view)) = self.child.get() {
+        if let Some((at, view)) = self.child.get().map(|kept| &**kept) {
             return if *at == epoch {
                 Ok(View::Kept(view))
             } else {
@@ -102,7 +103,7 @@ impl SharedTable {
         let view = unsafe { forever(view) };
         // Another thread of this child may have set it first: then the
         // same process's view, as good as this one.
-        let (at, kept) = self.child.get_or_init(|| (epoch, view));
+        let (at, kept) = &**self.child.get_or_init(|| Box::new((epoch, view)));
         if *at == epoch {
             Ok(View::Kept(kept))
         } else {

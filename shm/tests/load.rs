@@ -172,7 +172,7 @@ fn processes_share_one_point_exactly() {
     assert!(admitted > 0);
     let t_visits = VISITS as u64;
     assert!(
-        (t_visits..=t_visits + PROCESSES as u64).contains(&(allowed as u64)),
+        (t_visits..=t_visits + PROCESSES as u64).contains(&allowed),
         "admitted {allowed} under visitThreshold {VISITS}"
     );
     assert_eq!(
