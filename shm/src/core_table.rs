@@ -44,5 +44,5 @@ pub fn table_over<'a>(
     owner: Owner,
     liveness: &'a Attachment,
 ) -> Result<Table<'a>, sds_core::Error> {
-    PointTable::with_owner(SharedStorage { state, slots }, owner, liveness)
+    PointTable::with_owner(SharedStorage::new(state, slots), owner, liveness)
 }
