@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from types import TracebackType
 from typing import Any, AsyncGenerator, Callable, Generator, Optional, Tuple, Type, TypeVar, Union, cast
 
 from . import _native
@@ -23,35 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 ErrorTypes = Tuple[Type[BaseException], ...]
 # What ``errors`` and ``ignore`` take: one exception class or a tuple of them.
 ErrorSpec = Union[Type[BaseException], ErrorTypes]
-Counts = Callable[[BaseException], bool]
-Downgrade = Callable[[Entry, Any, Any], Any]
-
-
-class _Span:
-    """One guarded call's entry around a ``with`` block: an exception that
-    ``counts`` is recorded on the entry, and the entry is exited however the
-    block ends (return, raise, cancellation, a generator's ``close()``)."""
-
-    __slots__ = ("_entry", "_counts")
-
-    def __init__(self, entry: Entry, counts: Counts) -> None:
-        self._entry = entry
-        self._counts = counts
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self,
-        kind: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        try:
-            if exc is not None and self._counts(exc):
-                self._entry.error(exc)
-        finally:
-            self._entry.exit()
 
 
 def _types(name: str, types: object) -> ErrorTypes:
@@ -115,8 +85,14 @@ def make_guard(
                 if entry.downgraded:
                     result = downgraded(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
-                with _Span(entry, counts):
+                try:
                     return await fn(*args, **kwargs)
+                except BaseException as exc:
+                    if counts(exc):
+                        entry.error(exc)
+                    raise
+                finally:
+                    entry.exit()
 
             return cast(F, guarded_async)
 
@@ -126,6 +102,10 @@ def make_guard(
         return cast(F, functools.update_wrapper(guarded, fn))
 
     return decorate
+
+
+Counts = Callable[[BaseException], bool]
+Downgrade = Callable[[Entry, Any, Any], Any]
 
 
 def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade) -> Any:
@@ -138,9 +118,15 @@ def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Count
         entry = enter()
         if entry.downgraded:
             return (yield from downgraded(entry, args, kwargs))
-        with _Span(entry, counts):
+        try:
             # `yield from` forwards send(), throw() and close() to fn's generator.
             return (yield from fn(*args, **kwargs))
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_generator
 
@@ -164,7 +150,7 @@ def _async_generator(
                     yield item
             return
         inner = fn(*args, **kwargs)
-        with _Span(entry, counts):
+        try:
             # No `yield from` for async generators: asend(), athrow() and
             # aclose() are forwarded by hand.
             try:
@@ -185,5 +171,11 @@ def _async_generator(
                     item = await step
                 except StopAsyncIteration:
                     return
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_async_generator
