@@ -196,6 +196,9 @@ pub enum ArgumentRule {
     UnknownFlags,
     /// An outcome code other than 0 or 1 ([`crate::Outcome::from_code`]).
     UnknownOutcome,
+    /// A ledger row whose length is not the table's capacity
+    /// ([`crate::Shared::ledger`], [`crate::PointTable::reclaim`]).
+    LedgerRowLength,
 }
 
 impl ArgumentRule {
@@ -205,6 +208,9 @@ impl ArgumentRule {
             ArgumentRule::Time => "time must be a whole number of ms within 0..2^64",
             ArgumentRule::UnknownFlags => "flags may only hold the pressure-test bit (1)",
             ArgumentRule::UnknownOutcome => "outcome must be 0 (ok) or 1 (error)",
+            ArgumentRule::LedgerRowLength => {
+                "a ledger row must hold one counter per slot (its length is the capacity)"
+            }
         }
     }
 }

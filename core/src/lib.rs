@@ -14,7 +14,7 @@
 //!   returns an [`Entry`] that [`Point::exit`] settles.
 //! - [`PointTable`]: names to points in caller-provided storage, private or
 //!   [`Shared`] between processes ([`TableState`], [`LayoutDescriptor`],
-//!   [`Owner`], [`Liveness`]).
+//!   [`Owner`], [`Liveness`], and the permit ledger of [`Held`] counters).
 //! - [`Error`], [`ErrorCode`], [`Reason`]: the one table of codes and names that
 //!   every binding maps from.
 //!
@@ -52,6 +52,7 @@ mod entry;
 mod error;
 mod json;
 mod layout;
+mod ledger;
 mod owner;
 mod peak;
 mod point;
@@ -71,6 +72,7 @@ pub mod window;
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
 pub use error::{ArgumentRule, Error, ErrorCode, Rule, WindowRule};
 pub use layout::{LayoutDescriptor, LayoutField, LAYOUT_VERSION};
+pub use ledger::Held;
 pub use owner::{AlwaysAlive, Liveness, Owner};
 #[cfg(any(loom, feature = "test-hooks"))]
 pub use owner::{Checkpoint, Transition};

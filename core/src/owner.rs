@@ -116,6 +116,13 @@ pub enum Transition {
     /// busy, 2 values written, 3 copy marked stable, 4 readers flipped to
     /// it (flag not yet given back).
     StrategyStore,
+    /// A permit taken by a view with a ledger (ledger.rs). Steps: 0 counted
+    /// in the row, `in_flight` not yet raised; 1 refused, the row's count
+    /// not yet taken back.
+    Acquire,
+    /// A permit returned by a view with a ledger. Steps: 0 `in_flight`
+    /// lowered, the row's count not yet.
+    Release,
 }
 
 /// A point in a transition where a test may park or crash a process.
@@ -244,4 +251,6 @@ pub(crate) enum Transition {
     DelaySettle,
     DelayReplace,
     StrategyStore,
+    Acquire,
+    Release,
 }

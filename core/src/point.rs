@@ -5,7 +5,8 @@
 //! A point's transitions (a delay starting, a probe settling, a strategy
 //! replaced) are held by an owner (owner.rs): [`Point`]'s own methods act as
 //! [`crate::Owner::PRIVATE`]; a [`crate::PointTable`] passes its view's owner
-//! and liveness, so use a shared table's points through the table.
+//! and liveness, so use a shared table's points through the table. A table
+//! with a ledger (ledger.rs) also counts each permit in its view's row.
 
 use core::cell::Cell;
 
@@ -14,7 +15,8 @@ use crate::counters::{Counter, Counters, Sums};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
-use crate::owner::Holder;
+use crate::ledger::Held;
+use crate::owner::{Holder, Transition};
 use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::strategy::{Field, Strategy};
@@ -131,17 +133,25 @@ impl Point {
     /// Counts a request at `now_ms` and decides whether it is downgraded.
     /// Every entry must be passed to [`Point::exit`] exactly once.
     pub fn enter(&self, now_ms: u64, flags: Flags) -> Entry {
-        self.enter_as(now_ms, flags, &Holder::PRIVATE)
+        self.enter_as(now_ms, flags, &Holder::PRIVATE, None)
     }
 
-    pub(crate) fn enter_as(&self, now_ms: u64, flags: Flags, holder: &Holder<'_>) -> Entry {
+    /// Enters as `holder`, counting a permit taken in `held` (the view's
+    /// ledger counter of this point) when there is one.
+    pub(crate) fn enter_as(
+        &self,
+        now_ms: u64,
+        flags: Flags,
+        holder: &Holder<'_>,
+        held: Option<&Held>,
+    ) -> Entry {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
         let bucket = Counters::bucket_of(now_ms);
         let token = self.counters.add(Counter::Visit, bucket, 1);
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
-        let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms));
+        let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms, held, holder));
         let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
@@ -223,9 +233,10 @@ impl Point {
     /// `timeoutThreshold`, only returns its permit. Bindings pass their wall
     /// clock here and skip its cost on most exits.
     pub fn exit_with(&self, entry: &Entry, outcome: Outcome, clock: impl FnOnce() -> u64) {
-        self.exit_as(entry, outcome, clock, &Holder::PRIVATE);
+        self.exit_as(entry, outcome, clock, &Holder::PRIVATE, None);
     }
 
+    /// Exits as `holder`, uncounting the permit from `held` when there is one.
     #[inline]
     pub(crate) fn exit_as(
         &self,
@@ -233,9 +244,10 @@ impl Point {
         outcome: Outcome,
         clock: impl FnOnce() -> u64,
         holder: &Holder<'_>,
+        held: Option<&Held>,
     ) {
         if entry.holds_permit() {
-            self.release();
+            self.release(held, holder);
         }
         let failed = outcome == Outcome::Error;
         let timeout = self
@@ -309,10 +321,29 @@ impl Point {
     /// Takes a permit unless `limit` (negative: none) is reached. Every
     /// attempt, taken or refused, raises the cycle's maximum in flight to the
     /// number it saw, as the reference's `concurrentAcquire` does.
-    fn try_acquire(&self, limit: i64, now_ms: u64) -> bool {
+    ///
+    /// `ledger` counts the permit before `in_flight` does (ledger.rs: a
+    /// death in between leaves `in_flight` too low, never too high); the
+    /// compare-and-swap's release ordering keeps that order.
+    #[inline]
+    fn try_acquire(
+        &self,
+        limit: i64,
+        now_ms: u64,
+        ledger: Option<&Held>,
+        holder: &Holder<'_>,
+    ) -> bool {
+        if let Some(row) = ledger {
+            row.add();
+            holder.reached(Transition::Acquire, 0);
+        }
         let mut held = self.in_flight.load(Ordering::Relaxed);
         loop {
             if (limit >= 0 && held as i64 >= limit) || held == u32::MAX {
+                if let Some(row) = ledger {
+                    holder.reached(Transition::Acquire, 1);
+                    row.remove();
+                }
                 self.max_concurrency.raise(now_ms, held as u64);
                 return false;
             }
@@ -330,13 +361,27 @@ impl Point {
         true
     }
 
-    /// Returns a permit; never below zero, even for a forged entry.
-    fn release(&self) {
+    /// Returns a permit; never below zero, even for a forged entry. `ledger`
+    /// uncounts it after `in_flight` does (the compare-and-swap's acquire
+    /// ordering keeps that order).
+    #[inline]
+    fn release(&self, ledger: Option<&Held>, holder: &Holder<'_>) {
+        self.release_many(1);
+        if let Some(row) = ledger {
+            holder.reached(Transition::Release, 0);
+            row.remove();
+        }
+    }
+
+    /// Returns `n` permits at once (a dead process's, see
+    /// [`crate::PointTable::reclaim`]), saturating at zero.
+    #[inline]
+    pub(crate) fn release_many(&self, n: u32) {
         let mut held = self.in_flight.load(Ordering::Relaxed);
-        while held > 0 {
+        while held > 0 && n > 0 {
             match self.in_flight.compare_exchange_weak(
                 held,
-                held - 1,
+                held.saturating_sub(n),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {

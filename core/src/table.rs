@@ -54,9 +54,14 @@
 //! its name untagged, which is found all the same (an untagged slot is read).
 //! `len` is counted last: a claimer that dies after its name is ready leaves
 //! it one short.
+//!
+//! A view of [`Shared`] storage with a ledger row counts the permits it holds
+//! per point in that row, and [`PointTable::reclaim`] gives a dead process's
+//! back (ledger.rs).
 
 use crate::entry::{Entry, Flags, Outcome};
-use crate::error::Error;
+use crate::error::{ArgumentRule, Error};
+use crate::ledger::Held;
 use crate::owner::{AlwaysAlive, Holder, Liveness, Owner, Transition, FREE, NOBODY};
 use crate::point::{Point, Stats};
 use crate::strategy::Strategy;
@@ -223,6 +228,16 @@ fn hash(name: &[u8]) -> u64 {
     h ^ (h >> 32)
 }
 
+/// A ledger row holds one counter per slot.
+fn check_row(row: Option<&[Held]>, capacity: usize) -> Result<(), Error> {
+    match row {
+        Some(row) if row.len() != capacity => {
+            Err(Error::InvalidArgument(ArgumentRule::LedgerRowLength))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn check_name(name: &[u8]) -> Result<(), Error> {
     match name.len() {
         0 => Err(Error::EmptyName),
@@ -363,6 +378,13 @@ pub trait TableStorage {
     fn slots(&self) -> &[Slot];
     /// The state kept next to the slots, if the storage has one.
     fn state(&self) -> Option<&TableState>;
+    /// The view's ledger row (one [`Held`] per slot, ledger.rs), if its
+    /// permits are accounted per process; `None` by default (a private
+    /// table: no ledger, no cost).
+    #[inline]
+    fn ledger(&self) -> Option<&[Held]> {
+        None
+    }
 }
 
 impl<T: AsRef<[Slot]>> TableStorage for T {
@@ -378,13 +400,41 @@ impl<T: AsRef<[Slot]>> TableStorage for T {
 }
 
 /// Storage shared with other views (other processes): a state and its slots
-/// in memory the caller maps.
+/// in memory the caller maps, and the ledger row of the view's process.
 #[derive(Copy, Clone)]
 pub struct Shared<'a> {
     /// The table's state.
     pub state: &'a TableState,
     /// The table's slots.
     pub slots: &'a [Slot],
+    /// The row counting the permits this view's process holds, one counter
+    /// per slot (ledger.rs); `None`: permits are not accounted per process,
+    /// and a process that dies holding some leaves them counted.
+    pub ledger: Option<&'a [Held]>,
+}
+
+impl<'a> Shared<'a> {
+    /// A state and its slots, without a ledger.
+    pub const fn new(state: &'a TableState, slots: &'a [Slot]) -> Shared<'a> {
+        Shared {
+            state,
+            slots,
+            ledger: None,
+        }
+    }
+
+    /// A state, its slots and this process's ledger row (as long as `slots`).
+    pub const fn with_ledger(
+        state: &'a TableState,
+        slots: &'a [Slot],
+        row: &'a [Held],
+    ) -> Shared<'a> {
+        Shared {
+            state,
+            slots,
+            ledger: Some(row),
+        }
+    }
 }
 
 impl TableStorage for Shared<'_> {
@@ -396,6 +446,11 @@ impl TableStorage for Shared<'_> {
     #[inline]
     fn state(&self) -> Option<&TableState> {
         Some(self.state)
+    }
+
+    #[inline]
+    fn ledger(&self) -> Option<&[Held]> {
+        self.ledger
     }
 }
 
@@ -429,15 +484,19 @@ impl<'a> PointTable<Shared<'a>> {
     /// A view over a state and slots that other views may share, as
     /// [`Owner::PRIVATE`] (every view in one process).
     pub fn over(state: &'a TableState, slots: &'a [Slot]) -> Result<PointTable<Shared<'a>>, Error> {
-        PointTable::new(Shared { state, slots })
+        PointTable::new(Shared::new(state, slots))
     }
 }
 
 impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     /// A view over `storage` whose transitions are held by `owner`; a waiter
-    /// asks `liveness` about a holder it has waited on for long.
+    /// asks `liveness` about a holder it has waited on for long. A ledger
+    /// row whose length is not the capacity is
+    /// [`ArgumentRule::LedgerRowLength`].
     pub fn with_owner(storage: S, owner: Owner, liveness: L) -> Result<PointTable<S, L>, Error> {
-        check_capacity(storage.slots().len())?;
+        let capacity = storage.slots().len();
+        check_capacity(capacity)?;
+        check_row(storage.ledger(), capacity)?;
         Ok(PointTable {
             storage,
             own: TableState::new(),
@@ -463,6 +522,35 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     #[inline]
     fn holder(&self) -> Holder<'_> {
         Holder::new(self.owner, &self.liveness)
+    }
+
+    /// This view's ledger counter of point `index`, if it has a ledger.
+    #[inline]
+    fn held(&self, index: u32) -> Option<&Held> {
+        self.storage
+            .ledger()
+            .and_then(|row| row.get(index as usize))
+    }
+
+    /// Gives back the permits counted in `dead_row`, the ledger row of a
+    /// process that died (ledger.rs): each counter is taken (left 0) and
+    /// subtracted from its point's requests in flight, never below 0.
+    /// Returns how many permits came back. Any process may call it, at once
+    /// with others (each count is taken once) and while live views work; it
+    /// reads every counter of the row (O(capacity)), so call it when a dead
+    /// process is found, not per request. A row whose length is not the
+    /// capacity is [`ArgumentRule::LedgerRowLength`].
+    pub fn reclaim(&self, dead_row: &[Held]) -> Result<u64, Error> {
+        check_row(Some(dead_row), self.capacity())?;
+        let mut returned = 0u64;
+        for (slot, held) in self.slots().iter().zip(dead_row) {
+            let n = held.take();
+            if n > 0 {
+                slot.point.release_many(n);
+                returned += n as u64;
+            }
+        }
+        Ok(returned)
     }
 
     /// The owner of this view.
@@ -592,7 +680,9 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 
     /// Enters the point with this id.
     pub fn enter_point(&self, id: PointId, now_ms: u64, flags: Flags) -> Result<Entry, Error> {
-        let mut entry = self.point(id)?.enter_as(now_ms, flags, &self.holder());
+        let mut entry = self
+            .point(id)?
+            .enter_as(now_ms, flags, &self.holder(), self.held(id.0));
         entry.point = id.0;
         Ok(entry)
     }
@@ -610,8 +700,13 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
         outcome: Outcome,
         clock: impl FnOnce() -> u64,
     ) -> Result<(), Error> {
-        self.point(entry.point())?
-            .exit_as(entry, outcome, clock, &self.holder());
+        self.point(entry.point())?.exit_as(
+            entry,
+            outcome,
+            clock,
+            &self.holder(),
+            self.held(entry.point().0),
+        );
         Ok(())
     }
 

@@ -49,7 +49,7 @@ fn a_view_parked_in_a_claim_is_waited_for_then_taken_over_when_dead() {
         reached: Mutex::new(Some(tx)),
     }));
     let view = move |owner| {
-        PointTable::with_owner(Shared { state, slots }, Owner::new(owner).unwrap(), host).unwrap()
+        PointTable::with_owner(Shared::new(state, slots), Owner::new(owner).unwrap(), host).unwrap()
     };
     std::thread::spawn(move || view(PARKED).insert(b"parked"));
     let at = rx.recv().unwrap();

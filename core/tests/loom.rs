@@ -1,7 +1,8 @@
 //! Model-checked concurrency (run with `RUSTFLAGS="--cfg loom"`, see the
 //! Makefile's `loom` target): loom runs every interleaving of the real
-//! atomics of the window, the permit and the strategy swap, and the
-//! take-overs from a dead owner (`loom/takeover.rs`).
+//! atomics of the window, the permit and the strategy swap, the take-overs
+//! from a dead owner (`loom/takeover.rs`), and the permit ledger of dead
+//! views (`loom/ledger.rs`).
 #![cfg(loom)]
 
 use loom::sync::atomic::AtomicUsize;
@@ -13,6 +14,9 @@ use sds_core::{Flags, Outcome, Point, SlidingWindow, Strategy};
 
 #[path = "loom/takeover.rs"]
 mod takeover;
+
+#[path = "loom/ledger.rs"]
+mod ledger;
 
 const T: u64 = 1_000_000;
 const NEXT_LAP: u64 = T + 30_000; // the same slot, one lap of the ring later

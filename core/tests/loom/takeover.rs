@@ -51,10 +51,7 @@ impl Liveness for Fate<'_> {
 }
 
 fn view(m: &Memory, owner: u32, crash_at: Option<Checkpoint>) -> PointTable<Shared<'_>, Fate<'_>> {
-    let storage = Shared {
-        state: &m.state,
-        slots: &m.slots,
-    };
+    let storage = Shared::new(&m.state, &m.slots);
     let fate = Fate {
         died: &m.died,
         crash_at,

@@ -1,0 +1,268 @@
+//! The permit ledger (ledger.rs): views of one shared table, each with its
+//! own row, account their permits per point; a dead view's row gives its
+//! permits back, exactly once, whoever reclaims it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::thread;
+
+use sds_core::{
+    AlwaysAlive, ArgumentRule, Entry, Error, ErrorCode, Flags, Held, Outcome, Owner, PointId,
+    PointTable, Shared, Slot, Strategy, TableState, TableStorage,
+};
+
+const T: u64 = 1_000_000;
+const CAPACITY: usize = 64;
+
+/// A table's shared memory: its state, its slots, and one ledger row per
+/// process.
+struct Memory {
+    state: TableState,
+    slots: Vec<Slot>,
+    rows: Vec<Vec<Held>>,
+}
+
+fn memory(processes: usize) -> Memory {
+    Memory {
+        state: TableState::new(),
+        slots: (0..CAPACITY).map(|_| Slot::new()).collect(),
+        rows: (0..processes)
+            .map(|_| (0..CAPACITY).map(|_| Held::new()).collect())
+            .collect(),
+    }
+}
+
+type View<'a> = PointTable<Shared<'a>>;
+
+/// The view of process `p` (owner `p + 2`, row `p`).
+fn view(m: &Memory, p: usize) -> View<'_> {
+    let storage = Shared::with_ledger(&m.state, &m.slots, &m.rows[p]);
+    PointTable::with_owner(storage, Owner::new(p as u32 + 2).unwrap(), AlwaysAlive).unwrap()
+}
+
+fn limited(c: i64) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    s.concurrent_threshold = c;
+    s
+}
+
+fn in_flight(t: &View<'_>, id: PointId) -> u32 {
+    t.point(id).unwrap().in_flight()
+}
+
+fn enter_n(t: &View<'_>, id: PointId, n: usize) -> Vec<Entry> {
+    (0..n)
+        .map(|_| {
+            let e = t.enter_point(id, T, Flags::NONE).unwrap();
+            assert!(e.holds_permit());
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn a_view_counts_its_permits_in_its_own_row() {
+    let m = memory(2);
+    let (a, b) = (view(&m, 0), view(&m, 1));
+    let p = a.insert(b"p").unwrap();
+    let held = enter_n(&a, p, 3);
+    let other = enter_n(&b, p, 1);
+    assert_eq!(m.rows[0][p.index() as usize].get(), 3);
+    assert_eq!(m.rows[1][p.index() as usize].get(), 1);
+    assert_eq!(in_flight(&a, p), 4);
+    for e in held.iter().chain(&other) {
+        a.exit(e, T, Outcome::Ok).unwrap();
+    }
+    // a's view exits b's entry: the permit is back, a's row does not wrap.
+    assert_eq!(in_flight(&a, p), 0);
+    assert_eq!(m.rows[0][p.index() as usize].get(), 0);
+    assert_eq!(m.rows[1][p.index() as usize].get(), 1);
+}
+
+#[test]
+fn reclaim_gives_back_exactly_the_dead_rows_permits_and_zeroes_it() {
+    let m = memory(2);
+    let (dying, live) = (view(&m, 0), view(&m, 1));
+    let (p, q) = (dying.insert(b"p").unwrap(), dying.insert(b"q").unwrap());
+    let _lost = (enter_n(&dying, p, 3), enter_n(&dying, q, 2));
+    let kept = enter_n(&live, p, 1);
+    drop(dying); // died holding 5 permits: its entries are never exited
+
+    assert_eq!((in_flight(&live, p), in_flight(&live, q)), (4, 2));
+    assert_eq!(live.reclaim(&m.rows[0]), Ok(5));
+    assert_eq!((in_flight(&live, p), in_flight(&live, q)), (1, 0));
+    assert!(m.rows[0].iter().all(|h| h.get() == 0), "a fresh row again");
+    assert_eq!(live.reclaim(&m.rows[0]), Ok(0), "nothing twice");
+
+    live.exit(&kept[0], T, Outcome::Ok).unwrap();
+    assert_eq!(in_flight(&live, p), 0);
+    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+}
+
+#[test]
+fn a_refused_permit_leaves_the_row_as_it_was() {
+    let m = memory(1);
+    let t = view(&m, 0);
+    let p = t.set_strategy(b"p", &limited(1)).unwrap();
+    let first = t.enter_point(p, T, Flags::NONE).unwrap();
+    let refused = t.enter_point(p, T, Flags::NONE).unwrap();
+    assert!(!refused.holds_permit());
+    assert_eq!(m.rows[0][p.index() as usize].get(), 1);
+    t.exit(&refused, T, Outcome::Ok).unwrap();
+    t.exit(&first, T, Outcome::Ok).unwrap();
+    assert_eq!(m.rows[0][p.index() as usize].get(), 0);
+    assert_eq!(in_flight(&t, p), 0);
+}
+
+#[test]
+fn two_reclaimers_take_each_count_once() {
+    for round in 0..50 {
+        let m = memory(3);
+        let dying = view(&m, 0);
+        let ids: Vec<PointId> = (0..20)
+            .map(|i| dying.insert(format!("p{i}").as_bytes()).unwrap())
+            .collect();
+        let mut expected = 0;
+        for (i, &id) in ids.iter().enumerate() {
+            enter_n(&dying, id, i % 4);
+            expected += (i % 4) as u64;
+        }
+        let barrier = Barrier::new(2);
+        let got: u64 = thread::scope(|s| {
+            let handles: Vec<_> = (1..3)
+                .map(|p| {
+                    let (m, barrier) = (&m, &barrier);
+                    s.spawn(move || {
+                        let t = view(m, p);
+                        barrier.wait();
+                        t.reclaim(&m.rows[0]).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(got, expected, "round {round}");
+        for &id in &ids {
+            assert_eq!(in_flight(&dying, id), 0, "round {round}");
+        }
+    }
+}
+
+#[test]
+fn rows_of_the_wrong_length_are_refused() {
+    let m = memory(1);
+    let bad = Error::InvalidArgument(ArgumentRule::LedgerRowLength);
+    for len in [0, CAPACITY - 1, CAPACITY + 1] {
+        let row: Vec<Held> = (0..len).map(|_| Held::new()).collect();
+        let storage = Shared::with_ledger(&m.state, &m.slots, &row);
+        let made = PointTable::with_owner(storage, Owner::new(3).unwrap(), AlwaysAlive);
+        assert_eq!(made.err(), Some(bad), "len {len}");
+        assert_eq!(view(&m, 0).reclaim(&row), Err(bad), "len {len}");
+    }
+    assert_eq!(bad.code(), ErrorCode::InvalidArgument);
+    assert_eq!(
+        bad.to_string(),
+        "a ledger row must hold one counter per slot (its length is the capacity)"
+    );
+}
+
+/// Three entries on a point limited to 2: two permits, then all back.
+fn limits_and_returns<S: TableStorage>(t: &PointTable<S>) {
+    let id = t.set_strategy(b"p", &limited(2)).unwrap();
+    let entries: Vec<Entry> = (0..3)
+        .map(|_| t.enter_point(id, T, Flags::NONE).unwrap())
+        .collect();
+    let held: Vec<bool> = entries.iter().map(Entry::holds_permit).collect();
+    assert_eq!(held, [true, true, false]);
+    assert_eq!(t.point(id).unwrap().in_flight(), 2);
+    for e in &entries {
+        t.exit(e, T, Outcome::Ok).unwrap();
+    }
+    assert_eq!(t.point(id).unwrap().in_flight(), 0);
+}
+
+#[test]
+fn tables_without_a_ledger_count_permits_as_before() {
+    let slots: Vec<Slot> = (0..CAPACITY).map(|_| Slot::new()).collect();
+    assert!(TableStorage::ledger(&slots).is_none());
+    limits_and_returns(&PointTable::new(slots).unwrap());
+
+    let state = TableState::new();
+    let slots: Vec<Slot> = (0..CAPACITY).map(|_| Slot::new()).collect();
+    assert!(Shared::new(&state, &slots).ledger.is_none());
+    let unledgered = PointTable::over(&state, &slots).unwrap();
+    limits_and_returns(&unledgered);
+    let row: Vec<Held> = (0..CAPACITY).map(|_| Held::new()).collect();
+    assert_eq!(unledgered.reclaim(&row), Ok(0));
+}
+
+/// Views of four processes hammer one point limited to `C`: never more than
+/// `C` in flight (a high-water mark of the holders), every permit back. Then
+/// one view dies holding `K`: the others get only `C - K` until its row is
+/// reclaimed, and all `C` after.
+#[test]
+fn views_with_their_own_rows_never_exceed_the_threshold_and_a_dead_ones_permits_come_back() {
+    const VIEWS: usize = 4;
+    const C: usize = 3;
+    const K: usize = 2;
+    const ROUNDS: usize = 20_000;
+    let m = memory(VIEWS);
+    let p = view(&m, 0).set_strategy(b"p", &limited(C as i64)).unwrap();
+    let holding = AtomicUsize::new(0);
+    let most = AtomicUsize::new(0);
+    let admitted = AtomicUsize::new(0);
+    let barrier = Barrier::new(VIEWS);
+    thread::scope(|s| {
+        for v in 0..VIEWS {
+            let (m, holding, most, admitted, barrier) = (&m, &holding, &most, &admitted, &barrier);
+            s.spawn(move || {
+                let t = view(m, v);
+                barrier.wait();
+                for _ in 0..ROUNDS {
+                    let e = t.enter_point(p, T, Flags::NONE).unwrap();
+                    if e.holds_permit() {
+                        let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        assert!(in_flight(&t, p) as usize <= C);
+                        admitted.fetch_add(1, Ordering::Relaxed);
+                        holding.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    t.exit(&e, T, Outcome::Ok).unwrap();
+                }
+            });
+        }
+    });
+    let most = most.load(Ordering::SeqCst);
+    assert!((1..=C).contains(&most), "high-water mark {most}");
+    assert!(
+        admitted.load(Ordering::Relaxed) >= ROUNDS,
+        "the point admitted"
+    );
+    let live = view(&m, 1);
+    assert_eq!(in_flight(&live, p), 0);
+    assert!(m.rows.iter().flatten().all(|h| h.get() == 0));
+
+    let dying = view(&m, 0);
+    let _lost = enter_n(&dying, p, K);
+    drop(dying);
+    let before: Vec<Entry> = (0..C)
+        .map(|_| live.enter_point(p, T, Flags::NONE).unwrap())
+        .collect();
+    let admitted_before = before.iter().filter(|e| e.holds_permit()).count();
+    assert_eq!(
+        admitted_before,
+        C - K,
+        "the dead view's permits still count"
+    );
+    for e in &before {
+        live.exit(e, T, Outcome::Ok).unwrap();
+    }
+    assert_eq!(live.reclaim(&m.rows[0]), Ok(K as u64));
+    assert_eq!(in_flight(&live, p), 0);
+    let after = enter_n(&live, p, C);
+    assert!(!live.enter_point(p, T, Flags::NONE).unwrap().holds_permit());
+    for e in &after {
+        live.exit(e, T, Outcome::Ok).unwrap();
+    }
+    assert_eq!(in_flight(&live, p), 0);
+}
