@@ -253,7 +253,9 @@ impl SharedFile {
     /// The ledger row of process slot `process`: the permits its holder
     /// holds, per point (empty for a slot out of range).
     pub fn ledger_row(&self, process: usize) -> &[Held] {
-        self.inner.memory().map_or(&[], |memory| memory.row(process))
+        self.inner
+            .memory()
+            .map_or(&[], |memory| memory.row(process))
     }
 
     /// The core's view of the table, as this process's owner (registering
@@ -313,16 +315,16 @@ impl SharedFile {
         let inner = &self.inner;
         // Held so no thread of this process claims a slot meanwhile.
         let registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
-        let ours = (inner.epoch.load(Ordering::Acquire) == sys::fork_epoch())
-            .then_some(registration.slot);
+        let ours =
+            (inner.epoch.load(Ordering::Acquire) == sys::fork_epoch()).then_some(registration.slot);
         let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;
-        let memory = inner.memory().ok_or_else(|| inner.corrupt("table memory"))?;
-        processes::reclaim_dead(inner.file(), records, ours, &memory).map_err(|source| {
-            Error::Io {
-                path: inner.path.clone(),
-                action: "fcntl(F_SETLK)",
-                source,
-            }
+        let memory = inner
+            .memory()
+            .ok_or_else(|| inner.corrupt("table memory"))?;
+        processes::reclaim_dead(inner.file(), records, ours, &memory).map_err(|source| Error::Io {
+            path: inner.path.clone(),
+            action: "fcntl(F_SETLK)",
+            source,
         })
     }
 }
@@ -414,7 +416,9 @@ impl Attachment {
 
     /// The header word of the last scan for dead holders.
     fn last_scan(&self) -> Option<&AtomicU64> {
-        self.mapping.view::<AtomicU64>(HEADER_LAST_SCAN * 8, 1)?.first()
+        self.mapping
+            .view::<AtomicU64>(HEADER_LAST_SCAN * 8, 1)?
+            .first()
     }
 
     fn corrupt(&self, what: &'static str) -> Error {
@@ -465,12 +469,13 @@ fn claim(
         action: "fcntl(F_SETLK)",
         source,
     };
-    let registration = processes::claim(file, records, memory)
-        .map_err(io)?
-        .ok_or(Error::NoProcessSlot {
-            path: path.into(),
-            max: MAX_PROCESSES,
-        })?;
+    let registration =
+        processes::claim(file, records, memory)
+            .map_err(io)?
+            .ok_or(Error::NoProcessSlot {
+                path: path.into(),
+                max: MAX_PROCESSES,
+            })?;
     processes::reclaim_dead(file, records, Some(registration.slot), memory).map_err(io)?;
     Ok(registration)
 }
