@@ -24,8 +24,9 @@ const KNOWN_SHARED_FLAGS: u32 = SDS_SHARED_GROUP;
 
 /// This process's attachment to a table file, and its views of the table.
 ///
-/// A view holds the owner id of the process it was made in, so a fork child
-/// must not use its parent's. The view made at open serves the process that
+/// A view holds the owner id and the ledger row (where its permits are
+/// counted) of the process it was made in, so a fork child must not use its
+/// parent's. The view made at open serves the process that
 /// opened (one load and a compare of the fork epoch per call); a fork child
 /// of it makes its own view once, on its first call, and keeps it; a process
 /// further down (a child of a child that already had made its view) makes
@@ -113,6 +114,15 @@ impl SharedTable {
 
     pub(crate) fn capacity(&self) -> usize {
         self.file.capacity()
+    }
+
+    /// A request was refused for its concurrency threshold at `now_ms`: the
+    /// permits of processes that died holding some come back (at most one
+    /// scan of the process slots per second per table, host-wide).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_refused(&self, now_ms: u64) {
+        self.file.on_refused(now_ms);
     }
 
     pub(crate) fn len(&self) -> usize {

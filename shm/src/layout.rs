@@ -5,12 +5,13 @@
 //! 4096    process slots: MAX_PROCESSES records of 32 bytes
 //! 12288   table state block, 64 bytes
 //! 12352   slots, `capacity` x size_of::<Slot>(), at Slot's alignment (>= 64)
+//! ...     ledger: MAX_PROCESSES rows, row i for process slot i, each
+//!         `capacity` x 4 bytes (the core's `Held`) rounded up to 64
 //! ```
 //!
-//! LEDGER: the per-process permit ledger (the core's `Held` rows, one row
-//! per process slot, reached through `TableStorage::ledger()`) will get its
-//! own region here, after the slots, sized from the core's descriptor, and
-//! `Layout` will carry its offset. Bump [`LAYOUT_VERSION`] with it.
+//! Each ledger row starts on its own 64-byte line: a process writes its row
+//! on every call that takes a permit, and no two processes share a line of
+//! counters.
 //!
 //! Lock bytes (fcntl, past the end of the file, never read or written):
 //! `INIT_LOCK` for initialisation, `PROCESS_LOCK_BASE + i` for process
@@ -39,13 +40,17 @@ pub const HEADER_READY: usize = 32;
 /// Word 33: the pid of the process that initialised it (information only:
 /// pids are reused and differ between pid namespaces).
 pub const HEADER_CREATOR_PID: usize = 33;
+/// Word 34: when the process slots were last scanned for dead holders on a
+/// refused request (the callers' `now_ms`; 0 at first): written at run time,
+/// the only header word that is (see `Attachment::on_refused`).
+pub const HEADER_LAST_SCAN: usize = 34;
 
 /// The magic, as the first 8 bytes of the file.
 pub const MAGIC: [u8; 8] = *b"SDSTABLE";
 /// The file layout this build reads and writes: the header, the process
 /// slots, where the core's memory lies. What the core's memory holds is the
 /// descriptor's business (its own `layout_version` included).
-pub const LAYOUT_VERSION: u64 = 2;
+pub const LAYOUT_VERSION: u64 = 3;
 /// The ready word's value once initialisation has finished ("READYSDS"
 /// as bytes): a random word is not taken for ready.
 pub const READY: u64 = u64::from_le_bytes(*b"READYSDS");
@@ -56,6 +61,8 @@ pub const MAX_PROCESSES: usize = 256;
 pub const PROCESS_RECORD_SIZE: usize = 32;
 /// Where the process records start.
 pub const PROCESSES_OFFSET: usize = HEADER_SIZE;
+/// Bytes per ledger counter (the core's `Held`).
+pub const HELD_SIZE: usize = 4;
 /// Where the table state block starts.
 pub const TABLE_STATE_OFFSET: usize = PROCESSES_OFFSET + MAX_PROCESSES * PROCESS_RECORD_SIZE;
 /// Bytes reserved for the table state block.
@@ -69,7 +76,7 @@ pub const PROCESS_LOCK_BASE: u64 = INIT_LOCK + 1;
 
 const _: () = assert!(HEADER_DESCRIPTOR + DESCRIPTOR_WORDS <= HEADER_READY);
 const _: () = assert!(matches!(LayoutField::ALL[14], LayoutField::ByteOrder));
-const _: () = assert!(HEADER_CREATOR_PID < HEADER_WORDS);
+const _: () = assert!(HEADER_LAST_SCAN < HEADER_WORDS);
 const _: () = assert!(TABLE_STATE_OFFSET % 64 == 0);
 
 /// The descriptor stored as `words`, in the order of `LayoutField::ALL`
@@ -110,6 +117,11 @@ pub struct Layout {
     pub slots_offset: usize,
     /// Slots.
     pub capacity: usize,
+    /// Where ledger row 0 starts (the end of the slots, 64-aligned).
+    pub ledger_offset: usize,
+    /// Bytes from one ledger row to the next: `capacity` counters rounded
+    /// up to 64.
+    pub row_stride: usize,
     /// The whole file's length.
     pub file_len: usize,
 }
@@ -129,13 +141,22 @@ impl Layout {
         let slots_offset = (TABLE_STATE_OFFSET + TABLE_STATE_SIZE).next_multiple_of(align);
         let capacity = usize::try_from(descriptor.capacity).ok()?;
         let slot_size = usize::try_from(descriptor.slot_size).ok()?;
-        let file_len = capacity.checked_mul(slot_size)?.checked_add(slots_offset)?;
+        let slots_end = capacity.checked_mul(slot_size)?.checked_add(slots_offset)?;
+        let ledger_offset = slots_end.checked_next_multiple_of(64)?;
+        let row_stride = capacity
+            .checked_mul(HELD_SIZE)?
+            .checked_next_multiple_of(64)?;
+        let file_len = row_stride
+            .checked_mul(MAX_PROCESSES)?
+            .checked_add(ledger_offset)?;
         if file_len as u64 >= INIT_LOCK {
             return None;
         }
         Some(Layout {
             slots_offset,
             capacity,
+            ledger_offset,
+            row_stride,
             file_len,
         })
     }
@@ -146,11 +167,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slots_follow_the_state_block_aligned() {
+    fn slots_follow_the_state_block_and_the_ledger_rows_the_slots() {
         let layout = Layout::of(&LayoutDescriptor::for_capacity(10)).unwrap();
         assert_eq!(TABLE_STATE_OFFSET, 12288);
         assert_eq!(layout.slots_offset, 12352);
-        assert_eq!(layout.file_len, 12352 + 10 * 1728);
+        assert_eq!(layout.ledger_offset, 12352 + 10 * 1728);
+        // 10 counters of 4 bytes, on a line of their own.
+        assert_eq!(layout.row_stride, 64);
+        assert_eq!(layout.file_len, 12352 + 10 * 1728 + 256 * 64);
+        let big = Layout::of(&LayoutDescriptor::for_capacity(1024)).unwrap();
+        assert_eq!(big.row_stride, 4096);
+        assert_eq!(big.file_len - big.ledger_offset, 1 << 20);
     }
 
     #[test]

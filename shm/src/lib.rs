@@ -26,4 +26,4 @@ pub use core_table::{Slot, Table, TableState};
 pub use error::Error;
 pub use layout::{LAYOUT_VERSION, MAX_PROCESSES};
 pub use processes::{Registration, GENERATIONS};
-pub use shared_file::{fork_epoch, Attachment, Options, SharedFile};
+pub use shared_file::{fork_epoch, Attachment, Options, SharedFile, SCAN_INTERVAL_MS};

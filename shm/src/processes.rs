@@ -6,6 +6,13 @@
 //! pid, so it survives pid reuse and works across pid namespaces (containers
 //! sharing the file). The record's pid is for people reading the file.
 //!
+//! Each process slot also has a ledger row counting the permits its holder
+//! holds (`core_table::Memory::row`). A row is given back (reclaimed) by
+//! whoever holds the slot's lock and finds the slot still "in use" with no
+//! live holder: the process that takes the slot next, or one that scans the
+//! slots for dead holders ([`reclaim_dead`]); then the slot is marked free,
+//! so the row is reclaimed exactly once. A clean detach gives back its own.
+//!
 //! An owner id names a slot AND the generation that took it: `1 + slot +
 //! 256 × (generation mod GENERATIONS)`. Words in the table may still hold a
 //! dead process's id after a new process took its slot; with the slot alone
@@ -18,6 +25,7 @@ use std::io;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::core_table::Memory;
 use crate::layout::{MAX_PROCESSES, PROCESS_LOCK_BASE, PROCESS_RECORD_SIZE};
 use crate::mapping::Shared;
 use crate::sys;
@@ -59,8 +67,8 @@ pub struct Registration {
     pub slot: usize,
     /// The slot's generation, counting every process that took it.
     pub generation: u64,
-    /// Whether the previous holder died without detaching (its state is
-    /// what [`reclaim_dead_owner`] is for).
+    /// Whether the previous holder died without detaching (its permits
+    /// were given back before this process took the slot).
     pub previous_owner_died: bool,
 }
 
@@ -79,15 +87,20 @@ pub fn slot_of(owner: u32) -> Option<(usize, u64)> {
     (generation < GENERATIONS).then_some((slot as usize, generation))
 }
 
-/// Takes the first slot whose lock no live process holds.
-pub fn claim(file: &File, records: &[ProcessRecord]) -> io::Result<Option<Registration>> {
+/// Takes the first slot whose lock no live process holds, giving back the
+/// permits of a holder that died in it.
+pub fn claim(
+    file: &File,
+    records: &[ProcessRecord],
+    memory: &Memory<'_>,
+) -> io::Result<Option<Registration>> {
     for (index, record) in records.iter().enumerate().take(MAX_PROCESSES) {
         if !sys::try_lock(file, PROCESS_LOCK_BASE + index as u64)? {
             continue;
         }
         let previous_owner_died = record.state.load(Ordering::Acquire) != FREE;
         if previous_owner_died {
-            reclaim_dead_owner(index, record);
+            reclaim_dead_owner(index, memory);
         }
         let generation = record
             .generation
@@ -107,20 +120,57 @@ pub fn claim(file: &File, records: &[ProcessRecord]) -> io::Result<Option<Regist
     Ok(None)
 }
 
-/// Where the permits a dead process held are given back. The slot's lock is
-/// ours and its generation not bumped yet, so no other process does it and
-/// this process has not used the slot's row.
-///
-/// LEDGER: once the core keeps a permit ledger (one `Held` row per process
-/// slot, `TableStorage::ledger()`), this calls `PointTable::reclaim(slot)`
-/// on a view of the table (the caller has the mapping: pass the view in).
-/// The flags a dead process held need nothing here: waiters take them over
-/// (its id's generation is now stale, so it reads dead).
-pub fn reclaim_dead_owner(_slot: usize, _record: &ProcessRecord) {}
+/// Gives back the permits a dead process held in `slot`. The slot's lock is
+/// ours, so no other process does it at the same time, and the slot is
+/// still "in use", so no process did it before. The flags a dead process
+/// held need nothing here: waiters take them over (its id reads dead: the
+/// slot's lock is no longer its, and once the slot is taken again its
+/// generation is stale).
+fn reclaim_dead_owner(slot: usize, memory: &Memory<'_>) -> u64 {
+    memory.reclaim(slot)
+}
 
-/// Marks the slot free and drops its lock (a clean detach).
-pub fn release(file: &File, records: &[ProcessRecord], slot: usize) {
+/// Gives back the permits of every process slot whose holder died without
+/// detaching, but `ours` (this process's own slot, whose lock it holds:
+/// locking it again would succeed, and unlocking would drop it). For each
+/// slot marked "in use": take its lock without waiting (a live holder keeps
+/// it, and so does a process that is taking the slot or reclaiming it now),
+/// check it is still "in use", reclaim its row, mark it free, unlock. One
+/// `fcntl` per slot in use, so for attach and the rare refused path only.
+/// The caller keeps other threads of this process from claiming meanwhile
+/// (its lock on a slot would look like ours to `try_lock`). Returns the
+/// permits given back.
+pub fn reclaim_dead(
+    file: &File,
+    records: &[ProcessRecord],
+    ours: Option<usize>,
+    memory: &Memory<'_>,
+) -> io::Result<u64> {
+    let mut returned = 0;
+    for (index, record) in records.iter().enumerate().take(MAX_PROCESSES) {
+        if Some(index) == ours || record.state.load(Ordering::Acquire) == FREE {
+            continue;
+        }
+        let lock = PROCESS_LOCK_BASE + index as u64;
+        if !sys::try_lock(file, lock)? {
+            continue;
+        }
+        if record.state.load(Ordering::Acquire) != FREE {
+            returned += reclaim_dead_owner(index, memory);
+            record.state.store(FREE, Ordering::Release);
+        }
+        // Closing the file drops it anyway if this fails.
+        let _ = sys::unlock(file, lock);
+    }
+    Ok(returned)
+}
+
+/// Gives back the permits this process still holds in `slot` (entries never
+/// exited: a free slot's row must be all zero for its next holder), marks
+/// the slot free and drops its lock (a clean detach).
+pub fn release(file: &File, records: &[ProcessRecord], slot: usize, memory: &Memory<'_>) {
     if let Some(record) = records.get(slot) {
+        memory.reclaim(slot);
         record.state.store(FREE, Ordering::Release);
     }
     // Closing the file drops the lock anyway if this fails.

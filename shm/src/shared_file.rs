@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sds_core::{LayoutField, Owner};
+use sds_core::{Held, LayoutField, Owner};
 
-use crate::core_table::{self, Slot, Table, TableState};
+use crate::core_table::{Memory, Slot, Table, TableState};
 use crate::error::Error;
-use crate::layout::{Layout, MAX_PROCESSES, PROCESSES_OFFSET, TABLE_STATE_OFFSET};
+use crate::layout::{Layout, HEADER_LAST_SCAN, MAX_PROCESSES, PROCESSES_OFFSET};
 use crate::mapping::Mapping;
 use crate::open::{self, FileKey};
 use crate::processes::{self, ProcessRecord, Registration};
@@ -98,6 +98,10 @@ pub struct Attachment {
 }
 
 static NO_STATE: TableState = TableState::new();
+
+/// The least time between two scans for dead holders on refused requests
+/// ([`SharedFile::on_refused`]), host-wide.
+pub const SCAN_INTERVAL_MS: u64 = 1_000;
 
 impl SharedFile {
     /// Opens the table file at `path`, creating and initialising it if
@@ -238,32 +242,90 @@ impl SharedFile {
 
     /// The mapped slots.
     pub fn slots(&self) -> &[Slot] {
-        let inner = &self.inner;
-        core_table::slots_at(
-            &inner.mapping,
-            inner.layout.slots_offset,
-            inner.layout.capacity,
-        )
-        .unwrap_or(&[])
+        self.inner.memory().map_or(&[], |memory| memory.slots)
     }
 
     /// The mapped table state block.
     pub fn table_state(&self) -> &TableState {
-        core_table::state_at(&self.inner.mapping, TABLE_STATE_OFFSET).unwrap_or(&NO_STATE)
+        self.inner.memory().map_or(&NO_STATE, |memory| memory.state)
+    }
+
+    /// The ledger row of process slot `process`: the permits its holder
+    /// holds, per point (empty for a slot out of range).
+    pub fn ledger_row(&self, process: usize) -> &[Held] {
+        self.inner
+            .memory()
+            .map_or(&[], |memory| memory.row(process))
     }
 
     /// The core's view of the table, as this process's owner (registering
     /// it first if it is a fork child), asking the file's process slots
-    /// about the others. A view made before a `fork` holds the parent's
-    /// owner: a child makes its own.
+    /// about the others and counting its permits in this process's ledger
+    /// row. A view made before a `fork` holds the parent's owner and row: a
+    /// child makes its own.
     pub fn table(&self) -> Result<Table<'_>, Error> {
-        let owner = self.owner()?;
-        let owner = Owner::new(owner).ok_or_else(|| Error::Corrupt {
+        let id = self.owner()?;
+        let corrupt = |what| Error::Corrupt {
             path: self.inner.path.clone(),
-            what: "owner id",
-        })?;
-        core_table::table_over(self.table_state(), self.slots(), owner, &self.inner)
+            what,
+        };
+        let owner = Owner::new(id).ok_or_else(|| corrupt("owner id"))?;
+        let (process, _) = processes::slot_of(id).ok_or_else(|| corrupt("owner id"))?;
+        let memory = self.inner.memory().ok_or_else(|| corrupt("table memory"))?;
+        memory
+            .table(owner, process, &self.inner)
             .map_err(Error::Core)
+    }
+
+    /// Call when a request on this table was refused for its concurrency
+    /// threshold (`Reason::Concurrent`), with the request's `now_ms`: at most
+    /// once per [`SCAN_INTERVAL_MS`] per table, host-wide (a timestamp in
+    /// the file's header), it scans the process slots for holders that died
+    /// and gives their permits back ([`SharedFile::reclaim_dead`]); otherwise
+    /// one load. A refused request is the only sign a dead process's permits
+    /// give, so a threshold blocked by them frees itself within about a
+    /// second of refusals, and the passing path pays nothing. A clock more
+    /// than an interval behind the stored time counts as due (another clock
+    /// base, or a reset). Returns the permits given back (0 on errors).
+    #[cold]
+    pub fn on_refused(&self, now_ms: u64) -> u64 {
+        let Some(last_scan) = self.inner.last_scan() else {
+            return 0;
+        };
+        let last = last_scan.load(Ordering::Relaxed);
+        let due = now_ms >= last.saturating_add(SCAN_INTERVAL_MS)
+            || now_ms.saturating_add(SCAN_INTERVAL_MS) <= last;
+        // One process of the host scans per interval: whoever moves the time.
+        if !due
+            || last_scan
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return 0;
+        }
+        self.reclaim_dead().unwrap_or(0)
+    }
+
+    /// Gives back the permits of every process that died attached to the
+    /// file (its process slot still "in use", its lock free), each exactly
+    /// once however many processes notice, and frees their process slots.
+    /// Done on attach and by [`SharedFile::on_refused`]; one `fcntl` per
+    /// process slot in use. Returns the permits given back.
+    pub fn reclaim_dead(&self) -> Result<u64, Error> {
+        let inner = &self.inner;
+        // Held so no thread of this process claims a slot meanwhile.
+        let registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
+        let ours =
+            (inner.epoch.load(Ordering::Acquire) == sys::fork_epoch()).then_some(registration.slot);
+        let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;
+        let memory = inner
+            .memory()
+            .ok_or_else(|| inner.corrupt("table memory"))?;
+        processes::reclaim_dead(inner.file(), records, ours, &memory).map_err(|source| Error::Io {
+            path: inner.path.clone(),
+            action: "fcntl(F_SETLK)",
+            source,
+        })
     }
 }
 
@@ -328,12 +390,10 @@ impl Attachment {
             path: path.into(),
             what,
         };
-        core_table::state_at(&mapping, TABLE_STATE_OFFSET).ok_or(corrupt("state block"))?;
-        core_table::slots_at(&mapping, layout.slots_offset, layout.capacity)
-            .ok_or(corrupt("slots"))?;
+        let memory = Memory::of(&mapping, &layout).ok_or(corrupt("table memory"))?;
         let epoch = sys::fork_epoch();
         let records = records(&mapping).ok_or(corrupt("process slots"))?;
-        let registration = claim(path, &file, records)?;
+        let registration = claim(path, &file, records, &memory)?;
         Ok(Attachment {
             path: path.into(),
             key,
@@ -348,6 +408,24 @@ impl Attachment {
             owner: AtomicU32::new(registration.owner),
             registration: Mutex::new(registration),
         })
+    }
+
+    fn memory(&self) -> Option<Memory<'_>> {
+        Memory::of(&self.mapping, &self.layout)
+    }
+
+    /// The header word of the last scan for dead holders.
+    fn last_scan(&self) -> Option<&AtomicU64> {
+        self.mapping
+            .view::<AtomicU64>(HEADER_LAST_SCAN * 8, 1)?
+            .first()
+    }
+
+    fn corrupt(&self, what: &'static str) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            what,
+        }
     }
 
     fn file(&self) -> &File {
@@ -366,11 +444,9 @@ impl Attachment {
     }
 
     fn register(&self) -> Result<Registration, Error> {
-        let records = records(&self.mapping).ok_or(Error::Corrupt {
-            path: self.path.clone(),
-            what: "process slots",
-        })?;
-        claim(&self.path, self.file(), records)
+        let records = records(&self.mapping).ok_or_else(|| self.corrupt("process slots"))?;
+        let memory = self.memory().ok_or_else(|| self.corrupt("table memory"))?;
+        claim(&self.path, self.file(), records, &memory)
     }
 }
 
@@ -378,17 +454,30 @@ fn records(mapping: &Mapping) -> Option<&[ProcessRecord]> {
     mapping.view::<ProcessRecord>(PROCESSES_OFFSET, MAX_PROCESSES)
 }
 
-fn claim(path: &Path, file: &File, records: &[ProcessRecord]) -> Result<Registration, Error> {
-    processes::claim(file, records)
-        .map_err(|source| Error::Io {
-            path: path.into(),
-            action: "fcntl(F_SETLK)",
-            source,
-        })?
-        .ok_or(Error::NoProcessSlot {
-            path: path.into(),
-            max: MAX_PROCESSES,
-        })
+/// Takes a process slot (giving back its dead holder's permits), then gives
+/// back those of every other process that died attached: a process that
+/// attaches frees what the dead left at once. The caller keeps the other
+/// threads of this process from claiming meanwhile.
+fn claim(
+    path: &Path,
+    file: &File,
+    records: &[ProcessRecord],
+    memory: &Memory<'_>,
+) -> Result<Registration, Error> {
+    let io = |source| Error::Io {
+        path: path.into(),
+        action: "fcntl(F_SETLK)",
+        source,
+    };
+    let registration =
+        processes::claim(file, records, memory)
+            .map_err(io)?
+            .ok_or(Error::NoProcessSlot {
+                path: path.into(),
+                max: MAX_PROCESSES,
+            })?;
+    processes::reclaim_dead(file, records, Some(registration.slot), memory).map_err(io)?;
+    Ok(registration)
 }
 
 impl Drop for Attachment {
@@ -397,14 +486,18 @@ impl Drop for Attachment {
         // meantime waits, instead of attaching and then losing its locks to
         // this close.
         let mut registry = registry::lock();
-        if let (Some(handles), Some(records)) = (&self.handles, records(&self.mapping)) {
+        if let (Some(handles), Some(records), Some(memory)) = (
+            &self.handles,
+            records(&self.mapping),
+            Memory::of(&self.mapping, &self.layout),
+        ) {
             if self.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
                 let slot = self
                     .registration
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .slot;
-                processes::release(&handles.file, records, slot);
+                processes::release(&handles.file, records, slot, &memory);
             }
         }
         self.handles = None;

@@ -98,7 +98,7 @@ fn another_version_is_refused() {
     patch_word(&path, 1, 99);
     match open(&path) {
         Err(Error::WrongVersion {
-            ours: 2,
+            ours: 3,
             theirs: 99,
             ..
         }) => {}

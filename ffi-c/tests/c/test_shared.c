@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -398,6 +399,104 @@ static void test_two_tables_one_file(void) {
     unlink(path);
 }
 
+/* Forks a child that takes `n` permits of "held" and keeps them until it is
+ * killed; returns its pid once it holds them. */
+static pid_t fork_holder(const sds_table *t, int n) {
+    int fds[2];
+    char said = 0;
+    pid_t pid;
+    CHECK(pipe(fds) == 0);
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int i, admitted = 0;
+        alarm(TIME_LIMIT_S);
+        close(fds[0]);
+        for (i = 0; i < n; i++) {
+            sds_entry e;
+            if (sds_enter(t, NAME("held"), NOW, SDS_FLAG_NONE, &e) == SDS_RESULT_OK &&
+                !sds_entry_downgraded(&e)) {
+                admitted++;
+            }
+        }
+        said = admitted == n ? 'k' : 'x';
+        if (write(fds[1], &said, 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    close(fds[1]);
+    CHECK(read(fds[0], &said, 1) == 1 && said == 'k');
+    close(fds[0]);
+    return pid;
+}
+
+static void kill_and_reap(pid_t pid) {
+    int status = 0;
+    CHECK(kill(pid, SIGKILL) == 0);
+    CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
+}
+
+/* A request to "held" at `now`, exited at once: its reason. */
+static sds_reason try_held(const sds_table *t, uint64_t now) {
+    sds_entry e;
+    CHECK_OK(sds_enter(t, NAME("held"), now, SDS_FLAG_NONE, &e));
+    CHECK_OK(sds_exit(t, &e, now, SDS_OUTCOME_OK));
+    return sds_entry_reason(&e);
+}
+
+static uint64_t held_now(const sds_table *t) {
+    sds_stats st;
+    CHECK_OK(sds_stats_get(t, NAME("held"), NOW, &st));
+    return st.concurrent;
+}
+
+/* A child that attaches (registering on its first call) finds the parent's
+ * one permit only: the dead holder's came back as it attached. */
+static void sees_one_permit(int index, const sds_table *t) {
+    (void)index;
+    CHECK(held_now(t) == 1);
+    CHECK(try_held(t, NOW) == SDS_REASON_NONE);
+}
+
+/* A process killed (kill -9) while it holds 2 of 3 permits: the others are
+ * refused for CONCURRENT until a refused request scans for dead holders (at
+ * most once a second, by the requests' now_ms); then its 2 permits come
+ * back, once, and requests pass. A second one killed the same way: a
+ * process that attaches gives them back at once. */
+static void test_dead_holder_permits_come_back(void) {
+    const char *path = in_dir("dead.sds");
+    sds_table *t = NULL;
+    sds_entry mine;
+    pid_t holder;
+    CHECK_OK(open_shared(path, 16, 0, &t));
+    CHECK_OK(sds_table_set_strategy_json(t, NAME("held"), NAME("{\"concurrentThreshold\": 3}")));
+    CHECK_OK(sds_enter(t, NAME("held"), NOW, SDS_FLAG_NONE, &mine));
+    CHECK(!sds_entry_downgraded(&mine));
+    holder = fork_holder(t, 2);
+    CHECK(held_now(t) == 3);
+    /* Refused while the holder lives: the scan it starts finds no one dead. */
+    CHECK(try_held(t, NOW) == SDS_REASON_CONCURRENT);
+    kill_and_reap(holder);
+    CHECK(try_held(t, NOW + 999) == SDS_REASON_CONCURRENT); /* no scan due */
+    CHECK(held_now(t) == 3);
+    /* A second after the last scan: this refused request scans. */
+    CHECK(try_held(t, NOW + 1000) == SDS_REASON_CONCURRENT);
+    CHECK(held_now(t) == 1);
+    CHECK(try_held(t, NOW + 1000) == SDS_REASON_NONE);
+    CHECK(try_held(t, NOW + 2000) == SDS_REASON_NONE);
+    CHECK(held_now(t) == 1);
+
+    holder = fork_holder(t, 2);
+    kill_and_reap(holder);
+    CHECK(held_now(t) == 3);
+    in_children(1, t, sees_one_permit);
+    CHECK(held_now(t) == 1);
+    CHECK_OK(sds_exit(t, &mine, NOW, SDS_OUTCOME_OK));
+    CHECK(held_now(t) == 0);
+    sds_table_free(t);
+    unlink(path);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) iterations = strtoul(argv[1], NULL, 10);
     alarm(TIME_LIMIT_S);
@@ -422,6 +521,7 @@ int main(int argc, char **argv) {
     test_not_a_file();
     test_arguments();
     test_two_tables_one_file();
+    test_dead_holder_permits_come_back();
     munmap(shared_board, sizeof *shared_board);
     if (rmdir(dir) != 0) {
         fprintf(stderr, "%s: %s (a test left a file behind)\n", dir, strerror(errno));
