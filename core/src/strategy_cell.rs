@@ -18,6 +18,13 @@ use crate::owner::{Holder, Transition};
 use crate::strategy::{Field, Strategy};
 use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 
+/// Reads a reader tries before it gives up and reads "no strategy". Writers
+/// only ever write the copy readers are not told to read, so a reader retries
+/// only while two whole replacements race it; both copies being mid-write
+/// for this long happens only in a corrupted or hostile shared file, where a
+/// point without a strategy is the safe reading (it never blocks anyone).
+const MAX_READ_ATTEMPTS: u32 = 1 << 16;
+
 pub(crate) const FIELDS: usize = 13;
 const ABSENT: u32 = 0;
 const PRESENT: u32 = 1;
@@ -69,7 +76,7 @@ impl StrategyCell {
     /// The current strategy, whole: never half of one and half of another.
     #[inline]
     pub(crate) fn load(&self) -> Option<Strategy> {
-        loop {
+        for _ in 0..MAX_READ_ATTEMPTS {
             let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
             let before = copy.version.load(Ordering::Acquire);
             if before & 1 == 0 {
@@ -85,13 +92,14 @@ impl StrategyCell {
             }
             spin();
         }
+        None
     }
 
     /// One field of the current strategy (`None`: no strategy): what an exit
     /// reads, without copying the other twelve.
     #[inline]
     pub(crate) fn field(&self, field: Field) -> Option<i64> {
-        loop {
+        for _ in 0..MAX_READ_ATTEMPTS {
             let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
             let before = copy.version.load(Ordering::Acquire);
             if before & 1 == 0 {
@@ -105,6 +113,7 @@ impl StrategyCell {
             }
             spin();
         }
+        None
     }
 
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
@@ -157,6 +166,21 @@ mod tests {
         assert_eq!(cell.load(), Some(s));
         assert_eq!(cell.store(None, &Holder::PRIVATE), Some(s));
         assert_eq!(cell.load(), None);
+    }
+
+    #[test]
+    fn a_cell_with_both_copies_mid_write_reads_as_no_strategy() {
+        // Only a corrupted or hostile shared file can hold this: readers
+        // give up after a bounded number of tries instead of spinning.
+        let cell = StrategyCell::new();
+        let mut s = Strategy::DEFAULT;
+        s.visit_threshold = 7;
+        cell.store(Some(&s), &Holder::PRIVATE);
+        for copy in &cell.copies {
+            copy.version.store(1, Ordering::Relaxed);
+        }
+        assert_eq!(cell.load(), None);
+        assert_eq!(cell.field(Field::VisitThreshold), None);
     }
 
     #[test]
