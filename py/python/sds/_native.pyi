@@ -1,6 +1,7 @@
 # Stubs of the extension module sds._native (py/src/*.rs). `make test-py`
 # checks them against the built module with mypy's stubtest.
 from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, final
 
@@ -131,7 +132,7 @@ class Table:
     @property
     def capacity(self) -> int: ...
     @property
-    def shared_path(self) -> Optional[str]: ...
+    def shared_path(self) -> Optional[Path]: ...
     def __len__(self) -> int: ...
     def enter(
         self, point: str, *, now_ms: Optional[int] = None, pressure_test: bool = False
