@@ -82,11 +82,16 @@ fn a_view_counts_its_permits_in_its_own_row() {
 #[test]
 fn reclaim_gives_back_exactly_the_dead_rows_permits_and_zeroes_it() {
     let m = memory(2);
-    let (dying, live) = (view(&m, 0), view(&m, 1));
-    let (p, q) = (dying.insert(b"p").unwrap(), dying.insert(b"q").unwrap());
-    let _lost = (enter_n(&dying, p, 3), enter_n(&dying, q, 2));
+    let live = view(&m, 1);
+    // A view that dies holding 5 permits: its entries are never exited.
+    let (p, q) = {
+        let dying = view(&m, 0);
+        let (p, q) = (dying.insert(b"p").unwrap(), dying.insert(b"q").unwrap());
+        enter_n(&dying, p, 3);
+        enter_n(&dying, q, 2);
+        (p, q)
+    };
     let kept = enter_n(&live, p, 1);
-    drop(dying); // died holding 5 permits: its entries are never exited
 
     assert_eq!((in_flight(&live, p), in_flight(&live, q)), (4, 2));
     assert_eq!(live.reclaim(&m.rows[0]), Ok(5));
@@ -242,9 +247,7 @@ fn views_with_their_own_rows_never_exceed_the_threshold_and_a_dead_ones_permits_
     assert_eq!(in_flight(&live, p), 0);
     assert!(m.rows.iter().flatten().all(|h| h.get() == 0));
 
-    let dying = view(&m, 0);
-    let _lost = enter_n(&dying, p, K);
-    drop(dying);
+    enter_n(&view(&m, 0), p, K); // a view that dies holding K permits
     let before: Vec<Entry> = (0..C)
         .map(|_| live.enter_point(p, T, Flags::NONE).unwrap())
         .collect();

@@ -62,6 +62,29 @@ pub(crate) fn setup<'local, T: Default>(
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
+/// Declares setup natives of `io.sdsnative.Native`: each gets the JNI
+/// environment and class, then its listed arguments, and its body runs
+/// inside [`setup`] (so within the panic boundary) with the environment
+/// bound to the name in front of the arguments; the body gives
+/// `Result<T, Fail>`. Types may name the call's lifetime `'l`.
+macro_rules! setup_native {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($env:pat_param $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? $body:block
+    )*) => {$(
+        $(#[$attr])*
+        #[no_mangle]
+        pub extern "system" fn $name<'l>(
+            mut unowned: jni::EnvUnowned<'l>,
+            _class: jni::objects::JClass<'l>,
+            $($arg: $ty),*
+        ) $(-> $ret)? {
+            $crate::boundary::setup(&mut unowned, |$env| $body)
+        }
+    )*};
+}
+pub(crate) use setup_native;
+
 /// Why a hot-path call was refused: a core error, or a code alone (a closed
 /// handle). Two bytes, so the hot path's `Result` stays in registers.
 pub(crate) enum Refusal {

@@ -2,13 +2,13 @@
 //! field values in the order of [`Field::ALL`]; every name, default, parse
 //! and rule comes from the core.
 
-use jni::objects::{JClass, JLongArray, JString};
+use jni::objects::{JLongArray, JString};
 use jni::refs::Reference;
 use jni::sys::{jboolean, jlong};
-use jni::{Env, EnvUnowned};
+use jni::Env;
 use sds_core::{ErrorCode, Field, Strategy, StrategyBuilder, Value};
 
-use crate::boundary::{setup, Fail};
+use crate::boundary::{setup_native, Fail};
 
 fn values_of(strategy: &Strategy) -> Vec<i64> {
     Field::ALL.iter().map(|&f| strategy.get(f)).collect()
@@ -55,59 +55,39 @@ fn text_of(env: &Env, text: &JString) -> Result<String, Fail> {
     Ok(text.try_to_string(env)?)
 }
 
-/// The reference's defaults.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategyDefaults<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-) -> JLongArray<'l> {
-    setup(&mut env, |env| to_java(env, &Strategy::DEFAULT))
-}
+setup_native! {
+    /// The reference's defaults.
+    fn Java_io_sdsnative_Native_strategyDefaults(env) -> JLongArray<'l> {
+        to_java(env, &Strategy::DEFAULT)
+    }
 
-/// Parses and validates SDS strategy JSON with the core's parser.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategyFromJson<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    json: JString<'l>,
-) -> JLongArray<'l> {
-    setup(&mut env, |env| {
+    /// Parses and validates SDS strategy JSON with the core's parser.
+    fn Java_io_sdsnative_Native_strategyFromJson(env, json: JString<'l>) -> JLongArray<'l> {
         let text = text_of(env, &json)?;
         to_java(env, &Strategy::from_json(&text)?)
-    })
-}
+    }
 
-/// The strategy of a Java builder's values (one per field, in the order of
-/// [`Field::ALL`]): each goes through the core's [`StrategyBuilder`], which
-/// gives every value its verdict and validates the whole.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategyBuild<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    values: JLongArray<'l>,
-) -> JLongArray<'l> {
-    setup(&mut env, |env| {
+    /// The strategy of a Java builder's values (one per field, in the order of
+    /// [`Field::ALL`]): each goes through the core's [`StrategyBuilder`], which
+    /// gives every value its verdict and validates the whole.
+    fn Java_io_sdsnative_Native_strategyBuild(env, values: JLongArray<'l>) -> JLongArray<'l> {
         let mut builder = StrategyBuilder::new();
         for (&field, value) in Field::ALL.iter().zip(field_values(env, &values)?) {
             builder.set_field(field, Value::from(value))?;
         }
         to_java(env, &builder.build()?)
-    })
-}
+    }
 
-/// The core's verdict on `key` = `value` (or on `key` alone, as a lookup,
-/// when `given` is false) where `key` is no field name Java knows: throws
-/// the core's error for it (an unknown field, a `"point"` that is not a
-/// string). Only called on that error path.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_strategyKeyVerdict<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    key: JString<'l>,
-    value: jlong,
-    given: jboolean,
-) {
-    setup(&mut env, |env| {
+    /// The core's verdict on `key` = `value` (or on `key` alone, as a lookup,
+    /// when `given` is false) where `key` is no field name Java knows: throws
+    /// the core's error for it (an unknown field, a `"point"` that is not a
+    /// string). Only called on that error path.
+    fn Java_io_sdsnative_Native_strategyKeyVerdict(
+        env,
+        key: JString<'l>,
+        value: jlong,
+        given: jboolean,
+    ) {
         let key = text_of(env, &key)?;
         let value = if given {
             Value::from(value)
@@ -115,5 +95,5 @@ pub extern "system" fn Java_io_sdsnative_Native_strategyKeyVerdict<'l>(
             Value::Null
         };
         Ok(StrategyBuilder::new().set(&key, value)?)
-    })
+    }
 }

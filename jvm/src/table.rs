@@ -3,44 +3,94 @@
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
 
-use jni::objects::{JByteArray, JClass, JLongArray, JObject};
+use jni::objects::{JByteArray, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
-use jni::EnvUnowned;
 use sds_core::{
     check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats,
 };
 
-use crate::boundary::{hot, setup, Fail, Refusal};
+use crate::boundary::{hot, setup_native, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Table};
 use crate::strategy::strategy_from_values;
 
-fn name_bytes(env: &jni::Env, name: &JByteArray) -> Result<Vec<u8>, Fail> {
+/// The table of `handle` and the bytes of the point name `name` (a null
+/// name is refused first, as before any use of the table).
+fn table_and_name<'a>(
+    env: &jni::Env,
+    handle: jlong,
+    name: &JByteArray,
+) -> Result<(&'a Table, Vec<u8>), Fail> {
     use jni::refs::Reference;
     if name.is_null() {
         return Err(Fail::code(ErrorCode::NullArgument));
     }
-    Ok(env.convert_byte_array(name)?)
-}
-
-fn table<'a>(handle: jlong) -> Result<&'a Table, Fail> {
+    let name = env.convert_byte_array(name)?;
     // SAFETY: the Java `Client` passes its own handle and itself as owner,
     // which keeps it reachable, so its table is not freed during the call.
-    unsafe { borrow::<Table>(handle) }.map_err(Fail::code)
+    let table = unsafe { borrow::<Table>(handle) }.map_err(Fail::code)?;
+    Ok((table, name))
 }
 
-/// A new table of `capacity` points.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_tableNew<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    capacity: jint,
-) -> jlong {
-    setup(&mut env, |_| {
+setup_native! {
+    /// A new table of `capacity` points.
+    fn Java_io_sdsnative_Native_tableNew(_, capacity: jint) -> jlong {
         // A negative capacity reads as 0, which the core refuses too.
         check_capacity(usize::try_from(capacity).unwrap_or(0))?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
         Ok(into_handle(Table::new(slots)?))
-    })
+    }
+
+    /// The id of the point `name`, created if needed.
+    fn Java_io_sdsnative_Native_pointId(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        name: JByteArray<'l>,
+    ) -> jint {
+        let (table, name) = table_and_name(env, handle, &name)?;
+        Ok(table.insert(&name)?.index() as jint)
+    }
+
+    /// Sets the strategy of `name` from its field values (`null`: removes it).
+    fn Java_io_sdsnative_Native_setStrategy(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        name: JByteArray<'l>,
+        values: JLongArray<'l>,
+    ) {
+        use jni::refs::Reference;
+        let (table, name) = table_and_name(env, handle, &name)?;
+        if values.is_null() {
+            table.remove_strategy(&name)?;
+        } else {
+            table.set_strategy(&name, &strategy_from_values(env, &values)?)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the stats of `name` at `now_ms` into `out`: the values of
+    /// [`Stats::fields`] then those of the last cycle's [`CycleStats::fields`],
+    /// in the order of [`stats_names`].
+    fn Java_io_sdsnative_Native_stats(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        name: JByteArray<'l>,
+        now_ms: jlong,
+        out: JLongArray<'l>,
+    ) {
+        let (table, name) = table_and_name(env, handle, &name)?;
+        let s: Stats = table.stats(&name, time::from_i64(now_ms)?)?;
+        let values: Vec<i64> = s
+            .fields()
+            .iter()
+            .chain(s.last_cycle.fields().iter())
+            .map(|&(_, v)| v.min(i64::MAX as u64) as i64)
+            .collect();
+        out.set_region(env, 0, &values)?;
+        Ok(())
+    }
 }
 
 /// Frees a table (0: nothing to do).
@@ -53,21 +103,6 @@ pub extern "system" fn Java_io_sdsnative_Native_tableFree(
     // SAFETY: called once per table, by the reclaimer, after its `Client`
     // was collected: no call can be using it (each passes its client).
     let _ = std::panic::catch_unwind(|| unsafe { free::<Table>(handle) });
-}
-
-/// The id of the point `name`, created if needed.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_pointId<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    _owner: JObject<'l>,
-    name: JByteArray<'l>,
-) -> jint {
-    setup(&mut env, |env| {
-        let name = name_bytes(env, &name)?;
-        Ok(table(handle)?.insert(&name)?.index() as jint)
-    })
 }
 
 /// Enters point `point` at `now_ms`: the packed entry (>= 0), or throws.
@@ -117,56 +152,6 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
             .ok_or(Refusal::Code(ErrorCode::InvalidEntry))?;
         table.exit(&entry, time::from_i64(now_ms)?, outcome)?;
         Ok(0)
-    })
-}
-
-/// Sets the strategy of `name` from its field values (`null`: removes it).
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_setStrategy<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    _owner: JObject<'l>,
-    name: JByteArray<'l>,
-    values: JLongArray<'l>,
-) {
-    setup(&mut env, |env| {
-        use jni::refs::Reference;
-        let name = name_bytes(env, &name)?;
-        let table = table(handle)?;
-        if values.is_null() {
-            table.remove_strategy(&name)?;
-        } else {
-            table.set_strategy(&name, &strategy_from_values(env, &values)?)?;
-        }
-        Ok(())
-    })
-}
-
-/// Writes the stats of `name` at `now_ms` into `out`: the values of
-/// [`Stats::fields`] then those of the last cycle's [`CycleStats::fields`],
-/// in the order of [`stats_names`].
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_stats<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    _owner: JObject<'l>,
-    name: JByteArray<'l>,
-    now_ms: jlong,
-    out: JLongArray<'l>,
-) {
-    setup(&mut env, |env| {
-        let name = name_bytes(env, &name)?;
-        let s: Stats = table(handle)?.stats(&name, time::from_i64(now_ms)?)?;
-        let values: Vec<i64> = s
-            .fields()
-            .iter()
-            .chain(s.last_cycle.fields().iter())
-            .map(|&(_, v)| v.min(i64::MAX as u64) as i64)
-            .collect();
-        out.set_region(env, 0, &values)?;
-        Ok(())
     })
 }
 

@@ -10,24 +10,16 @@
 //! saturates at 2^32 - 1, a sum of at most 32768 buckets stays below 2^47),
 //! so a negative result is an error code, as on every hot-path call.
 
-use jni::objects::{JClass, JLongArray, JObject};
+use jni::objects::{JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
-use jni::EnvUnowned;
 use sds_core::{time, window::check_parameters, Bucket};
 
-use crate::boundary::{hot, setup, Fail, Refusal};
+use crate::boundary::{hot, setup_native, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Window};
 
-/// A window of `buckets` buckets of `bucket_ms` over a ring of `ring`.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowNew<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    bucket_ms: jlong,
-    buckets: jint,
-    ring: jint,
-) -> jlong {
-    setup(&mut env, |_| {
+setup_native! {
+    /// A window of `buckets` buckets of `bucket_ms` over a ring of `ring`.
+    fn Java_io_sdsnative_Native_windowNew(_, bucket_ms: jlong, buckets: jint, ring: jint) -> jlong {
         // Negative parameters read as 0, which the core refuses too; checked
         // before the ring is allocated.
         let bucket_ms = u64::try_from(bucket_ms).unwrap_or(0);
@@ -38,7 +30,28 @@ pub extern "system" fn Java_io_sdsnative_Native_windowNew<'l>(
         Ok(into_handle(Window::with_storage(
             bucket_ms, buckets, storage,
         )?))
-    })
+    }
+
+    /// Adds `n` (unsigned) at `time` and returns the bucket's value; when
+    /// `tally` is not null, also writes the bucket's value and the sliding sum
+    /// ending there to `tally[0]` and `tally[1]`, read after the one write.
+    fn Java_io_sdsnative_Native_windowAdd(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        t: jlong,
+        n: jlong,
+        tally: JLongArray<'l>,
+    ) -> jlong {
+        use jni::refs::Reference;
+        // SAFETY: the owner passes its own live handle and stays reachable.
+        let w = unsafe { borrow::<Window>(handle) }.map_err(Fail::code)?;
+        let written = w.add(time::from_i64(t)?, n as u64);
+        if !tally.is_null() {
+            tally.set_region(env, 0, &[clamp(written.bucket), clamp(written.total)])?;
+        }
+        Ok(clamp(written.bucket))
+    }
 }
 
 /// Frees a window (0: nothing to do).
@@ -65,154 +78,82 @@ fn with_window(
     })
 }
 
+/// Declares hot-path window natives: `(env, class, handle, owner)` then the
+/// listed arguments; the body runs in [`with_window`] (so within the panic
+/// boundary) on the live window bound to the name after `with`, and gives
+/// `Result<i64, Refusal>`.
+macro_rules! window_native {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) with |$w:ident| $body:block
+    )*) => {$(
+        $(#[$attr])*
+        #[no_mangle]
+        pub extern "system" fn $name(
+            env: *mut JNIEnv,
+            _class: jclass,
+            handle: jlong,
+            _owner: jobject,
+            $($arg: $ty),*
+        ) -> jlong {
+            with_window(env, handle, |$w| $body)
+        }
+    )*};
+}
+
 fn clamp(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
 
-/// Adds one at `time`: the sliding sum in the high bits (saturating at
-/// 2^31 - 1, so the result stays >= 0) and the bucket's value in the low 32
-/// bits (saturating at 2^32 - 1), or a negative code.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowIncrement(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+window_native! {
+    /// Adds one at `time`: the sliding sum in the high bits (saturating at
+    /// 2^31 - 1, so the result stays >= 0) and the bucket's value in the low 32
+    /// bits (saturating at 2^32 - 1), or a negative code.
+    fn Java_io_sdsnative_Native_windowIncrement(t: jlong) with |w| {
         let tally = w.increment(time::from_i64(t)?);
         let low = tally.bucket.min(u32::MAX as u64);
         let high = tally.total.min(u32::MAX as u64 >> 1);
         Ok((high << 32 | low) as i64)
-    })
-}
+    }
 
-/// The value of `time`'s bucket.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowBucket(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-) -> jlong {
-    with_window(env, handle, |w| Ok(clamp(w.bucket(time::from_i64(t)?))))
-}
+    /// The value of `time`'s bucket.
+    fn Java_io_sdsnative_Native_windowBucket(t: jlong) with |w| {
+        Ok(clamp(w.bucket(time::from_i64(t)?)))
+    }
 
-/// The sliding sum ending at `time`'s bucket.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowSum(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-) -> jlong {
-    with_window(env, handle, |w| Ok(clamp(w.sum(time::from_i64(t)?))))
-}
+    /// The sliding sum ending at `time`'s bucket.
+    fn Java_io_sdsnative_Native_windowSum(t: jlong) with |w| {
+        Ok(clamp(w.sum(time::from_i64(t)?)))
+    }
 
-/// The sum of the whole cycle before the one holding `time`.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowLastCycle(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+    /// The sum of the whole cycle before the one holding `time`.
+    fn Java_io_sdsnative_Native_windowLastCycle(t: jlong) with |w| {
         Ok(clamp(w.last_whole_cycle(time::from_i64(t)?)))
-    })
-}
+    }
 
-/// Adds `n` (unsigned) at `time` and returns the bucket's value; when
-/// `tally` is not null, also writes the bucket's value and the sliding sum
-/// ending there to `tally[0]` and `tally[1]`, read after the one write.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowAdd<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    _owner: JObject<'l>,
-    t: jlong,
-    n: jlong,
-    tally: JLongArray<'l>,
-) -> jlong {
-    setup(&mut env, |env| {
-        use jni::refs::Reference;
-        // SAFETY: the owner passes its own live handle and stays reachable.
-        let w = unsafe { borrow::<Window>(handle) }.map_err(Fail::code)?;
-        let written = w.add(time::from_i64(t)?, n as u64);
-        if !tally.is_null() {
-            tally.set_region(env, 0, &[clamp(written.bucket), clamp(written.total)])?;
-        }
-        Ok(clamp(written.bucket))
-    })
-}
-
-/// Sets `time`'s bucket to `value` (unsigned; saturating at 2^32 - 1).
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowSet(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-    value: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+    /// Sets `time`'s bucket to `value` (unsigned; saturating at 2^32 - 1).
+    fn Java_io_sdsnative_Native_windowSet(t: jlong, value: jlong) with |w| {
         w.set(time::from_i64(t)?, value as u64);
         Ok(0)
-    })
-}
+    }
 
-/// Zeroes the whole cycle after the one holding `time`.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowClearNextCycle(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+    /// Zeroes the whole cycle after the one holding `time`.
+    fn Java_io_sdsnative_Native_windowClearNextCycle(t: jlong) with |w| {
         w.clear_next_cycle(time::from_i64(t)?);
         Ok(0)
-    })
-}
+    }
 
-/// Raises `time`'s bucket to at least `value` (unsigned); the bucket's value.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowFetchMax(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    t: jlong,
-    value: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+    /// Raises `time`'s bucket to at least `value` (unsigned); the bucket's value.
+    fn Java_io_sdsnative_Native_windowFetchMax(t: jlong, value: jlong) with |w| {
         Ok(clamp(w.fetch_max(time::from_i64(t)?, value as u64)))
-    })
-}
+    }
 
-/// Adds `n` (unsigned) for an event of time `at` recorded at the present
-/// `now` (an exception counted at its request's start; see
-/// `SlidingWindow::add_at`): into `at`'s bucket while the ring holds it,
-/// else into `now`'s. The value of the bucket written.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_windowAddAt(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    at: jlong,
-    now: jlong,
-    n: jlong,
-) -> jlong {
-    with_window(env, handle, |w| {
+    /// Adds `n` (unsigned) for an event of time `at` recorded at the present
+    /// `now` (an exception counted at its request's start; see
+    /// `SlidingWindow::add_at`): into `at`'s bucket while the ring holds it,
+    /// else into `now`'s. The value of the bucket written.
+    fn Java_io_sdsnative_Native_windowAddAt(at: jlong, now: jlong, n: jlong) with |w| {
         let (at, now) = (time::from_i64(at)?, time::from_i64(now)?);
         Ok(clamp(w.add_at(at, now, n as u64)))
-    })
+    }
 }

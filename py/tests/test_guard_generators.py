@@ -168,3 +168,32 @@ def test_asend_and_athrow_reach_the_async_generator(client: sds.Client) -> None:
 
     asyncio.run(main())
     assert stats(client) == (1, 0, 0, 0)
+
+
+def test_an_async_generator_called_with_bad_arguments_exits_its_entry() -> None:
+    import asyncio
+    import warnings
+
+    import sds
+
+    client = sds.Client()
+
+    @client.guard("agen-args")
+    async def numbers(n: int) -> Any:
+        yield n
+
+    async def run() -> None:
+        gen = numbers()  # type: ignore[call-arg]
+        try:
+            await gen.__anext__()
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("a missing argument raises TypeError")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        asyncio.run(run())
+    stats = client.stats("agen-args")
+    assert stats["concurrent"] == 0
+    assert stats["exception"] == 1

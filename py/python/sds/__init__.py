@@ -11,20 +11,9 @@ from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
 from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
 from .client import Client, Point
 from .stats import CycleStats, Stats
-from .errors import (
-    Downgraded,
-    EmptyName,
-    InvalidArgument,
-    InvalidCapacity,
-    InvalidEntry,
-    InvalidJson,
-    InvalidStrategy,
-    InvalidWindow,
-    NameTooLong,
-    SdsError,
-    TableFull,
-    UnknownField,
-)
+from . import errors
+# Every exception class; errors.__all__ is their one list.
+from .errors import *  # noqa: F403
 
 __all__ = [
     "__version__",
@@ -39,16 +28,5 @@ __all__ = [
     "MAX_CAPACITY",
     "MAX_NAME_LEN",
     "REASONS",
-    "SdsError",
-    "InvalidStrategy",
-    "UnknownField",
-    "InvalidJson",
-    "InvalidWindow",
-    "EmptyName",
-    "NameTooLong",
-    "TableFull",
-    "InvalidCapacity",
-    "InvalidEntry",
-    "InvalidArgument",
-    "Downgraded",
 ]
+__all__ += errors.__all__

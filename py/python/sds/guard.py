@@ -149,8 +149,8 @@ def _async_generator(
                 for item in result:
                     yield item
             return
-        inner = fn(*args, **kwargs)
         try:
+            inner = fn(*args, **kwargs)
             # No `yield from` for async generators: asend(), athrow() and
             # aclose() are forwarded by hand.
             try:

@@ -50,6 +50,11 @@ public class PowerfulCycleTimeCounter {
         }
     }
 
+    /** +1 in {@code data} for a request that started at {@code time}, at the present {@link #latest}. */
+    private long addLate(SlidingWindowData data, long time) {
+        return data.addLate(time, Math.max(time, latest.get()));
+    }
+
     /** Visit +1: the current second and the 10 s sliding sum. */
     public VisitWrapperValue visitAddAndGet(long time) {
         seen(time);
@@ -83,7 +88,7 @@ public class PowerfulCycleTimeCounter {
      * newer second. The sliding sum now.
      */
     public long exceptionAddAndGet(long time) {
-        return exceptionData.addLate(time, Math.max(time, latest.get()));
+        return addLate(exceptionData, time);
     }
 
     public long getExceptionValue(long time) {
@@ -96,7 +101,7 @@ public class PowerfulCycleTimeCounter {
 
     /** Timeout +1 for a request that started at {@code time}, as {@link #exceptionAddAndGet}. */
     public long timeoutAddAndGet(long time) {
-        return timeoutData.addLate(time, Math.max(time, latest.get()));
+        return addLate(timeoutData, time);
     }
 
     public long getTimeoutValue(long time) {
