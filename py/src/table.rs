@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, Outcome, PointId, PointTable, Slot, Stats};
+use sds_shm::SharedTable;
 
 use crate::args::{self, Time};
 use crate::entry::{reason_name, Entry};
 use crate::errors;
-use crate::shared::SharedTable;
 use crate::strategy::Strategy;
 
 /// The points of a client: its own table, or an attachment to a table file
@@ -31,8 +31,8 @@ macro_rules! with_table {
         match $points {
             $crate::table::Points::Private($t) => $body,
             $crate::table::Points::Shared(shared) => {
-                let view = shared.view($py)?;
-                let $t = &*view;
+                let view = shared.view().map_err(|e| $crate::shared::shm($py, &e))?;
+                let $t = &view;
                 $body
             }
         }
@@ -248,7 +248,7 @@ impl Table {
                     Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
                     None => 0o600,
                 };
-                Points::Shared(SharedTable::open(py, &name_or_path, capacity, mode)?)
+                Points::Shared(crate::shared::open(py, &name_or_path, capacity, mode)?)
             }
             None => {
                 if mode.is_some_and(|m| !m.is_none()) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import stat
 from pathlib import Path
 
@@ -68,6 +69,31 @@ def test_a_strategy_set_in_one_process_limits_the_others(tmp_path: Path) -> None
     assert queue.get(timeout=5) == (True, "CONCURRENT")
     held.exit()
     assert client.stats("p", now_ms=T0)["concurrent"] == 0
+
+
+def test_a_killed_holder_permit_comes_back_on_a_refused_request(tmp_path: Path) -> None:
+    path = str(tmp_path / "table.sds")
+    client = sds.Client.shared(path, CAPACITY)
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+
+    def child() -> None:
+        held = client.enter("p", now_ms=T0)  # kept: a dropped entry exits
+        assert not held.downgraded
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    process = multiprocessing.get_context("fork").Process(target=child)
+    process.start()
+    process.join(60)
+    assert process.exitcode == -signal.SIGKILL
+    assert client.stats("p", now_ms=T0)["concurrent"] == 1
+    # No process attaches: the refusal is what lets the file scan for the dead.
+    refused = client.enter("p", now_ms=T0)
+    assert refused.reason == "CONCURRENT"
+    refused.exit()
+    assert client.stats("p", now_ms=T0)["concurrent"] == 0
+    entry = client.enter("p", now_ms=T0)
+    assert not entry.downgraded
+    entry.exit()
 
 
 def test_a_bare_name_is_a_file_under_dev_shm() -> None:

@@ -123,10 +123,6 @@ def test_concurrent_threshold_holds_for_all_workers(server_factory) -> None:  # 
     assert sds.Client.shared(server.table, CAPACITY).stats("view")["concurrent"] == 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the permits of a dead process come back once sds-shm wires the per-process ledger (reclaim_dead_owner)",
-)
 def test_a_killed_worker_permit_comes_back(server_factory) -> None:  # type: ignore[no-untyped-def]
     server = server_factory(False, sds.Strategy(concurrent_threshold=2))
     with ThreadPoolExecutor(1) as pool:
@@ -140,10 +136,14 @@ def test_a_killed_worker_permit_comes_back(server_factory) -> None:  # type: ign
         os.kill(int((server.dir / "holder").read_text()), signal.SIGKILL)
         with pytest.raises(OSError):
             pending.result(15)
-    # gunicorn replaces the worker; the next call that notices returns the permit.
+    # gunicorn replaces the worker, whose attach gives the permit back (a
+    # refused request would too): bounded wait, the new worker loads the app
+    # after it is forked.
     deadline = time.monotonic() + 15
     while len(server.workers()) < WORKERS and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(server.workers()) == WORKERS
-    assert server.get("") == 200
+    while client.stats("view")["concurrent"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert client.stats("view")["concurrent"] == 0
+    assert server.get("") == 200
