@@ -5,7 +5,7 @@
 
 use sds_core::{PointTable, Slot};
 
-use crate::shared_table::SharedTable;
+use sds_shm::SharedTable;
 
 /// A table of this client's own: the slots on the heap.
 pub type PrivateTable = PointTable<Box<[Slot]>>;
@@ -18,14 +18,17 @@ pub enum Table {
 /// Runs `$body` with `$t` bound to the core's table of `$table` (a
 /// `&Table`): the private one, or this process's view of the shared one
 /// (which a fork child must make first, and that may fail: `?` on an
-/// `SdsError`).
+/// `SdsError`; its `enter_point` gives back dead holders' permits after a
+/// refusal for concurrency).
 macro_rules! with_view {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
             $crate::table::Table::Private($t) => $body,
             $crate::table::Table::Shared(shared) => {
-                let view = shared.view()?;
-                let $t = &*view;
+                let view = shared
+                    .view()
+                    .map_err(|e| $crate::shared_table::from_shm(&e))?;
+                let $t = &view;
                 $body
             }
         }

@@ -12,7 +12,6 @@ use crate::arguments;
 use crate::errors::{from_core, from_strategy, invalid_argument, js_error, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::hot_functions;
-use crate::shared_table::SharedTable;
 use crate::strategy_object::{strategy_from_object, strategy_to_object};
 use crate::table::{with_view, Table};
 
@@ -90,7 +89,7 @@ impl NativeTable {
             } else {
                 u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
             };
-            Table::Shared(SharedTable::open(&name, capacity, mode)?)
+            Table::Shared(crate::shared_table::open(&name, capacity, mode)?)
         };
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {

@@ -1,12 +1,14 @@
 'use strict';
 // A shared table in one process: the options, two clients on one file (one
 // attachment, the same counts), worker threads on one file, and shm's
-// refusals as errors with the core's codes.
+// refusals as errors with the core's codes; a holder killed in another
+// process gives its permit back on a refused request.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const { Client } = require('..');
 
@@ -130,4 +132,33 @@ test('worker threads on one file share its counts and permits', async () => {
   assert.equal(stats.visit, 300);
   assert.equal(stats.downgrade, 50);
   assert.equal(stats.concurrent, 0);
+});
+
+test('a killed holder gives its permit back on a request refused for concurrency', async () => {
+  const file = newFile();
+  const main = new Client({ capacity: 64, shared: file });
+  main.setStrategy('p', { concurrentThreshold: 1 });
+  // Another process attaches after this one, takes the one permit, and is
+  // killed holding it: no process attaches after it dies.
+  const source = `
+    const { Client } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const client = new Client({ capacity: 64, shared: ${JSON.stringify(file)} });
+    globalThis.held = client.enter('p', { nowMs: 100000 });
+    process.stdout.write(globalThis.held.downgraded ? 'refused' : 'held');
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const said = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d))));
+  assert.equal(said, 'held');
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal)));
+  child.kill('SIGKILL');
+  assert.equal(await exited, 'SIGKILL');
+  assert.equal(main.stats('p', 100000).concurrent, 1);
+  const refused = main.enter('p', { nowMs: 100000 });
+  assert.equal(refused.reason, 'CONCURRENT');
+  refused.exit(100000);
+  assert.equal(main.stats('p', 100000).concurrent, 0);
+  const entry = main.enter('p', { nowMs: 100000 });
+  assert.equal(entry.downgraded, false);
+  entry.exit(100000);
 });
