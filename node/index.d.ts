@@ -39,8 +39,19 @@ export interface Strategy {
 export type StrategyValues = { [K in Exclude<keyof Strategy, 'point'>]-?: number }
 
 export interface ClientOptions {
-  /** How many points the client can hold (1 to 2^20). Default 1024. */
+  /**
+   * How many points the client can hold (1 to 2^20). Default 1024. A shared
+   * table's file must have been created with the same capacity.
+   */
   capacity?: number
+  /**
+   * A table shared by every process of the host that opens the same file:
+   * a bare name (no `/`) is a file under `/dev/shm`, anything else a path.
+   * Created if it does not exist. Listeners stay per process.
+   */
+  shared?: string
+  /** The shared file's mode: `0o600` (default) or `0o660` (its group too). */
+  mode?: 0o600 | 0o660
 }
 
 export interface EnterOptions {
@@ -113,6 +124,8 @@ export declare class Client extends EventEmitter {
   constructor(options?: ClientOptions)
   /** How many points fit. */
   readonly capacity: number
+  /** The file of a shared table, or `null` for a client's own table. */
+  readonly shared: string | null
   /** A handle on the point `name` (created if needed). */
   point(name: string): Point
   /** Counts a request on `name` and decides it; exit the entry when done. */

@@ -22,6 +22,7 @@ test-node: node-install
 
 demo-node: node-install
 	node examples/node/guard.js
+	node examples/node/shared.js
 
 # The benchmark loads an addon built with the cargo feature bench-hooks (the
 # floor case's emptyCall and readClock), kept apart from the package's addon.

@@ -30,6 +30,7 @@ py-venv:
 # The example needs nothing but the standard library and sds.
 demo-py: py-venv
 	$(PY_VENV)/bin/python examples/python/burst.py
+	$(PY_VENV)/bin/python examples/python/shared.py
 
 bench-py: py-venv
 	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt

@@ -5,9 +5,7 @@
 use core::fmt::Write;
 use std::os::raw::c_char;
 
-use sds_core::{
-    Entry, EntryParts, Flags, Liveness, Outcome, PointId, PointTable, Reason, TableStorage,
-};
+use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
 
 use crate::args::{input, TextWriter};
 use crate::boundary::{boundary, boundary_or, Failure};
@@ -106,8 +104,10 @@ pub unsafe extern "C" fn sds_enter(
 ) -> sds_result {
     boundary(|| {
         let (table, name) = named_point(table, name, name_len)?;
-        let refused = with_view!(table, t => enter(t, now_ms, flags, out, |t| point_id(t, name)))?;
-        after_refusal(table, refused, now_ms);
+        let out = crate::args::out(out, "out")?;
+        let flags = Flags::from_known_bits(flags)?;
+        let entry = with_view!(table, t => t.enter_point(point_id(t, name)?, now_ms, flags)?);
+        out.write(entry.into_parts());
         Ok(())
     })
 }
@@ -128,47 +128,13 @@ pub unsafe extern "C" fn sds_enter_point(
 ) -> sds_result {
     boundary(|| {
         let table = input(table, "table")?;
-        let refused = with_view!(table, t => enter(t, now_ms, flags, out, |_| {
-            Ok(PointId::from_index(point))
-        }))?;
-        after_refusal(table, refused, now_ms);
+        let out = crate::args::out(out, "out")?;
+        let flags = Flags::from_known_bits(flags)?;
+        let id = PointId::from_index(point);
+        let entry = with_view!(table, t => t.enter_point(id, now_ms, flags)?);
+        out.write(entry.into_parts());
         Ok(())
     })
-}
-
-/// The body of both enters: checks `out` and `flags`, then finds the point
-/// (which may create it) and enters it. Returns whether the request was
-/// refused for its concurrency threshold.
-///
-/// # Safety
-/// `out` must be NULL or point to a writable `sds_entry`.
-#[inline(always)]
-unsafe fn enter<S: TableStorage, L: Liveness>(
-    table: &PointTable<S, L>,
-    now_ms: u64,
-    flags: u32,
-    out: *mut EntryParts,
-    point: impl FnOnce(&PointTable<S, L>) -> Result<PointId, Failure>,
-) -> Result<bool, Failure> {
-    let out = crate::args::out(out, "out")?;
-    let flags = Flags::from_known_bits(flags)?;
-    let entry = table.enter_point(point(table)?, now_ms, flags)?;
-    let refused = entry.reason() == Some(Reason::Concurrent);
-    out.write(entry.into_parts());
-    Ok(refused)
-}
-
-/// After a request refused for its concurrency threshold on a shared table,
-/// lets the file give back the permits of processes that died holding some
-/// (rate-limited there, `SharedFile::on_refused`). Every other request pays
-/// one well-predicted branch.
-#[inline(always)]
-fn after_refusal(table: &sds_table, refused: bool, now_ms: u64) {
-    if refused {
-        if let crate::table::Inner::Shared(shared) = &table.inner {
-            shared.on_refused(now_ms);
-        }
-    }
 }
 
 /// Settles an entry at `now_ms` with `outcome` (an `sds_outcome`): returns

@@ -13,8 +13,8 @@ use sds_core::{
 use crate::args::{bytes, input, into_box, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::shared::SharedTable;
 use crate::strategy::parse;
+use sds_shm::SharedTable;
 
 /// The longest point name in bytes (the core's `MAX_NAME_LEN`).
 pub const SDS_MAX_NAME_LEN: usize = 256;
@@ -44,15 +44,18 @@ pub(crate) enum Inner {
 
 /// Runs `$body` with `$t` bound to the table of `$table` (an `&sds_table`):
 /// the private table, or this process's view of the shared one (a fork
-/// child registers first, which may fail). The body is compiled once per
+/// child registers first, which may fail; its `enter_point` gives back dead
+/// holders' permits after a refusal for concurrency). The body is compiled once per
 /// kind of table, so neither pays for the other beyond the branch.
 macro_rules! with_view {
     ($table:expr, $t:ident => $body:expr) => {
         match &$table.inner {
             $crate::table::Inner::Private($t) => $body,
             $crate::table::Inner::Shared(shared) => {
-                let view = shared.view()?;
-                let $t = &*view;
+                let view = shared
+                    .view()
+                    .map_err(|e| $crate::shared::failure(shared.path(), &e))?;
+                let $t = &view;
                 $body
             }
         }

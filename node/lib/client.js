@@ -7,7 +7,7 @@ const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
 const { checkFunction, checkOptions } = require('./arguments.js');
 
-const CLIENT_OPTIONS = ['capacity'];
+const CLIENT_OPTIONS = ['capacity', 'shared', 'mode'];
 const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
 
 const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
@@ -63,8 +63,9 @@ function enterFlags(options) {
 class Client extends EventEmitter {
   constructor(options) {
     super();
-    const { capacity = 1024 } = checkOptions(options, CLIENT_OPTIONS, 'Client option');
-    this._table = new native.NativeTable(capacity);
+    const { capacity = 1024, shared, mode } = checkOptions(options, CLIENT_OPTIONS, 'Client option');
+    // With `shared`, the addon checks the name and mode and opens the file.
+    this._table = new native.NativeTable(capacity, shared, mode);
     this._hot = this._table.hotPath();
     // Name -> point id: the name crosses N-API once, later calls pass the id.
     this._ids = new Map();
@@ -74,6 +75,11 @@ class Client extends EventEmitter {
   /** How many points fit. */
   get capacity() {
     return this._table.capacity;
+  }
+
+  /** The file of a shared table (a bare name resolved under /dev/shm), or `null`. */
+  get shared() {
+    return this._table.sharedPath;
   }
 
   /** A handle on the point `name` (created if needed) that skips the name lookup. */

@@ -4,8 +4,15 @@
 export declare namespace native {
   /** The points of one client. Names are the UTF-8 form of the JS string. */
   export class NativeTable {
-    /** A table of `capacity` points (1 to 2^20). */
-    constructor(capacity: number)
+    /**
+     * A table of `capacity` points (1 to 2^20): the client's own, or with
+     * `shared` (a file name under /dev/shm, or a path) this process's
+     * attachment to a table file every process of the host may open,
+     * created with `mode` (0o600, the default, or 0o660).
+     */
+    constructor(capacity: number, shared?: string, mode?: number)
+    /** The file of a shared table, `null` for a private one. */
+    get sharedPath(): string | null
     /**
      * This table's hot-path functions, which take and give their numbers
      * through `io` (see node/src/hot_path.rs): `enter()` reads the point key

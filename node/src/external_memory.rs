@@ -10,7 +10,7 @@ use std::rc::Rc;
 use napi::sys;
 use sds_core::Slot;
 
-use crate::hot_path::Table;
+use crate::table::Table;
 
 /// The bytes a table of `capacity` slots owns on the native heap.
 pub fn table_bytes(capacity: usize) -> i64 {

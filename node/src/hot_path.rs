@@ -39,20 +39,19 @@ use std::rc::Rc;
 
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
-use sds_core::{ErrorCode, Flags, Outcome, PointId, PointTable, Slot};
+use sds_core::{ErrorCode, Flags, Outcome, PointId};
 
 use crate::arguments::time_number;
 use crate::entry_bits::{number, pack, unpack, whole_up_to};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
 use crate::external_memory::release_table;
+use crate::table::{with_view, Table};
 
 /// What JavaScript passes for "now": the addon then reads the clock itself,
 /// cheaper than `Date.now()` (a V8 runtime call and a heap number). Never a
 /// time: the core's rule refuses negative ones, and JavaScript passes NaN
 /// (refused too) for anything that is not a number or is this marker.
 pub const NOW: f64 = -1.0;
-
-pub type Table = PointTable<Box<[Slot]>>;
 
 // A point key is `2 * pointId + flags`: the core's only flag must fit bit 0.
 const _: () = assert!(Flags::PRESSURE_TEST.bits() == 1);
@@ -91,9 +90,8 @@ pub fn enter_numbers(
         (time_number(now_ms, "nowMs")?, None)
     };
     let id = PointId::from_index((key >> 1) as u32);
-    let entry = table
-        .enter_point(id, now, Flags::from_bits((key & 1) as u32))
-        .map_err(from_core)?;
+    let flags = Flags::from_bits((key & 1) as u32);
+    let entry = with_view!(table, t => t.enter_point(id, now, flags)).map_err(from_core)?;
     Ok((pack(entry), read))
 }
 
@@ -107,13 +105,11 @@ pub fn exit_numbers(
     if now_ms == NOW {
         // The core asks for the time only if this exit uses it (an ok exit
         // with no timeoutThreshold and no probe only returns its permit).
-        return table
-            .exit_with(&entry, outcome, sds_clock::now_ms)
+        return with_view!(table, t => t.exit_with(&entry, outcome, sds_clock::now_ms))
             .map_err(from_core);
     }
-    table
-        .exit(&entry, time_number(now_ms, "nowMs")?, outcome)
-        .map_err(from_core)
+    let now = time_number(now_ms, "nowMs")?;
+    with_view!(table, t => t.exit(&entry, now, outcome)).map_err(from_core)
 }
 
 /// Throws `error` as an `Error` with `.code`; returns the null that tells

@@ -13,7 +13,9 @@ mod entry_bits;
 mod errors;
 mod external_memory;
 mod hot_path;
+mod shared_table;
 mod strategy_object;
+mod table;
 mod tables;
 mod windows;
 

@@ -4,15 +4,16 @@
 use std::rc::Rc;
 
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
-use napi::Env;
+use napi::{Env, ValueType};
 use napi_derive::napi;
 use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
 
 use crate::arguments;
-use crate::errors::{from_core, from_strategy, js_error, SdsError};
+use crate::errors::{from_core, from_strategy, invalid_argument, js_error, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
-use crate::hot_path::{hot_functions, Table};
+use crate::hot_path::hot_functions;
 use crate::strategy_object::{strategy_from_object, strategy_to_object};
+use crate::table::{with_view, Table};
 
 /// `stats` as an object of the core's names, the last cycle nested under
 /// `Stats::LAST_CYCLE`.
@@ -35,6 +36,10 @@ fn internal(error: napi::Error) -> SdsError {
     js_error(ErrorCode::Panic, error.reason)
 }
 
+fn is_undefined(value: &Unknown) -> bool {
+    matches!(value.get_type(), Ok(ValueType::Undefined))
+}
+
 /// The points of one client. Names are the UTF-8 form of the JS string.
 #[napi(namespace = "native", custom_finalize)]
 pub struct NativeTable {
@@ -51,19 +56,54 @@ impl ObjectFinalize for NativeTable {
 
 #[napi(namespace = "native")]
 impl NativeTable {
-    /// A table of `capacity` points (1 to 2^20).
-    #[napi(constructor, ts_args_type = "capacity: number")]
-    pub fn new(env: &Env, capacity: Unknown) -> Result<NativeTable, SdsError> {
+    /// A table of `capacity` points (1 to 2^20): the client's own, or with
+    /// `shared` (a file name under /dev/shm, or a path) this process's
+    /// attachment to a table file every process of the host may open,
+    /// created with `mode` (0o600, the default, or 0o660).
+    #[napi(
+        constructor,
+        ts_args_type = "capacity: number, shared?: string, mode?: number"
+    )]
+    pub fn new(
+        env: &Env,
+        capacity: Unknown,
+        shared: Unknown,
+        mode: Unknown,
+    ) -> Result<NativeTable, SdsError> {
         let capacity =
             usize::try_from(arguments::count(capacity, "capacity")?).unwrap_or(usize::MAX);
-        // Checked before allocating the slots.
-        check_capacity(capacity).map_err(from_core)?;
-        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-        let table = PointTable::new(slots).map_err(from_core)?;
+        let table = if is_undefined(&shared) {
+            if !is_undefined(&mode) {
+                return Err(invalid_argument(
+                    "mode applies to a shared table only (give `shared` too)",
+                ));
+            }
+            // Checked before allocating the slots.
+            check_capacity(capacity).map_err(from_core)?;
+            let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+            Table::Private(PointTable::new(slots).map_err(from_core)?)
+        } else {
+            let name = arguments::text(shared, "shared")?;
+            let mode = if is_undefined(&mode) {
+                0o600
+            } else {
+                u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
+            };
+            Table::Shared(crate::shared_table::open(&name, capacity, mode)?)
+        };
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
             table: Rc::new(table),
         })
+    }
+
+    /// The file of a shared table, `null` for a private one.
+    #[napi(getter, ts_return_type = "string | null")]
+    pub fn shared_path(&self) -> Option<String> {
+        match &*self.table {
+            Table::Shared(shared) => Some(shared.path().display().to_string()),
+            Table::Private(_) => None,
+        }
     }
 
     /// This table's hot-path functions, which take and give their numbers
@@ -83,7 +123,7 @@ impl NativeTable {
     #[napi(ts_args_type = "name: string")]
     pub fn insert(&self, name: Unknown) -> Result<u32, SdsError> {
         let name = arguments::name(name)?;
-        let id = self.table.insert(name.as_bytes()).map_err(from_core)?;
+        let id = with_view!(&*self.table, t => t.insert(name.as_bytes())).map_err(from_core)?;
         Ok(id.index())
     }
 
@@ -106,9 +146,7 @@ impl NativeTable {
     }
 
     fn set(&self, name: &str, strategy: &Strategy) -> Result<u32, SdsError> {
-        let id = self
-            .table
-            .set_strategy(name.as_bytes(), strategy)
+        let id = with_view!(&*self.table, t => t.set_strategy(name.as_bytes(), strategy))
             .map_err(from_core)?;
         Ok(id.index())
     }
@@ -117,9 +155,7 @@ impl NativeTable {
     #[napi(ts_args_type = "name: string")]
     pub fn remove_strategy(&self, name: Unknown) -> Result<(), SdsError> {
         let name = arguments::name(name)?;
-        self.table
-            .remove_strategy(name.as_bytes())
-            .map_err(from_core)
+        with_view!(&*self.table, t => t.remove_strategy(name.as_bytes())).map_err(from_core)
     }
 
     /// The strategy of `name` in SDS JSON names, or `null` when it has none
@@ -134,11 +170,13 @@ impl NativeTable {
         name: Unknown,
     ) -> Result<Option<Object<'env>>, SdsError> {
         let name = arguments::name(name)?;
-        let Some(id) = self.table.lookup(name.as_bytes()).map_err(from_core)? else {
-            return Ok(None);
-        };
-        let point = self.table.point(id).map_err(from_core)?;
-        match point.strategy() {
+        let strategy = with_view!(&*self.table, t => {
+            match t.lookup(name.as_bytes()).map_err(from_core)? {
+                Some(id) => t.point(id).map_err(from_core)?.strategy(),
+                None => None,
+            }
+        });
+        match strategy {
             Some(strategy) => Ok(Some(strategy_to_object(env, &strategy).map_err(internal)?)),
             None => Ok(None),
         }
@@ -157,11 +195,9 @@ impl NativeTable {
     ) -> Result<Object<'env>, SdsError> {
         let id = arguments::point_id(id)?;
         let now = arguments::time_or_now(now_ms, "nowMs")?;
-        let point = self
-            .table
-            .point(PointId::from_index(id))
-            .map_err(from_core)?;
-        stats_object(env, &point.stats(now)).map_err(internal)
+        let id = PointId::from_index(id);
+        let stats = with_view!(&*self.table, t => t.point(id).map_err(from_core)?.stats(now));
+        stats_object(env, &stats).map_err(internal)
     }
 
     /// The stats of `name`, all zero for a point never created (which this
@@ -178,7 +214,8 @@ impl NativeTable {
     ) -> Result<Object<'env>, SdsError> {
         let name = arguments::name(name)?;
         let now = arguments::time_or_now(now_ms, "nowMs")?;
-        let stats = self.table.stats(name.as_bytes(), now).map_err(from_core)?;
+        let stats =
+            with_view!(&*self.table, t => t.stats(name.as_bytes(), now)).map_err(from_core)?;
         stats_object(env, &stats).map_err(internal)
     }
 

@@ -4,6 +4,8 @@ import { Client, DowngradedError, Entry, SlidingWindow } from '../index.js';
 import type { Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
 
 const client = new Client({ capacity: 16 });
+const host = new Client({ capacity: 64, shared: 'typed-usage.sds', mode: 0o660 });
+const file: string | null = host.shared;
 const strategy: Strategy = { point: 'p', visitThreshold: 10, downgradeRate: null, delayTime: undefined };
 client.setStrategy('p', strategy);
 client.setStrategy('p', '{"visitThreshold": 10}');
@@ -44,7 +46,9 @@ point.run((e: Entry) => e.exit());
 client.setStrategy('p', { visitThreshold: '10' });
 // @ts-expect-error an unknown strategy key
 client.setStrategy('p', { visitThresold: 10 });
+// @ts-expect-error a shared file's mode is 0o600 or 0o660
+new Client({ shared: 'x', mode: 0o644 });
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
-console.log(threshold, reason, exited, n, s, later, stats, cycle, tally, total, native);
+console.log(file, threshold, reason, exited, n, s, later, stats, cycle, tally, total, native);

@@ -81,10 +81,7 @@ impl Entry {
             None if before & GIVEN_TIME != 0 => start,
             None => sds_clock::now_ms(),
         };
-        self.inner
-            .table
-            .exit_with(&self.entry, outcome, clock)
-            .map_err(|e| errors::core(py, e))
+        self.inner.exit_with(py, &self.entry, outcome, clock)
     }
 
     /// Marks the request failed by `exc` (an exception instance), unless it

@@ -83,7 +83,7 @@ impl Guarded {
         let start = sds_clock::now_ms();
         let entry = self.inner.enter_at(py, self.id, name, start, Flags::NONE)?;
         if entry.downgraded() {
-            let _ = self.inner.table.exit(&entry, start, Outcome::Ok);
+            let _ = self.inner.exit_with(py, &entry, Outcome::Ok, || start);
             return match &self.fallback {
                 Some(fallback) => Ok(fallback.bind(py).call(args, kwargs)?.unbind()),
                 None => Err(errors::downgraded(
@@ -99,9 +99,7 @@ impl Guarded {
             _ => Outcome::Ok,
         };
         self.inner
-            .table
-            .exit_with(&entry, outcome, sds_clock::now_ms)
-            .map_err(|e| errors::core(py, e))?;
+            .exit_with(py, &entry, outcome, sds_clock::now_ms)?;
         Ok(result?.unbind())
     }
 

@@ -7,6 +7,7 @@ mod entry;
 mod errors;
 mod fast;
 mod guard;
+mod shared;
 mod strategy;
 mod table;
 mod window;

@@ -7,16 +7,41 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
-use sds_core::{check_capacity, Flags, PointId, PointTable, Slot, Stats};
+use sds_core::{check_capacity, Flags, Outcome, PointId, PointTable, Slot, Stats};
+use sds_shm::SharedTable;
 
 use crate::args::{self, Time};
 use crate::entry::{reason_name, Entry};
 use crate::errors;
 use crate::strategy::Strategy;
 
+/// The points of a client: its own table, or an attachment to a table file
+/// shared by the processes of the host.
+pub enum Points {
+    Private(PointTable<Box<[Slot]>>),
+    Shared(SharedTable),
+}
+
+/// Runs `$body` with `$t` bound to the core's table of `$points` (a
+/// `&Points`): the private table, or this process's view of the shared one
+/// (a fork child registers first, which may fail). The body is compiled once
+/// per kind of table: the private one pays only for the branch.
+macro_rules! with_table {
+    ($points:expr, $py:expr, $t:ident => $body:expr) => {
+        match $points {
+            $crate::table::Points::Private($t) => $body,
+            $crate::table::Points::Shared(shared) => {
+                let view = shared.view().map_err(|e| $crate::shared::shm($py, &e))?;
+                let $t = &view;
+                $body
+            }
+        }
+    };
+}
+
 /// What a client, its point handles and its entries share.
 pub struct Inner {
-    pub table: PointTable<Box<[Slot]>>,
+    pub table: Points,
     /// `str` -> point index: a known name is found by its cached `str` hash,
     /// without reading its text (as fast as the core's lookup of a short
     /// name's UTF-8 bytes, faster for longer ones).
@@ -38,10 +63,9 @@ impl Inner {
                 return Ok(PointId::from_index(index.extract::<u32>()?));
             }
         }
-        let id = self
-            .table
-            .insert(&args::name_bytes(name)?)
-            .map_err(|e| errors::core(py, e))?;
+        let bytes = args::name_bytes(name)?;
+        let id =
+            with_table!(&self.table, py, t => t.insert(&bytes)).map_err(|e| errors::core(py, e))?;
         if cacheable {
             ids.set_item(name, id.index())?;
         }
@@ -99,9 +123,7 @@ impl Inner {
         now: u64,
         flags: Flags,
     ) -> PyResult<sds_core::Entry> {
-        let entry = self
-            .table
-            .enter_point(id, now, flags)
+        let entry = with_table!(&self.table, py, t => t.enter_point(id, now, flags))
             .map_err(|e| errors::core(py, e))?;
         if entry.downgraded() && self.has_listeners.load(Ordering::Acquire) {
             self.notify(py, name, &entry, now);
@@ -133,8 +155,20 @@ impl Inner {
     }
 
     fn stats_of(&self, py: Python<'_>, id: PointId, now: u64) -> PyResult<Stats> {
-        let point = self.table.point(id).map_err(|e| errors::core(py, e))?;
-        Ok(point.stats(now))
+        with_table!(&self.table, py, t => t.point(id).map(|point| point.stats(now)))
+            .map_err(|e| errors::core(py, e))
+    }
+
+    /// Settles `entry` with `outcome`, at `clock()` (read only if needed).
+    pub fn exit_with(
+        &self,
+        py: Python<'_>,
+        entry: &sds_core::Entry,
+        outcome: Outcome,
+        clock: impl FnOnce() -> u64,
+    ) -> PyResult<()> {
+        with_table!(&self.table, py, t => t.exit_with(entry, outcome, clock))
+            .map_err(|e| errors::core(py, e))
     }
 }
 
@@ -163,6 +197,27 @@ fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     Ok(capacity)
 }
 
+/// A shared table's name or path: a `str` or an `os.PathLike` of one.
+fn shared_name(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = v.py();
+    let text = if v.is_instance_of::<PyString>() {
+        v.clone()
+    } else {
+        let fspath = py.import("os")?.getattr("fspath")?;
+        fspath.call1((v,)).unwrap_or_else(|_| v.clone())
+    };
+    match text.cast::<PyString>() {
+        Ok(s) => Ok(s.to_str()?.to_string()),
+        Err(_) => Err(errors::argument(
+            py,
+            format!(
+                "shared must be a str or an os.PathLike of one, not {}",
+                args::type_name(v)
+            ),
+        )),
+    }
+}
+
 /// A table of points with a fixed capacity. `sds.Client` extends it.
 #[pyclass(frozen, subclass, module = "sds._native")]
 pub struct Table {
@@ -172,14 +227,40 @@ pub struct Table {
 #[pymethods]
 impl Table {
     #[new]
-    #[pyo3(signature = (capacity = None), text_signature = "(capacity=1024)")]
-    fn new(py: Python<'_>, capacity: Option<&Bound<'_, PyAny>>) -> PyResult<Table> {
+    #[pyo3(
+        signature = (capacity = None, *, shared = None, mode = None),
+        text_signature = "(capacity=1024, *, shared=None, mode=0o600)"
+    )]
+    fn new(
+        py: Python<'_>,
+        capacity: Option<&Bound<'_, PyAny>>,
+        shared: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Table> {
         let capacity = match capacity {
             Some(c) => capacity_arg(c)?,
             None => 1024,
         };
-        let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-        let table = PointTable::new(slots).map_err(|e| errors::core(py, e))?;
+        let table = match shared.filter(|s| !s.is_none()) {
+            Some(name_or_path) => {
+                let name_or_path = shared_name(name_or_path)?;
+                let mode = match mode.filter(|m| !m.is_none()) {
+                    Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
+                    None => 0o600,
+                };
+                Points::Shared(crate::shared::open(py, &name_or_path, capacity, mode)?)
+            }
+            None => {
+                if mode.is_some_and(|m| !m.is_none()) {
+                    return Err(errors::argument(
+                        py,
+                        "mode is only for a shared table (Client.shared)".to_string(),
+                    ));
+                }
+                let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+                Points::Private(PointTable::new(slots).map_err(|e| errors::core(py, e))?)
+            }
+        };
         Ok(Table {
             inner: Arc::new(Inner {
                 table,
@@ -194,12 +275,27 @@ impl Table {
     /// How many points fit.
     #[getter]
     fn capacity(&self) -> usize {
-        self.inner.table.capacity()
+        match &self.inner.table {
+            Points::Private(t) => t.capacity(),
+            Points::Shared(shared) => shared.capacity(),
+        }
     }
 
-    /// How many points exist.
+    /// The file of a shared table, `None` for a private one.
+    #[getter]
+    fn shared_path(&self) -> Option<std::path::PathBuf> {
+        match &self.inner.table {
+            Points::Private(_) => None,
+            Points::Shared(shared) => Some(shared.path().to_path_buf()),
+        }
+    }
+
+    /// How many points exist (in the whole file for a shared table).
     fn __len__(&self) -> usize {
-        self.inner.table.len()
+        match &self.inner.table {
+            Points::Private(t) => t.len(),
+            Points::Shared(shared) => shared.len(),
+        }
     }
 
     /// Sets the strategy of `point`: an `sds.Strategy`, a dict of SDS JSON
@@ -212,9 +308,7 @@ impl Table {
     ) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
         let strategy = Strategy::from_any(strategy)?;
-        self.inner
-            .table
-            .set_strategy(&name, &strategy.inner)
+        with_table!(&self.inner.table, py, t => t.set_strategy(&name, &strategy.inner))
             .map_err(|e| errors::core(py, e))?;
         Ok(())
     }
@@ -222,24 +316,18 @@ impl Table {
     /// Removes the strategy of `point`; its counters stay.
     fn remove_strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
-        self.inner
-            .table
-            .remove_strategy(&name)
+        with_table!(&self.inner.table, py, t => t.remove_strategy(&name))
             .map_err(|e| errors::core(py, e))
     }
 
     /// The strategy of `point`, or `None`.
     fn strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<Option<Strategy>> {
         let name = args::name_bytes(args::name(point)?)?;
-        let id = self
-            .inner
-            .table
-            .lookup(&name)
-            .map_err(|e| errors::core(py, e))?;
-        Ok(id
-            .and_then(|id| self.inner.table.point(id).ok())
-            .and_then(|p| p.strategy())
-            .map(|inner| Strategy { inner }))
+        let strategy = with_table!(&self.inner.table, py, t => {
+            let id = t.lookup(&name).map_err(|e| errors::core(py, e))?;
+            id.and_then(|id| t.point(id).ok()).and_then(|p| p.strategy())
+        });
+        Ok(strategy.map(|inner| Strategy { inner }))
     }
 
     /// The sliding values and the last whole cycle of `point`.
@@ -252,10 +340,7 @@ impl Table {
     ) -> PyResult<Bound<'py, PyDict>> {
         let name = args::name_bytes(args::name(point)?)?;
         let now = args::time_or_now(now_ms);
-        let stats = self
-            .inner
-            .table
-            .stats(&name, now)
+        let stats = with_table!(&self.inner.table, py, t => t.stats(&name, now))
             .map_err(|e| errors::core(py, e))?;
         stats_dict(py, &stats)
     }

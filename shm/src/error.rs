@@ -6,7 +6,8 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Why a shared table could not be opened or used.
+/// Why a shared table could not be opened or used. Its message (`Display`)
+/// names the path (but for a bad capacity) and what is wrong.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -71,7 +72,35 @@ pub enum Error {
     /// under us after it was checked).
     Corrupt { path: PathBuf, what: &'static str },
     /// The core refused the table.
-    Core(sds_core::Error),
+    Core {
+        path: PathBuf,
+        source: sds_core::Error,
+    },
+}
+
+impl Error {
+    /// The core's code of the error: a bad capacity and a layout that
+    /// differs have their own; every other refusal of the file (or a
+    /// system call failing on it) is an invalid argument.
+    pub fn code(&self) -> sds_core::ErrorCode {
+        use sds_core::ErrorCode;
+        match self {
+            Error::InvalidCapacity { .. } => ErrorCode::InvalidCapacity,
+            Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::LayoutMismatch,
+            Error::Core { source, .. } => source.code(),
+            Error::Io { .. }
+            | Error::Symlink { .. }
+            | Error::NotRegularFile { .. }
+            | Error::WrongOwner { .. }
+            | Error::ModeTooWide { .. }
+            | Error::InitTimeout { .. }
+            | Error::NotATable { .. }
+            | Error::Truncated { .. }
+            | Error::Oversized { .. }
+            | Error::NoProcessSlot { .. }
+            | Error::Corrupt { .. } => ErrorCode::InvalidArgument,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -160,7 +189,7 @@ impl fmt::Display for Error {
             Error::Corrupt { path, what } => {
                 write!(f, "{}: corrupt table: {what}", path.display())
             }
-            Error::Core(e) => write!(f, "{e}"),
+            Error::Core { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
 }
@@ -170,6 +199,100 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sds_core::ErrorCode;
+
+    fn path() -> PathBuf {
+        PathBuf::from("/dev/shm/app.sds")
+    }
+
+    #[test]
+    fn every_error_has_its_code_and_names_the_path_and_what_is_wrong() {
+        let p = path;
+        let cases: Vec<(Error, ErrorCode, &str)> = vec![
+            (
+                Error::InvalidCapacity { capacity: 0 },
+                ErrorCode::InvalidCapacity,
+                "capacity 0 is out of range (1 to 1048576)",
+            ),
+            (
+                Error::Io {
+                    path: p(),
+                    action: "open",
+                    source: io::Error::from_raw_os_error(2),
+                },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: open failed: No such file or directory (os error 2)",
+            ),
+            (
+                Error::WrongOwner {
+                    path: p(),
+                    owner: 0,
+                    euid: 1000,
+                },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: owned by uid 0, not by this process's uid 1000 (refused)",
+            ),
+            (
+                Error::ModeTooWide {
+                    path: p(),
+                    mode: 0o644,
+                    allowed: 0o600,
+                },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: mode 0644 grants more than the 0600 asked for (refused)",
+            ),
+            (
+                Error::InitTimeout {
+                    path: p(),
+                    waited: Duration::from_millis(5000),
+                },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: another process kept initialising the table for 5000 ms",
+            ),
+            (
+                Error::LayoutMismatch {
+                    path: p(),
+                    field: sds_core::LayoutField::SlotSize,
+                    ours: 1728,
+                    theirs: 1600,
+                },
+                ErrorCode::LayoutMismatch,
+                "/dev/shm/app.sds: table layout differs in slot_size: the file has 1600, this process needs 1728",
+            ),
+            (
+                Error::WrongVersion {
+                    path: p(),
+                    ours: 1,
+                    theirs: 2,
+                },
+                ErrorCode::LayoutMismatch,
+                "/dev/shm/app.sds: table layout version 2, this build reads version 1",
+            ),
+            (
+                Error::NoProcessSlot { path: p(), max: 256 },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: all 256 process slots are held by live processes",
+            ),
+            (
+                Error::Core {
+                    path: p(),
+                    source: sds_core::Error::InvalidCapacity,
+                },
+                ErrorCode::InvalidCapacity,
+                "/dev/shm/app.sds: ",
+            ),
+        ];
+        for (e, want_code, want_start) in cases {
+            assert_eq!(e.code(), want_code, "{e:?}");
+            let text = e.to_string();
+            assert!(text.starts_with(want_start), "{text}");
         }
     }
 }

@@ -20,6 +20,7 @@ mod open;
 mod processes;
 mod registry;
 mod shared_file;
+mod shared_table;
 mod sys;
 
 pub use core_table::{Slot, Table, TableState};
@@ -27,3 +28,4 @@ pub use error::Error;
 pub use layout::{LAYOUT_VERSION, MAX_PROCESSES};
 pub use processes::{Registration, GENERATIONS};
 pub use shared_file::{fork_epoch, Attachment, Options, SharedFile, SCAN_INTERVAL_MS};
+pub use shared_table::{SharedTable, View};

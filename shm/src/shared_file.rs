@@ -274,7 +274,10 @@ impl SharedFile {
         let memory = self.inner.memory().ok_or_else(|| corrupt("table memory"))?;
         memory
             .table(owner, process, &self.inner)
-            .map_err(Error::Core)
+            .map_err(|source| Error::Core {
+                path: self.inner.path.clone(),
+                source,
+            })
     }
 
     /// Call when a request on this table was refused for its concurrency

@@ -1,5 +1,7 @@
 # Stubs of the extension module sds._native (py/src/*.rs). `make test-py`
 # checks them against the built module with mypy's stubtest.
+from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, final
 
@@ -120,9 +122,17 @@ class Entry:
 class Table:
     """A table of points with a fixed capacity (the base of `sds.Client`)."""
 
-    def __new__(cls, capacity: int = 1024) -> Table: ...
+    def __new__(
+        cls,
+        capacity: int = 1024,
+        *,
+        shared: Optional[str | PathLike[str]] = None,
+        mode: Optional[int] = 0o600,
+    ) -> Table: ...
     @property
     def capacity(self) -> int: ...
+    @property
+    def shared_path(self) -> Optional[Path]: ...
     def __len__(self) -> int: ...
     def enter(
         self, point: str, *, now_ms: Optional[int] = None, pressure_test: bool = False

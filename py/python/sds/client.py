@@ -4,12 +4,14 @@ native methods themselves, so the hot path never runs Python code of ours."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar
+import os
+from typing import Any, Callable, Optional, Type, TypeVar, Union
 
 from . import _native
 from .guard import ErrorSpec, guard_options, make_guard
 
 F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound="Client")
 
 
 class Point(_native.PointHandle):
@@ -47,6 +49,27 @@ class Client(_native.Table):
     """Points, strategies and decisions in a table of ``capacity`` points."""
 
     __slots__ = ()
+
+    @classmethod
+    def shared(
+        cls: Type[C],
+        name_or_path: Union[str, "os.PathLike[str]"],
+        capacity: int = 1024,
+        mode: int = 0o600,
+    ) -> C:
+        """A client on the table in a file that every process of the host
+        may open: all of them share its points (visits, permits, strategies,
+        delays); listeners stay per process.
+
+        A bare name (no ``/``) is a file under ``/dev/shm``; a path is used
+        as given. The file is created with ``mode`` (``0o600``, or ``0o660``
+        for the group) if it does not exist; an existing one must be this
+        user's, grant no more than ``mode``, and be laid out for exactly
+        ``capacity`` points (else ``sds.LayoutMismatch``). A process forked
+        after this call (gunicorn ``--preload``, ``multiprocessing``) may
+        use the client: the child registers itself in the file on its first
+        call."""
+        return cls(capacity, shared=name_or_path, mode=mode)
 
     def point(self, name: str) -> Point:
         """A handle on ``name`` (created if needed; ``sds.TableFull`` if no

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidCapacity",
     "InvalidEntry",
     "InvalidArgument",
+    "LayoutMismatch",
     "Downgraded",
 ]
 
@@ -93,6 +94,12 @@ class InvalidEntry(SdsError, ValueError):
 class InvalidArgument(SdsError, TypeError, ValueError):
     """An argument of the wrong type or range (a point that is no ``str``, a
     negative ``now_ms``...)."""
+
+
+class LayoutMismatch(SdsError, ValueError):
+    """A shared table file laid out by another build, version or capacity;
+    the message names the first field that differs, this process's value
+    and the file's."""
 
 
 class Downgraded(SdsError):

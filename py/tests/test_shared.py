@@ -1,0 +1,172 @@
+"""``Client.shared``: processes on one table file (fork and spawn), names,
+modes and refused files."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+
+import sds
+
+CAPACITY = 64
+T0 = 1_000_000
+
+
+def _add_visits(path: str, n: int) -> None:
+    """A spawned child: opens the file itself and adds ``n`` visits."""
+    client = sds.Client.shared(path, CAPACITY)
+    for _ in range(n):
+        client.enter("p", now_ms=T0).exit()
+
+
+def test_fork_children_and_a_spawned_child_see_the_same_counts(tmp_path: Path) -> None:
+    path = str(tmp_path / "table.sds")
+    client = sds.Client.shared(path, CAPACITY)
+    client.enter("p", now_ms=T0).exit()
+
+    def forked(n: int) -> None:
+        # Uses the parent's client: the child registers itself on its first call.
+        for _ in range(n):
+            client.enter("p", now_ms=T0).exit()
+
+    fork = multiprocessing.get_context("fork")
+    children = [fork.Process(target=forked, args=(100 + i,)) for i in range(3)]
+    children.append(multiprocessing.get_context("spawn").Process(target=_add_visits, args=(path, 50)))
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+        assert child.exitcode == 0
+    stats = client.stats("p", now_ms=T0)
+    assert stats["visit"] == 1 + 100 + 101 + 102 + 50
+    assert stats["concurrent"] == 0
+    # A new attachment reads the same table.
+    assert sds.Client.shared(path, CAPACITY).stats("p", now_ms=T0)["visit"] == 354
+
+
+def test_a_strategy_set_in_one_process_limits_the_others(tmp_path: Path) -> None:
+    path = str(tmp_path / "table.sds")
+    client = sds.Client.shared(path, CAPACITY)
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+    held = client.enter("p", now_ms=T0)
+    fork = multiprocessing.get_context("fork")
+    queue = fork.Queue()
+
+    def child() -> None:
+        entry = client.enter("p", now_ms=T0)
+        queue.put((entry.downgraded, entry.reason))
+        entry.exit()
+
+    process = fork.Process(target=child)
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0
+    assert queue.get(timeout=5) == (True, "CONCURRENT")
+    held.exit()
+    assert client.stats("p", now_ms=T0)["concurrent"] == 0
+
+
+def test_a_killed_holder_permit_comes_back_on_a_refused_request(tmp_path: Path) -> None:
+    path = str(tmp_path / "table.sds")
+    client = sds.Client.shared(path, CAPACITY)
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+
+    def child() -> None:
+        held = client.enter("p", now_ms=T0)  # kept: a dropped entry exits
+        assert not held.downgraded
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    process = multiprocessing.get_context("fork").Process(target=child)
+    process.start()
+    process.join(60)
+    assert process.exitcode == -signal.SIGKILL
+    assert client.stats("p", now_ms=T0)["concurrent"] == 1
+    # No process attaches: the refusal is what lets the file scan for the dead.
+    refused = client.enter("p", now_ms=T0)
+    assert refused.reason == "CONCURRENT"
+    refused.exit()
+    assert client.stats("p", now_ms=T0)["concurrent"] == 0
+    entry = client.enter("p", now_ms=T0)
+    assert not entry.downgraded
+    entry.exit()
+
+
+def test_a_bare_name_is_a_file_under_dev_shm() -> None:
+    name = f"sds-py-test-{os.getpid()}"
+    try:
+        client = sds.Client.shared(name, 8)
+        assert str(client.shared_path) == f"/dev/shm/{name}"
+        assert client.capacity == 8
+        assert stat.S_IMODE(os.stat(f"/dev/shm/{name}").st_mode) == 0o600
+    finally:
+        os.unlink(f"/dev/shm/{name}")
+
+
+def test_group_mode_and_path_like(tmp_path: Path) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    client = sds.Client.shared(tmp_path / "group.sds", 8, mode=0o660)
+    assert isinstance(client, sds.Client)
+    # Created as open(2) creates: the mode less the process's umask.
+    assert stat.S_IMODE(os.stat(tmp_path / "group.sds").st_mode) == 0o660 & ~umask
+
+
+@pytest.mark.parametrize("name", ["", ".", ".."])
+def test_names_that_are_no_file_are_refused(name: str) -> None:
+    with pytest.raises(sds.InvalidArgument, match="shared table name"):
+        sds.Client.shared(name)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o666, 0o700, 0, -1])
+def test_only_modes_600_and_660(tmp_path: Path, mode: int) -> None:
+    with pytest.raises(sds.InvalidArgument, match="mode must be 0o600 or 0o660"):
+        sds.Client.shared(tmp_path / "t.sds", 8, mode=mode)
+    assert not (tmp_path / "t.sds").exists()
+
+
+def test_a_mode_without_a_shared_table_is_refused() -> None:
+    with pytest.raises(sds.InvalidArgument, match="only for a shared table"):
+        sds.Client(8, mode=0o600)
+
+
+def test_another_capacity_is_a_layout_mismatch(tmp_path: Path) -> None:
+    sds.Client.shared(tmp_path / "t.sds", 8)
+    with pytest.raises(sds.LayoutMismatch, match="capacity: the file has 8, this process needs 9") as err:
+        sds.Client.shared(tmp_path / "t.sds", 9)
+    assert err.value.code == "SDS_LAYOUT_MISMATCH"
+
+
+def test_refused_files_raise_with_shm_message(tmp_path: Path) -> None:
+    (tmp_path / "wide.sds").write_bytes(b"")
+    os.chmod(tmp_path / "wide.sds", 0o644)
+    with pytest.raises(sds.InvalidArgument, match="mode 0644 grants more than the 0600"):
+        sds.Client.shared(tmp_path / "wide.sds", 8)
+    (tmp_path / "junk.sds").write_bytes(os.urandom(20000))
+    os.chmod(tmp_path / "junk.sds", 0o600)
+    with pytest.raises(sds.SdsError, match="junk.sds"):
+        sds.Client.shared(tmp_path / "junk.sds", 8)
+    os.symlink(tmp_path / "junk.sds", tmp_path / "link.sds")
+    with pytest.raises(sds.InvalidArgument, match="link.sds"):
+        sds.Client.shared(tmp_path / "link.sds", 8)
+    with pytest.raises(sds.InvalidCapacity):
+        sds.Client.shared(tmp_path / "zero.sds", 0)
+    with pytest.raises(sds.InvalidArgument, match="shared must be a str"):
+        sds.Client(8, shared=b"/tmp/x")  # type: ignore[arg-type]
+
+
+def test_listeners_stay_per_process(tmp_path: Path) -> None:
+    path = tmp_path / "t.sds"
+    client = sds.Client.shared(path, CAPACITY)
+    client.set_strategy("p", sds.Strategy(visit_threshold=0))
+    heard: list = []
+    client.on_downgrade(lambda point, reason, at: heard.append((point, reason)))
+    other = sds.Client.shared(path, CAPACITY)
+    other.enter("p", now_ms=T0).exit()
+    assert heard == []
+    client.enter("p", now_ms=T0).exit()
+    assert heard == [("p", "VISIT")]
