@@ -95,8 +95,8 @@ impl Liveness for AlwaysAlive {
     }
 }
 
-/// The transitions a process can die in while others may wait on it.
-#[cfg(any(loom, feature = "test-hooks"))]
+/// The transitions a process can die in while others may wait on it. Named
+/// in every build (the checkpoints compile away without `test-hooks`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Transition {
     /// A name slot claimed by an insert. Steps: 0 slot claimed, 1 longest
@@ -240,17 +240,4 @@ impl<'a> Holder<'a> {
         #[cfg(any(loom, feature = "test-hooks"))]
         self.liveness.checkpoint(Checkpoint { transition, step });
     }
-}
-
-/// Names the transitions without the hooks, so the checkpoints compile away.
-#[cfg(not(any(loom, feature = "test-hooks")))]
-#[derive(Copy, Clone)]
-pub(crate) enum Transition {
-    Claim,
-    DelayStart,
-    DelaySettle,
-    DelayReplace,
-    StrategyStore,
-    Acquire,
-    Release,
 }
