@@ -157,15 +157,6 @@ impl Default for Strategy {
 }
 
 impl Strategy {
-    /// Sets the field with this SDS JSON name; [`Error::UnknownField`] (which
-    /// does not name the key) for any other key. Input from users goes
-    /// through [`crate::StrategyBuilder`] instead, which names the key.
-    pub fn set_json(&mut self, name: &str, value: i64) -> Result<(), Error> {
-        let field = Field::from_json_name(name).ok_or(Error::UnknownField)?;
-        self.set(field, value);
-        Ok(())
-    }
-
     /// Checks the rules that tie values together; the first broken one is
     /// returned, naming its field.
     pub fn validate(&self) -> Result<(), Error> {

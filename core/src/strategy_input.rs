@@ -219,15 +219,3 @@ impl Strategy {
         builder.build()
     }
 }
-
-impl Strategy {
-    /// Sets the field with SDS JSON name `key` to `value`; an unknown key is
-    /// [`StrategyError::UnknownField`], naming it. [`StrategyBuilder`] does
-    /// this and more (repeated keys, `"point"`, every kind of value).
-    pub fn set_key(&mut self, key: &str, value: i64) -> Result<(), StrategyError> {
-        let field = Field::from_json_name(key)
-            .ok_or_else(|| StrategyError::UnknownField(KeyText::new(key)))?;
-        self.set(field, value);
-        Ok(())
-    }
-}

@@ -199,10 +199,13 @@ fn field_table_names_every_field_once() {
     );
     assert_eq!(Strategy::DEFAULT.downgrade_rate, 100);
     assert_eq!(Strategy::DEFAULT.exception_rate_start, 0);
-    let mut s = Strategy::DEFAULT;
-    assert_eq!(s.set_json("visitThreshold", 4), Ok(()));
-    assert_eq!(s.visit_threshold, 4);
-    assert_eq!(s.set_json("visit_threshold", 4), Err(Error::UnknownField));
+    let mut b = sds_core::StrategyBuilder::new();
+    assert_eq!(b.set("visitThreshold", 4i64.into()), Ok(()));
+    assert_eq!(b.build().map(|s| s.visit_threshold), Ok(4));
+    assert_eq!(
+        b.set("visit_threshold", 4i64.into()).map_err(|e| e.code()),
+        Err(ErrorCode::UnknownField)
+    );
 }
 
 #[test]

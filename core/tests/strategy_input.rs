@@ -221,10 +221,10 @@ fn build_validates_the_whole_once() {
 }
 
 #[test]
-fn set_key_names_an_unknown_key() {
-    let mut s = Strategy::DEFAULT;
-    assert_eq!(s.set_key("tokenBucketSize", 9), Ok(()));
-    assert_eq!(s.token_bucket_size, 9);
-    let e = s.set_key("tokenBucketSise", 9).unwrap_err();
+fn set_names_an_unknown_key() {
+    let mut b = StrategyBuilder::new();
+    assert_eq!(b.set("tokenBucketSize", 9i64.into()), Ok(()));
+    assert_eq!(b.build().map(|s| s.token_bucket_size), Ok(9));
+    let e = b.set("tokenBucketSise", 9i64.into()).unwrap_err();
     assert_eq!(message(e), "unknown strategy field \"tokenBucketSise\"");
 }
