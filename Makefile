@@ -12,13 +12,18 @@ BENCHES := bench-core
 -include node/make.mk
 -include jvm/make.mk
 
-.PHONY: demo test bench lint test-core demo-core bench-core loom nostd
+.PHONY: demo test bench lint servers test-core demo-core bench-core loom nostd
 
 demo: $(DEMOS)
 
-test: lint $(TESTS)
+test: lint servers $(TESTS)
 
-bench: $(BENCHES)
+bench: servers $(BENCHES)
+
+# The real servers tests and benchmarks start on loopback (redis-server),
+# from the distribution's packages.
+servers:
+	tools/install-servers.sh
 
 # nostd-check builds only with panic=abort (see tools/check-nostd.sh), so clippy skips it.
 lint:
