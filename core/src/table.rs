@@ -96,6 +96,31 @@ impl PointId {
     }
 }
 
+/// A point's name copied out of its slot (no allocation): see
+/// [`PointTable::points`].
+#[derive(Clone)]
+pub struct PointName {
+    bytes: [u8; MAX_NAME_LEN],
+    len: usize,
+}
+
+impl PointName {
+    /// The name's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl core::fmt::Debug for PointName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{:?}",
+            core::str::from_utf8(self.as_bytes()).unwrap_or("<bytes>")
+        )
+    }
+}
+
 /// One slot of a table: a name and its point. The first slot of each bucket
 /// also holds the bucket's tags; the other slots leave theirs unused.
 ///
@@ -664,6 +689,29 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
         true
     }
 
+    /// Every point that exists now, in slot order, with its id and a copy of
+    /// its name. A point created during the walk may or may not be seen; no
+    /// point is seen twice. For background work (reporting, syncing), not
+    /// the hot path: it reads every slot's state.
+    pub fn points(&self) -> impl Iterator<Item = (PointId, PointName, &Point)> + '_ {
+        self.slots().iter().enumerate().filter_map(|(index, slot)| {
+            // Acquire: the name words were written before the state.
+            if slot.state.load(Ordering::Acquire) != READY {
+                return None;
+            }
+            let len = (slot.len.load(Ordering::Relaxed) as usize).min(MAX_NAME_LEN);
+            let mut name = PointName {
+                bytes: [0; MAX_NAME_LEN],
+                len,
+            };
+            for (chunk, word) in name.bytes[..len].chunks_mut(8).zip(slot.name.iter()) {
+                let word = word.load(Ordering::Relaxed).to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+            Some((PointId(index as u32), name, &slot.point))
+        })
+    }
+
     /// The point with this id; [`Error::InvalidEntry`] if out of range or
     /// not created.
     pub fn point(&self, id: PointId) -> Result<&Point, Error> {
@@ -734,6 +782,52 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
             Some(id) => self.point(id)?.stats(now_ms),
             None => Stats::default(),
         })
+    }
+}
+
+/// What work beside the hot path (a console agent applying strategies and
+/// reading statistics, a cluster syncer) does with a table of any storage
+/// and liveness: object-safe, so that work is written once for every kind.
+pub trait Points {
+    /// [`PointTable::insert`].
+    fn insert(&self, name: &[u8]) -> Result<PointId, Error>;
+    /// [`PointTable::lookup`].
+    fn lookup(&self, name: &[u8]) -> Result<Option<PointId>, Error>;
+    /// [`PointTable::point`].
+    fn point(&self, id: PointId) -> Result<&Point, Error>;
+    /// [`PointTable::set_strategy`].
+    fn set_strategy(&self, name: &[u8], strategy: &Strategy) -> Result<PointId, Error>;
+    /// [`PointTable::remove_strategy`].
+    fn remove_strategy(&self, name: &[u8]) -> Result<(), Error>;
+    /// [`PointTable::points`], as a callback.
+    fn for_each_point(&self, visit: &mut dyn FnMut(PointId, &[u8], &Point));
+}
+
+impl<S: TableStorage, L: Liveness> Points for PointTable<S, L> {
+    fn insert(&self, name: &[u8]) -> Result<PointId, Error> {
+        PointTable::insert(self, name)
+    }
+
+    fn lookup(&self, name: &[u8]) -> Result<Option<PointId>, Error> {
+        PointTable::lookup(self, name)
+    }
+
+    fn point(&self, id: PointId) -> Result<&Point, Error> {
+        PointTable::point(self, id)
+    }
+
+    fn set_strategy(&self, name: &[u8], strategy: &Strategy) -> Result<PointId, Error> {
+        PointTable::set_strategy(self, name, strategy)
+    }
+
+    fn remove_strategy(&self, name: &[u8]) -> Result<(), Error> {
+        PointTable::remove_strategy(self, name)
+    }
+
+    fn for_each_point(&self, visit: &mut dyn FnMut(PointId, &[u8], &Point)) {
+        for (id, name, point) in self.points() {
+            visit(id, name.as_bytes(), point);
+        }
     }
 }
 

@@ -134,3 +134,33 @@ fn a_lookup_reads_no_further_than_the_longest_insert() {
     // Its home bucket has free slots: a miss stops at the first one.
     assert_eq!(probes(&t, || t.lookup(b"x")), (Ok(None), 1));
 }
+
+#[test]
+fn points_lists_every_point_once_with_its_whole_name() {
+    let slots: [Slot; 64] = core::array::from_fn(|_| Slot::new());
+    let table = PointTable::new(&slots[..]).unwrap();
+    let long = [b'z'; MAX_NAME_LEN];
+    let names: [&[u8]; 5] = [b"a", b"seven77", b"eight888", b"nine-nine", &long];
+    for (n, name) in names.iter().enumerate() {
+        let id = table.insert(name).unwrap();
+        for _ in 0..n {
+            table.point(id).unwrap().enter(1_000, Flags::NONE);
+        }
+    }
+    let mut seen: [Option<(usize, u64)>; 5] = [None; 5];
+    let mut count = 0;
+    for (id, name, point) in table.points() {
+        count += 1;
+        let n = names
+            .iter()
+            .position(|x| *x == name.as_bytes())
+            .expect("a known name");
+        assert!(seen[n].is_none(), "seen twice: {name:?}");
+        assert_eq!(table.lookup(name.as_bytes()), Ok(Some(id)));
+        seen[n] = Some((n, point.stats(1_000).visit));
+    }
+    assert_eq!(count, 5);
+    for (n, entry) in seen.iter().enumerate() {
+        assert_eq!(*entry, Some((n, n as u64)));
+    }
+}

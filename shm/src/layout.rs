@@ -15,7 +15,7 @@
 //!
 //! Lock bytes (fcntl, past the end of the file, never read or written):
 //! `INIT_LOCK` for initialisation, `PROCESS_LOCK_BASE + i` for process
-//! slot `i`.
+//! slot `i`, `ROLE_LOCK_BASE + r` for the holder of host-wide role `r`.
 
 use sds_core::{LayoutDescriptor, LayoutField};
 
@@ -73,6 +73,8 @@ pub const TABLE_STATE_SIZE: usize = 64;
 pub const INIT_LOCK: u64 = 1 << 40;
 /// Process slot `i` is locked at this byte + `i`.
 pub const PROCESS_LOCK_BASE: u64 = INIT_LOCK + 1;
+/// Host-wide role `r` (see `roles.rs`) is locked at this byte + `r`.
+pub const ROLE_LOCK_BASE: u64 = PROCESS_LOCK_BASE + MAX_PROCESSES as u64;
 
 const _: () = assert!(HEADER_DESCRIPTOR + DESCRIPTOR_WORDS <= HEADER_READY);
 const _: () = assert!(matches!(LayoutField::ALL[14], LayoutField::ByteOrder));

@@ -10,6 +10,7 @@
 //! This crate is the only place with `unsafe` for the mapping: `sys.rs`
 //! (the system calls) and `mapping.rs` (bytes to typed references).
 
+mod any_table;
 mod core_table;
 mod error;
 #[cfg(feature = "test-hooks")]
@@ -19,13 +20,16 @@ mod mapping;
 mod open;
 mod processes;
 mod registry;
+mod roles;
 mod shared_file;
 mod shared_table;
 mod sys;
 
+pub use any_table::{AnyTable, PrivateTable, RoleHold};
 pub use core_table::{Slot, Table, TableState};
 pub use error::Error;
 pub use layout::{LAYOUT_VERSION, MAX_PROCESSES};
 pub use processes::{Registration, GENERATIONS};
+pub use roles::{Role, RoleGuard};
 pub use shared_file::{fork_epoch, Attachment, Options, SharedFile, SCAN_INTERVAL_MS};
 pub use shared_table::{SharedTable, View};

@@ -17,6 +17,7 @@ use crate::mapping::Mapping;
 use crate::open::{self, FileKey};
 use crate::processes::{self, ProcessRecord, Registration};
 use crate::registry::{self, Found};
+use crate::roles;
 use crate::sys;
 
 /// How to open a table file.
@@ -95,6 +96,8 @@ pub struct Attachment {
     epoch: AtomicU64,
     owner: AtomicU32,
     registration: Mutex<Registration>,
+    /// Who in this process holds each host-wide role (`roles.rs`).
+    roles: roles::Holders,
 }
 
 static NO_STATE: TableState = TableState::new();
@@ -182,6 +185,15 @@ impl SharedFile {
                 theirs: self.capacity() as u64,
             })
         }
+    }
+
+    /// The descriptor this process's record locks are taken through.
+    pub(crate) fn lock_file(&self) -> &File {
+        self.inner.file()
+    }
+
+    pub(crate) fn holders(&self) -> &roles::Holders {
+        &self.inner.roles
     }
 
     /// The path it was opened with.
@@ -410,6 +422,7 @@ impl Attachment {
             epoch: AtomicU64::new(epoch),
             owner: AtomicU32::new(registration.owner),
             registration: Mutex::new(registration),
+            roles: Default::default(),
         })
     }
 
