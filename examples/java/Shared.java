@@ -85,6 +85,9 @@ public class Shared {
                         admitted++;
                     }
                 }
+                if (i % 5 == 4) {
+                    Thread.sleep(1); // let the other workers interleave with this one
+                }
             }
             System.out.println("worker pid " + ProcessHandle.current().pid() + ": admitted " + admitted + " of " + TRIES);
         }
