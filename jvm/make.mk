@@ -19,6 +19,9 @@ jvm-jar:
 
 demo-java: jvm-jar
 	java -cp $(JVM_JAR) examples/java/Demo.java
+	@# Shared.java starts worker JVMs of its own class: compiled, so they find it.
+	javac -cp $(JVM_JAR) -d jvm/sds-native/target/examples examples/java/Shared.java
+	java -cp $(JVM_JAR):jvm/sds-native/target/examples Shared
 
 # JMH: one fork, short iterations; prints ns/op and bytes/op (-prof gc).
 bench-java:

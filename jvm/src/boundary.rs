@@ -27,6 +27,12 @@ impl From<Error> for Fail {
     }
 }
 
+impl From<sds_shm::Error> for Fail {
+    fn from(e: sds_shm::Error) -> Fail {
+        Fail::Sds(e.code(), e.to_string())
+    }
+}
+
 impl From<StrategyError> for Fail {
     fn from(e: StrategyError) -> Fail {
         Fail::Sds(e.code(), e.to_string())
@@ -85,11 +91,13 @@ macro_rules! setup_native {
 }
 pub(crate) use setup_native;
 
-/// Why a hot-path call was refused: a core error, or a code alone (a closed
-/// handle). Two bytes, so the hot path's `Result` stays in registers.
+/// Why a hot-path call was refused: a core error, a code alone (a closed
+/// handle), or an exception already thrown with this code (see [`thrown`]).
+/// Two bytes, so the hot path's `Result` stays in registers.
 pub(crate) enum Refusal {
     Core(Error),
     Code(ErrorCode),
+    Thrown(ErrorCode),
 }
 
 impl From<Error> for Refusal {
@@ -116,11 +124,27 @@ pub(crate) fn hot(env: *mut JNIEnv, f: impl FnOnce() -> Result<i64, Refusal>) ->
             let fail = match refusal {
                 Refusal::Core(e) => Fail::from(e),
                 Refusal::Code(code) => Fail::code(code),
+                Refusal::Thrown(code) => return negative(code),
             };
             throw_from_hot(env, fail)
         }
         Err(payload) => throw_from_hot(env, Fail::Sds(ErrorCode::Panic, panic_text(payload))),
     }
+}
+
+/// Throws `fail` from inside a hot-path call, for a failure whose message
+/// does not fit in a [`Refusal`] (a shared table's error names its file):
+/// the refusal to return, which [`hot`] turns into the negative code.
+#[cold]
+#[inline(never)]
+pub(crate) fn thrown(env: *mut JNIEnv, fail: impl Into<Fail>) -> Refusal {
+    let fail = fail.into();
+    let code = match &fail {
+        Fail::Sds(code, _) => *code,
+        Fail::Jni(_) => ErrorCode::Panic,
+    };
+    throw_from_hot(env, fail);
+    Refusal::Thrown(code)
 }
 
 #[cold]
@@ -187,6 +211,17 @@ mod tests {
             Err(sds_core::time::from_i64(-1).unwrap_err().into())
         });
         assert_eq!(result, -(ErrorCode::InvalidArgument.as_u32() as i64));
+    }
+
+    #[test]
+    fn a_refusal_thrown_already_returns_its_negative_code() {
+        let result = hot(std::ptr::null_mut(), || {
+            Err(thrown(
+                std::ptr::null_mut(),
+                sds_shm::Error::InvalidCapacity { capacity: 0 },
+            ))
+        });
+        assert_eq!(result, -(ErrorCode::InvalidCapacity.as_u32() as i64));
     }
 
     #[test]

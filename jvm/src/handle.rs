@@ -2,9 +2,8 @@
 //! its address. Java keeps the handle in one field, passes it to every call
 //! and frees it exactly once (`close()` or its reclaimer), then zeroes it.
 
-use sds_core::{ErrorCode, PointTable, SlidingWindow, Slot};
+use sds_core::{ErrorCode, SlidingWindow};
 
-pub(crate) type Table = PointTable<Box<[Slot]>>;
 pub(crate) type Window = SlidingWindow<Box<[sds_core::Bucket]>>;
 
 /// Moves `value` to the heap and returns its address as a handle.

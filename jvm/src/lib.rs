@@ -19,6 +19,7 @@
 mod boundary;
 mod codes;
 mod handle;
+mod shared;
 mod strategy;
 mod table;
 mod window;

@@ -1,4 +1,5 @@
-//! `io.sdsnative.Client`'s natives: a `PointTable` behind a handle.
+//! `io.sdsnative.Client`'s natives: a [`Table`] behind a handle, private or
+//! this process's view of a shared table file (`shared.rs`).
 //!
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
@@ -6,12 +7,44 @@
 use jni::objects::{JByteArray, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use sds_core::{
-    check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, Slot, Stats,
+    check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, PointTable, Slot,
+    Stats,
 };
+use sds_shm::SharedTable;
 
-use crate::boundary::{hot, setup_native, Fail, Refusal};
-use crate::handle::{borrow, free, into_handle, Table};
+use crate::boundary::{hot, setup_native, thrown, Fail, Refusal};
+use crate::handle::{borrow, free, into_handle};
 use crate::strategy::strategy_from_values;
+
+/// A client's own table: the slots on the heap.
+pub(crate) type PrivateTable = PointTable<Box<[Slot]>>;
+
+/// What a `Client`'s handle holds.
+pub(crate) enum Table {
+    Private(PrivateTable),
+    /// An attachment to a table file shared with other processes.
+    Shared(SharedTable),
+}
+
+/// Runs `$body` with `$t` bound to the core's table of `$table` (a
+/// `&Table`): the private one, or this process's view of the shared one
+/// (whose `enter_point` gives back dead holders' permits after a refusal
+/// for concurrency). Making the view fails only in a fork child that
+/// cannot register; `$fail` maps that `sds_shm::Error`. The body is
+/// compiled once per kind, so the private hot path pays one
+/// well-predicted branch.
+macro_rules! with_view {
+    ($table:expr, $t:ident => $body:expr, $fail:expr) => {
+        match $table {
+            Table::Private($t) => $body,
+            Table::Shared(shared) => {
+                let view = shared.view().map_err($fail)?;
+                let $t = &view;
+                $body
+            }
+        }
+    };
+}
 
 /// The table of `handle` and the bytes of the point name `name` (a null
 /// name is refused first, as before any use of the table).
@@ -37,7 +70,7 @@ setup_native! {
         // A negative capacity reads as 0, which the core refuses too.
         check_capacity(usize::try_from(capacity).unwrap_or(0))?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-        Ok(into_handle(Table::new(slots)?))
+        Ok(into_handle(Table::Private(PointTable::new(slots)?)))
     }
 
     /// The id of the point `name`, created if needed.
@@ -48,7 +81,8 @@ setup_native! {
         name: JByteArray<'l>,
     ) -> jint {
         let (table, name) = table_and_name(env, handle, &name)?;
-        Ok(table.insert(&name)?.index() as jint)
+        let id = with_view!(table, t => t.insert(&name)?, Fail::from);
+        Ok(id.index() as jint)
     }
 
     /// Sets the strategy of `name` from its field values (`null`: removes it).
@@ -61,11 +95,17 @@ setup_native! {
     ) {
         use jni::refs::Reference;
         let (table, name) = table_and_name(env, handle, &name)?;
-        if values.is_null() {
-            table.remove_strategy(&name)?;
+        let strategy = if values.is_null() {
+            None
         } else {
-            table.set_strategy(&name, &strategy_from_values(env, &values)?)?;
-        }
+            Some(strategy_from_values(env, &values)?)
+        };
+        with_view!(table, t => match &strategy {
+            None => t.remove_strategy(&name)?,
+            Some(strategy) => {
+                t.set_strategy(&name, strategy)?;
+            }
+        }, Fail::from);
         Ok(())
     }
 
@@ -81,7 +121,8 @@ setup_native! {
         out: JLongArray<'l>,
     ) {
         let (table, name) = table_and_name(env, handle, &name)?;
-        let s: Stats = table.stats(&name, time::from_i64(now_ms)?)?;
+        let now_ms = time::from_i64(now_ms)?;
+        let s: Stats = with_view!(table, t => t.stats(&name, now_ms)?, Fail::from);
         let values: Vec<i64> = s
             .fields()
             .iter()
@@ -121,11 +162,9 @@ pub extern "system" fn Java_io_sdsnative_Native_enter(
         // which keeps it reachable, so its table is not freed during the call.
         let table = unsafe { borrow::<Table>(handle) }?;
         let id = PointId::from_index(point as u32);
-        let entry = table.enter_point(
-            id,
-            time::from_i64(now_ms)?,
-            Flags::from_known_bits(flags as u32)?,
-        )?;
+        let now_ms = time::from_i64(now_ms)?;
+        let flags = Flags::from_known_bits(flags as u32)?;
+        let entry = with_view!(table, t => t.enter_point(id, now_ms, flags)?, |e| thrown(env, e));
         // The core's packed entry: 43 bits, always a non-negative long.
         Ok(entry.pack() as jlong)
     })
@@ -150,7 +189,8 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
         let outcome = Outcome::from_code(i64::from(outcome))?;
         let entry = Entry::unpack(packed as u64, time::from_i64(start_ms)?)
             .ok_or(Refusal::Code(ErrorCode::InvalidEntry))?;
-        table.exit(&entry, time::from_i64(now_ms)?, outcome)?;
+        let now_ms = time::from_i64(now_ms)?;
+        with_view!(table, t => t.exit(&entry, now_ms, outcome)?, |e| thrown(env, e));
         Ok(0)
     })
 }

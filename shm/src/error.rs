@@ -7,10 +7,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Why a shared table could not be opened or used. Its message (`Display`)
-/// names the path (but for a bad capacity) and what is wrong.
+/// names the path (but for a bad capacity or name) and what is wrong.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
+    /// A name or path no table file can have (`table_path`): empty, `.`,
+    /// `..`, or holding a NUL.
+    InvalidName { name: String, why: &'static str },
     /// The capacity is 0 or above the core's `MAX_CAPACITY`.
     InvalidCapacity { capacity: usize },
     /// A system call failed (`action` says which step).
@@ -88,7 +91,8 @@ impl Error {
             Error::InvalidCapacity { .. } => ErrorCode::InvalidCapacity,
             Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::LayoutMismatch,
             Error::Core { source, .. } => source.code(),
-            Error::Io { .. }
+            Error::InvalidName { .. }
+            | Error::Io { .. }
             | Error::Symlink { .. }
             | Error::NotRegularFile { .. }
             | Error::WrongOwner { .. }
@@ -106,6 +110,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::InvalidName { name, why } => write!(f, "shared table name {name:?} {why}"),
             Error::InvalidCapacity { capacity } => write!(
                 f,
                 "capacity {capacity} is out of range (1 to {})",

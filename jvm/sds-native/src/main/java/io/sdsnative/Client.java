@@ -4,7 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The native SDS engine for a fixed number of points. Thread-safe; the hot
+ * The native SDS engine for a fixed number of points: this client's own
+ * ({@link #Client(int)}), or a table in a file that every process of the host
+ * may open ({@link #openShared(String, int)}). Thread-safe; the hot
  * path ({@link #enter}, {@link Entry#close()}) is one JNI call each with
  * primitives only, and the time is read in Java.
  *
@@ -16,6 +18,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link NativeReclaimer}).
  */
 public final class Client implements AutoCloseable {
+    /** The mode a shared table file is created with by default: this user only. */
+    public static final int SHARED_MODE = 0600;
+    /** The mode for processes of one group under several users: the group may read and write too. */
+    public static final int SHARED_GROUP_MODE = 0660;
+
     private static final int PRESSURE_TEST = 1;
     /** The core's packed-entry bit of an entry that holds a concurrency permit. */
     private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
@@ -47,9 +54,66 @@ public final class Client implements AutoCloseable {
      * @throws SdsException {@code INVALID_CAPACITY} outside 1..=2^20
      */
     public Client(int capacity) {
-        NativeHandle handle = new NativeHandle(Native.tableNew(capacity), Native::tableFree);
+        this(Native.tableNew(capacity));
+    }
+
+    private Client(long nativeTable) {
+        NativeHandle handle = new NativeHandle(nativeTable, Native::tableFree);
         this.table = handle;
         NativeReclaimer.whenCollected(this, handle::close);
+    }
+
+    /**
+     * A client on the table in the file {@code nameOrPath}, shared with every
+     * process of the host that opens the same file: visits, permits in flight,
+     * strategies and delays count for all of them. A bare name (no {@code /})
+     * is a file under {@code /dev/shm}; anything else is a path. The first
+     * process creates the file (mode {@link #SHARED_MODE}), the others attach;
+     * every one must give the same {@code capacity}. Everything else works as
+     * on a private client; {@code close()} detaches this client (the file
+     * stays). See "Several worker processes" in the README.
+     *
+     * @throws SdsException {@code NULL_ARGUMENT}; {@code INVALID_ARGUMENT} for
+     *     an empty name, {@code .} or {@code ..}, a NUL character or a lone
+     *     surrogate, and for a file that is refused (a symbolic link, not a
+     *     regular file, another user's, granting more than the mode, not a
+     *     table, truncated, still being initialised after 5 s, every process
+     *     slot taken, a system call failing); {@code INVALID_CAPACITY} outside
+     *     1..=2^20; {@code LAYOUT_MISMATCH} for a table of another capacity or
+     *     layout (the message names the first field that differs, the file's
+     *     value and this process's). Every message about a file names it.
+     */
+    public static Client openShared(String nameOrPath, int capacity) {
+        return openShared(nameOrPath, capacity, SHARED_MODE);
+    }
+
+    /**
+     * As {@link #openShared(String, int)}, with the {@code mode} a new file is
+     * created with and the most an existing one may grant: {@code 0600}
+     * ({@link #SHARED_MODE}) or {@code 0660} ({@link #SHARED_GROUP_MODE}); the
+     * process's umask still applies on creation.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} for another mode, and as
+     *     {@link #openShared(String, int)}
+     */
+    public static Client openShared(String nameOrPath, int capacity, int mode) {
+        if (nameOrPath == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "shared table name is null");
+        }
+        return new Client(Native.tableOpenShared(utf8(nameOrPath, "shared table name"), capacity, mode));
+    }
+
+    /**
+     * The path of the shared table's file ({@code /dev/shm/...} for a bare
+     * name); null for a client's own table.
+     */
+    public String sharedPath() {
+        long handle = table.acquire();
+        try {
+            return Native.tableSharedPath(handle, this);
+        } finally {
+            table.release();
+        }
     }
 
     /** Enters {@code point} now. */
@@ -234,13 +298,18 @@ public final class Client implements AutoCloseable {
         if (point == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
         }
-        int bad = loneSurrogate(point);
+        return utf8(point, "point name");
+    }
+
+    /** The UTF-8 bytes of {@code text}, the {@code what} of a call; refused with a lone surrogate. */
+    private static byte[] utf8(String text, String what) {
+        int bad = loneSurrogate(text);
         if (bad >= 0) {
             throw new SdsException(ErrorCode.INVALID_ARGUMENT, String.format(
-                    "point name is not valid UTF-16: lone surrogate U+%04X at index %d",
-                    (int) point.charAt(bad), bad));
+                    "%s is not valid UTF-16: lone surrogate U+%04X at index %d",
+                    what, (int) text.charAt(bad), bad));
         }
-        return point.getBytes(StandardCharsets.UTF_8);
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     /** The index of the first unpaired surrogate of {@code s}, or -1. */

@@ -17,6 +17,12 @@ public final class Native {
     // Tables (Client).
     static native long tableNew(int capacity);
 
+    /** A table in the file of {@code nameOrPath} (UTF-8), shared by the processes that open it. */
+    static native long tableOpenShared(byte[] nameOrPath, int capacity, int mode);
+
+    /** The file of a shared table; null for a private one. */
+    static native String tableSharedPath(long table, Object owner);
+
     static native void tableFree(long table);
 
     static native int pointId(long table, Object owner, byte[] name);

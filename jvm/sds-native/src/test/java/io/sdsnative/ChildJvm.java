@@ -13,6 +13,21 @@ import java.util.List;
 final class ChildJvm {
     private ChildJvm() {}
 
+    /**
+     * Starts {@code main} with program arguments {@code args} in a new JVM on
+     * this classpath, its error output merged into its output, and returns it
+     * running (for tests that talk to it or kill it).
+     */
+    static Process start(Class<?> main, String... args) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(new File(System.getProperty("java.home"), "bin/java").getPath());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        command.addAll(Arrays.asList(args));
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
     static String run(Class<?> main, String... jvmArgs) throws Exception {
         return run(System.getProperty("java.class.path"), main.getName(), jvmArgs);
     }

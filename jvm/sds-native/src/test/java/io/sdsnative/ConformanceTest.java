@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
 import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -40,10 +42,29 @@ class ConformanceTest {
         return Arrays.stream(scenarioFiles()).map(f -> DynamicTest.dynamicTest(f.getName(), () -> run(f)));
     }
 
+    /** Every scenario again on a table shared through a file (a new file each). */
+    @TestFactory
+    Stream<DynamicTest> everyScenarioOnASharedTable() throws Exception {
+        Path dir = Files.createTempDirectory("sds-conformance");
+        dir.toFile().deleteOnExit();
+        return Arrays.stream(scenarioFiles()).map(f -> DynamicTest.dynamicTest(f.getName(), () -> {
+            Path table = dir.resolve(f.getName() + ".sds");
+            try {
+                run(f, Client.openShared(table.toString(), 16));
+            } finally {
+                Files.deleteIfExists(table);
+            }
+        }));
+    }
+
     private static void run(File file) throws Exception {
+        run(file, new Client(16));
+    }
+
+    private static void run(File file, Client fresh) throws Exception {
         JsonNode scenario = JSON.readTree(file);
         String defaultPoint = scenario.path("point").asText("p");
-        try (Client client = new Client(16)) {
+        try (Client client = fresh) {
             if (scenario.has("strategy")) {
                 String error = setStrategy(client, defaultPoint, scenario.get("strategy"));
                 assertEquals(null, error, file.getName() + ": initial strategy");

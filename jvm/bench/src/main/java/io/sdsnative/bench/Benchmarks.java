@@ -17,6 +17,9 @@ import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.sdsnative.Client;
 import io.sdsnative.Entry;
 import io.sdsnative.Strategy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +48,9 @@ public class Benchmarks {
     private static final long FIXED_MS = 1_700_000_000_000L;
 
     private Client client;
+    /** A client on a table file (in a fresh temporary folder), with POINT's strategy. */
+    private Client shared;
+    private Path sharedDir;
     private SlidingWindowData window;
     private PowerfulCycleTimeCounter counter;
     private ArrayMetric sentinelMetric;
@@ -53,14 +59,18 @@ public class Benchmarks {
     private com.google.common.util.concurrent.RateLimiter guavaLimiter;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws IOException {
         client = new Client(64);
         // A visit limit, a concurrency limit and an exception rule, none reached.
-        client.setStrategy(POINT, Strategy.builder()
+        Strategy limits = Strategy.builder()
                 .visitThreshold(Integer.MAX_VALUE)
                 .concurrentThreshold(1_000_000)
                 .exceptionThreshold(1_000_000)
-                .build());
+                .build();
+        client.setStrategy(POINT, limits);
+        sharedDir = Files.createTempDirectory("sds-bench");
+        shared = Client.openShared(sharedDir.resolve("table.sds").toString(), 64);
+        shared.setStrategy(POINT, limits);
         client.setStrategy(NO_PERMIT_POINT, Strategy.builder()
                 .visitThreshold(Integer.MAX_VALUE)
                 .exceptionThreshold(1_000_000)
@@ -90,8 +100,11 @@ public class Benchmarks {
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDown() throws IOException {
         client.close();
+        shared.close();
+        Files.delete(sharedDir.resolve("table.sds"));
+        Files.delete(sharedDir);
     }
 
     /**
@@ -132,6 +145,15 @@ public class Benchmarks {
     @Benchmark
     public boolean sdsNativeEnterExitNoClock() {
         Entry e = client.enter(POINT, FIXED_MS);
+        boolean downgraded = e.isDowngraded();
+        e.exit(FIXED_MS);
+        return downgraded;
+    }
+
+    /** As sdsNativeEnterExitNoClock, on a table shared through a file. */
+    @Benchmark
+    public boolean sdsNativeSharedEnterExitNoClock() {
+        Entry e = shared.enter(POINT, FIXED_MS);
         boolean downgraded = e.isDowngraded();
         e.exit(FIXED_MS);
         return downgraded;

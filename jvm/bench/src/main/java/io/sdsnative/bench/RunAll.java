@@ -60,6 +60,7 @@ public final class RunAll {
         ratio(table, "sentinelArrayMetricAddPassPass", "compatIncrementAndGet");
         ratio(table, "sentinelArrayMetricAddPassPass", "compatVisitAddAndGet");
         ratio(table, "compatIncrementAndGet", "jniBucketRead");
+        ratio(table, "sdsNativeSharedEnterExitNoClock", "sdsNativeEnterExitNoClock");
     }
 
     private static void ratio(Map<String, double[]> table, String peer, String ours) {
