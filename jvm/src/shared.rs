@@ -17,22 +17,6 @@ use crate::boundary::{setup_native, Fail};
 use crate::handle::{borrow, into_handle};
 use crate::table::Table;
 
-/// The modes a table file may be created with (Java's `0600` and `0660`).
-const PRIVATE_MODE: jint = 0o600;
-const GROUP_MODE: jint = 0o660;
-
-/// The options of `mode`: 0600, or 0660 for the user's group too.
-fn options(mode: jint) -> Result<Options, Fail> {
-    match mode {
-        PRIVATE_MODE => Ok(Options::new()),
-        GROUP_MODE => Ok(Options::new().group_access(true)),
-        _ => Err(Fail::Sds(
-            ErrorCode::InvalidArgument,
-            format!("mode must be 0600 or 0660, not 0{mode:o}"),
-        )),
-    }
-}
-
 setup_native! {
     /// Opens (creating if needed) the table file of `name_or_path` (UTF-8
     /// bytes; a bare name is a file under /dev/shm) for `capacity` points,
@@ -49,7 +33,8 @@ setup_native! {
         }
         let bytes = env.convert_byte_array(&name_or_path)?;
         let path = table_path(OsStr::from_bytes(&bytes))?;
-        let options = options(mode)?;
+        // A negative mode keeps its bits, and is refused like any other.
+        let options = Options::of_mode(mode as u32)?;
         // A negative capacity reads as 0, which shm refuses too.
         let capacity = usize::try_from(capacity).unwrap_or(0);
         let shared = SharedTable::open(&path, capacity, &options)?;
@@ -69,23 +54,5 @@ setup_native! {
             Table::Private(_) => JString::null(),
             Table::Shared(shared) => env.new_string(shared.path().to_string_lossy())?,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_two_modes_are_taken() {
-        assert_eq!(options(0o600).ok().map(|o| o.mode()), Some(0o600));
-        assert_eq!(options(0o660).ok().map(|o| o.mode()), Some(0o660));
-        match options(0o644) {
-            Err(Fail::Sds(code, message)) => {
-                assert_eq!(code, ErrorCode::InvalidArgument);
-                assert_eq!(message, "mode must be 0600 or 0660, not 0644");
-            }
-            _ => panic!("0644 was taken"),
-        }
     }
 }

@@ -7,50 +7,17 @@
 //! clients of several worker threads (or several clients of one thread) on
 //! one file share it: one process slot, one owner id, the same counts.
 
-use std::path::{Path, PathBuf};
+use sds_shm::{table_path, Error, Options, SharedTable};
 
-use sds_shm::{Error, Options, SharedTable};
+use crate::errors::{js_error, SdsError};
 
-use crate::errors::{invalid_argument, js_error, SdsError};
-
-/// Where a bare name (no `/`) is put: the tmpfs every Linux host mounts.
-const SHM_DIR: &str = "/dev/shm";
-
-/// Opens (creating if needed) the table file `name_or_path` for `capacity`
-/// points; `mode` is 0o600 or 0o660 (group read and write).
+/// Opens (creating if needed) the table file `name_or_path` (a bare name is
+/// a file under /dev/shm) for `capacity` points; `mode` is 0o600 or 0o660
+/// (group read and write).
 pub fn open(name_or_path: &str, capacity: usize, mode: u32) -> Result<SharedTable, SdsError> {
-    let path = file_path(name_or_path)?;
-    let group = match mode {
-        0o600 => false,
-        0o660 => true,
-        _ => {
-            return Err(invalid_argument(format!(
-                "mode must be 0o600 or 0o660, got 0o{mode:o}"
-            )))
-        }
-    };
-    let options = Options::new().group_access(group);
+    let path = table_path(name_or_path).map_err(|e| from_shm(&e))?;
+    let options = Options::of_mode(mode).map_err(|e| from_shm(&e))?;
     SharedTable::open(&path, capacity, &options).map_err(|e| from_shm(&e))
-}
-
-/// The file of `name_or_path`: a bare name (no `/`) is a file under
-/// `/dev/shm`; anything else is the path itself.
-pub fn file_path(name_or_path: &str) -> Result<PathBuf, SdsError> {
-    if name_or_path.contains('\0') {
-        return Err(invalid_argument(
-            "shared: a path cannot hold a NUL character",
-        ));
-    }
-    if name_or_path.contains('/') {
-        return Ok(PathBuf::from(name_or_path));
-    }
-    match name_or_path {
-        "" => Err(invalid_argument("shared: the name is empty")),
-        "." | ".." => Err(invalid_argument(format!(
-            "shared: {name_or_path:?} is not a file name"
-        ))),
-        name => Ok(Path::new(SHM_DIR).join(name)),
-    }
 }
 
 /// A shm error as thrown to JavaScript: its code, and shm's message (which
@@ -64,21 +31,7 @@ pub fn from_shm(e: &Error) -> SdsError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bare_name_is_a_file_under_dev_shm() {
-        assert_eq!(file_path("app.sds").unwrap(), Path::new("/dev/shm/app.sds"));
-        assert_eq!(file_path("./app.sds").unwrap(), Path::new("./app.sds"));
-        assert_eq!(file_path("/tmp/x").unwrap(), Path::new("/tmp/x"));
-    }
-
-    #[test]
-    fn an_empty_dot_or_nul_name_is_refused() {
-        for bad in ["", ".", "..", "a\0b"] {
-            let e = file_path(bad).unwrap_err();
-            assert_eq!(e.status, "SDS_INVALID_ARGUMENT", "{bad:?}");
-        }
-    }
+    use std::path::Path;
 
     #[test]
     fn shm_errors_keep_their_code_and_message() {

@@ -69,13 +69,13 @@ function throwsCode(fn, code, message) {
 
 test('bad names and modes are SDS_INVALID_ARGUMENT and create nothing', () => {
   const before = fs.readdirSync('/dev/shm').length;
-  throwsCode(() => new Client({ shared: '' }), 'SDS_INVALID_ARGUMENT', /^shared: the name is empty$/);
-  throwsCode(() => new Client({ shared: '.' }), 'SDS_INVALID_ARGUMENT', /^shared: "\." is not a file name$/);
-  throwsCode(() => new Client({ shared: '..' }), 'SDS_INVALID_ARGUMENT', /^shared: "\.\." is not a file name$/);
+  throwsCode(() => new Client({ shared: '' }), 'SDS_INVALID_ARGUMENT', /^shared table name "" is empty$/);
+  throwsCode(() => new Client({ shared: '.' }), 'SDS_INVALID_ARGUMENT', /^shared table name "\." is not a file name$/);
+  throwsCode(() => new Client({ shared: '..' }), 'SDS_INVALID_ARGUMENT', /^shared table name "\.\." is not a file name$/);
   throwsCode(() => new Client({ shared: 'a\0b' }), 'SDS_INVALID_ARGUMENT', /NUL/);
   throwsCode(() => new Client({ shared: 7 }), 'SDS_INVALID_ARGUMENT', /^shared must be a string, got a number$/);
   throwsCode(() => new Client({ shared: 'x', mode: 0o644 }), 'SDS_INVALID_ARGUMENT',
-    /^mode must be 0o600 or 0o660, got 0o644$/);
+    /^mode must be 0600 or 0660 \(octal\), not 0644$/);
   throwsCode(() => new Client({ shared: 'x', mode: '0600' }), 'SDS_INVALID_ARGUMENT',
     /^mode must be a non-negative integer$/);
   throwsCode(() => new Client({ mode: 0o600 }), 'SDS_INVALID_ARGUMENT', /shared table only/);

@@ -124,7 +124,7 @@ def test_names_that_are_no_file_are_refused(name: str) -> None:
 
 @pytest.mark.parametrize("mode", [0o644, 0o666, 0o700, 0, -1])
 def test_only_modes_600_and_660(tmp_path: Path, mode: int) -> None:
-    with pytest.raises(sds.InvalidArgument, match="mode must be 0o600 or 0o660"):
+    with pytest.raises(sds.InvalidArgument, match=r"mode must be 0600 or 0660 \(octal\)"):
         sds.Client.shared(tmp_path / "t.sds", 8, mode=mode)
     assert not (tmp_path / "t.sds").exists()
 

@@ -14,6 +14,8 @@ pub enum Error {
     /// A name or path no table file can have (`table_path`): empty, `.`,
     /// `..`, or holding a NUL.
     InvalidName { name: String, why: &'static str },
+    /// A file mode other than 0600 and 0660.
+    InvalidMode { mode: u32 },
     /// The capacity is 0 or above the core's `MAX_CAPACITY`.
     InvalidCapacity { capacity: usize },
     /// A system call failed (`action` says which step).
@@ -92,6 +94,7 @@ impl Error {
             Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::LayoutMismatch,
             Error::Core { source, .. } => source.code(),
             Error::InvalidName { .. }
+            | Error::InvalidMode { .. }
             | Error::Io { .. }
             | Error::Symlink { .. }
             | Error::NotRegularFile { .. }
@@ -111,6 +114,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidName { name, why } => write!(f, "shared table name {name:?} {why}"),
+            // Octal, written without a language's prefix: every binding
+            // shows the same text.
+            Error::InvalidMode { mode } => {
+                write!(f, "mode must be 0600 or 0660 (octal), not 0{mode:o}")
+            }
             Error::InvalidCapacity { capacity } => write!(
                 f,
                 "capacity {capacity} is out of range (1 to {})",

@@ -67,4 +67,13 @@ mod tests {
             assert_eq!(e.to_string(), message);
         }
     }
+
+    #[test]
+    fn only_modes_0600_and_0660_are_taken_and_others_are_named() {
+        assert_eq!(crate::Options::of_mode(0o600).unwrap().mode(), 0o600);
+        assert_eq!(crate::Options::of_mode(0o660).unwrap().mode(), 0o660);
+        let e = crate::Options::of_mode(0o644).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert_eq!(e.to_string(), "mode must be 0600 or 0660 (octal), not 0644");
+    }
 }

@@ -49,6 +49,16 @@ impl Options {
         self
     }
 
+    /// The options of a file mode a user gave: 0600, or 0660 for the
+    /// user's group too; [`Error::InvalidMode`] otherwise.
+    pub fn of_mode(mode: u32) -> Result<Options, Error> {
+        match mode {
+            0o600 => Ok(Options::new()),
+            0o660 => Ok(Options::new().group_access(true)),
+            _ => Err(Error::InvalidMode { mode }),
+        }
+    }
+
     /// How long to wait for another process to finish initialising.
     pub fn init_timeout(mut self, timeout: Duration) -> Options {
         self.init_timeout = timeout;

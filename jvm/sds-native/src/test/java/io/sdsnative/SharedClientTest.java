@@ -207,7 +207,7 @@ class SharedClientTest {
 
     @Test
     void onlyModes0600And0660AreTaken() {
-        assertCode(ErrorCode.INVALID_ARGUMENT, "mode must be 0600 or 0660, not 0644",
+        assertCode(ErrorCode.INVALID_ARGUMENT, "mode must be 0600 or 0660 (octal), not 0644",
                 () -> Client.openShared(file(), 8, 0644));
         try (Client client = Client.openShared(file(), 8, 0660)) {
             assertEquals(file(), client.sharedPath());
