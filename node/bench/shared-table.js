@@ -29,7 +29,8 @@ async function primary() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-bench-'));
   let code = 1;
   try {
-    new RateLimiterClusterMaster(); // eslint-disable-line no-new
+    // Answers the workers' RateLimiterCluster over the cluster's IPC.
+    new RateLimiterClusterMaster();
     const worker = cluster.fork({
       SDS_BENCH_TABLE: path.join(dir, 'bench.sds'),
       SDS_BENCH_REDIS_PORT: String(redis.port),
