@@ -6,7 +6,7 @@ counts to the same points with explicit times, then every one of them reads
 the same totals. A visit limit set from Python is held across the three:
 taken in turns, exactly its threshold is admitted, in the order of the
 turns; taken by all three at once, never fewer than the threshold and at
-most one per racing process more. A concurrency limit set from Node holds
+most one more per other racing process. A concurrency limit set from Node holds
 permits of all three. Exits non-zero on the first difference.
 
     python crosslang/run.py C_WORKER_BINARY   (with sds importable, node on PATH)
@@ -33,8 +33,8 @@ LIMIT = "crosslang.limit"
 RACE = "crosslang.race"
 HELD = "crosslang.held"
 LIMIT_T = 10
-RACE_T = 3000
-RACE_TRIES = 5000
+RACE_T = 75_000
+RACE_TRIES = 50_000
 HELD_T = 4
 
 
