@@ -24,10 +24,12 @@ demo-node: node-install
 	node examples/node/guard.js
 	node examples/node/shared.js
 
-# The benchmark loads an addon built with the cargo feature bench-hooks (the
+# The benchmarks load an addon built with the cargo feature bench-hooks (the
 # floor case's emptyCall and readClock), kept apart from the package's addon.
+# shared-table.js starts its own redis-server (make servers installs it).
 NODE_BENCH_DIR := $(CURDIR)/build/node-bench
 bench-node: node-install
 	cd node && npx napi build --platform --release --no-js --features bench-hooks \
 		-o $(NODE_BENCH_DIR) --dts native.d.ts -- --locked
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/enter-exit.js
+	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/shared-table.js
