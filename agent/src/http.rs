@@ -37,12 +37,17 @@ impl Servers {
         &self.urls[self.at]
     }
 
-    /// Posts `client=<json>` to `path` of the current server and returns
-    /// the response body of a 200; on any failure moves on to the next
-    /// server and says what went wrong.
-    pub fn post(&mut self, path: &str, json: &str) -> Result<String, String> {
+    /// Posts `client=<json>` to `path` of the current server and reads the
+    /// body of a 200 with `read`; on any failure (of the exchange or of
+    /// `read`) moves on to the next server and says what went wrong.
+    pub fn post<T>(
+        &mut self,
+        path: &str,
+        json: &str,
+        read: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, String> {
         let url = format!("{}{}", self.current(), path);
-        let result = self.exchange(&url, json);
+        let result = self.exchange(&url, json).and_then(|body| read(&body));
         if result.is_err() {
             self.at = (self.at + 1) % self.urls.len();
         }

@@ -127,8 +127,8 @@ impl Worker {
         let json = serde_json::to_string(&request).expect("the request serialises");
         let outcome = self
             .servers
-            .post(PULL_PATH, &json)
-            .and_then(|body| self.take_response(&body));
+            .post(PULL_PATH, &json, pull_answer)
+            .and_then(|response| self.take_response(response));
         let ok = match outcome {
             Ok(()) => true,
             Err(e) => {
@@ -147,12 +147,7 @@ impl Worker {
 
     /// Applies a pull's response; `Err` for a response that is refused
     /// whole (the strategies in force stay).
-    fn take_response(&mut self, body: &str) -> Result<(), String> {
-        let response: PullResponse =
-            serde_json::from_str(body).map_err(|e| format!("malformed response: {e}"))?;
-        if let Some(message) = response.error_msg.as_deref().filter(|m| !m.is_empty()) {
-            return Err(format!("the console answered: {message}"));
-        }
+    fn take_response(&mut self, response: PullResponse) -> Result<(), String> {
         if response.changed != Some(true) {
             return Ok(());
         }
@@ -208,10 +203,7 @@ impl Worker {
             point_info_map: points,
         };
         let json = serde_json::to_string(&request).expect("the request serialises");
-        let outcome = self
-            .servers
-            .post(UPLOAD_PATH, &json)
-            .and_then(|body| upload_answer(&body));
+        let outcome = self.servers.post(UPLOAD_PATH, &json, upload_answer);
         let ok = outcome.is_ok();
         if let Err(e) = outcome {
             self.log(Level::Warn, &format!("SDS statistics upload failed: {e}"));
@@ -278,15 +270,29 @@ impl Worker {
     }
 }
 
-/// The upload's answer: any 200 is taken unless it is JSON naming an error.
-fn upload_answer(body: &str) -> Result<(), String> {
-    let message = serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("errorMsg")?.as_str().map(str::to_string))
-        .filter(|m| !m.is_empty());
-    match message {
+/// The pull's answer, unless it names an error.
+fn pull_answer(body: &str) -> Result<PullResponse, String> {
+    let response: PullResponse =
+        serde_json::from_str(body).map_err(|e| format!("malformed response: {e}"))?;
+    match response.error_msg.as_deref().filter(|m| !m.is_empty()) {
         Some(message) => Err(format!("the console answered: {message}")),
-        None => Ok(()),
+        None => Ok(response),
+    }
+}
+
+/// The upload's answer: a JSON object whose `errorMsg`, if any, is null
+/// or empty. Anything else (a proxy's page, an error) fails the upload.
+fn upload_answer(body: &str) -> Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| format!("malformed response: {e}"))?;
+    let object = value
+        .as_object()
+        .ok_or("malformed response: not a JSON object")?;
+    match object.get("errorMsg") {
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(serde_json::Value::String(m)) if m.is_empty() => Ok(()),
+        Some(serde_json::Value::String(m)) => Err(format!("the console answered: {m}")),
+        Some(_) => Err("malformed response: \"errorMsg\" is not a string".into()),
     }
 }
 
