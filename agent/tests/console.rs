@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{wait_until, FakeConsole};
 use sds_agent::testing::ManualClock;
 use sds_agent::{Agent, AgentConfig, Level, Status};
-use sds_core::{Flags, Outcome, Points, Strategy};
+use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
 

@@ -189,3 +189,24 @@ impl Drop for Kid {
         self.kill();
     }
 }
+
+/// A fresh directory under the system's temp dir, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "sds-agent-{name}-{}-{}",
+            std::process::id(),
+            sds_clock::now_ms()
+        ));
+        std::fs::create_dir(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
