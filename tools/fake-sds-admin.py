@@ -2,7 +2,8 @@
 """A strict fake of SDS's console (sds-admin) for the agent's tests in every
 language. Python 3 standard library only.
 
-Run: python3 tools/fake-sds-admin.py [--port N]
+Run: python3 tools/fake-sds-admin.py [--port N] [--app JSON]
+(--app takes the body of POST /_fake/app below, to start with an app.)
 It listens on 127.0.0.1 (a free port unless --port), prints the port alone
 on its first stdout line, and exits when its stdin reaches end of file (so a
 test that dies takes it along: start it with a pipe as stdin).
@@ -296,7 +297,12 @@ def pull_answer(request):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--app", help="an app to start with, as the body of POST /_fake/app")
     args = parser.parse_args()
+    if args.app:
+        app = json.loads(args.app)
+        STATE.apps[(app["appGroupName"], app["appName"])] = {
+            "version": 1, "strategies": app.get("strategies", [])}
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

@@ -119,6 +119,10 @@ impl Worker {
     }
 
     fn pull(&mut self, now: u64) {
+        // Tried on every tick, so the role is known from the start and a dead
+        // reporter's role is taken at once; the upload keeps its own
+        // schedule, so a cycle is still uploaded once.
+        self.take_role();
         let request = PullRequest {
             identity: &self.identity,
             version: self.version,
