@@ -15,6 +15,21 @@
 #include <stdint.h>
 
 /**
+ * Log level of an agent's log line: a change applied.
+ */
+#define SDS_AGENT_LOG_INFO 0
+
+/**
+ * Log level of an agent's log line: a failure the agent recovers from.
+ */
+#define SDS_AGENT_LOG_WARN 1
+
+/**
+ * The size of the text fields of `sds_agent_status`, NUL included.
+ */
+#define SDS_AGENT_TEXT_LEN 256
+
+/**
  * The longest message libsds writes, in bytes, without its NUL: a buffer of
  * `SDS_MESSAGE_MAX + 1` bytes never truncates.
  */
@@ -227,6 +242,12 @@ typedef uint32_t sds_flag;
 #endif // __cplusplus
 
 /**
+ * A running agent. Opaque: `sds_agent_start` makes it, `sds_agent_stop`
+ * stops and frees it. Its functions may be called from any thread.
+ */
+typedef struct sds_agent sds_agent;
+
+/**
  * Point names to points, in a fixed capacity. Opaque: create it with
  * `sds_table_new` or `sds_table_open_shared`, free it with
  * `sds_table_free`. Every function taking a `const sds_table *` may be
@@ -240,6 +261,113 @@ typedef struct sds_table sds_table;
  * `const sds_window *` may be called from any number of threads at once.
  */
 typedef struct sds_window sds_window;
+
+/**
+ * Receives an agent's log lines: `level` (`SDS_AGENT_LOG_*`) and the line
+ * as `message_len` bytes of UTF-8 followed by a NUL. Called on the agent's
+ * own thread; `message` is valid during the call only.
+ */
+typedef void (*sds_agent_log_fn)(void *context,
+                                 uint32_t level,
+                                 const char *message,
+                                 size_t message_len);
+
+/**
+ * What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
+ * three required strings: the zeros are the defaults. Strings are
+ * NUL-terminated UTF-8 and are copied by `sds_agent_start`.
+ */
+typedef struct sds_agent_config {
+    /**
+     * Required: comma-separated base URLs of the console
+     * (`"http://admin1:8887,http://admin2:8887"`), shuffled at start.
+     */
+    const char *servers;
+    /**
+     * Required: the app group, as created in the console.
+     */
+    const char *app_group;
+    /**
+     * Required: the app, as created in the console.
+     */
+    const char *app_name;
+    /**
+     * This instance's IPv4 address; NULL: the last non-loopback IPv4
+     * address of the host's interfaces.
+     */
+    const char *ip;
+    /**
+     * This instance's host name; NULL: the system's.
+     */
+    const char *hostname;
+    /**
+     * Milliseconds between strategy pulls; 0: 5000.
+     */
+    uint64_t pull_interval_ms;
+    /**
+     * Connect-and-read timeout of one request in milliseconds; 0: 1000.
+     */
+    uint64_t timeout_ms;
+    /**
+     * Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
+     */
+    sds_agent_log_fn log;
+    /**
+     * Passed to `log` as its first argument.
+     */
+    void *log_context;
+} sds_agent_config;
+
+/**
+ * An agent's state, written by `sds_agent_status_get`. Times are UTC
+ * milliseconds, 0 for never.
+ */
+typedef struct sds_agent_status {
+    /**
+     * When the last pull finished (or failed).
+     */
+    uint64_t last_pull_ms;
+    /**
+     * When the last upload finished (or failed).
+     */
+    uint64_t last_upload_ms;
+    /**
+     * The strategy version held (0 until the first set is applied).
+     */
+    int64_t version;
+    /**
+     * Pulls that failed since start.
+     */
+    uint64_t pull_failures;
+    /**
+     * Uploads that failed since start.
+     */
+    uint64_t upload_failures;
+    /**
+     * Uploads delivered since start.
+     */
+    uint64_t uploads;
+    /**
+     * Whether the last pull succeeded.
+     */
+    bool last_pull_ok;
+    /**
+     * Whether the last upload succeeded.
+     */
+    bool last_upload_ok;
+    /**
+     * Whether this process is the host's reporter (the one that uploads).
+     */
+    bool is_reporter;
+    /**
+     * The server the next request goes to (NUL-terminated, truncated).
+     */
+    char server[SDS_AGENT_TEXT_LEN];
+    /**
+     * The last failure's text (NUL-terminated, truncated); empty if none.
+     */
+    char last_error[SDS_AGENT_TEXT_LEN];
+} sds_agent_status;
 
 /**
  * One request between enter and exit as plain integers, for bindings that
@@ -404,6 +532,78 @@ typedef struct sds_tally {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Starts the SDS console agent for `table` on a thread of its own: it
+ * pulls the app's strategies at once and every `pull_interval_ms`, applies
+ * each set whole (points missing from it lose their strategy; a strategy
+ * the table refuses is logged and the point keeps its old one), and, when
+ * this process holds the host's reporter role (always on a private table;
+ * one process per shared table file), uploads the last whole cycle's
+ * statistics at second 5 of every 10 s cycle. `sds_enter`/`sds_exit` never
+ * wait on it. The agent holds the table: `sds_table_free` may come before
+ * `sds_agent_stop`. In a process that forks, start the agent after the fork.
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
+ * blank app group or name, a server that is not an `http://` URL, an ip
+ * longer than 16 characters, text that is not UTF-8), with the reason as
+ * the last error message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
+ * a required string or `out` is NULL.
+ *
+ * # Safety
+ * `table` must be a live table, `config` point to a readable struct whose
+ * strings are NULL or NUL-terminated, `out` to a writable `sds_agent *`.
+ * `config->log`, if set, must be safe to call from another thread with
+ * `config->log_context` until `sds_agent_stop` returns.
+ */
+sds_result sds_agent_start(const struct sds_table *table,
+                           const struct sds_agent_config *config,
+                           struct sds_agent **out);
+
+/**
+ * Stops the agent, joins its thread (at once while it sleeps, within one
+ * timeout while a request is in flight) and frees it; NULL is a no-op.
+ * Infallible. The table keeps the strategies in force.
+ *
+ * # Safety
+ * `agent` must be NULL or come from `sds_agent_start` and not be stopped
+ * yet, with no other thread using it.
+ */
+void sds_agent_stop(struct sds_agent *agent);
+
+/**
+ * Writes the agent's state to `*out`.
+ *
+ * Returns `SDS_RESULT_NULL_ARGUMENT` if `agent` or `out` is NULL.
+ *
+ * # Safety
+ * `agent` must be a live agent and `out` point to a writable struct.
+ */
+sds_result sds_agent_status_get(const struct sds_agent *agent,
+                                struct sds_agent_status *out);
+
+/**
+ * The console's `returnValueStr` for point `name`, from the strategy in
+ * force: writes `*found` (false when the point has none), and the text
+ * into `buf` as a NUL-terminated string of at most `len - 1` bytes (whole
+ * characters), and its full length in bytes to `*value_len`: when that is
+ * `len` or more the text was cut, and a buffer of `*value_len + 1` bytes
+ * holds it. An unknown point has none; it is not created.
+ *
+ * Returns the name errors, `SDS_RESULT_INVALID_ARGUMENT` for a `len` of
+ * 0, `SDS_RESULT_NULL_ARGUMENT` if a pointer is NULL.
+ *
+ * # Safety
+ * `agent` must be a live agent, `name` point to `name_len` bytes, `buf` to
+ * `len` writable bytes, `value_len` and `found` to writable values.
+ */
+sds_result sds_agent_return_value(const struct sds_agent *agent,
+                                  const char *name,
+                                  size_t name_len,
+                                  char *buf,
+                                  size_t len,
+                                  size_t *value_len,
+                                  bool *found);
 
 /**
  * Wall-clock UTC milliseconds since 1970, as SDS's
@@ -634,7 +834,8 @@ sds_result sds_table_new(size_t capacity,
  * Frees a table; NULL is a no-op. Infallible. Every entry of the table is
  * void afterwards, and using the table again is undefined behaviour. A
  * shared table is detached (see `sds_table_open_shared`): the file and its
- * points stay for the other processes.
+ * points stay for the other processes. An agent started on the table
+ * (`sds_agent_start`) keeps it alive until `sds_agent_stop`.
  *
  * # Safety
  * `table` must be NULL or come from `sds_table_new` or

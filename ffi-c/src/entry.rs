@@ -10,7 +10,7 @@ use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
 use crate::args::{input, TextWriter};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::table::{named_point, point_id, sds_table, with_view};
+use crate::table::{named_point, point_id, sds_table, table_input, with_view};
 
 /// Why a request was downgraded: the core's reason codes. `sds_entry.reason`
 /// holds one.
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn sds_enter_point(
     out: *mut EntryParts,
 ) -> sds_result {
     boundary(|| {
-        let table = input(table, "table")?;
+        let table = table_input(table)?;
         let out = crate::args::out(out, "out")?;
         let flags = Flags::from_known_bits(flags)?;
         let id = PointId::from_index(point);
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn sds_exit(
     outcome: u32,
 ) -> sds_result {
     boundary(|| {
-        let table = input(table, "table")?;
+        let table = table_input(table)?;
         let entry = Entry::from_parts(*input(entry, "entry")?);
         let outcome = Outcome::from_code(outcome.into())?;
         with_view!(table, t => t.exit(&entry, now_ms, outcome)?);

@@ -13,6 +13,7 @@
 // C names (`sds_table`, `sds_result`) are the ABI, not Rust style slips.
 #![allow(non_camel_case_types)]
 
+mod agent;
 mod args;
 pub mod boundary;
 mod clock;
@@ -24,6 +25,11 @@ mod strategy;
 mod table;
 mod window;
 
+pub use agent::{
+    sds_agent, sds_agent_config, sds_agent_log_fn, sds_agent_return_value, sds_agent_start,
+    sds_agent_status, sds_agent_status_get, sds_agent_stop, SDS_AGENT_LOG_INFO, SDS_AGENT_LOG_WARN,
+    SDS_AGENT_TEXT_LEN,
+};
 pub use clock::{sds_now_ms, sds_version};
 pub use entry::{
     sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,

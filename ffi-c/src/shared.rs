@@ -7,12 +7,12 @@ use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use sds_shm::{Error, Options, SharedTable};
+use sds_shm::{AnyTable, Error, Options, SharedTable};
 
-use crate::args::{bytes, into_box};
+use crate::args::bytes;
 use crate::boundary::{boundary, Failure};
 use crate::result::{sds_result, SDS_MESSAGE_MAX};
-use crate::table::{sds_table, Inner};
+use crate::table::{sds_table, table_output};
 
 /// `sds_table_open_shared` flag: create the file with mode 0660 instead of
 /// 0600, and accept an existing file that grants its group read and write.
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn sds_table_open_shared(
     out: *mut *mut sds_table,
 ) -> sds_result {
     boundary(|| {
-        into_box(out, || {
+        table_output(out, || {
             let path = file_path(bytes(path, path_len, "path")?)?;
             if flags & !KNOWN_SHARED_FLAGS != 0 {
                 return Err(Failure::invalid(&format_args!(
@@ -68,9 +68,7 @@ pub unsafe extern "C" fn sds_table_open_shared(
             let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
             let shared =
                 SharedTable::open(path, capacity, &options).map_err(|e| failure(path, &e))?;
-            Ok(sds_table {
-                inner: Inner::Shared(shared),
-            })
+            Ok(AnyTable::Shared(shared))
         })
     })
 }

@@ -1,20 +1,25 @@
 //! `sds_table`: an opaque point table, either private (a `PointTable` over
 //! a heap array of slots) or this process's view of a shared table file
-//! (`shared.rs`). Every export reaches the table through [`with_view!`], so
-//! the private hot path pays one well-predicted branch and nothing else.
+//! (`shared.rs`). An `sds_table *` is `Arc::into_raw` of an
+//! `sds_shm::AnyTable`, so the console agent (`agent.rs`) can hold the table
+//! past `sds_table_free` while the hot path reaches it with no indirection.
+//! Every export reaches the table through [`with_view!`], so the private hot
+//! path pays one well-predicted branch and nothing else.
 
 use std::os::raw::c_char;
+
+use std::sync::Arc;
 
 use sds_core::{
     check_capacity, ErrorCode, Liveness, PointId, PointTable, Slot, Strategy, TableStorage,
     MAX_CAPACITY,
 };
+use sds_shm::AnyTable;
 
-use crate::args::{bytes, input, into_box, unbox};
+use crate::args::{bytes, input, out};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::strategy::parse;
-use sds_shm::SharedTable;
 
 /// The longest point name in bytes (the core's `MAX_NAME_LEN`).
 pub const SDS_MAX_NAME_LEN: usize = 256;
@@ -23,35 +28,60 @@ pub const SDS_MAX_CAPACITY: usize = 1 << 20;
 const _: () = assert!(SDS_MAX_NAME_LEN == sds_core::MAX_NAME_LEN);
 const _: () = assert!(SDS_MAX_CAPACITY == MAX_CAPACITY);
 
-/// A private table: the slots on the heap.
-pub(crate) type PrivateTable = PointTable<Box<[Slot]>>;
-
 /// Point names to points, in a fixed capacity. Opaque: create it with
 /// `sds_table_new` or `sds_table_open_shared`, free it with
 /// `sds_table_free`. Every function taking a `const sds_table *` may be
 /// called from any number of threads at once.
+// Never instantiated: an `sds_table *` points to the `AnyTable` inside an
+// `Arc` (see the module's comment), reached through [`table_input`].
 pub struct sds_table {
-    pub(crate) inner: Inner,
+    _opaque: [u8; 0],
 }
 
-/// What an `sds_table` holds.
-pub(crate) enum Inner {
-    /// This process's own table.
-    Private(PrivateTable),
-    /// An attachment to a table file shared with other processes.
-    Shared(SharedTable),
+/// The table behind a live `sds_table *`.
+///
+/// # Safety
+/// `table` must be NULL or a live table.
+#[inline(always)]
+pub(crate) unsafe fn table_input<'a>(table: *const sds_table) -> Result<&'a AnyTable, Failure> {
+    (table as *const AnyTable)
+        .as_ref()
+        .ok_or_else(|| Failure::null("table"))
 }
 
-/// Runs `$body` with `$t` bound to the table of `$table` (an `&sds_table`):
+/// Writes a new table to `*out` as an `sds_table *`.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `sds_table *`.
+pub(crate) unsafe fn table_output(
+    out_ptr: *mut *mut sds_table,
+    make: impl FnOnce() -> Result<AnyTable, Failure>,
+) -> Result<(), Failure> {
+    let out = out(out_ptr, "out")?;
+    out.write(Arc::into_raw(Arc::new(make()?)) as *mut sds_table);
+    Ok(())
+}
+
+/// Another reference to the table of a live `sds_table *` (for the agent).
+///
+/// # Safety
+/// `table` must be a live table.
+pub(crate) unsafe fn table_arc(table: *const sds_table) -> Arc<AnyTable> {
+    let table = table as *const AnyTable;
+    Arc::increment_strong_count(table);
+    Arc::from_raw(table)
+}
+
+/// Runs `$body` with `$t` bound to the table of `$table` (an `&AnyTable`):
 /// the private table, or this process's view of the shared one (a fork
 /// child registers first, which may fail; its `enter_point` gives back dead
 /// holders' permits after a refusal for concurrency). The body is compiled once per
 /// kind of table, so neither pays for the other beyond the branch.
 macro_rules! with_view {
     ($table:expr, $t:ident => $body:expr) => {
-        match &$table.inner {
-            $crate::table::Inner::Private($t) => $body,
-            $crate::table::Inner::Shared(shared) => {
+        match $table {
+            sds_shm::AnyTable::Private($t) => $body,
+            sds_shm::AnyTable::Shared(shared) => {
                 let view = shared
                     .view()
                     .map_err(|e| $crate::shared::failure(shared.path(), &e))?;
@@ -74,8 +104,8 @@ pub(crate) unsafe fn named_point<'a>(
     table: *const sds_table,
     name: *const c_char,
     name_len: usize,
-) -> Result<(&'a sds_table, &'a [u8]), Failure> {
-    let table = input(table, "table")?;
+) -> Result<(&'a AnyTable, &'a [u8]), Failure> {
+    let table = table_input(table)?;
     Ok((table, crate::args::name(name, name_len)?))
 }
 
@@ -106,7 +136,7 @@ pub(crate) fn point_id<S: TableStorage, L: Liveness>(
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table) -> sds_result {
     boundary(|| {
-        into_box(out, || {
+        table_output(out, || {
             check_capacity(capacity)?;
             let mut slots: Vec<Slot> = Vec::new();
             slots.try_reserve_exact(capacity).map_err(|_| {
@@ -117,9 +147,7 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
             })?;
             slots.extend((0..capacity).map(|_| Slot::new()));
             let table = PointTable::new(slots.into_boxed_slice())?;
-            Ok(sds_table {
-                inner: Inner::Private(table),
-            })
+            Ok(AnyTable::Private(table))
         })
     })
 }
@@ -127,7 +155,8 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
 /// Frees a table; NULL is a no-op. Infallible. Every entry of the table is
 /// void afterwards, and using the table again is undefined behaviour. A
 /// shared table is detached (see `sds_table_open_shared`): the file and its
-/// points stay for the other processes.
+/// points stay for the other processes. An agent started on the table
+/// (`sds_agent_start`) keeps it alive until `sds_agent_stop`.
 ///
 /// # Safety
 /// `table` must be NULL or come from `sds_table_new` or
@@ -135,7 +164,11 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
 /// it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
-    boundary_or((), || unbox(table))
+    boundary_or((), || {
+        if !table.is_null() {
+            drop(Arc::from_raw(table as *const AnyTable));
+        }
+    })
 }
 
 /// How many points fit; 0 for NULL. Infallible.
@@ -144,12 +177,7 @@ pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
 /// `table` must be NULL or a live table.
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
-    boundary_or(0, || {
-        table.as_ref().map_or(0, |t| match &t.inner {
-            Inner::Private(t) => t.capacity(),
-            Inner::Shared(shared) => shared.capacity(),
-        })
-    })
+    boundary_or(0, || table_input(table).map_or(0, AnyTable::capacity))
 }
 
 /// How many points exist; 0 for NULL. Infallible.
@@ -159,9 +187,9 @@ pub unsafe extern "C" fn sds_table_capacity(table: *const sds_table) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn sds_table_len(table: *const sds_table) -> usize {
     boundary_or(0, || {
-        table.as_ref().map_or(0, |t| match &t.inner {
-            Inner::Private(t) => t.len(),
-            Inner::Shared(shared) => shared.len(),
+        table_input(table).map_or(0, |t| match t {
+            AnyTable::Private(t) => t.len(),
+            AnyTable::Shared(shared) => shared.len(),
         })
     })
 }

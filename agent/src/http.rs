@@ -1,0 +1,83 @@
+//! The console's servers: one form POST at a time to the current one, the
+//! next one after any failure.
+
+use std::io::Read;
+use std::time::Duration;
+
+use crate::config::MAX_RESPONSE_BYTES;
+use crate::protocol::FORM_FIELD;
+
+pub struct Servers {
+    http: ureq::Agent,
+    urls: Vec<String>,
+    at: usize,
+}
+
+impl Servers {
+    /// `urls` already checked and shuffled.
+    pub fn new(urls: Vec<String>, timeout_ms: u64) -> Servers {
+        let timeout = Some(Duration::from_millis(timeout_ms));
+        let config = ureq::Agent::config_builder()
+            // One timeout bounds the whole exchange, so `stop` waits at most
+            // one timeout for a request in flight.
+            .timeout_global(timeout)
+            .timeout_connect(timeout)
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build();
+        Servers {
+            http: config.into(),
+            urls,
+            at: 0,
+        }
+    }
+
+    /// The server the next request goes to.
+    pub fn current(&self) -> &str {
+        &self.urls[self.at]
+    }
+
+    /// Posts `client=<json>` to `path` of the current server and reads the
+    /// body of a 200 with `read`; on any failure (of the exchange or of
+    /// `read`) moves on to the next server and says what went wrong.
+    pub fn post<T>(
+        &mut self,
+        path: &str,
+        json: &str,
+        read: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let url = format!("{}{}", self.current(), path);
+        let result = self.exchange(&url, json).and_then(|body| read(&body));
+        if result.is_err() {
+            self.at = (self.at + 1) % self.urls.len();
+        }
+        result.map_err(|e| format!("{url}: {e}"))
+    }
+
+    fn exchange(&self, url: &str, json: &str) -> Result<String, String> {
+        let mut response = self
+            .http
+            .post(url)
+            .send_form([(FORM_FIELD, json)])
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err(format!("HTTP status {status}"));
+        }
+        // One byte past the limit tells a body that is too long from one
+        // that fits exactly, without reading the rest.
+        let mut body = Vec::new();
+        response
+            .body_mut()
+            .as_reader()
+            .take(MAX_RESPONSE_BYTES + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| format!("reading the response: {e}"))?;
+        if body.len() as u64 > MAX_RESPONSE_BYTES {
+            return Err(format!(
+                "response body longer than {MAX_RESPONSE_BYTES} bytes"
+            ));
+        }
+        String::from_utf8(body).map_err(|_| "response body is not UTF-8".into())
+    }
+}

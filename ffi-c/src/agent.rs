@@ -1,0 +1,303 @@
+//! `sds_agent`: the SDS console protocol (`sds-agent`) for a table, from C.
+//! The translation only: what the agent does is the agent crate's.
+
+use std::ffi::{c_void, CStr, CString};
+use std::os::raw::c_char;
+use std::sync::Arc;
+
+use ::sds_agent::{
+    Agent, AgentConfig, Level, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS,
+};
+
+use crate::args::{input, into_box, name as point_name, out, unbox};
+use crate::boundary::{boundary, boundary_or, Failure};
+use crate::result::sds_result;
+use crate::table::{sds_table, table_arc, table_input};
+
+/// Log level of an agent's log line: a change applied.
+pub const SDS_AGENT_LOG_INFO: u32 = 0;
+/// Log level of an agent's log line: a failure the agent recovers from.
+pub const SDS_AGENT_LOG_WARN: u32 = 1;
+/// The size of the text fields of `sds_agent_status`, NUL included.
+pub const SDS_AGENT_TEXT_LEN: usize = 256;
+
+/// Receives an agent's log lines: `level` (`SDS_AGENT_LOG_*`) and the line
+/// as `message_len` bytes of UTF-8 followed by a NUL. Called on the agent's
+/// own thread; `message` is valid during the call only.
+pub type sds_agent_log_fn = Option<
+    unsafe extern "C" fn(
+        context: *mut c_void,
+        level: u32,
+        message: *const c_char,
+        message_len: usize,
+    ),
+>;
+
+/// What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
+/// three required strings: the zeros are the defaults. Strings are
+/// NUL-terminated UTF-8 and are copied by `sds_agent_start`.
+#[repr(C)]
+pub struct sds_agent_config {
+    /// Required: comma-separated base URLs of the console
+    /// (`"http://admin1:8887,http://admin2:8887"`), shuffled at start.
+    pub servers: *const c_char,
+    /// Required: the app group, as created in the console.
+    pub app_group: *const c_char,
+    /// Required: the app, as created in the console.
+    pub app_name: *const c_char,
+    /// This instance's IPv4 address; NULL: the last non-loopback IPv4
+    /// address of the host's interfaces.
+    pub ip: *const c_char,
+    /// This instance's host name; NULL: the system's.
+    pub hostname: *const c_char,
+    /// Milliseconds between strategy pulls; 0: 5000.
+    pub pull_interval_ms: u64,
+    /// Connect-and-read timeout of one request in milliseconds; 0: 1000.
+    pub timeout_ms: u64,
+    /// Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
+    pub log: sds_agent_log_fn,
+    /// Passed to `log` as its first argument.
+    pub log_context: *mut c_void,
+}
+
+/// An agent's state, written by `sds_agent_status_get`. Times are UTC
+/// milliseconds, 0 for never.
+#[repr(C)]
+pub struct sds_agent_status {
+    /// When the last pull finished (or failed).
+    pub last_pull_ms: u64,
+    /// When the last upload finished (or failed).
+    pub last_upload_ms: u64,
+    /// The strategy version held (0 until the first set is applied).
+    pub version: i64,
+    /// Pulls that failed since start.
+    pub pull_failures: u64,
+    /// Uploads that failed since start.
+    pub upload_failures: u64,
+    /// Uploads delivered since start.
+    pub uploads: u64,
+    /// Whether the last pull succeeded.
+    pub last_pull_ok: bool,
+    /// Whether the last upload succeeded.
+    pub last_upload_ok: bool,
+    /// Whether this process is the host's reporter (the one that uploads).
+    pub is_reporter: bool,
+    /// The server the next request goes to (NUL-terminated, truncated).
+    pub server: [c_char; SDS_AGENT_TEXT_LEN],
+    /// The last failure's text (NUL-terminated, truncated); empty if none.
+    pub last_error: [c_char; SDS_AGENT_TEXT_LEN],
+}
+
+/// A running agent. Opaque: `sds_agent_start` makes it, `sds_agent_stop`
+/// stops and frees it. Its functions may be called from any thread.
+pub struct sds_agent {
+    agent: Agent,
+}
+
+/// The caller's callback and context, moved to the agent's thread.
+struct CLog {
+    log: unsafe extern "C" fn(*mut c_void, u32, *const c_char, usize),
+    context: *mut c_void,
+}
+
+// SAFETY: `sds_agent_start` documents that the callback is called from the
+// agent's thread with this context; the caller vouches for that.
+unsafe impl Send for CLog {}
+unsafe impl Sync for CLog {}
+
+impl CLog {
+    fn call(&self, level: Level, line: &str) {
+        let level = match level {
+            Level::Info => SDS_AGENT_LOG_INFO,
+            Level::Warn => SDS_AGENT_LOG_WARN,
+        };
+        // The agent's lines hold no NUL; one that did would be cut there.
+        let text = CString::new(line.replace('\0', " ")).unwrap_or_default();
+        let len = text.as_bytes().len();
+        // SAFETY: the caller's callback, with the context it gave.
+        unsafe { (self.log)(self.context, level, text.as_ptr(), len) };
+    }
+}
+
+/// A required or optional string of the config.
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string.
+unsafe fn text(ptr: *const c_char, what: &'static str) -> Result<Option<String>, Failure> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    CStr::from_ptr(ptr)
+        .to_str()
+        .map(|s| Some(s.to_string()))
+        .map_err(|_| Failure::invalid(&format_args!("`{what}` is not UTF-8")))
+}
+
+unsafe fn required(ptr: *const c_char, what: &'static str) -> Result<String, Failure> {
+    text(ptr, what)?.ok_or_else(|| Failure::null(what))
+}
+
+/// Starts the SDS console agent for `table` on a thread of its own: it
+/// pulls the app's strategies at once and every `pull_interval_ms`, applies
+/// each set whole (points missing from it lose their strategy; a strategy
+/// the table refuses is logged and the point keeps its old one), and, when
+/// this process holds the host's reporter role (always on a private table;
+/// one process per shared table file), uploads the last whole cycle's
+/// statistics at second 5 of every 10 s cycle. `sds_enter`/`sds_exit` never
+/// wait on it. The agent holds the table: `sds_table_free` may come before
+/// `sds_agent_stop`. In a process that forks, start the agent after the fork.
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
+/// blank app group or name, a server that is not an `http://` URL, an ip
+/// longer than 16 characters, text that is not UTF-8), with the reason as
+/// the last error message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
+/// a required string or `out` is NULL.
+///
+/// # Safety
+/// `table` must be a live table, `config` point to a readable struct whose
+/// strings are NULL or NUL-terminated, `out` to a writable `sds_agent *`.
+/// `config->log`, if set, must be safe to call from another thread with
+/// `config->log_context` until `sds_agent_stop` returns.
+#[no_mangle]
+pub unsafe extern "C" fn sds_agent_start(
+    table: *const sds_table,
+    config: *const sds_agent_config,
+    out: *mut *mut sds_agent,
+) -> sds_result {
+    boundary(|| {
+        table_input(table)?;
+        let c = input(config, "config")?;
+        into_box(out, || {
+            let mut config = AgentConfig::new(
+                required(c.servers, "servers")?,
+                required(c.app_group, "app_group")?,
+                required(c.app_name, "app_name")?,
+            );
+            config.ip = text(c.ip, "ip")?;
+            config.hostname = text(c.hostname, "hostname")?;
+            config.pull_interval_ms = match c.pull_interval_ms {
+                0 => DEFAULT_PULL_INTERVAL_MS,
+                ms => ms,
+            };
+            config.timeout_ms = match c.timeout_ms {
+                0 => DEFAULT_TIMEOUT_MS,
+                ms => ms,
+            };
+            if let Some(log) = c.log {
+                let log = CLog {
+                    log,
+                    context: c.log_context,
+                };
+                config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
+            }
+            let agent =
+                Agent::start(table_arc(table), config).map_err(|e| Failure::invalid(&e.0))?;
+            Ok(sds_agent { agent })
+        })
+    })
+}
+
+/// Stops the agent, joins its thread (at once while it sleeps, within one
+/// timeout while a request is in flight) and frees it; NULL is a no-op.
+/// Infallible. The table keeps the strategies in force.
+///
+/// # Safety
+/// `agent` must be NULL or come from `sds_agent_start` and not be stopped
+/// yet, with no other thread using it.
+#[no_mangle]
+pub unsafe extern "C" fn sds_agent_stop(agent: *mut sds_agent) {
+    boundary_or((), || unbox(agent))
+}
+
+/// Writes the agent's state to `*out`.
+///
+/// Returns `SDS_RESULT_NULL_ARGUMENT` if `agent` or `out` is NULL.
+///
+/// # Safety
+/// `agent` must be a live agent and `out` point to a writable struct.
+#[no_mangle]
+pub unsafe extern "C" fn sds_agent_status_get(
+    agent: *const sds_agent,
+    out: *mut sds_agent_status,
+) -> sds_result {
+    boundary(|| {
+        let agent = input(agent, "agent")?;
+        let out = crate::args::out(out, "out")?;
+        let status: Status = agent.agent.status();
+        let mut c = sds_agent_status {
+            last_pull_ms: status.last_pull_ms,
+            last_upload_ms: status.last_upload_ms,
+            version: status.version,
+            pull_failures: status.pull_failures,
+            upload_failures: status.upload_failures,
+            uploads: status.uploads,
+            last_pull_ok: status.last_pull_ok,
+            last_upload_ok: status.last_upload_ok,
+            is_reporter: status.is_reporter,
+            server: [0; SDS_AGENT_TEXT_LEN],
+            last_error: [0; SDS_AGENT_TEXT_LEN],
+        };
+        copy_text(&mut c.server, &status.server);
+        copy_text(&mut c.last_error, &status.last_error);
+        out.write(c);
+        Ok(())
+    })
+}
+
+/// `text` into `field`, whole characters that fit before the NUL.
+fn copy_text(field: &mut [c_char; SDS_AGENT_TEXT_LEN], text: &str) {
+    let mut bytes = [0u8; SDS_AGENT_TEXT_LEN - 1];
+    let mut len = 0;
+    let _ = crate::args::append_fitting(&mut bytes, &mut len, text);
+    for (to, from) in field.iter_mut().zip(&bytes[..len]) {
+        *to = *from as c_char;
+    }
+}
+
+/// The console's `returnValueStr` for point `name`, from the strategy in
+/// force: writes `*found` (false when the point has none), and the text
+/// into `buf` as a NUL-terminated string of at most `len - 1` bytes (whole
+/// characters), and its full length in bytes to `*value_len`: when that is
+/// `len` or more the text was cut, and a buffer of `*value_len + 1` bytes
+/// holds it. An unknown point has none; it is not created.
+///
+/// Returns the name errors, `SDS_RESULT_INVALID_ARGUMENT` for a `len` of
+/// 0, `SDS_RESULT_NULL_ARGUMENT` if a pointer is NULL.
+///
+/// # Safety
+/// `agent` must be a live agent, `name` point to `name_len` bytes, `buf` to
+/// `len` writable bytes, `value_len` and `found` to writable values.
+#[no_mangle]
+pub unsafe extern "C" fn sds_agent_return_value(
+    agent: *const sds_agent,
+    name: *const c_char,
+    name_len: usize,
+    buf: *mut c_char,
+    len: usize,
+    value_len: *mut usize,
+    found: *mut bool,
+) -> sds_result {
+    boundary(|| {
+        let agent = input(agent, "agent")?;
+        let point = point_name(name, name_len)?;
+        let value_len = out(value_len, "value_len")?;
+        let found = out(found, "found")?;
+        if buf.is_null() {
+            return Err(Failure::null("buf"));
+        }
+        if len == 0 {
+            return Err(Failure::invalid(&"`len` is 0: no room for the NUL"));
+        }
+        let value = core::str::from_utf8(point)
+            .ok()
+            .and_then(|point| agent.agent.return_value(point));
+        let text = value.as_deref().unwrap_or("");
+        let room = core::slice::from_raw_parts_mut(buf.cast::<u8>(), len - 1);
+        let mut written = 0;
+        let _ = crate::args::append_fitting(room, &mut written, text);
+        buf.add(written).write(0);
+        value_len.write(text.len());
+        found.write(value.is_some());
+        Ok(())
+    })
+}

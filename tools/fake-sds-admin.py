@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""A strict fake of SDS's console (sds-admin) for the agent's tests in every
+language. Python 3 standard library only.
+
+Run: python3 tools/fake-sds-admin.py [--port N] [--app JSON]
+(--app takes the body of POST /_fake/app below, to start with an app.)
+It listens on 127.0.0.1 (a free port unless --port), prints the port alone
+on its first stdout line, and exits when its stdin reaches end of file (so a
+test that dies takes it along: start it with a pipe as stdin).
+
+The protocol side (../shared/SDS-ADMIN.md), checked strictly:
+  POST /sds/heartbeat/pullstrategy and POST /sds/heartbeat/add only;
+  Content-Type application/x-www-form-urlencoded; a body of exactly one form
+  field `client` holding a JSON object with exactly the request's fields and
+  their types (pull: appGroupName, appName, ip, hostname: strings, version:
+  integer, pointList: list of strings; add: the four strings,
+  statisticsCycleTime: integer multiple of 10000, pointInfoMap: point name ->
+  {point (= the key), visitNum > 0, exceptionNum, timeoutNum, downgradeNum,
+  concurrentNum: integers >= 0}); appGroupName, appName and ip not blank, ip
+  at most 16 characters. Anything else is answered 400 and recorded as a
+  violation. A valid request is recorded, then answered as the failure mode
+  of its endpoint says.
+
+  A pull for an app the control side never set is answered with errorMsg.
+  Otherwise: changed=false when the request's version is the app's, else
+  changed=true with the app's version and whole strategy list. An upload is
+  answered {"errorMsg": null}. The fake keeps no statistics: a test reads the
+  uploads it recorded.
+
+The control side (JSON bodies and answers):
+  POST /_fake/app {"appGroupName": g, "appName": a, "strategies": [...]}
+      replaces the app's strategy list (SdsStrategy objects, sent as given,
+      returnValueStr included), bumps its version (1 for a new app);
+      answers {"version": n}.
+  POST /_fake/mode {"pull": MODE, "add": MODE} (either key) sets how that
+      endpoint answers from now on; answers both modes. MODE is one of
+      ok            the protocol's answer
+      unknown_app   200 {"errorMsg": "app ... does not exist"}
+      http_500      500 with a short text body
+      malformed     200 with a body that is not JSON
+      wrong_types   200 with {"changed": "yes", "version": "seven", "strategies": {}}
+                    (a pull) or {"errorMsg": 42} (an upload)
+      huge          200 with a 10 MB JSON body
+      hang          never answers (holds the connection until the mode changes)
+      close         closes the connection without an answer
+  GET /_fake/requests answers {"pulls": [...], "uploads": [...],
+      "violations": [...]}: each pull/upload {"time": epoch seconds, "request":
+      the decoded JSON}, each violation {"time", "method", "path", "reason"}.
+  POST /_fake/reset forgets the recorded requests and violations.
+"""
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+PULL = "/sds/heartbeat/pullstrategy"
+ADD = "/sds/heartbeat/add"
+FORM = "application/x-www-form-urlencoded"
+IDENTITY = {"appGroupName", "appName", "ip", "hostname"}
+PULL_FIELDS = IDENTITY | {"version", "pointList"}
+ADD_FIELDS = IDENTITY | {"statisticsCycleTime", "pointInfoMap"}
+CYCLE_FIELDS = {"point", "visitNum", "exceptionNum", "timeoutNum", "downgradeNum", "concurrentNum"}
+MODES = {"ok", "unknown_app", "http_500", "malformed", "wrong_types", "huge", "hang", "close"}
+HUGE_BYTES = 10 * 1024 * 1024
+
+
+class Violation(Exception):
+    pass
+
+
+class State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.apps = {}  # (group, name) -> {"version": int, "strategies": list}
+        self.modes = {"pull": "ok", "add": "ok"}
+        self.pulls = []
+        self.uploads = []
+        self.violations = []
+
+
+STATE = State()
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_request(path, obj):
+    """Raises Violation unless obj is exactly the request of path."""
+    if not isinstance(obj, dict):
+        raise Violation("the client field is not a JSON object")
+    fields = PULL_FIELDS if path == PULL else ADD_FIELDS
+    if set(obj) != fields:
+        raise Violation(
+            "fields %s, expected %s" % (sorted(obj), sorted(fields)))
+    for key in IDENTITY:
+        if not isinstance(obj[key], str):
+            raise Violation("%s is not a string" % key)
+    for key in ("appGroupName", "appName", "ip"):
+        if not obj[key].strip():
+            raise Violation("%s is blank" % key)
+    if len(obj["ip"]) > 16:
+        raise Violation("ip is longer than 16 characters")
+    if path == PULL:
+        if not is_int(obj["version"]):
+            raise Violation("version is not an integer")
+        points = obj["pointList"]
+        if not isinstance(points, list) or not all(isinstance(p, str) for p in points):
+            raise Violation("pointList is not a list of strings")
+        return
+    cycle = obj["statisticsCycleTime"]
+    if not is_int(cycle) or cycle <= 0 or cycle % 10000 != 0:
+        raise Violation("statisticsCycleTime is not a positive multiple of 10000")
+    infos = obj["pointInfoMap"]
+    if not isinstance(infos, dict):
+        raise Violation("pointInfoMap is not an object")
+    for name, info in infos.items():
+        if not isinstance(info, dict) or set(info) != CYCLE_FIELDS:
+            raise Violation("pointInfoMap[%r] does not have exactly %s" % (name, sorted(CYCLE_FIELDS)))
+        if info["point"] != name:
+            raise Violation("pointInfoMap[%r].point is %r" % (name, info["point"]))
+        for key in CYCLE_FIELDS - {"point"}:
+            if not is_int(info[key]) or info[key] < 0:
+                raise Violation("pointInfoMap[%r].%s is not an integer >= 0" % (name, key))
+        if info["visitNum"] == 0:
+            raise Violation("pointInfoMap[%r] has visitNum 0 (must be omitted)" % name)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def body(self):
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            raise Violation("no Content-Length")
+        return self.rfile.read(int(length))
+
+    def answer(self, status, payload, content_type="application/json"):
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def violation(self, reason):
+        with STATE.lock:
+            STATE.violations.append({
+                "time": time.time(), "method": self.command, "path": self.path, "reason": reason})
+        self.answer(400, {"errorMsg": "fake-sds-admin: " + reason})
+
+    def do_GET(self):
+        if self.path == "/_fake/requests":
+            with STATE.lock:
+                self.answer(200, {
+                    "pulls": STATE.pulls, "uploads": STATE.uploads, "violations": STATE.violations})
+        else:
+            self.violation("method GET")
+
+    def do_PUT(self):
+        self.violation("method PUT")
+
+    def do_DELETE(self):
+        self.violation("method DELETE")
+
+    def do_POST(self):
+        if self.path.startswith("/_fake/"):
+            return self.control()
+        try:
+            if self.path not in (PULL, ADD):
+                raise Violation("unknown path")
+            media = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if media != FORM:
+                raise Violation("Content-Type %r" % self.headers.get("Content-Type"))
+            text = self.body().decode("utf-8")
+            try:
+                form = parse_qs(text, keep_blank_values=True, strict_parsing=True)
+            except ValueError as e:
+                raise Violation("form encoding: %s" % e)
+            if list(form) != ["client"] or len(form["client"]) != 1:
+                raise Violation("form fields %s, expected one 'client'" % sorted(form))
+            try:
+                obj = json.loads(form["client"][0])
+            except ValueError as e:
+                raise Violation("client is not JSON: %s" % e)
+            check_request(self.path, obj)
+        except (Violation, UnicodeDecodeError) as e:
+            return self.violation(str(e))
+        endpoint = "pull" if self.path == PULL else "add"
+        with STATE.lock:
+            (STATE.pulls if endpoint == "pull" else STATE.uploads).append(
+                {"time": time.time(), "request": obj})
+            mode = STATE.modes[endpoint]
+        self.fail_or_answer(endpoint, mode, obj)
+
+    def fail_or_answer(self, endpoint, mode, obj):
+        if mode == "ok":
+            self.answer(200, pull_answer(obj) if endpoint == "pull" else {"errorMsg": None})
+        elif mode == "unknown_app":
+            self.answer(200, {"errorMsg": "app %s/%s does not exist" % (obj["appGroupName"], obj["appName"])})
+        elif mode == "http_500":
+            self.answer(500, b"fake-sds-admin: internal error", "text/plain")
+        elif mode == "malformed":
+            self.answer(200, b'{"changed": true, "version": 3, "strategies": [')
+        elif mode == "wrong_types":
+            if endpoint == "pull":
+                self.answer(200, {"changed": "yes", "version": "seven", "strategies": {}})
+            else:
+                self.answer(200, {"errorMsg": 42})
+        elif mode == "huge":
+            self.send_huge()
+        elif mode == "hang":
+            with STATE.lock:
+                STATE.changed.wait_for(lambda: STATE.modes[endpoint] != "hang", timeout=60)
+            self.close_now()
+        elif mode == "close":
+            self.close_now()
+
+    def send_huge(self):
+        chunk = b" " * 65536
+        head = b'{"errorMsg": null, "pad": "'
+        tail = b'"}'
+        total = len(head) + HUGE_BYTES + len(tail)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(total))
+        self.end_headers()
+        try:
+            self.wfile.write(head)
+            for _ in range(HUGE_BYTES // len(chunk)):
+                self.wfile.write(chunk)
+            self.wfile.write(tail)
+        except OSError:
+            pass  # the client stopped reading, as it should
+
+    def close_now(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def control(self):
+        try:
+            request = json.loads(self.body() or b"{}")
+        except (ValueError, Violation) as e:
+            return self.answer(400, {"error": str(e)})
+        with STATE.lock:
+            if self.path == "/_fake/app":
+                key = (request["appGroupName"], request["appName"])
+                app = STATE.apps.setdefault(key, {"version": 0, "strategies": []})
+                app["version"] += 1
+                app["strategies"] = request.get("strategies", [])
+                answer = {"version": app["version"]}
+            elif self.path == "/_fake/mode":
+                for endpoint in ("pull", "add"):
+                    if endpoint in request:
+                        if request[endpoint] not in MODES:
+                            return self.answer(400, {"error": "unknown mode %r" % request[endpoint]})
+                        STATE.modes[endpoint] = request[endpoint]
+                STATE.changed.notify_all()
+                answer = dict(STATE.modes)
+            elif self.path == "/_fake/reset":
+                STATE.pulls.clear()
+                STATE.uploads.clear()
+                STATE.violations.clear()
+                answer = {}
+            else:
+                return self.answer(404, {"error": "unknown control path"})
+        self.answer(200, answer)
+
+
+def pull_answer(request):
+    with STATE.lock:
+        app = STATE.apps.get((request["appGroupName"], request["appName"]))
+        if app is None:
+            return {"errorMsg": "app %s/%s does not exist" % (request["appGroupName"], request["appName"])}
+        changed = request["version"] != app["version"]
+        return {
+            "sdsSchemeName": "default",
+            "changed": changed,
+            "version": app["version"],
+            "strategies": app["strategies"] if changed else None,
+            "errorMsg": None,
+        }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--app", help="an app to start with, as the body of POST /_fake/app")
+    args = parser.parse_args()
+    if args.app:
+        app = json.loads(args.app)
+        STATE.apps[(app["appGroupName"], app["appName"])] = {
+            "version": 1, "strategies": app.get("strategies", [])}
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdin.read()  # until the test closes our stdin or dies
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
