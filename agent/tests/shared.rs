@@ -85,7 +85,7 @@ fn one_process_per_host_uploads_and_a_survivor_takes_over_after_kill_9() {
     let origin = sds_clock::now_ms();
     let clock = ScaledClock::new(origin, FACTOR);
     let env = [
-        ("TABLE", dir.0.join("table").display().to_string()),
+        ("TABLE", dir.join("table").display().to_string()),
         ("ORIGIN", origin.to_string()),
         ("URL", fake.url()),
     ];

@@ -1,15 +1,17 @@
 //! Helpers for the agent's tests: the fake console (tools/fake-sds-admin.py)
-//! as a subprocess, waiting for a condition, and child processes that are
-//! this test binary run again with a role in its environment.
+//! as a subprocess; waiting, temporary directories and child processes come
+//! from the workspace's `testkit/`.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+// Not every test file uses every helper.
+#[allow(unused_imports)]
+pub use sds_testkit::{wait_until, Kid, TempDir, ROLE};
 
 /// The fake console, killed on drop.
 pub struct FakeConsole {
@@ -120,93 +122,5 @@ impl Drop for FakeConsole {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// Polls `condition` every 5 ms until it holds; panics after `timeout`.
-pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// The environment variable that names a child's role.
-pub const ROLE: &str = "SDS_AGENT_TEST_ROLE";
-
-/// A child process running `child_main` of this test binary; killed and
-/// reaped on drop. Its lines starting with "@@" are its reports.
-pub struct Kid {
-    child: Child,
-    lines: Receiver<String>,
-}
-
-impl Kid {
-    pub fn spawn(role: &str, env: &[(&str, String)]) -> Kid {
-        let mut command = Command::new(std::env::current_exe().unwrap());
-        command
-            .args(["--exact", "child_main", "--nocapture", "--test-threads=1"])
-            .env(ROLE, role)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (send, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("@@") {
-                    if send.send(line[at + 2..].to_string()).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
-        Kid { child, lines }
-    }
-
-    /// A report if one is waiting.
-    pub fn try_report(&self) -> Option<String> {
-        self.lines.try_recv().ok()
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// SIGKILL, then reap.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// A fresh directory under the system's temp dir, removed on drop.
-pub struct TempDir(pub std::path::PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "sds-agent-{name}-{}-{}",
-            std::process::id(),
-            sds_clock::now_ms()
-        ));
-        std::fs::create_dir(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
