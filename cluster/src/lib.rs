@@ -37,7 +37,7 @@ mod status;
 mod sync;
 mod table;
 
-pub use cluster::Cluster;
+pub use cluster::{Clock, Cluster};
 pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 pub use error::Error;
 pub use exact::ExactDecision;
