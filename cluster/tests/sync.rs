@@ -152,8 +152,16 @@ fn counts_made_during_an_outage_are_pushed_after_it() {
 
     redis.run();
     now.store(t + 3_000, Ordering::SeqCst);
-    a.cluster.sync_now().unwrap();
+    // A connection to the old server fails at its next round trip (one
+    // period lost, never retried at once: Redis may have applied the
+    // increments of a round trip whose answer was lost).
+    for instance in [&a, &b] {
+        if let Err(e) = instance.cluster.sync_now() {
+            println!("first sync after the restart: {e}");
+        }
+    }
     // Redis came back empty: this instance's own 6 are pushed again too.
+    a.cluster.sync_now().unwrap();
     a.cluster.sync_now().unwrap();
     b.cluster.sync_now().unwrap();
     assert_eq!(b.remote(t + 3_000).visit, 11);
