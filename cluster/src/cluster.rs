@@ -7,9 +7,8 @@ use std::time::Duration;
 use sds_core::MAX_NAME_LEN;
 use sds_shm::AnyTable;
 
-use crate::exact::Exact;
 use crate::sync::{Outcome, Syncer};
-use crate::{Config, Error, ExactDecision, Status, SyncTable};
+use crate::{Config, Error, Status, SyncTable};
 
 /// A wall clock in ms, as the syncer reads it.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -29,7 +28,6 @@ pub struct Cluster {
     stop: Arc<Stop>,
     thread: Option<JoinHandle<()>>,
     clock: Clock,
-    exact: Mutex<Exact>,
 }
 
 impl Cluster {
@@ -53,7 +51,6 @@ impl Cluster {
             ..Status::default()
         }));
         let period = Duration::from_millis(config.sync_ms);
-        let exact = Mutex::new(Exact::new(config.clone()));
         let mut syncer = Syncer::new(table, config, status.clone());
         syncer.mark_points()?;
         // The role and the baseline now, not in the thread: what is counted
@@ -74,7 +71,6 @@ impl Cluster {
             stop,
             thread: Some(thread),
             clock,
-            exact,
         })
     }
 
@@ -99,22 +95,6 @@ impl Cluster {
             Outcome::Synced | Outcome::NotSyncer | Outcome::BackingOff => Ok(()),
             Outcome::Failed(message) => Err(Error::Redis(message)),
         }
-    }
-
-    /// Exact mode: Redis counts and decides this request against
-    /// `visit_threshold` in the sliding window of `now_ms`, atomically (one
-    /// Lua script, one round trip on the caller's thread).
-    pub fn enter_exact(
-        &self,
-        name: &str,
-        visit_threshold: u64,
-        now_ms: u64,
-    ) -> Result<ExactDecision, Error> {
-        let mut exact = self
-            .exact
-            .lock()
-            .map_err(|_| Error::Thread("exact mode panicked".into()))?;
-        exact.enter(name, visit_threshold, now_ms)
     }
 
     /// Stops the thread and waits for it: at most one round trip's timeout.

@@ -29,7 +29,6 @@
 mod cluster;
 mod config;
 mod error;
-mod exact;
 mod keys;
 mod link;
 mod pushed;
@@ -40,6 +39,5 @@ mod table;
 pub use cluster::{Clock, Cluster};
 pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 pub use error::Error;
-pub use exact::ExactDecision;
 pub use status::Status;
 pub use table::SyncTable;

@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
-use redis::{Cmd, ConnectionLike, FromRedisValue, Pipeline, RedisResult};
+use redis::{Cmd, FromRedisValue, Pipeline, RedisResult};
 
 use crate::Config;
 
 /// A live connection.
 pub(crate) enum Link {
     Single(redis::Connection),
-    Cluster(ClusterConnection),
+    Cluster(Box<ClusterConnection>),
 }
 
 /// Commands to send in one round trip; only those not ignored answer.
@@ -44,7 +44,7 @@ impl Link {
             let connection = client.get_connection()?;
             connection.set_read_timeout(Some(timeout))?;
             connection.set_write_timeout(Some(timeout))?;
-            Ok(Link::Cluster(connection))
+            Ok(Link::Cluster(Box::new(connection)))
         } else {
             let client = redis::Client::open(config.urls[0].as_str())?;
             let connection = client.get_connection_with_timeout(timeout)?;
@@ -77,14 +77,6 @@ impl Link {
                 }
                 pipe.query(connection)
             }
-        }
-    }
-
-    /// The connection as the `redis` crate's scripts take it.
-    pub(crate) fn connection(&mut self) -> &mut dyn ConnectionLike {
-        match self {
-            Link::Single(connection) => connection,
-            Link::Cluster(connection) => connection,
         }
     }
 }

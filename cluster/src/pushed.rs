@@ -88,13 +88,14 @@ impl Pushed {
         }
     }
 
-    /// Forgets that counter `k` of `second` was pushed: Redis holds less
-    /// than this table pushed (it restarted, or a failover lost writes),
-    /// so the next sync pushes the whole local count again.
-    pub(crate) fn forget(&mut self, second: u64, k: usize) {
+    /// Redis holds less of counter `k` of `second` than this table pushed
+    /// (it restarted, or a failover lost writes): only `kept`, what this
+    /// very sync pushed, is taken as pushed, so the next sync pushes the
+    /// rest of the local count again.
+    pub(crate) fn forget(&mut self, second: u64, k: usize, kept: u64) {
         let slot = &mut self.seconds[second as usize % RING];
         if slot.0 == second {
-            slot.1[k] = 0;
+            slot.1[k] = slot.1[k].min(kept);
         }
     }
 }
@@ -152,12 +153,21 @@ mod tests {
         pushed.confirm(&d);
         assert_eq!(pushed.deltas(&p, S + 1), vec![]);
         assert_eq!(pushed.own(S), [2, 0, 1, 0]);
-        pushed.forget(S, 0);
+        // Redis lost it all: everything is pushed again.
+        pushed.forget(S, 0, 0);
+        let again = vec![Delta {
+            second: S,
+            counts: [2, 0, 0, 0],
+        }];
+        assert_eq!(pushed.deltas(&p, S + 1), again);
+        // Redis lost what came before the one visit this sync pushed.
+        pushed.confirm(&again);
+        pushed.forget(S, 0, 1);
         assert_eq!(
             pushed.deltas(&p, S + 1),
             vec![Delta {
                 second: S,
-                counts: [2, 0, 0, 0]
+                counts: [1, 0, 0, 0]
             }]
         );
     }

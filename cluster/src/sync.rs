@@ -257,8 +257,13 @@ impl Syncer {
                     for k in 0..KINDS {
                         let total = total.and_then(|v| v.get(k).copied().flatten()).unwrap_or(0);
                         if total < own[k] {
-                            // Redis lost what this table pushed: push it again.
-                            t.pushed.forget(s, k);
+                            // Redis lost what this table pushed before this
+                            // sync: push it again.
+                            let now_pushed = deltas
+                                .iter()
+                                .find(|d| d.second == s)
+                                .map_or(0, |d| d.counts[k]);
+                            t.pushed.forget(s, k, now_pushed);
                         } else {
                             others[k] = total - own[k];
                         }

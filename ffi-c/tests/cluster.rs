@@ -62,7 +62,10 @@ unsafe fn admit(t: *const sds_table, tries: u32) -> u32 {
     for _ in 0..tries {
         let mut e = EntryParts::default();
         let now = sds_now_ms();
-        assert_eq!(sds_enter(t, NAME.as_ptr().cast(), 3, now, 0, &mut e), sds_result::Ok);
+        assert_eq!(
+            sds_enter(t, NAME.as_ptr().cast(), 3, now, 0, &mut e),
+            sds_result::Ok
+        );
         admitted += u32::from(!sds_entry_downgraded(&e));
         assert_eq!(sds_exit(t, &e, now, 0), sds_result::Ok);
     }
@@ -86,7 +89,10 @@ fn config(url: &str, names: &[*const c_char], lens: &[usize]) -> sds_cluster_con
 
 fn state(c: *const sds_cluster) -> sds_cluster_state {
     let mut s = std::mem::MaybeUninit::<sds_cluster_state>::uninit();
-    assert_eq!(unsafe { sds_cluster_status(c, s.as_mut_ptr()) }, sds_result::Ok);
+    assert_eq!(
+        unsafe { sds_cluster_status(c, s.as_mut_ptr()) },
+        sds_result::Ok
+    );
     unsafe { s.assume_init() }
 }
 
@@ -129,13 +135,25 @@ fn a_configuration_out_of_range_is_refused() {
         let t = table();
         let mut out = std::ptr::null_mut();
         let c = config("redis://127.0.0.1:1", &names, &lens);
-        assert_eq!(sds_cluster_start(t, &c, &mut out), sds_result::InvalidArgument);
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
         let mut c = config("redis://127.0.0.1:1", &[], &[]);
         c.flags = 8;
-        assert_eq!(sds_cluster_start(t, &c, &mut out), sds_result::InvalidArgument);
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
         let c = config("", &[], &[]);
-        assert_eq!(sds_cluster_start(t, &c, &mut out), sds_result::InvalidArgument);
-        assert_eq!(sds_cluster_start(t, null(), &mut out), sds_result::NullArgument);
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        assert_eq!(
+            sds_cluster_start(t, null(), &mut out),
+            sds_result::NullArgument
+        );
         assert!(out.is_null());
         // An unreachable server is no error of start: the state says it.
         let c = config("redis://127.0.0.1:1", &[], &[]);
