@@ -11,6 +11,7 @@ BENCHES := bench-core
 -include py/make.mk
 -include node/make.mk
 -include jvm/make.mk
+-include cluster/make.mk
 
 .PHONY: demo test bench lint servers test-core demo-core bench-core loom nostd
 
