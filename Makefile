@@ -12,6 +12,7 @@ BENCHES := bench-core
 -include node/make.mk
 -include jvm/make.mk
 -include crosslang/make.mk
+-include cluster/make.mk
 
 .PHONY: demo test bench lint servers test-core demo-core bench-core loom nostd
 

@@ -30,6 +30,11 @@
 #define SDS_AGENT_TEXT_LEN 256
 
 /**
+ * `sds_cluster_config.flags`: the URLs are seed nodes of a Redis Cluster.
+ */
+#define SDS_CLUSTER_REDIS_CLUSTER 1
+
+/**
  * The longest message libsds writes, in bytes, without its NUL: a buffer of
  * `SDS_MESSAGE_MAX + 1` bytes never truncates.
  */
@@ -248,6 +253,11 @@ typedef uint32_t sds_flag;
 typedef struct sds_agent sds_agent;
 
 /**
+ * A running cluster sync. Opaque: `sds_cluster_start`, `sds_cluster_stop`.
+ */
+typedef struct sds_cluster sds_cluster;
+
+/**
  * Point names to points, in a fixed capacity. Opaque: create it with
  * `sds_table_new` or `sds_table_open_shared`, free it with
  * `sds_table_free`. Every function taking a `const sds_table *` may be
@@ -368,6 +378,105 @@ typedef struct sds_agent_status {
      */
     char last_error[SDS_AGENT_TEXT_LEN];
 } sds_agent_status;
+
+/**
+ * How a cluster syncs (`sds_cluster_start`). Zero fields take defaults.
+ */
+typedef struct sds_cluster_config {
+    /**
+     * `redis://[user[:password]@]host[:port][/db]`; several seed nodes of
+     * a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
+     */
+    const char *urls;
+    /**
+     * Bytes of `urls`.
+     */
+    size_t urls_len;
+    /**
+     * The names of the cluster points: `points_len` pointers, the i-th
+     * `point_lens[i]` bytes long.
+     */
+    const char *const *points;
+    /**
+     * The length of each name.
+     */
+    const size_t *point_lens;
+    /**
+     * How many points.
+     */
+    size_t points_len;
+    /**
+     * Sync period in ms; 0: 100.
+     */
+    uint64_t sync_ms;
+    /**
+     * Connect and round-trip timeout in ms; 0: 1000.
+     */
+    uint64_t timeout_ms;
+    /**
+     * Prefix of the keys and hash tags; NULL: "sds".
+     */
+    const char *key_prefix;
+    /**
+     * Bytes of `key_prefix`.
+     */
+    size_t key_prefix_len;
+    /**
+     * `SDS_CLUSTER_REDIS_CLUSTER` or 0.
+     */
+    uint32_t flags;
+} sds_cluster_config;
+
+/**
+ * What a cluster's syncer has done (`sds_cluster_status` writes it).
+ */
+typedef struct sds_cluster_state {
+    /**
+     * The last round trip to Redis succeeded.
+     */
+    bool connected;
+    /**
+     * This process holds the host's syncer role.
+     */
+    bool syncing;
+    /**
+     * Wall-clock ms of the last successful sync; 0: none yet.
+     */
+    uint64_t last_sync_ms;
+    /**
+     * Age of the remote counts, ms.
+     */
+    uint64_t lag_ms;
+    /**
+     * The last successful round trip, µs.
+     */
+    uint64_t rtt_us;
+    /**
+     * Successful syncs.
+     */
+    uint64_t syncs;
+    /**
+     * Failed connection attempts and round trips.
+     */
+    uint64_t failures;
+    /**
+     * Round trips sent to Redis.
+     */
+    uint64_t round_trips;
+    /**
+     * Redis commands sent.
+     */
+    uint64_t commands;
+    /**
+     * Cluster points synced.
+     */
+    uint64_t points;
+    /**
+     * The last failure's message, NUL-terminated; empty once a sync
+     * succeeds again.
+     */
+    char last_error[256];
+} sds_cluster_state;
 
 /**
  * One request between enter and exit as plain integers, for bindings that
@@ -623,6 +732,49 @@ uint64_t sds_now_ms(void);
 const char *sds_version(void);
 
 /**
+ * Makes the points of `config` cluster points of `table` and starts their
+ * sync with Redis on a background thread; writes the cluster to `*out`.
+ * Never waits for Redis: an unreachable server shows in
+ * `sds_cluster_status`, and decisions go on with local counts plus the
+ * remote counts still inside the window.
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
+ * (no URL, a name empty or too long, a key prefix with a brace, unknown
+ * flags), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
+ * `SDS_RESULT_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `table` must be a live table (the cluster keeps its own reference: the
+ * table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes; `out`
+ * to a writable `sds_cluster *`.
+ */
+sds_result sds_cluster_start(const struct sds_table *table,
+                             const struct sds_cluster_config *config,
+                             struct sds_cluster **out);
+
+/**
+ * Stops the sync and frees the cluster; NULL is a no-op. Infallible.
+ * Waits for the thread, at most about one round trip's timeout. The points
+ * stay cluster points; their remote counts leave the window within 10 s.
+ *
+ * # Safety
+ * `cluster` must be NULL or come from `sds_cluster_start`, not stopped yet.
+ */
+void sds_cluster_stop(struct sds_cluster *cluster);
+
+/**
+ * Writes the syncer's state to `*out`.
+ *
+ * Returns `SDS_RESULT_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `cluster` must be a live cluster, `out` point to a writable
+ * `sds_cluster_state`.
+ */
+sds_result sds_cluster_status(const struct sds_cluster *cluster,
+                              struct sds_cluster_state *out);
+
+/**
  * Counts a request to point `name` (created if needed) at `now_ms` and
  * decides whether it is downgraded; writes the entry to `*out`. Use the
  * fallback when `sds_entry_downgraded(out)` (or `out->reason != 0`), and
@@ -819,7 +971,7 @@ sds_result sds_strategy_from_json(const char *json,
 
 /**
  * Creates a table for up to `capacity` points (1 to `SDS_MAX_CAPACITY`)
- * and writes it to `*out`. About 1.7 KiB per point is allocated up front.
+ * and writes it to `*out`. About 2.1 KiB per point is allocated up front.
  *
  * Returns `SDS_RESULT_INVALID_CAPACITY` for 0, above the maximum, or when
  * the memory cannot be allocated; `SDS_RESULT_NULL_ARGUMENT` if `out` is NULL.

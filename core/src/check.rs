@@ -59,12 +59,16 @@ fn visit_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
 }
 
 fn token_bucket_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
-    let (rate, size, n) = (
+    let (rate, size) = (
         s.token_bucket_generated_tokens_in_second as i128,
         s.token_bucket_size as i128,
-        wide(r.token()),
     );
-    if rate < 0 || n <= rate {
+    if rate < 0 {
+        return false;
+    }
+    // Read only when the rule is on: a cluster point's token count is a load.
+    let n = wide(r.token());
+    if n <= rate {
         return false;
     }
     if size <= rate || n > size {

@@ -104,6 +104,13 @@ impl Counters {
         [0, 1, 2, 3].map(|k| completed[k] + now[k].count_in(lap))
     }
 
+    /// The counts of second `b` alone (0 when the ring no longer holds it).
+    pub(crate) fn second(&self, b: u64) -> Sums {
+        let (slot, lap) = locate(b, RING);
+        let s = &self.seconds[slot];
+        [0, 1, 2, 3].map(|k| s[k].count_in(lap))
+    }
+
     /// The sums of the aligned 10 s cycle before the one holding bucket `b`.
     pub(crate) fn last_whole_cycle(&self, b: u64) -> Sums {
         match b / WINDOW {

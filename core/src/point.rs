@@ -19,6 +19,7 @@ use crate::ledger::Held;
 use crate::owner::{Holder, Transition};
 use crate::peak::Peak;
 use crate::reason::Reason;
+use crate::remote::{Remote, SecondCounts};
 use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
@@ -69,8 +70,13 @@ enum Verdict {
 /// One protected operation: counters, strategy and delay.
 ///
 /// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
-/// pattern is a valid point and all zero is [`Point::new`]. 1 336 bytes,
+/// pattern is a valid point and all zero is [`Point::new`]. 1 784 bytes,
 /// aligned to 8.
+///
+/// A **cluster point** ([`Point::set_cluster`]) also decides on the other
+/// instances' counts that a syncer stores in it ([`Point::store_remote`]):
+/// its sliding sums and its token count are local + remote. Concurrency,
+/// delays and stats stay local.
 #[repr(C)]
 pub struct Point {
     counters: Counters,
@@ -79,8 +85,10 @@ pub struct Point {
     pub(crate) strategy: StrategyCell,
     pub(crate) delay: Delay,
     in_flight: AtomicU32,
-    /// Unused: keeps the size a multiple of 8 with no hidden padding.
-    reserved: AtomicU32,
+    /// Non-zero: a cluster point. Next to `in_flight`, which every decision
+    /// with a strategy touches, so reading it costs no other cache line.
+    cluster: AtomicU32,
+    remote: Remote,
 }
 
 impl Default for Point {
@@ -100,7 +108,8 @@ impl Point {
                 strategy: StrategyCell::new(),
                 delay: Delay::new(),
                 in_flight: AtomicU32::new(0),
-                reserved: AtomicU32::new(0),
+                cluster: AtomicU32::new(0),
+                remote: Remote::new(),
             }
         }
     }
@@ -155,14 +164,17 @@ impl Point {
         let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
-        let reading = Live {
-            point: self,
-            bucket,
-            token,
-            acquired: entry.holds_permit(),
-            sums: Cell::new(None),
+        let acquired = entry.holds_permit();
+        // One branch: a local point's decision is the code it was before
+        // cluster points (`Live<false>` never looks at remote counts).
+        let verdict = if self.is_cluster() {
+            let reading = Live::<true>::new(self, bucket, token, acquired);
+            self.judge(now_ms, flags, &s, &reading, holder)
+        } else {
+            let reading = Live::<false>::new(self, bucket, token, acquired);
+            self.judge(now_ms, flags, &s, &reading, holder)
         };
-        match self.judge(now_ms, flags, &s, &reading, holder) {
+        match verdict {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
                 entry.state |= PROBE;
@@ -179,12 +191,12 @@ impl Point {
         entry
     }
 
-    fn judge(
+    fn judge<R: Reading>(
         &self,
         now_ms: u64,
         flags: Flags,
         s: &Strategy,
-        reading: &Live<'_>,
+        reading: &R,
         holder: &Holder<'_>,
     ) -> Verdict {
         if flags.pressure_test() && s.pressure_test_downgrade == 1 {
@@ -308,6 +320,55 @@ impl Point {
         self.counters.add_late(counter, start, now);
     }
 
+    /// Makes this point a cluster point (`true`) or a local one: a cluster
+    /// point's decisions add the remote counts a syncer stores. Counts and
+    /// the strategy are kept.
+    pub fn set_cluster(&self, on: bool) {
+        self.cluster.store(u32::from(on), Ordering::Relaxed);
+    }
+
+    /// Whether this is a cluster point.
+    #[inline]
+    pub fn is_cluster(&self) -> bool {
+        self.cluster.load(Ordering::Relaxed) != 0
+    }
+
+    /// This point's own counts in second `second` (`now_ms / 1000`): all
+    /// zero once the ring of [`crate::RING_SECONDS`] no longer holds it. A
+    /// syncer pushes their growth.
+    pub fn local_counts(&self, second: u64) -> SecondCounts {
+        SecondCounts::from_sums(self.counters.second(second))
+    }
+
+    /// Stores the other instances' counts of second `second`, replacing the
+    /// previous ones. A syncer stores each second of the window it read,
+    /// then calls [`Point::publish_remote`]. Seconds outside
+    /// `now - 9 ..= now + 2` would take a slot of the window: not stored.
+    pub fn store_remote(&self, now_second: u64, second: u64, counts: &SecondCounts) {
+        let oldest = now_second.saturating_sub(crate::WINDOW_SECONDS - 1);
+        if (oldest..=now_second + 2).contains(&second) {
+            self.remote.store(second, counts.sums());
+        }
+    }
+
+    /// Publishes the stored remote counts for the decisions of second
+    /// `now_second` and the next, so that a decision reads four words.
+    /// A syncer calls it every period, even when the store is unreachable.
+    pub fn publish_remote(&self, now_second: u64) {
+        self.remote.publish(now_second);
+    }
+
+    /// The other instances' counts of second `second`, as stored.
+    pub fn remote_counts(&self, second: u64) -> SecondCounts {
+        SecondCounts::from_sums(self.remote.second(second))
+    }
+
+    /// The other instances' sums over the sliding window of `now_ms`, as a
+    /// decision of a cluster point adds them.
+    pub fn remote_sums(&self, now_ms: u64) -> SecondCounts {
+        SecondCounts::from_sums(self.remote.sums(Counters::bucket_of(now_ms)))
+    }
+
     /// Requests holding a permit now.
     pub fn in_flight(&self) -> u32 {
         self.in_flight.load(Ordering::Acquire)
@@ -393,8 +454,8 @@ impl Point {
 }
 
 /// The reading of one decision: the sliding sums are read on first use, all
-/// four at once.
-struct Live<'a> {
+/// four at once. `CLUSTER`: a cluster point's, which adds the remote counts.
+struct Live<'a, const CLUSTER: bool> {
     point: &'a Point,
     /// The 1 s bucket of the decision.
     bucket: u64,
@@ -403,10 +464,26 @@ struct Live<'a> {
     sums: Cell<Option<Sums>>,
 }
 
-impl Live<'_> {
+impl<'a, const CLUSTER: bool> Live<'a, CLUSTER> {
+    #[inline]
+    fn new(point: &'a Point, bucket: u64, token: u64, acquired: bool) -> Self {
+        Live {
+            point,
+            bucket,
+            token,
+            acquired,
+            sums: Cell::new(None),
+        }
+    }
+
+    #[inline]
     fn sum(&self, counter: Counter) -> u64 {
         let sums = self.sums.get().unwrap_or_else(|| {
-            let sums = self.point.counters.sums(self.bucket);
+            let local = self.point.counters.sums(self.bucket);
+            let sums = match CLUSTER {
+                true => with_remote(local, &self.point.remote, self.bucket),
+                false => local,
+            };
             self.sums.set(Some(sums));
             sums
         });
@@ -414,12 +491,23 @@ impl Live<'_> {
     }
 }
 
-impl Reading for Live<'_> {
+/// `local` plus the remote sums of second `b`.
+fn with_remote(mut local: Sums, remote: &Remote, b: u64) -> Sums {
+    for (sum, other) in local.iter_mut().zip(remote.sums(b)) {
+        *sum += other;
+    }
+    local
+}
+
+impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
     fn visit(&self) -> u64 {
         self.sum(Counter::Visit)
     }
     fn token(&self) -> u64 {
-        self.token
+        match CLUSTER {
+            true => self.token + self.point.remote.visits(self.bucket),
+            false => self.token,
+        }
     }
     fn acquired(&self) -> bool {
         self.acquired

@@ -81,6 +81,17 @@ impl Bucket {
         }
     }
 
+    /// The count if this bucket holds `lap`, else `None` (a bucket holding
+    /// `lap` with a count of 0 is `Some(0)`).
+    #[inline]
+    pub(crate) fn count_if(&self, lap: u32) -> Option<u64> {
+        let rest = self
+            .0
+            .load(Ordering::Acquire)
+            .wrapping_sub((lap as u64) << 32);
+        (rest <= COUNT_MASK).then_some(rest)
+    }
+
     /// Applies `f` to the count of `lap` (zero if the bucket holds another
     /// lap) and stores the result: the new count and the word it replaced.
     /// A newer lap is restarted when `restart_newer`, else left alone

@@ -17,6 +17,7 @@ mod agent;
 mod args;
 pub mod boundary;
 mod clock;
+mod cluster;
 mod entry;
 mod result;
 mod shared;
@@ -31,6 +32,10 @@ pub use agent::{
     SDS_AGENT_TEXT_LEN,
 };
 pub use clock::{sds_now_ms, sds_version};
+pub use cluster::{
+    sds_cluster, sds_cluster_config, sds_cluster_start, sds_cluster_state, sds_cluster_status,
+    sds_cluster_stop, SDS_CLUSTER_REDIS_CLUSTER,
+};
 pub use entry::{
     sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,
     sds_reason, sds_reason_name,

@@ -126,7 +126,7 @@ pub(crate) fn point_id<S: TableStorage, L: Liveness>(
 }
 
 /// Creates a table for up to `capacity` points (1 to `SDS_MAX_CAPACITY`)
-/// and writes it to `*out`. About 1.7 KiB per point is allocated up front.
+/// and writes it to `*out`. About 2.1 KiB per point is allocated up front.
 ///
 /// Returns `SDS_RESULT_INVALID_CAPACITY` for 0, above the maximum, or when
 /// the memory cannot be allocated; `SDS_RESULT_NULL_ARGUMENT` if `out` is NULL.

@@ -1,0 +1,131 @@
+//! `make bench-cluster`: a cluster point's enter + exit against a local
+//! point's (same table, same five rules, alternated blocks), and the Redis
+//! traffic of one instance syncing two points every 100 ms on a
+//! redis-server this program starts on a free loopback port.
+use std::hint::black_box;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sds_cluster::{Cluster, Config};
+use sds_core::{Flags, Outcome, Points, SecondCounts, Strategy};
+use sds_shm::AnyTable;
+
+fn five_rules() -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    s.visit_threshold = i64::MAX;
+    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
+    s.concurrent_threshold = 1_000;
+    s.timeout_threshold = 1_000;
+    s.timeout_count_threshold = i64::MAX;
+    s.exception_threshold = i64::MAX;
+    s
+}
+
+/// ns per enter + exit by id, `n` pairs with the wall clock.
+fn pairs(table: &dyn Points, name: &[u8], n: u32) -> f64 {
+    let point = table.point(table.lookup(name).unwrap().unwrap()).unwrap();
+    let started = Instant::now();
+    for _ in 0..n {
+        let now = sds_clock::now_ms();
+        let e = point.enter(black_box(now), Flags::NONE);
+        point.exit(&e, now, Outcome::Ok);
+    }
+    started.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn main() {
+    let table = Arc::new(AnyTable::private(1024).unwrap());
+    let s = five_rules();
+    table
+        .with_points(|p| {
+            p.set_strategy(b"local.point", &s).unwrap();
+            let id = p.set_strategy(b"cluster.point", &s).unwrap();
+            let point = p.point(id).unwrap();
+            point.set_cluster(true);
+            let now_s = sds_clock::now_ms() / 1000;
+            for second in now_s - 9..=now_s + 1 {
+                let c = SecondCounts {
+                    visit: 5,
+                    ..SecondCounts::default()
+                };
+                point.store_remote(now_s, second, &c);
+            }
+            point.publish_remote(now_s);
+        })
+        .unwrap();
+
+    // The decision alone: the remote counts stay published by hand (no
+    // syncer thread competing for the two cores); best of alternated blocks.
+    let (mut local, mut cluster) = (f64::MAX, f64::MAX);
+    table
+        .with_points(|p| {
+            for _ in 0..10 {
+                let id = p.lookup(b"cluster.point").unwrap().unwrap();
+                p.point(id)
+                    .unwrap()
+                    .publish_remote(sds_clock::now_ms() / 1000);
+                local = local.min(pairs(p, b"local.point", 1_000_000));
+                cluster = cluster.min(pairs(p, b"cluster.point", 1_000_000));
+            }
+        })
+        .unwrap();
+    println!(
+        "enter + exit by id, 5 rules, wall clock: local point {local:.1} ns, cluster point \
+         {cluster:.1} ns: {:.2}x (goal: at most 1.5x)",
+        cluster / local
+    );
+
+    // Redis traffic of one instance: a server of its own on loopback.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = std::env::temp_dir();
+    let mut redis = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server (make servers)");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "redis-server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut config = Config::new(format!("redis://127.0.0.1:{port}"));
+    config.points = vec!["cluster.point".into(), "local.point".into()];
+    let sync = Cluster::start(table.clone(), config).unwrap();
+    let run = Duration::from_secs(3);
+    let began = Instant::now();
+    let mut calls = 0u64;
+    table
+        .with_points(|p| {
+            while began.elapsed() < run {
+                pairs(p, b"cluster.point", 1_000);
+                calls += 1_000;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+        .unwrap();
+    let status = sync.status();
+    let secs = began.elapsed().as_secs_f64();
+    println!(
+        "one instance, 2 cluster points, sync every 100 ms, {:.0} calls/s: {:.1} round trips/s, \
+         {:.0} Redis commands/s, last round trip {} us, {} failures",
+        calls as f64 / secs,
+        status.round_trips as f64 / secs,
+        status.commands as f64 / secs,
+        status.rtt_us,
+        status.failures
+    );
+    sync.stop();
+    let _ = redis.kill();
+    let _ = redis.wait();
+}

@@ -1,0 +1,168 @@
+//! [`Cluster`]: the handle of one table's syncer thread.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sds_core::MAX_NAME_LEN;
+use sds_shm::AnyTable;
+
+use crate::sync::{Outcome, Syncer};
+use crate::{Config, Error, Status, SyncTable};
+
+/// A wall clock in ms, as the syncer reads it.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The stop flag and the condition the thread sleeps on between periods.
+#[derive(Default)]
+struct Stop {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+/// One table's cluster points and the thread that syncs them. Dropping it
+/// stops the thread ([`Cluster::stop`]).
+pub struct Cluster {
+    syncer: Arc<Mutex<Syncer>>,
+    status: Arc<Mutex<Status>>,
+    stop: Arc<Stop>,
+    thread: Option<JoinHandle<()>>,
+    clock: Clock,
+}
+
+impl Cluster {
+    /// Marks `config.points` as cluster points of `table` and starts the
+    /// syncer thread, reading the wall clock (`sds_clock::now_ms`). Never
+    /// waits for Redis: an unreachable server shows in [`Cluster::status`].
+    pub fn start(table: Arc<AnyTable>, config: Config) -> Result<Cluster, Error> {
+        Cluster::start_with(table, config, Arc::new(sds_clock::now_ms))
+    }
+
+    /// [`Cluster::start`] over any [`SyncTable`], reading `clock` (tests
+    /// inject time here).
+    pub fn start_with(
+        table: Arc<dyn SyncTable>,
+        config: Config,
+        clock: Clock,
+    ) -> Result<Cluster, Error> {
+        validate(&config)?;
+        let status = Arc::new(Mutex::new(Status {
+            points: config.points.len(),
+            ..Status::default()
+        }));
+        let period = Duration::from_millis(config.sync_ms);
+        let mut syncer = Syncer::new(table, config, status.clone());
+        syncer.mark_points()?;
+        // The role and the baseline now, not in the thread: what is counted
+        // once `start` returns is pushed.
+        syncer.try_role(clock());
+        let syncer = Arc::new(Mutex::new(syncer));
+        let stop = Arc::new(Stop::default());
+        let thread = {
+            let (syncer, stop, clock) = (syncer.clone(), stop.clone(), clock.clone());
+            std::thread::Builder::new()
+                .name("sds-cluster".into())
+                .spawn(move || run(&syncer, &stop, &*clock, period))
+                .map_err(|e| Error::Thread(e.to_string()))?
+        };
+        Ok(Cluster {
+            syncer,
+            status,
+            stop,
+            thread: Some(thread),
+            clock,
+        })
+    }
+
+    /// The syncer's state now.
+    pub fn status(&self) -> Status {
+        let mut status = self.status.lock().map(|s| s.clone()).unwrap_or_default();
+        if status.last_sync_ms > 0 {
+            status.lag_ms = (self.clock)().saturating_sub(status.last_sync_ms);
+        }
+        status
+    }
+
+    /// Runs one sync now in the calling thread (after the thread's sync in
+    /// progress, if any), connecting at once if there is no connection.
+    /// `Ok` also when another process of the host holds the syncer role.
+    pub fn sync_now(&self) -> Result<(), Error> {
+        let mut syncer = self
+            .syncer
+            .lock()
+            .map_err(|_| Error::Thread("the syncer panicked".into()))?;
+        match syncer.step((self.clock)(), true) {
+            Outcome::Synced | Outcome::NotSyncer | Outcome::BackingOff => Ok(()),
+            Outcome::Failed(message) => Err(Error::Redis(message)),
+        }
+    }
+
+    /// Stops the thread and waits for it: at most one round trip's timeout.
+    /// The points stay cluster points; their remote counts age out of the
+    /// window within 10 s.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        if let Ok(mut stopped) = self.stop.stopped.lock() {
+            *stopped = true;
+        }
+        self.stop.wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn run(
+    syncer: &Mutex<Syncer>,
+    stop: &Stop,
+    clock: &(dyn Fn() -> u64 + Send + Sync),
+    period: Duration,
+) {
+    loop {
+        if let Ok(mut syncer) = syncer.lock() {
+            syncer.step(clock(), false);
+        }
+        let Ok(stopped) = stop.stopped.lock() else {
+            return;
+        };
+        let Ok((stopped, _)) = stop.wake.wait_timeout_while(stopped, period, |s| !*s) else {
+            return;
+        };
+        if *stopped {
+            return;
+        }
+    }
+}
+
+fn validate(config: &Config) -> Result<(), Error> {
+    let bad = |m: String| Err(Error::InvalidConfig(m));
+    if config.urls.is_empty() {
+        return bad("urls: at least one Redis URL is needed".into());
+    }
+    if config.sync_ms == 0 || config.timeout_ms == 0 {
+        return bad("sync_ms and timeout_ms must be at least 1".into());
+    }
+    if config.key_prefix.contains(['{', '}']) {
+        return bad(format!(
+            "key_prefix {:?} holds a brace, which would break the hash tag",
+            config.key_prefix
+        ));
+    }
+    for name in &config.points {
+        if name.is_empty() || name.len() > MAX_NAME_LEN {
+            return bad(format!(
+                "point name {name:?} must be 1 to {MAX_NAME_LEN} bytes"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! [`Status`]: what a cluster's syncer has done, readable at any time.
+
+/// A snapshot of a cluster's syncer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// The last round trip to Redis succeeded and no later one failed.
+    pub connected: bool,
+    /// This process holds the host's syncer role (always on a private
+    /// table; on a shared table one process per host does, the others wait
+    /// and retry each period).
+    pub syncing: bool,
+    /// Wall-clock ms of the last successful sync; 0: none yet.
+    pub last_sync_ms: u64,
+    /// How old the remote counts are: now minus `last_sync_ms`, ms (0 when
+    /// there was no sync yet).
+    pub lag_ms: u64,
+    /// The last successful round trip, µs.
+    pub rtt_us: u64,
+    /// Successful syncs.
+    pub syncs: u64,
+    /// Failed connection attempts and round trips.
+    pub failures: u64,
+    /// Round trips sent to Redis (one per sync).
+    pub round_trips: u64,
+    /// Redis commands sent (all round trips together).
+    pub commands: u64,
+    /// The last failure's message; `None` once a sync succeeds again.
+    pub last_error: Option<String>,
+    /// The cluster points being synced.
+    pub points: usize,
+}

@@ -1,0 +1,224 @@
+//! `sds_cluster_*`: cluster points of an `sds_table`, synced with Redis by
+//! `sds_cluster::Cluster` (a background thread per table; one per host on a
+//! shared table). The translation only: `cluster/README.md` describes the
+//! sync, the error bound and what happens while Redis is unreachable.
+
+use std::os::raw::c_char;
+
+use ::sds_cluster::{Cluster, Config, Error, Status};
+
+use crate::args::{bytes, input, into_box, unbox};
+use crate::boundary::{boundary, boundary_or, Failure};
+use crate::result::{sds_result, SDS_MESSAGE_MAX};
+use crate::table::{sds_table, table_arc, table_input};
+
+/// `sds_cluster_config.flags`: the URLs are seed nodes of a Redis Cluster.
+pub const SDS_CLUSTER_REDIS_CLUSTER: u32 = 1;
+
+const _: () = assert!(SDS_MESSAGE_MAX + 1 == 256);
+
+/// How a cluster syncs (`sds_cluster_start`). Zero fields take defaults.
+#[repr(C)]
+pub struct sds_cluster_config {
+    /// `redis://[user[:password]@]host[:port][/db]`; several seed nodes of
+    /// a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
+    pub urls: *const c_char,
+    /// Bytes of `urls`.
+    pub urls_len: usize,
+    /// The names of the cluster points: `points_len` pointers, the i-th
+    /// `point_lens[i]` bytes long.
+    pub points: *const *const c_char,
+    /// The length of each name.
+    pub point_lens: *const usize,
+    /// How many points.
+    pub points_len: usize,
+    /// Sync period in ms; 0: 100.
+    pub sync_ms: u64,
+    /// Connect and round-trip timeout in ms; 0: 1000.
+    pub timeout_ms: u64,
+    /// Prefix of the keys and hash tags; NULL: "sds".
+    pub key_prefix: *const c_char,
+    /// Bytes of `key_prefix`.
+    pub key_prefix_len: usize,
+    /// `SDS_CLUSTER_REDIS_CLUSTER` or 0.
+    pub flags: u32,
+}
+
+/// What a cluster's syncer has done (`sds_cluster_status` writes it).
+#[repr(C)]
+pub struct sds_cluster_state {
+    /// The last round trip to Redis succeeded.
+    pub connected: bool,
+    /// This process holds the host's syncer role.
+    pub syncing: bool,
+    /// Wall-clock ms of the last successful sync; 0: none yet.
+    pub last_sync_ms: u64,
+    /// Age of the remote counts, ms.
+    pub lag_ms: u64,
+    /// The last successful round trip, µs.
+    pub rtt_us: u64,
+    /// Successful syncs.
+    pub syncs: u64,
+    /// Failed connection attempts and round trips.
+    pub failures: u64,
+    /// Round trips sent to Redis.
+    pub round_trips: u64,
+    /// Redis commands sent.
+    pub commands: u64,
+    /// Cluster points synced.
+    pub points: u64,
+    /// The last failure's message, NUL-terminated; empty once a sync
+    /// succeeds again.
+    pub last_error: [c_char; 256],
+}
+
+/// A running cluster sync. Opaque: `sds_cluster_start`, `sds_cluster_stop`.
+pub struct sds_cluster {
+    cluster: Cluster,
+}
+
+/// Makes the points of `config` cluster points of `table` and starts their
+/// sync with Redis on a background thread; writes the cluster to `*out`.
+/// Never waits for Redis: an unreachable server shows in
+/// `sds_cluster_status`, and decisions go on with local counts plus the
+/// remote counts still inside the window.
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
+/// (no URL, a name empty or too long, a key prefix with a brace, unknown
+/// flags), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
+/// `SDS_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `table` must be a live table (the cluster keeps its own reference: the
+/// table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes; `out`
+/// to a writable `sds_cluster *`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_cluster_start(
+    table: *const sds_table,
+    config: *const sds_cluster_config,
+    out: *mut *mut sds_cluster,
+) -> sds_result {
+    boundary(|| {
+        into_box(out, || {
+            table_input(table)?;
+            let config = read_config(input(config, "config")?)?;
+            let cluster = Cluster::start(table_arc(table), config).map_err(failure)?;
+            Ok(sds_cluster { cluster })
+        })
+    })
+}
+
+/// Stops the sync and frees the cluster; NULL is a no-op. Infallible.
+/// Waits for the thread, at most about one round trip's timeout. The points
+/// stay cluster points; their remote counts leave the window within 10 s.
+///
+/// # Safety
+/// `cluster` must be NULL or come from `sds_cluster_start`, not stopped yet.
+#[no_mangle]
+pub unsafe extern "C" fn sds_cluster_stop(cluster: *mut sds_cluster) {
+    boundary_or((), || unbox(cluster))
+}
+
+/// Writes the syncer's state to `*out`.
+///
+/// Returns `SDS_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `cluster` must be a live cluster, `out` point to a writable
+/// `sds_cluster_state`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_cluster_status(
+    cluster: *const sds_cluster,
+    out: *mut sds_cluster_state,
+) -> sds_result {
+    boundary(|| {
+        let cluster = input(cluster, "cluster")?;
+        let out = crate::args::out(out, "out")?;
+        out.write(c_status(&cluster.cluster.status()));
+        Ok(())
+    })
+}
+
+fn c_status(s: &Status) -> sds_cluster_state {
+    let mut last_error = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    if let Some(message) = &s.last_error {
+        let mut end = message.len().min(SDS_MESSAGE_MAX);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        for (d, b) in last_error.iter_mut().zip(&message.as_bytes()[..end]) {
+            *d = *b as c_char;
+        }
+    }
+    sds_cluster_state {
+        connected: s.connected,
+        syncing: s.syncing,
+        last_sync_ms: s.last_sync_ms,
+        lag_ms: s.lag_ms,
+        rtt_us: s.rtt_us,
+        syncs: s.syncs,
+        failures: s.failures,
+        round_trips: s.round_trips,
+        commands: s.commands,
+        points: s.points as u64,
+        last_error,
+    }
+}
+
+/// The `Config` of a C configuration.
+///
+/// # Safety
+/// As `sds_cluster_start`'s `config`.
+unsafe fn read_config(c: &sds_cluster_config) -> Result<Config, Failure> {
+    let text = |ptr, len, what| -> Result<String, Failure> {
+        let b = bytes(ptr, len, what)?;
+        String::from_utf8(b.to_vec())
+            .map_err(|_| Failure::invalid(&format_args!("`{what}` is not UTF-8")))
+    };
+    if c.flags & !SDS_CLUSTER_REDIS_CLUSTER != 0 {
+        return Err(Failure::invalid(&format_args!(
+            "unknown flag bits {:#x} (only SDS_CLUSTER_REDIS_CLUSTER is known)",
+            c.flags & !SDS_CLUSTER_REDIS_CLUSTER
+        )));
+    }
+    let urls = text(c.urls, c.urls_len, "urls")?;
+    let mut config = Config::new("");
+    config.urls = urls
+        .split(',')
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty())
+        .collect();
+    config.redis_cluster = c.flags & SDS_CLUSTER_REDIS_CLUSTER != 0;
+    if c.points_len > 0 {
+        let names = bytes(
+            c.points.cast(),
+            c.points_len * size_of::<*const c_char>(),
+            "points",
+        )?;
+        let lens = bytes(
+            c.point_lens.cast(),
+            c.points_len * size_of::<usize>(),
+            "point_lens",
+        )?;
+        let names =
+            std::slice::from_raw_parts(names.as_ptr().cast::<*const c_char>(), c.points_len);
+        let lens = std::slice::from_raw_parts(lens.as_ptr().cast::<usize>(), c.points_len);
+        for (&name, &len) in names.iter().zip(lens) {
+            config.points.push(text(name, len, "points[i]")?);
+        }
+    }
+    if c.sync_ms > 0 {
+        config.sync_ms = c.sync_ms;
+    }
+    if c.timeout_ms > 0 {
+        config.timeout_ms = c.timeout_ms;
+    }
+    if !c.key_prefix.is_null() {
+        config.key_prefix = text(c.key_prefix, c.key_prefix_len, "key_prefix")?;
+    }
+    Ok(config)
+}
+
+fn failure(e: Error) -> Failure {
+    Failure::new(e.code(), &e)
+}

@@ -1,0 +1,171 @@
+//! `sds_cluster_*` through the C ABI, on a real redis-server started here:
+//! two tables of this process share a visit limit through Redis; the
+//! status says connected; a configuration out of range is refused.
+
+use std::os::raw::c_char;
+use std::process::{Child, Command, Stdio};
+use std::ptr::null;
+use std::time::{Duration, Instant};
+
+use sds::*;
+use sds_core::EntryParts;
+
+struct Redis(Child, u16);
+
+impl Redis {
+    fn start() -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(dir)
+            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (make servers)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Redis(child, port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const NAME: &[u8] = b"pay";
+
+unsafe fn table() -> *mut sds_table {
+    let mut t = std::ptr::null_mut();
+    assert_eq!(sds_table_new(64, &mut t), sds_result::Ok);
+    let json = br#"{"visitThreshold": 10}"#;
+    assert_eq!(
+        sds_table_set_strategy_json(t, NAME.as_ptr().cast(), 3, json.as_ptr().cast(), json.len()),
+        sds_result::Ok
+    );
+    t
+}
+
+unsafe fn admit(t: *const sds_table, tries: u32) -> u32 {
+    let mut admitted = 0;
+    for _ in 0..tries {
+        let mut e = EntryParts::default();
+        let now = sds_now_ms();
+        assert_eq!(
+            sds_enter(t, NAME.as_ptr().cast(), 3, now, 0, &mut e),
+            sds_result::Ok
+        );
+        admitted += u32::from(!sds_entry_downgraded(&e));
+        assert_eq!(sds_exit(t, &e, now, 0), sds_result::Ok);
+    }
+    admitted
+}
+
+fn config(url: &str, names: &[*const c_char], lens: &[usize]) -> sds_cluster_config {
+    sds_cluster_config {
+        urls: url.as_ptr().cast(),
+        urls_len: url.len(),
+        points: names.as_ptr(),
+        point_lens: lens.as_ptr(),
+        points_len: names.len(),
+        sync_ms: 20,
+        timeout_ms: 0,
+        key_prefix: null(),
+        key_prefix_len: 0,
+        flags: 0,
+    }
+}
+
+fn state(c: *const sds_cluster) -> sds_cluster_state {
+    let mut s = std::mem::MaybeUninit::<sds_cluster_state>::uninit();
+    assert_eq!(
+        unsafe { sds_cluster_status(c, s.as_mut_ptr()) },
+        sds_result::Ok
+    );
+    unsafe { s.assume_init() }
+}
+
+#[test]
+fn two_tables_share_a_limit_through_redis() {
+    let redis = Redis::start();
+    let url = format!("redis://127.0.0.1:{}", redis.1);
+    let names = [NAME.as_ptr().cast::<c_char>()];
+    let lens = [NAME.len()];
+    let c = config(&url, &names, &lens);
+    unsafe {
+        let (a, b) = (table(), table());
+        let (mut ca, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(sds_cluster_start(a, &c, &mut ca), sds_result::Ok);
+        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        assert_eq!(admit(a, 7), 7);
+        let started = Instant::now();
+        while state(cb).syncs < 2 || state(ca).last_sync_ms <= sds_now_ms() - 5 {
+            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(admit(b, 10), 3, "10 for both tables together");
+        let s = state(ca);
+        assert!(s.connected && s.syncing && s.points == 1 && s.last_error[0] == 0);
+        assert_eq!(s.round_trips, s.syncs);
+        sds_cluster_stop(ca);
+        sds_cluster_stop(cb);
+        sds_cluster_stop(std::ptr::null_mut());
+        sds_table_free(a);
+        sds_table_free(b);
+    }
+}
+
+#[test]
+fn a_configuration_out_of_range_is_refused() {
+    let names = [b"".as_ptr().cast::<c_char>()];
+    let lens = [0usize];
+    unsafe {
+        let t = table();
+        let mut out = std::ptr::null_mut();
+        let c = config("redis://127.0.0.1:1", &names, &lens);
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        let mut c = config("redis://127.0.0.1:1", &[], &[]);
+        c.flags = 8;
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        let c = config("", &[], &[]);
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        assert_eq!(
+            sds_cluster_start(t, null(), &mut out),
+            sds_result::NullArgument
+        );
+        assert!(out.is_null());
+        // An unreachable server is no error of start: the state says it.
+        let c = config("redis://127.0.0.1:1", &[], &[]);
+        assert_eq!(sds_cluster_start(t, &c, &mut out), sds_result::Ok);
+        let started = Instant::now();
+        while state(out).failures == 0 {
+            assert!(started.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let s = state(out);
+        assert!(!s.connected && s.last_error[0] != 0);
+        sds_cluster_stop(out);
+        sds_table_free(t);
+    }
+}
