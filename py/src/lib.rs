@@ -23,7 +23,7 @@ mod _native {
     use sds_core::{Reason, MAX_CAPACITY, MAX_NAME_LEN};
 
     #[pymodule_export]
-    use crate::admin::{Agent, _stop_agents};
+    use crate::admin::{_stop_agents, Agent};
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]

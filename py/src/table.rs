@@ -63,8 +63,8 @@ impl Inner {
             }
         }
         let bytes = args::name_bytes(name)?;
-        let id =
-            with_table!(&*self.table, py, t => t.insert(&bytes)).map_err(|e| errors::core(py, e))?;
+        let id = with_table!(&*self.table, py, t => t.insert(&bytes))
+            .map_err(|e| errors::core(py, e))?;
         if cacheable {
             ids.set_item(name, id.index())?;
         }

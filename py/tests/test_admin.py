@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 import urllib.request
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
@@ -369,7 +370,10 @@ def test_a_fork_child_inherits_no_agent_and_connects_its_own(fake: FakeConsole) 
     with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
         wait_for("the set", lambda: agent.status().version == 1)
         read, write = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of forking a process with threads: the point.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child: report, never return into pytest
             result = {}
             try:
