@@ -86,11 +86,15 @@ impl Guarded {
             let _ = self.inner.exit_with(py, &entry, Outcome::Ok, || start);
             return match &self.fallback {
                 Some(fallback) => Ok(fallback.bind(py).call(args, kwargs)?.unbind()),
-                None => Err(errors::downgraded(
-                    py,
-                    name,
-                    reason_name(py, entry.reason()),
-                )),
+                None => match self.inner.console_return_value(name) {
+                    // The console's return value for the point: its raw text.
+                    Some(value) => Ok(PyString::new(py, &value).into_any().unbind()),
+                    None => Err(errors::downgraded(
+                        py,
+                        name,
+                        reason_name(py, entry.reason()),
+                    )),
+                },
             };
         }
         let result = self.func.bind(py).call(args, kwargs);

@@ -2,6 +2,7 @@
 //! the clock and maps errors; the sugar (decorator, error classes) lives in
 //! the `sds` package beside it (`python/sds`).
 
+mod admin;
 mod args;
 mod entry;
 mod errors;
@@ -21,6 +22,8 @@ mod _native {
     use pyo3::types::PyTuple;
     use sds_core::{Reason, MAX_CAPACITY, MAX_NAME_LEN};
 
+    #[pymodule_export]
+    use crate::admin::{_stop_agents, Agent};
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]

@@ -8,29 +8,23 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{check_capacity, Flags, Outcome, PointId, PointTable, Slot, Stats};
-use sds_shm::SharedTable;
+use sds_shm::AnyTable;
 
+use crate::admin::AdminCell;
 use crate::args::{self, Time};
 use crate::entry::{reason_name, Entry};
 use crate::errors;
 use crate::strategy::Strategy;
 
-/// The points of a client: its own table, or an attachment to a table file
-/// shared by the processes of the host.
-pub enum Points {
-    Private(PointTable<Box<[Slot]>>),
-    Shared(SharedTable),
-}
-
-/// Runs `$body` with `$t` bound to the core's table of `$points` (a
-/// `&Points`): the private table, or this process's view of the shared one
+/// Runs `$body` with `$t` bound to the core's table of `$points` (an
+/// `&AnyTable`): the private table, or this process's view of the shared one
 /// (a fork child registers first, which may fail). The body is compiled once
 /// per kind of table: the private one pays only for the branch.
 macro_rules! with_table {
     ($points:expr, $py:expr, $t:ident => $body:expr) => {
         match $points {
-            $crate::table::Points::Private($t) => $body,
-            $crate::table::Points::Shared(shared) => {
+            sds_shm::AnyTable::Private($t) => $body,
+            sds_shm::AnyTable::Shared(shared) => {
                 let view = shared.view().map_err(|e| $crate::shared::shm($py, &e))?;
                 let $t = &view;
                 $body
@@ -41,7 +35,10 @@ macro_rules! with_table {
 
 /// What a client, its point handles and its entries share.
 pub struct Inner {
-    pub table: Points,
+    /// The client's own table or its attachment to a table file shared by
+    /// the processes of the host; in an `Arc` so the console agent can hold
+    /// it too (`connect_admin`).
+    pub table: Arc<AnyTable>,
     /// `str` -> point index: a known name is found by its cached `str` hash,
     /// without reading its text (as fast as the core's lookup of a short
     /// name's UTF-8 bytes, faster for longer ones).
@@ -51,6 +48,8 @@ pub struct Inner {
     names: Py<PyDict>,
     listeners: Mutex<Vec<Py<PyAny>>>,
     has_listeners: AtomicBool,
+    /// The console agent managing this table, if one is connected.
+    pub admin: Mutex<Option<Arc<AdminCell>>>,
 }
 
 impl Inner {
@@ -64,8 +63,8 @@ impl Inner {
             }
         }
         let bytes = args::name_bytes(name)?;
-        let id =
-            with_table!(&self.table, py, t => t.insert(&bytes)).map_err(|e| errors::core(py, e))?;
+        let id = with_table!(&*self.table, py, t => t.insert(&bytes))
+            .map_err(|e| errors::core(py, e))?;
         if cacheable {
             ids.set_item(name, id.index())?;
         }
@@ -123,7 +122,7 @@ impl Inner {
         now: u64,
         flags: Flags,
     ) -> PyResult<sds_core::Entry> {
-        let entry = with_table!(&self.table, py, t => t.enter_point(id, now, flags))
+        let entry = with_table!(&*self.table, py, t => t.enter_point(id, now, flags))
             .map_err(|e| errors::core(py, e))?;
         if entry.downgraded() && self.has_listeners.load(Ordering::Acquire) {
             self.notify(py, name, &entry, now);
@@ -155,7 +154,7 @@ impl Inner {
     }
 
     fn stats_of(&self, py: Python<'_>, id: PointId, now: u64) -> PyResult<Stats> {
-        with_table!(&self.table, py, t => t.point(id).map(|point| point.stats(now)))
+        with_table!(&*self.table, py, t => t.point(id).map(|point| point.stats(now)))
             .map_err(|e| errors::core(py, e))
     }
 
@@ -167,7 +166,7 @@ impl Inner {
         outcome: Outcome,
         clock: impl FnOnce() -> u64,
     ) -> PyResult<()> {
-        with_table!(&self.table, py, t => t.exit_with(entry, outcome, clock))
+        with_table!(&*self.table, py, t => t.exit_with(entry, outcome, clock))
             .map_err(|e| errors::core(py, e))
     }
 }
@@ -248,7 +247,7 @@ impl Table {
                     Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
                     None => 0o600,
                 };
-                Points::Shared(crate::shared::open(py, &name_or_path, capacity, mode)?)
+                AnyTable::Shared(crate::shared::open(py, &name_or_path, capacity, mode)?)
             }
             None => {
                 if mode.is_some_and(|m| !m.is_none()) {
@@ -258,16 +257,17 @@ impl Table {
                     ));
                 }
                 let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-                Points::Private(PointTable::new(slots).map_err(|e| errors::core(py, e))?)
+                AnyTable::Private(PointTable::new(slots).map_err(|e| errors::core(py, e))?)
             }
         };
         Ok(Table {
             inner: Arc::new(Inner {
-                table,
+                table: Arc::new(table),
                 ids: PyDict::new(py).unbind(),
                 names: PyDict::new(py).unbind(),
                 listeners: Mutex::new(Vec::new()),
                 has_listeners: AtomicBool::new(false),
+                admin: Mutex::new(None),
             }),
         })
     }
@@ -275,26 +275,20 @@ impl Table {
     /// How many points fit.
     #[getter]
     fn capacity(&self) -> usize {
-        match &self.inner.table {
-            Points::Private(t) => t.capacity(),
-            Points::Shared(shared) => shared.capacity(),
-        }
+        self.inner.table.capacity()
     }
 
     /// The file of a shared table, `None` for a private one.
     #[getter]
     fn shared_path(&self) -> Option<std::path::PathBuf> {
-        match &self.inner.table {
-            Points::Private(_) => None,
-            Points::Shared(shared) => Some(shared.path().to_path_buf()),
-        }
+        self.inner.table.path().map(|p| p.to_path_buf())
     }
 
     /// How many points exist (in the whole file for a shared table).
     fn __len__(&self) -> usize {
-        match &self.inner.table {
-            Points::Private(t) => t.len(),
-            Points::Shared(shared) => shared.len(),
+        match &*self.inner.table {
+            AnyTable::Private(t) => t.len(),
+            AnyTable::Shared(shared) => shared.len(),
         }
     }
 
@@ -308,7 +302,7 @@ impl Table {
     ) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
         let strategy = Strategy::from_any(strategy)?;
-        with_table!(&self.inner.table, py, t => t.set_strategy(&name, &strategy.inner))
+        with_table!(&*self.inner.table, py, t => t.set_strategy(&name, &strategy.inner))
             .map_err(|e| errors::core(py, e))?;
         Ok(())
     }
@@ -316,14 +310,14 @@ impl Table {
     /// Removes the strategy of `point`; its counters stay.
     fn remove_strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
-        with_table!(&self.inner.table, py, t => t.remove_strategy(&name))
+        with_table!(&*self.inner.table, py, t => t.remove_strategy(&name))
             .map_err(|e| errors::core(py, e))
     }
 
     /// The strategy of `point`, or `None`.
     fn strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<Option<Strategy>> {
         let name = args::name_bytes(args::name(point)?)?;
-        let strategy = with_table!(&self.inner.table, py, t => {
+        let strategy = with_table!(&*self.inner.table, py, t => {
             let id = t.lookup(&name).map_err(|e| errors::core(py, e))?;
             id.and_then(|id| t.point(id).ok()).and_then(|p| p.strategy())
         });
@@ -340,7 +334,7 @@ impl Table {
     ) -> PyResult<Bound<'py, PyDict>> {
         let name = args::name_bytes(args::name(point)?)?;
         let now = args::time_or_now(now_ms);
-        let stats = with_table!(&self.inner.table, py, t => t.stats(&name, now))
+        let stats = with_table!(&*self.inner.table, py, t => t.stats(&name, now))
             .map_err(|e| errors::core(py, e))?;
         stats_dict(py, &stats)
     }
@@ -430,6 +424,12 @@ impl PointHandle {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         format!("Point({:?})", self.name.bind(py).to_string())
+    }
+
+    /// The console's return value for this point when an agent manages the
+    /// client and has one (what a fallback-less `guard` returns).
+    fn _return_value(&self, py: Python<'_>) -> Option<String> {
+        self.inner.console_return_value(self.name.bind(py))
     }
 }
 

@@ -9,6 +9,7 @@
 
 from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
 from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
+from .admin import AdminAgent, AgentStatus
 from .client import Client, Point
 from .stats import CycleStats, Stats
 from . import errors
@@ -19,6 +20,8 @@ __all__ = [
     "__version__",
     "Client",
     "Point",
+    "AdminAgent",
+    "AgentStatus",
     "Entry",
     "Strategy",
     "SlidingWindow",

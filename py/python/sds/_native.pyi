@@ -10,6 +10,8 @@ from typing_extensions import disjoint_base
 from .stats import Stats
 
 __all__ = [
+    "Agent",
+    "_stop_agents",
     "Entry",
     "_register_errors",
     "Guarded",
@@ -40,6 +42,9 @@ def now_ms() -> int:
     """The wall-clock time in ms that calls without `now_ms` use."""
 
 def _register_errors(classes: Dict[str, type], downgraded: type) -> None: ...
+def _stop_agents() -> None:
+    """Stops every console agent of this process; no other starts or logs
+    (registered with `atexit` by `sds`)."""
 
 @final
 class Strategy:
@@ -167,6 +172,35 @@ class PointHandle:
     def name(self) -> str: ...
     def enter(self, *, now_ms: Optional[int] = None, pressure_test: bool = False) -> Entry: ...
     def stats(self, now_ms: Optional[int] = None) -> Stats: ...
+    def _return_value(self) -> Optional[str]:
+        """The console's return value for this point when an agent manages the
+        client and has one (what a fallback-less `guard` returns)."""
+
+@disjoint_base
+class Agent:
+    """The console agent of a client (the base of `sds.AdminAgent`)."""
+
+    def __new__(
+        cls,
+        client: Table,
+        servers: str,
+        app_group: str,
+        app_name: str,
+        *,
+        ip: Optional[str] = None,
+        hostname: Optional[str] = None,
+        pull_interval_ms: int,
+        timeout_ms: int,
+    ) -> Agent: ...
+    def _status(self) -> Tuple[int, bool, int, bool, int, bool, str, str, int, int, int]:
+        """The agent's state as a tuple in `sds_agent::Status`'s field order."""
+    def return_value(self, point: str) -> Optional[str]:
+        """The console's `returnValueStr` for `point`, or `None`."""
+    @property
+    def running(self) -> bool: ...
+    def close(self) -> None:
+        """Stops the agent and joins its thread; idempotent. The table keeps the
+        strategies in force."""
 
 @final
 class SlidingWindow:

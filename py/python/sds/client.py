@@ -8,6 +8,7 @@ import os
 from typing import Any, Callable, Optional, Type, TypeVar, Union
 
 from . import _native
+from .admin import AdminAgent, millis
 from .guard import ErrorSpec, guard_options, make_guard
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,8 +30,12 @@ class Point(_native.PointHandle):
         ``async def``, a generator or an async generator.
 
         A downgraded call returns ``fallback(*args, **kwargs)`` (awaited when
-        it is awaitable and the function is async), or raises
-        ``sds.Downgraded`` without a fallback. An ``Exception`` of ``errors``
+        it is awaitable and the function is async). Without a fallback it
+        returns the console's return value for the point (its
+        ``returnValueStr``, a ``str`` as typed in the console) when the
+        client is managed by the console (``Client.connect_admin``) and the
+        point has one, else raises ``sds.Downgraded``; a generator always
+        raises it. An ``Exception`` of ``errors``
         (an exception class or a tuple of them) and not of ``ignore`` counts
         as the point's exception; it is re-raised. Cancellations and exits
         (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
@@ -87,3 +92,41 @@ class Client(_native.Table):
         arguments are checked before the point is created."""
         options = guard_options(fallback, errors, ignore)
         return make_guard(self.point(point), *options)
+
+    def connect_admin(
+        self,
+        servers: str,
+        app_group: str,
+        app_name: str,
+        *,
+        ip: Optional[str] = None,
+        hostname: Optional[str] = None,
+        pull_interval: float = 5.0,
+        timeout: float = 1.0,
+    ) -> AdminAgent:
+        """Lets the SDS console (``sds-admin``) manage this client's table:
+        an agent thread pulls the app's strategies at once and every
+        ``pull_interval`` seconds and applies each set whole (points missing
+        from it lose their strategy; an invalid one is refused and logged,
+        the point keeps its old one), and uploads the last whole cycle's
+        statistics at second 5 of each 10 s cycle when this process is the
+        host's reporter. ``enter`` never waits on it.
+
+        ``servers`` is a comma-separated list of ``http://`` base URLs
+        (failed over in turn); ``ip`` and ``hostname`` default to the host's
+        (the last non-loopback IPv4 address); ``timeout`` bounds one request
+        (seconds). A config the agent refuses raises ``sds.InvalidArgument``
+        with its reason, as does a second agent while one runs. The agent
+        runs until ``close()`` (or the ``with`` block ends), the client is
+        collected, or the interpreter exits. In a fork child, call this
+        again (the agent thread is not inherited)."""
+        return AdminAgent(
+            self,
+            servers,
+            app_group,
+            app_name,
+            ip=ip,
+            hostname=hostname,
+            pull_interval_ms=millis("pull_interval", pull_interval),
+            timeout_ms=millis("timeout", timeout),
+        )

@@ -72,6 +72,16 @@ def make_guard(
             raise Downgraded(point, entry.reason)
         return fallback(*args, **kwargs)
 
+    def downgraded_call(entry: Entry, args: Any, kwargs: Any) -> Any:
+        """A downgraded call (not a generator): without a fallback, the
+        console's return value when the client's agent has one."""
+        if fallback is None:
+            value = handle._return_value()
+            if value is not None:
+                entry.exit()
+                return value
+        return downgraded(entry, args, kwargs)
+
     def decorate(fn: F) -> F:
         if inspect.isasyncgenfunction(fn):
             return cast(F, functools.wraps(fn)(_async_generator(fn, enter, counts, downgraded)))
@@ -83,7 +93,7 @@ def make_guard(
             async def guarded_async(*args: Any, **kwargs: Any) -> Any:
                 entry = enter()
                 if entry.downgraded:
-                    result = downgraded(entry, args, kwargs)
+                    result = downgraded_call(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
                 try:
                     return await fn(*args, **kwargs)

@@ -1,0 +1,91 @@
+"""``AdminAgent``: a client managed by the SDS console (``sds-admin``),
+started with ``Client.connect_admin``. The protocol runs in the native
+``sds-agent`` on a thread of its own; this module names its status fields
+and makes it a context manager.
+
+Log lines go to the logger ``"sds.admin"``: ``WARNING`` for a failure the
+agent recovers from (a server down, a strategy refused), ``INFO`` for a
+change applied (a new strategy version, the reporter role taken).
+
+Every agent of the process is stopped (joined) by an ``atexit`` hook, so the
+interpreter exits normally with agents running (waiting at most one request
+timeout if a request is in flight). A fork child inherits no agent thread:
+an inherited ``AdminAgent`` is not ``running`` there; call
+``connect_admin`` in the child (e.g. in gunicorn's ``post_fork`` hook).
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+from types import TracebackType
+from typing import NamedTuple, Optional, Type
+
+from . import _native
+from .errors import InvalidArgument
+
+
+class AgentStatus(NamedTuple):
+    """A snapshot of an agent's state. Times are UTC epoch milliseconds of
+    the agent's clock, 0 for never."""
+
+    last_pull_ms: int
+    """When the last pull finished (or failed)."""
+    last_pull_ok: bool
+    """Whether it succeeded (also when some strategies were refused)."""
+    last_upload_ms: int
+    """When the last upload finished (or failed)."""
+    last_upload_ok: bool
+    """Whether it succeeded."""
+    version: int
+    """The console's strategy version held (0 until a set is applied)."""
+    is_reporter: bool
+    """Whether this process uploads for the host (always on a private table;
+    one process per shared table file)."""
+    server: str
+    """The server the next request goes to."""
+    last_error: str
+    """The last failure's text, ``""`` if none yet (a success keeps it)."""
+    pull_failures: int
+    """Pulls that failed since start."""
+    upload_failures: int
+    """Uploads that failed since start."""
+    uploads: int
+    """Uploads delivered since start."""
+
+
+class AdminAgent(_native.Agent):
+    """The console agent of a client: pulls its strategies, uploads its
+    statistics. A context manager that closes it."""
+
+    __slots__ = ()
+
+    def status(self) -> AgentStatus:
+        """The agent's state now. In a fork child of the process that
+        started it: ``sds.InvalidArgument``."""
+        return AgentStatus(*self._status())
+
+    def __enter__(self) -> AdminAgent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<sds.AdminAgent {'running' if self.running else 'closed'}>"
+
+
+def millis(name: str, seconds: float) -> int:
+    """``seconds`` (an int or a float) as whole milliseconds; the agent
+    judges the value (0 ms is refused)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        raise InvalidArgument(f"{name} must be a finite number of seconds, not {seconds!r}")
+    return max(0, round(seconds * 1000))
+
+
+atexit.register(_native._stop_agents)

@@ -1,0 +1,413 @@
+"""The console agent (``Client.connect_admin``) against the strict fake
+console, ``tools/fake-sds-admin.py`` (started with this interpreter)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+import warnings
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import pytest
+
+import sds
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FAKE = REPO / "tools" / "fake-sds-admin.py"
+IDENTITY = {"ip": "10.1.2.3", "hostname": "test-host"}
+
+
+class FakeConsole:
+    """The fake console as a subprocess; it exits when its stdin closes."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(FAKE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
+
+    def control(self, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
+
+    def app(self, strategies: List[Dict[str, Any]]) -> int:
+        answer = self.control("/_fake/app", {"appGroupName": "g", "appName": "a", "strategies": strategies})
+        return int(answer["version"])
+
+    def mode(self, **modes: str) -> None:
+        self.control("/_fake/mode", modes)
+
+    def requests(self) -> Dict[str, List[Dict[str, Any]]]:
+        return dict(self.control("/_fake/requests"))
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeConsole]:
+    console = FakeConsole()
+    yield console
+    # Hang mode holds connections open; answer them so the fake can exit.
+    console.mode(pull="ok", add="ok")
+    assert console.requests()["violations"] == []
+    console.close()
+
+
+def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
+    """Polls `check` until it holds; returns how long that took."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > within:
+            raise AssertionError(f"not within {within} s: {what}")
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def agent_threads() -> int:
+    """This process's threads named by the agent crate."""
+    tasks = pathlib.Path("/proc/self/task").iterdir()
+    return sum((task / "comm").read_text().strip() == "sds-agent" for task in tasks)
+
+
+def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
+    strategy = client.strategy(point)
+    return None if strategy is None else strategy.visit_threshold
+
+
+def test_a_strategy_change_is_in_force_within_one_pull_interval_and_a_removed_point_loses_it(
+    fake: FakeConsole,
+) -> None:
+    fake.app([{"point": "orders", "visitThreshold": 5}, {"point": "users", "visitThreshold": 9}])
+    client = sds.Client(64)
+    client.set_strategy("local", sds.Strategy(visit_threshold=1))
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+        wait_for("the first set", lambda: agent.status().version == 1)
+        assert visit_threshold(client, "orders") == 5
+        assert visit_threshold(client, "users") == 9
+        # The console owns the table's strategies.
+        assert client.strategy("local") is None
+
+        assert fake.app([{"point": "orders", "visitThreshold": 7}]) == 2
+        # One interval (0.1 s), plus what this loaded machine adds.
+        took = wait_for("the change", lambda: visit_threshold(client, "orders") == 7, within=1.0)
+        assert took < 1.0
+        assert client.strategy("users") is None
+        status = agent.status()
+        assert (status.version, status.last_pull_ok, status.pull_failures) == (2, True, 0)
+        assert status.server == fake.url
+        assert status.last_error == ""
+
+    first = fake.requests()["pulls"][0]["request"]
+    assert first == {
+        "appGroupName": "g",
+        "appName": "a",
+        "ip": "10.1.2.3",
+        "hostname": "test-host",
+        "version": 0,
+        "pointList": ["local"],
+    }
+
+
+def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(
+    fake: FakeConsole, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="sds.admin")
+    fake.app([{"point": "orders", "visitThreshold": 5}])
+    client = sds.Client(64)
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+        wait_for("the first set", lambda: agent.status().version == 1)
+        fake.app([{"point": "orders", "visitThreshold": "10"}, {"point": "users", "visitThreshold": 3}])
+        wait_for("the second set", lambda: agent.status().version == 2)
+        assert visit_threshold(client, "orders") == 5
+        assert visit_threshold(client, "users") == 3
+        assert 'point "orders"' in agent.status().last_error
+    warnings = [r for r in caplog.records if r.name == "sds.admin" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].getMessage().startswith('SDS strategy refused: point "orders": ')
+    assert "visitThreshold" in warnings[0].getMessage()
+    infos = [r.getMessage() for r in caplog.records if r.name == "sds.admin" and r.levelno == logging.INFO]
+    assert any("version 2" in line for line in infos), infos
+
+
+@pytest.mark.parametrize(
+    "mode, error",
+    [
+        ("unknown_app", "the console answered: app g/a does not exist"),
+        ("http_500", "HTTP status 500"),
+        ("hang", "/sds/heartbeat/pullstrategy: "),
+    ],
+)
+def test_a_failing_console_is_visible_in_status_and_the_strategies_stay(
+    fake: FakeConsole, caplog: pytest.LogCaptureFixture, mode: str, error: str
+) -> None:
+    fake.app([{"point": "orders", "visitThreshold": 5}])
+    client = sds.Client(64)
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, timeout=0.2, **IDENTITY) as agent:
+        wait_for("the first set", lambda: agent.status().version == 1)
+        fake.mode(pull=mode)
+        wait_for("a failed pull", lambda: agent.status().pull_failures > 0)
+        status = agent.status()
+        assert status.last_pull_ok is False
+        assert error in status.last_error
+        assert status.version == 1
+        assert visit_threshold(client, "orders") == 5
+        fake.mode(pull="ok")
+        wait_for("a pull again", lambda: agent.status().last_pull_ok)
+    assert any(
+        r.name == "sds.admin" and r.levelno == logging.WARNING and error in r.getMessage() for r in caplog.records
+    )
+
+
+def test_a_second_server_that_works_takes_over(fake: FakeConsole) -> None:
+    hanging = FakeConsole()
+    try:
+        hanging.mode(pull="hang", add="hang")
+        fake.app([{"point": "orders", "visitThreshold": 5}])
+        client = sds.Client(64)
+        servers = f"{hanging.url},{fake.url}"
+        with client.connect_admin(servers, "g", "a", pull_interval=0.1, timeout=0.2, **IDENTITY) as agent:
+            wait_for("the set from the working server", lambda: visit_threshold(client, "orders") == 5)
+            status = agent.status()
+            assert status.version == 1
+            assert status.server == fake.url
+    finally:
+        hanging.mode(pull="ok", add="ok")
+        hanging.close()
+
+
+def test_guard_without_fallback_returns_the_consoles_return_value(fake: FakeConsole) -> None:
+    fake.app(
+        [
+            {"point": "pay", "visitThreshold": 0, "returnValueStr": '{"busy": true}'},
+            {"point": "plain", "visitThreshold": 0},
+        ]
+    )
+    client = sds.Client(64)
+
+    @client.guard("pay")
+    def pay() -> str:
+        return "paid"
+
+    @client.guard("pay")
+    async def pay_async() -> str:
+        return "paid"
+
+    @client.guard("pay", fallback=lambda: "fallback")
+    def pay_with_fallback() -> str:
+        return "paid"
+
+    @client.guard("plain")
+    def plain() -> str:
+        return "done"
+
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+        wait_for("the set", lambda: agent.status().version == 1)
+        assert agent.return_value("pay") == '{"busy": true}'
+        assert agent.return_value("plain") is None
+        assert pay() == '{"busy": true}'
+        assert asyncio.run(pay_async()) == '{"busy": true}'
+        assert pay_with_fallback() == "fallback"
+        with pytest.raises(sds.Downgraded):
+            plain()
+    # Closed: the strategies stay, the client has no agent any more.
+    with pytest.raises(sds.Downgraded):
+        pay()
+
+
+def test_the_upload_equals_the_clients_last_cycle(fake: FakeConsole) -> None:
+    fake.app([{"point": "up", "visitThreshold": 1000}])
+    client = sds.Client(64)
+    with client.connect_admin(fake.url, "g", "a", **IDENTITY) as agent:
+        cycle = sds.now_ms() // 10_000 * 10_000
+        # Traffic inside one cycle: 6 visits, 2 errors, a peak of 3 in flight.
+        held = [client.enter("up") for _ in range(3)]
+        for entry in held:
+            entry.exit()
+        for i in range(3):
+            with pytest.raises(ZeroDivisionError), client.enter("up"):
+                if i < 2:
+                    1 / 0
+                raise ZeroDivisionError
+        if sds.now_ms() // 10_000 * 10_000 != cycle:
+            pytest.skip("the traffic crossed a cycle boundary")
+        # Reported at second 5 of the next cycle (at most ~15 s away).
+        wait_for("the upload", lambda: agent.status().uploads >= 1 and any(
+            u["request"]["statisticsCycleTime"] == cycle + 10_000 for u in fake.requests()["uploads"]
+        ), within=20.0)
+        upload = next(
+            u["request"] for u in fake.requests()["uploads"] if u["request"]["statisticsCycleTime"] == cycle + 10_000
+        )
+        assert agent.status().is_reporter
+    expected = dict(client.stats("up", now_ms=cycle + 10_000 + 5_000)["lastCycle"])
+    assert expected["visitNum"] == 6 and expected["concurrentNum"] == 3
+    assert upload["pointInfoMap"] == {"up": {"point": "up", **expected}}
+    assert (upload["ip"], upload["hostname"]) == ("10.1.2.3", "test-host")
+
+
+def test_close_joins_the_thread_and_is_idempotent(fake: FakeConsole) -> None:
+    fake.app([])
+    before = agent_threads()
+    client = sds.Client(64)
+    agent = client.connect_admin(fake.url, "g", "a", **IDENTITY)
+    # The thread names itself once it runs.
+    wait_for("the agent's thread", lambda: agent_threads() == before + 1)
+    assert agent.running
+    with pytest.raises(sds.InvalidArgument, match="already managed by a console agent"):
+        client.connect_admin(fake.url, "g", "a", **IDENTITY)
+    agent.close()
+    assert not agent.running and agent_threads() == before
+    agent.close()
+    assert repr(agent) == "<sds.AdminAgent closed>"
+    # A closed agent's status is still readable; a new agent may start.
+    assert agent.status().last_pull_ok
+    client.connect_admin(fake.url, "g", "a", **IDENTITY).close()
+    assert agent_threads() == before
+
+
+def test_a_collected_client_stops_its_agent(fake: FakeConsole) -> None:
+    before = agent_threads()
+    client = sds.Client(64)
+    client.connect_admin(fake.url, "g", "a", **IDENTITY)
+    wait_for("the agent's thread", lambda: agent_threads() == before + 1)
+    del client
+    assert agent_threads() == before
+
+
+@pytest.mark.parametrize("mode", ["ok", "hang"])
+def test_a_process_that_ends_with_an_agent_running_exits_normally_and_promptly(fake: FakeConsole, mode: str) -> None:
+    fake.app([{"point": "orders", "visitThreshold": 5}])
+    fake.mode(pull=mode)
+    code = textwrap.dedent(
+        f"""
+        import logging, time, sds
+        logging.basicConfig(level=logging.INFO)
+        client = sds.Client(64)
+        agent = client.connect_admin({fake.url!r}, "g", "a", ip="10.1.2.3", hostname="h", timeout=0.5)
+        time.sleep(0.3)
+        print("ending")
+        """
+    )
+    start = time.monotonic()
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    took = time.monotonic() - start
+    assert child.returncode == 0, child.stderr
+    assert child.stdout == "ending\n"
+    assert "Traceback" not in child.stderr and "Fatal" not in child.stderr
+    # Startup, 0.3 s, and at most one request timeout (0.5 s) to stop.
+    assert took < 5.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"servers": "https://h:8887"}, 'server "https://h:8887" is not an http:// URL (HTTPS is not supported)'),
+        ({"servers": " , "}, "no server given"),
+        ({"app_group": " "}, "the app group is blank"),
+        ({"app_name": ""}, "the app name is blank"),
+        ({"ip": "1234567890.1234567"}, 'ip "1234567890.1234567" is longer than 16 characters'),
+        ({"pull_interval": 0}, "the pull interval must be above 0 ms"),
+        ({"timeout": 0.0001}, "the timeout must be above 0 ms"),
+    ],
+)
+def test_a_config_the_agent_refuses_is_an_invalid_argument_with_its_reason(
+    kwargs: Dict[str, Any], message: str
+) -> None:
+    args: Dict[str, Any] = {"servers": "http://127.0.0.1:9", "app_group": "g", "app_name": "a", **kwargs}
+    with pytest.raises(sds.InvalidArgument) as raised:
+        sds.Client(8).connect_admin(**args)
+    assert str(raised.value) == f"cannot start the SDS agent: {message}"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"servers": 8887}, "servers must be a str, not int"),
+        ({"hostname": b"h"}, "hostname must be a str, not bytes"),
+        ({"pull_interval": "5"}, "pull_interval must be a finite number of seconds, not '5'"),
+        ({"timeout": float("nan")}, "timeout must be a finite number of seconds, not nan"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_invalid_arguments(kwargs: Dict[str, Any], message: str) -> None:
+    args: Dict[str, Any] = {"servers": "http://127.0.0.1:9", "app_group": "g", "app_name": "a", **kwargs}
+    with pytest.raises(sds.InvalidArgument, match="^" + message.replace("(", r"\(") + "$"):
+        sds.Client(8).connect_admin(**args)
+
+
+def test_a_shared_table_client_is_the_reporter_when_alone(fake: FakeConsole, tmp_path: pathlib.Path) -> None:
+    fake.app([{"point": "orders", "visitThreshold": 5}])
+    client = sds.Client.shared(tmp_path / "table", 64)
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+        wait_for("the set and the role", lambda: agent.status().version == 1 and agent.status().is_reporter)
+        assert visit_threshold(client, "orders") == 5
+        # Another process's client on the same file sees the strategy.
+        other = sds.Client.shared(tmp_path / "table", 64)
+        assert visit_threshold(other, "orders") == 5
+
+
+def test_a_fork_child_inherits_no_agent_and_connects_its_own(fake: FakeConsole) -> None:
+    fake.app([{"point": "pay", "visitThreshold": 0, "returnValueStr": "busy"}])
+    client = sds.Client(64)
+
+    @client.guard("pay")
+    def pay() -> str:
+        return "paid"
+
+    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+        wait_for("the set", lambda: agent.status().version == 1)
+        read, write = os.pipe()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of forking a process with threads: the point.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: report, never return into pytest
+            result = {}
+            try:
+                result["running"] = agent.running
+                result["return_value"] = agent.return_value("pay")
+                try:
+                    agent.status()
+                except sds.InvalidArgument as e:
+                    result["status"] = str(e)
+                try:
+                    pay()
+                except sds.Downgraded:
+                    result["guard"] = "Downgraded"
+                agent.close()  # a no-op here
+                with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as own:
+                    wait_for("the child's pull", lambda: own.status().last_pull_ok)
+                    wait_for("the child's agent thread", lambda: agent_threads() == 1)
+                    result["own"] = [own.running, pay()]
+                result["after"] = agent_threads()
+            finally:
+                os.write(write, json.dumps(result).encode())
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            result = json.loads(pipe.read())
+        assert os.waitpid(pid, 0)[1] == 0
+        assert result == {
+            "running": False,
+            "return_value": None,
+            "status": f"this console agent belongs to process {os.getpid()}: a fork child inherits "
+            "no agent; call connect_admin in the child",
+            "guard": "Downgraded",
+            "own": [True, "busy"],
+            "after": 0,
+        }
+        # The parent's agent is untouched.
+        assert agent.running and agent.status().last_pull_ok and pay() == "busy"
