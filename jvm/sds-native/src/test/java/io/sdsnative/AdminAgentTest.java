@@ -47,10 +47,18 @@ class AdminAgentTest {
     /** Collects what sds-native logs (System.Logger goes to java.util.logging by default). */
     static final class Lines extends Handler {
         private final List<LogRecord> records = new ArrayList<>();
+        /** The threads that logged: name, and whether each was a daemon. */
+        private final List<String> threads = new ArrayList<>();
 
         @Override
         public synchronized void publish(LogRecord record) {
             records.add(record);
+            Thread t = Thread.currentThread();
+            threads.add(t.getName() + (t.isDaemon() ? " (daemon)" : ""));
+        }
+
+        synchronized List<String> threads() {
+            return new ArrayList<>(threads);
         }
 
         synchronized List<String> at(Level level) {
@@ -172,6 +180,10 @@ class AdminAgentTest {
                     warnings.get(0));
             assertTrue(warnings.get(0).contains("delayTime"), warnings.get(0));
             assertEquals(warnings.get(0), "sds-agent group/app: " + status.lastError());
+            // Logged on the agent's own thread, attached as a daemon for the line.
+            for (String thread : lines.threads()) {
+                assertEquals("sds-agent (daemon)", thread);
+            }
         }
     }
 
