@@ -16,6 +16,8 @@
 //! `SDS_PANIC`, never an abort of the JVM. The library has no test hooks;
 //! the panic boundary is tested by this crate's unit tests.
 
+mod agent;
+mod agent_log;
 mod boundary;
 mod codes;
 mod handle;

@@ -11,11 +11,11 @@ use std::os::unix::ffi::OsStrExt;
 use jni::objects::{JByteArray, JObject, JString};
 use jni::sys::{jint, jlong};
 use sds_core::ErrorCode;
-use sds_shm::{table_path, Options, SharedTable};
+use sds_shm::{table_path, AnyTable, Options};
 
 use crate::boundary::{setup_native, Fail};
-use crate::handle::{borrow, into_handle};
-use crate::table::Table;
+use crate::handle::borrow;
+use crate::table::table_into_handle;
 
 setup_native! {
     /// Opens (creating if needed) the table file of `name_or_path` (UTF-8
@@ -37,8 +37,7 @@ setup_native! {
         let options = Options::of_mode(mode as u32)?;
         // A negative capacity reads as 0, which shm refuses too.
         let capacity = usize::try_from(capacity).unwrap_or(0);
-        let shared = SharedTable::open(&path, capacity, &options)?;
-        Ok(into_handle(Table::Shared(shared)))
+        Ok(table_into_handle(AnyTable::shared(&path, capacity, &options)?))
     }
 
     /// The path of a shared table's file; `null` for a private table.
@@ -49,10 +48,10 @@ setup_native! {
     ) -> JString<'l> {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { borrow::<Table>(handle) }.map_err(Fail::code)?;
+        let table = unsafe { borrow::<AnyTable>(handle) }.map_err(Fail::code)?;
         Ok(match table {
-            Table::Private(_) => JString::null(),
-            Table::Shared(shared) => env.new_string(shared.path().to_string_lossy())?,
+            AnyTable::Private(_) => JString::null(),
+            AnyTable::Shared(shared) => env.new_string(shared.path().to_string_lossy())?,
         })
     }
 }

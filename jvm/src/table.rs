@@ -1,8 +1,12 @@
-//! `io.sdsnative.Client`'s natives: a [`Table`] behind a handle, private or
-//! this process's view of a shared table file (`shared.rs`).
+//! `io.sdsnative.Client`'s natives: an [`AnyTable`] behind a handle, private
+//! or this process's view of a shared table file (`shared.rs`). The handle is
+//! `Arc::into_raw` of the table, so the console agent (`agent.rs`) can hold
+//! the table too while the hot path reaches it with no extra indirection.
 //!
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
+
+use std::sync::Arc;
 
 use jni::objects::{JByteArray, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
@@ -10,24 +14,45 @@ use sds_core::{
     check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, PointTable, Slot,
     Stats,
 };
-use sds_shm::SharedTable;
+use sds_shm::AnyTable;
 
 use crate::boundary::{hot, setup_native, thrown, Fail, Refusal};
-use crate::handle::{borrow, free, into_handle};
+use crate::handle::borrow;
 use crate::strategy::strategy_from_values;
 
-/// A client's own table: the slots on the heap.
-pub(crate) type PrivateTable = PointTable<Box<[Slot]>>;
-
-/// What a `Client`'s handle holds.
-pub(crate) enum Table {
-    Private(PrivateTable),
-    /// An attachment to a table file shared with other processes.
-    Shared(SharedTable),
+/// The handle of a new table: `Arc::into_raw`, freed by [`table_free`].
+pub(crate) fn table_into_handle(table: AnyTable) -> jlong {
+    Arc::into_raw(Arc::new(table)) as jlong
 }
 
-/// Runs `$body` with `$t` bound to the core's table of `$table` (a
-/// `&Table`): the private one, or this process's view of the shared one
+/// Another reference to the table of a live handle (for the agent); `Closed`
+/// for the handle 0.
+///
+/// # Safety
+/// As for [`borrow`]: `handle` is 0 or a live table handle.
+pub(crate) unsafe fn table_arc(handle: jlong) -> Result<Arc<AnyTable>, ErrorCode> {
+    // SAFETY: see the function's contract.
+    let table = unsafe { borrow::<AnyTable>(handle) }? as *const AnyTable;
+    // SAFETY: a live handle is a strong reference made by `Arc::into_raw`.
+    unsafe {
+        Arc::increment_strong_count(table);
+        Ok(Arc::from_raw(table))
+    }
+}
+
+/// Drops the handle's reference to its table (0: nothing to do).
+///
+/// # Safety
+/// As for [`borrow`], and no call may use the handle afterwards.
+unsafe fn table_free(handle: jlong) {
+    if handle != 0 {
+        // SAFETY: see the function's contract.
+        drop(unsafe { Arc::from_raw(handle as *const AnyTable) });
+    }
+}
+
+/// Runs `$body` with `$t` bound to the core's table of `$table` (an
+/// `&AnyTable`): the private one, or this process's view of the shared one
 /// (whose `enter_point` gives back dead holders' permits after a refusal
 /// for concurrency). Making the view fails only in a fork child that
 /// cannot register; `$fail` maps that `sds_shm::Error`. The body is
@@ -36,8 +61,8 @@ pub(crate) enum Table {
 macro_rules! with_view {
     ($table:expr, $t:ident => $body:expr, $fail:expr) => {
         match $table {
-            Table::Private($t) => $body,
-            Table::Shared(shared) => {
+            AnyTable::Private($t) => $body,
+            AnyTable::Shared(shared) => {
                 let view = shared.view().map_err($fail)?;
                 let $t = &view;
                 $body
@@ -52,7 +77,7 @@ fn table_and_name<'a>(
     env: &jni::Env,
     handle: jlong,
     name: &JByteArray,
-) -> Result<(&'a Table, Vec<u8>), Fail> {
+) -> Result<(&'a AnyTable, Vec<u8>), Fail> {
     use jni::refs::Reference;
     if name.is_null() {
         return Err(Fail::code(ErrorCode::NullArgument));
@@ -60,7 +85,7 @@ fn table_and_name<'a>(
     let name = env.convert_byte_array(name)?;
     // SAFETY: the Java `Client` passes its own handle and itself as owner,
     // which keeps it reachable, so its table is not freed during the call.
-    let table = unsafe { borrow::<Table>(handle) }.map_err(Fail::code)?;
+    let table = unsafe { borrow::<AnyTable>(handle) }.map_err(Fail::code)?;
     Ok((table, name))
 }
 
@@ -70,7 +95,7 @@ setup_native! {
         // A negative capacity reads as 0, which the core refuses too.
         check_capacity(usize::try_from(capacity).unwrap_or(0))?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-        Ok(into_handle(Table::Private(PointTable::new(slots)?)))
+        Ok(table_into_handle(AnyTable::Private(PointTable::new(slots)?)))
     }
 
     /// The id of the point `name`, created if needed.
@@ -143,7 +168,7 @@ pub extern "system" fn Java_io_sdsnative_Native_tableFree(
 ) {
     // SAFETY: called once per table, by the reclaimer, after its `Client`
     // was collected: no call can be using it (each passes its client).
-    let _ = std::panic::catch_unwind(|| unsafe { free::<Table>(handle) });
+    let _ = std::panic::catch_unwind(|| unsafe { table_free(handle) });
 }
 
 /// Enters point `point` at `now_ms`: the packed entry (>= 0), or throws.
@@ -160,7 +185,7 @@ pub extern "system" fn Java_io_sdsnative_Native_enter(
     hot(env, || {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { borrow::<Table>(handle) }?;
+        let table = unsafe { borrow::<AnyTable>(handle) }?;
         let id = PointId::from_index(point as u32);
         let now_ms = time::from_i64(now_ms)?;
         let flags = Flags::from_known_bits(flags as u32)?;
@@ -185,7 +210,7 @@ pub extern "system" fn Java_io_sdsnative_Native_exit(
     hot(env, || {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { borrow::<Table>(handle) }?;
+        let table = unsafe { borrow::<AnyTable>(handle) }?;
         let outcome = Outcome::from_code(i64::from(outcome))?;
         let entry = Entry::unpack(packed as u64, time::from_i64(start_ms)?)
             .ok_or(Refusal::Code(ErrorCode::InvalidEntry))?;

@@ -1,6 +1,9 @@
 package io.sdsnative;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -33,6 +36,8 @@ public final class Client implements AutoCloseable {
     private final DroppedEntries dropped = new DroppedEntries();
     /** Points by name: the name crosses to native code once per point. */
     private final ConcurrentHashMap<String, Point> points = new ConcurrentHashMap<>();
+    /** The console agents of this client still running: {@link #close()} closes them. */
+    private final Set<AdminAgent> agents = Collections.newSetFromMap(new ConcurrentHashMap<AdminAgent, Boolean>());
 
     /** A point's id, and whether its strategy limits concurrency. */
     private static final class Point {
@@ -251,6 +256,45 @@ public final class Client implements AutoCloseable {
         return new Stats(out);
     }
 
+    /**
+     * Connects this client's table to the SDS console: a native thread pulls
+     * the app's strategies at once and every {@code pullIntervalMs} and applies
+     * each set whole (a point missing from it loses its strategy; a strategy
+     * the table refuses is logged and the point keeps its old one), and, when
+     * this process is the host's reporter (always on a private table; one
+     * process per shared table file), uploads the last whole cycle's
+     * statistics at second 5 of every 10 s cycle. See {@link AdminAgent} and
+     * "Managed by the SDS console" in the README.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} with the agent's reason for a
+     *     config it refuses (no server, a server that is not an {@code http://}
+     *     URL, a blank or missing app group, app name, ip or host name, an ip
+     *     longer than 16 characters, an interval or timeout not above 0);
+     *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
+     */
+    public AdminAgent connectAdmin(AdminConfig config) {
+        if (config == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "admin config is null");
+        }
+        long handle = table.acquire();
+        AdminAgent agent;
+        try {
+            agent = new AdminAgent(this, Native.agentStart(handle, this, config.servers(), config.appGroup(),
+                    config.appName(), config.ip(), config.hostname(), config.pullIntervalMs(), config.timeoutMs()));
+        } finally {
+            table.release();
+        }
+        agents.add(agent);
+        if (table.isClosed()) {
+            agent.close(); // closed meanwhile: close() may have missed it
+        }
+        return agent;
+    }
+
+    void forget(AdminAgent agent) {
+        agents.remove(agent);
+    }
+
     /** Whether {@link #close()} was called. */
     public boolean isClosed() {
         return table.isClosed();
@@ -267,13 +311,17 @@ public final class Client implements AutoCloseable {
     }
 
     /**
-     * Closes the client: later calls throw {@code CLOSED}, a second close does
-     * nothing. The native memory is freed at once, or by the last call still
-     * running in another thread when it ends.
+     * Closes the client and its console agents (each joined, see
+     * {@link AdminAgent#close()}): later calls throw {@code CLOSED}, a second
+     * close does nothing. The native memory is freed at once, or by the
+     * last call still running in another thread when it ends.
      */
     @Override
     public void close() {
         table.close();
+        for (AdminAgent agent : new ArrayList<>(agents)) {
+            agent.close();
+        }
     }
 
     private Point point(String name) {

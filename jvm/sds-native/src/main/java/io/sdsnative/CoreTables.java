@@ -24,6 +24,8 @@ final class CoreTables {
     static final String[] STATS_NAMES = Native.statsNames().split(",");
     /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
     static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
+    /** The console agent's {default pull interval, default request timeout} in ms. */
+    static final long[] AGENT_DEFAULTS = longs(Native.agentDefaults());
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");

@@ -35,6 +35,25 @@ public final class Native {
 
     static native void stats(long table, Object owner, byte[] name, long nowMs, long[] out);
 
+    // The SDS console agent (AdminAgent).
+    /** {@code "pullIntervalMs\ttimeoutMs"}: the agent's defaults. */
+    static native String agentDefaults();
+
+    /** Starts an agent for the table {@code table} of {@code owner}: its handle. */
+    static native long agentStart(long table, Object owner, String servers, String appGroup, String appName,
+            String ip, String hostname, long pullIntervalMs, long timeoutMs);
+
+    /** Writes the status numbers to {@code out} (see AdminStatus); returns {server, lastError}. */
+    static native String[] agentStatus(long agent, Object owner, long[] out);
+
+    /** The console's returnValueStr of {@code point}; null when it has none. */
+    static native String agentReturnValue(long agent, Object owner, String point);
+
+    /** Stops the agent and joins its thread; idempotent. */
+    static native void agentStop(long agent, Object owner);
+
+    static native void agentFree(long agent);
+
     // Strategies.
     static native long[] strategyDefaults();
 

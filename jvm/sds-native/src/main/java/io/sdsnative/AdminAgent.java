@@ -1,0 +1,100 @@
+package io.sdsnative;
+
+import java.util.Optional;
+
+/**
+ * A client's table managed by the SDS console: made by
+ * {@link Client#connectAdmin(AdminConfig)}. A native thread pulls the app's
+ * strategies and applies them, and uploads each cycle's statistics when this
+ * process is the host's reporter; {@link Client#enter} never waits on it.
+ * Thread-safe.
+ *
+ * <p>It runs until {@link #close()} or its client's {@code close()}; it is not
+ * stopped by garbage collection. Its log lines go to logger {@code io.sdsnative}
+ * ({@code System.Logger}; on Java 8 {@code java.util.logging}): warnings for
+ * failures, information for a version applied and the reporter role taken.
+ * They are logged on the agent's native thread, attached to the JVM as a daemon
+ * thread named {@code sds-agent} for each line, so the JVM exits normally with
+ * an agent running. Keep log handlers quick: the agent waits for them.
+ */
+public final class AdminAgent implements AutoCloseable {
+    private static final int STATUS_VALUES = 9;
+    /** The level numbers of the native log lines. */
+    private static final int INFO = 0;
+
+    private final NativeHandle agent;
+    private final Client client;
+
+    AdminAgent(Client client, long nativeAgent) {
+        this.client = client;
+        this.agent = new NativeHandle(nativeAgent, Native::agentFree);
+    }
+
+    /** The agent's state now. */
+    public AdminStatus status() {
+        long[] values = new long[STATUS_VALUES];
+        long handle = agent.acquire();
+        try {
+            String[] texts = Native.agentStatus(handle, this, values);
+            return new AdminStatus(values, texts);
+        } finally {
+            agent.release();
+        }
+    }
+
+    /**
+     * The console's return value for {@code point} ({@code returnValueStr},
+     * the raw string as the console holds it), from the strategy in force;
+     * empty when the point has no strategy or the strategy has none.
+     */
+    public Optional<String> returnValue(String point) {
+        if (point == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
+        }
+        long handle = agent.acquire();
+        try {
+            return Optional.ofNullable(Native.agentReturnValue(handle, this, point));
+        } finally {
+            agent.release();
+        }
+    }
+
+    /** Whether {@link #close()} was called. */
+    public boolean isClosed() {
+        return agent.isClosed();
+    }
+
+    /**
+     * Stops the agent and waits for its thread to end: at once while it sleeps,
+     * within one request timeout while a request is in flight. The strategies
+     * in force stay; on a shared table the reporter role is given up. A second
+     * call does nothing; later {@link #status()} calls throw {@code CLOSED}.
+     */
+    @Override
+    public synchronized void close() {
+        if (agent.isClosed()) {
+            return;
+        }
+        long handle = agent.acquire();
+        try {
+            Native.agentStop(handle, this);
+        } finally {
+            agent.release();
+        }
+        agent.close();
+        client.forget(this);
+    }
+
+    /** Called by the native agent's thread for each of its log lines. */
+    static void log(int level, String line) {
+        try {
+            if (level == INFO) {
+                Log.info(line);
+            } else {
+                Log.warning(line);
+            }
+        } catch (Throwable e) {
+            // A failing logging backend must not reach the native thread.
+        }
+    }
+}

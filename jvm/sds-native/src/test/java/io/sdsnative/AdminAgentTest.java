@@ -1,0 +1,408 @@
+package io.sdsnative;
+
+import static io.sdsnative.FakeConsole.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link Client#connectAdmin}: the SDS console agent against the repository's strict fake console. */
+class AdminAgentTest {
+    private static final String GROUP = "group";
+    private static final String APP = "app";
+    private static final long WAIT_MS = 10_000;
+
+    @TempDir
+    Path dir;
+
+    private FakeConsole fake;
+    /** Held here: java.util.logging keeps its loggers weakly. */
+    private Logger logger;
+    private final Lines lines = new Lines();
+
+    /** Collects what sds-native logs (System.Logger goes to java.util.logging by default). */
+    static final class Lines extends Handler {
+        private final List<LogRecord> records = new ArrayList<>();
+        /** The threads that logged: name, and whether each was a daemon. */
+        private final List<String> threads = new ArrayList<>();
+
+        @Override
+        public synchronized void publish(LogRecord record) {
+            records.add(record);
+            Thread t = Thread.currentThread();
+            threads.add(t.getName() + (t.isDaemon() ? " (daemon)" : ""));
+        }
+
+        synchronized List<String> threads() {
+            return new ArrayList<>(threads);
+        }
+
+        synchronized List<String> at(Level level) {
+            List<String> out = new ArrayList<>();
+            for (LogRecord r : records) {
+                if (r.getLevel() == level) {
+                    out.add(r.getMessage());
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void close() {}
+    }
+
+    @BeforeEach
+    void startFake() throws IOException {
+        fake = FakeConsole.start();
+        logger = Logger.getLogger(Log.NAME);
+        logger.addHandler(lines);
+        logger.setUseParentHandlers(false); // the lines are asserted, not printed
+    }
+
+    @AfterEach
+    void stopFake() throws Exception {
+        logger.removeHandler(lines);
+        logger.setUseParentHandlers(true);
+        fake.close();
+    }
+
+    private AdminConfig.Builder config() {
+        return AdminConfig.builder()
+                .servers(fake.url())
+                .appGroup(GROUP)
+                .appName(APP)
+                .ip("10.1.2.3")
+                .hostname("test-host")
+                .pullIntervalMs(100)
+                .timeoutMs(300);
+    }
+
+    private static AdminStatus statusUntil(AdminAgent agent, String what, Predicate<AdminStatus> check)
+            throws InterruptedException {
+        return statusUntil(agent, WAIT_MS, what, check);
+    }
+
+    private static AdminStatus statusUntil(AdminAgent agent, long timeoutMs, String what,
+            Predicate<AdminStatus> check) throws InterruptedException {
+        waitUntil(timeoutMs, what, () -> check.test(agent.status()));
+        return agent.status();
+    }
+
+    /** Whether a second call to {@code point} at one instant is refused: a visit threshold of 1 is in force. */
+    private static boolean limitedToOne(Client client, String point) {
+        long now = System.currentTimeMillis();
+        client.enter(point, now).close();
+        Entry second = client.enter(point, now);
+        second.close();
+        return second.isDowngraded();
+    }
+
+    @Test
+    void theDefaultsAreSdsOnes() {
+        AdminConfig config = AdminConfig.builder().build();
+        assertEquals(5000, config.pullIntervalMs());
+        assertEquals(1000, config.timeoutMs());
+    }
+
+    @Test
+    void aStrategyChangeIsInForceWithinOneIntervalAndARemovedPointLosesIt() throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"{\\\"busy\\\":true}\"},"
+                + "{\"point\":\"b\",\"visitThreshold\":1}]");
+        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
+            AdminStatus status = statusUntil(agent, "version 1", s -> s.version() == 1);
+            assertTrue(status.lastPullOk());
+            assertTrue(status.isReporter());
+            assertEquals(fake.url(), status.server());
+            assertEquals("", status.lastError());
+            assertTrue(limitedToOne(client, "a"));
+            assertTrue(limitedToOne(client, "b"));
+            assertEquals(Optional.of("{\"busy\":true}"), agent.returnValue("a"));
+            assertEquals(Optional.empty(), agent.returnValue("b"));
+            assertEquals(Optional.empty(), agent.returnValue("unknown"));
+
+            fake.setApp(GROUP, APP, "[{\"point\":\"b\",\"visitThreshold\":1}]");
+            long changed = System.nanoTime();
+            statusUntil(agent, "version 2", s -> s.version() == 2);
+            long tookMs = (System.nanoTime() - changed) / 1_000_000;
+            assertTrue(tookMs < 100 + 300 + 300, "in force after " + tookMs + " ms");
+            assertFalse(limitedToOne(client, "a"), "a lost its strategy");
+            assertTrue(limitedToOne(client, "b"));
+            assertEquals(Optional.empty(), agent.returnValue("a"));
+            assertTrue(lines.at(Level.INFO).stream().anyMatch(l -> l.equals(
+                    "sds-agent group/app: SDS strategies version 2: 1 in force, 1 removed, 0 refused")),
+                    lines.at(Level.INFO).toString());
+        }
+        JsonNode pull = fake.pulls().get(0);
+        assertEquals("10.1.2.3", pull.get("ip").asText());
+        assertEquals("test-host", pull.get("hostname").asText());
+        fake.assertNoViolation();
+    }
+
+    @Test
+    void anInvalidStrategyIsRefusedTheOldOneKeptAndTheReasonLogged() throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"old\"}]");
+        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
+            statusUntil(agent, "version 1", s -> s.version() == 1);
+            fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":50,\"delayTime\":5,\"returnValueStr\":\"new\"}]");
+            AdminStatus status = statusUntil(agent, "version 2", s -> s.version() == 2);
+            assertTrue(limitedToOne(client, "a"), "the old strategy is kept");
+            assertEquals(Optional.of("old"), agent.returnValue("a"));
+            List<String> warnings = lines.at(Level.WARNING);
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).startsWith("sds-agent group/app: SDS strategy refused: point \"a\": "),
+                    warnings.get(0));
+            assertTrue(warnings.get(0).contains("delayTime"), warnings.get(0));
+            assertEquals(warnings.get(0), "sds-agent group/app: " + status.lastError());
+            // Logged on the agent's own thread, attached as a daemon for the line.
+            for (String thread : lines.threads()) {
+                assertEquals("sds-agent (daemon)", thread);
+            }
+        }
+    }
+
+    /** A failure mode of the pull: visible in the status, the strategies in force kept. */
+    private void survives(String mode, String expectedError) throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1}]");
+        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
+            statusUntil(agent, "version 1", s -> s.version() == 1);
+            fake.mode("pull", mode);
+            fake.setApp(GROUP, APP, "[]");
+            AdminStatus status = statusUntil(agent, "a failed pull", s -> s.pullFailures() >= 1);
+            assertFalse(status.lastPullOk());
+            assertEquals(1, status.version());
+            String prefix = "SDS strategy pull failed: " + fake.url() + "/sds/heartbeat/pullstrategy: ";
+            assertTrue(status.lastError().startsWith(prefix) && status.lastError().contains(expectedError),
+                    mode + ": " + status.lastError());
+            assertTrue(limitedToOne(client, "a"), "still deciding with version 1");
+            fake.mode("pull", "ok");
+            statusUntil(agent, "version 2", s -> s.version() == 2 && s.lastPullOk());
+            assertFalse(limitedToOne(client, "a"));
+        }
+    }
+
+    @Test
+    void anUnknownAppIsInTheStatus() throws Exception {
+        survives("unknown_app", "the console answered: app group/app does not exist");
+    }
+
+    @Test
+    void anHttp500IsInTheStatus() throws Exception {
+        survives("http_500", "HTTP status 500");
+    }
+
+    @Test
+    void aServerThatNeverAnswersIsInTheStatus() throws Exception {
+        survives("hang", "timeout");
+    }
+
+    @Test
+    void aSecondServerThatWorksTakesOver() throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1}]");
+        // A listener that never accepts: requests to it time out.
+        try (ServerSocket silent = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                Client client = new Client(16)) {
+            String silentUrl = "http://127.0.0.1:" + silent.getLocalPort();
+            AdminConfig config = config().servers(silentUrl + "," + fake.url()).build();
+            // The list is shuffled: start until the silent server comes first.
+            AdminAgent agent = null;
+            for (int i = 0; i < 100 && agent == null; i++) {
+                AdminAgent started = client.connectAdmin(config);
+                if (started.status().server().equals(silentUrl)) {
+                    agent = started;
+                } else {
+                    started.close();
+                }
+            }
+            assertTrue(agent != null, "the silent server comes first at least once in 100 shuffles");
+            AdminStatus status = statusUntil(agent, "version 1", s -> s.version() == 1);
+            assertEquals(fake.url(), status.server());
+            assertEquals(1, status.pullFailures());
+            assertTrue(status.lastError().contains(silentUrl), status.toString());
+            assertTrue(limitedToOne(client, "a"));
+            agent.close();
+        }
+    }
+
+    /**
+     * The upload carries the client's own last whole cycle: waits for the real
+     * clock's second 5 of the next cycle (at most about 15 s).
+     */
+    @Test
+    void theUploadEqualsTheClientsLastCycle() throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"up\",\"visitThreshold\":4}]");
+        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
+            statusUntil(agent, "version 1", s -> s.version() == 1);
+            long now = System.currentTimeMillis();
+            long cycle = now - now % 10_000;
+            List<Entry> held = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                held.add(client.enter("up", now));
+            }
+            held.get(0).error(new IllegalStateException("failed"));
+            for (Entry e : held) {
+                e.exit(now);
+            }
+            AdminStatus status = statusUntil(agent, 20_000, "the upload of the cycle", s -> s.uploads() >= 1
+                    && s.lastUploadMs() >= cycle + 15_000);
+            assertTrue(status.lastUploadOk());
+            JsonNode upload = null;
+            for (JsonNode u : fake.uploads()) {
+                if (u.get("statisticsCycleTime").asLong() == cycle + 10_000) {
+                    upload = u;
+                }
+            }
+            assertTrue(upload != null, fake.uploads().toString());
+            Stats stats = client.stats("up", cycle + 15_000);
+            JsonNode info = upload.get("pointInfoMap").get("up");
+            assertEquals(6, stats.lastCycleVisitNum());
+            assertEquals(2, stats.lastCycleDowngradeNum());
+            assertEquals(stats.lastCycleVisitNum(), info.get("visitNum").asLong());
+            assertEquals(stats.lastCycleExceptionNum(), info.get("exceptionNum").asLong());
+            assertEquals(stats.lastCycleTimeoutNum(), info.get("timeoutNum").asLong());
+            assertEquals(stats.lastCycleDowngradeNum(), info.get("downgradeNum").asLong());
+            assertEquals(stats.lastCycleConcurrentNum(), info.get("concurrentNum").asLong());
+            assertEquals("10.1.2.3", upload.get("ip").asText());
+        }
+        fake.assertNoViolation();
+    }
+
+    /** The names of this process's threads (Linux). */
+    private static List<String> threadNames() throws IOException {
+        List<String> names = new ArrayList<>();
+        File[] tasks = new File("/proc/self/task").listFiles();
+        for (File task : tasks == null ? new File[0] : tasks) {
+            try {
+                names.add(new String(Files.readAllBytes(new File(task, "comm").toPath()), StandardCharsets.UTF_8).trim());
+            } catch (IOException gone) {
+                // The thread ended meanwhile.
+            }
+        }
+        return names;
+    }
+
+    @Test
+    void closeJoinsTheThreadAndIsIdempotent() throws Exception {
+        fake.setApp(GROUP, APP, "[]");
+        fake.mode("pull", "hang");
+        Client client = new Client(16);
+        AdminAgent agent = client.connectAdmin(config().build());
+        waitUntil(WAIT_MS, "a pull in flight", () -> {
+            try {
+                return !fake.pulls().isEmpty();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(threadNames().contains("sds-agent"), threadNames().toString());
+        long start = System.nanoTime();
+        agent.close();
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMs < 300 + 500, "joined after " + tookMs + " ms");
+        assertFalse(threadNames().contains("sds-agent"), threadNames().toString());
+        assertTrue(agent.isClosed());
+        agent.close();
+        SdsException closed = assertThrows(SdsException.class, agent::status);
+        assertSame(ErrorCode.CLOSED, closed.code());
+        assertFalse(client.isClosed(), "the client stays open");
+        client.close();
+    }
+
+    @Test
+    void closingTheClientClosesItsAgents() throws Exception {
+        fake.setApp(GROUP, APP, "[]");
+        Client client = new Client(16);
+        AdminAgent first = client.connectAdmin(config().build());
+        AdminAgent second = client.connectAdmin(config().build());
+        statusUntil(second, "a pull", s -> s.lastPullOk());
+        client.close();
+        assertTrue(first.isClosed() && second.isClosed());
+        assertFalse(threadNames().contains("sds-agent"), threadNames().toString());
+        assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> client.connectAdmin(config().build())).code());
+    }
+
+    private void assertRefused(AdminConfig config, String message) {
+        try (Client client = new Client(4)) {
+            SdsException e = assertThrows(SdsException.class, () -> client.connectAdmin(config));
+            assertSame(ErrorCode.INVALID_ARGUMENT, e.code());
+            assertEquals("SDS_INVALID_ARGUMENT: cannot start the SDS agent: " + message, e.getMessage());
+        }
+    }
+
+    @Test
+    void aBadConfigIsRefusedWithTheAgentsReason() throws IOException {
+        assertRefused(config().servers("https://admin:8887").build(),
+                "server \"https://admin:8887\" is not an http:// URL (HTTPS is not supported)");
+        assertRefused(config().servers(null).build(), "no server given");
+        assertRefused(config().appGroup(null).build(), "the app group is blank");
+        assertRefused(config().appName(" ").build(), "the app name is blank");
+        assertRefused(config().ip("1234567890.1234567").build(),
+                "ip \"1234567890.1234567\" is longer than 16 characters");
+        assertRefused(config().pullIntervalMs(0).build(), "the pull interval must be above 0 ms");
+        assertRefused(config().pullIntervalMs(-1).build(), "the pull interval must be above 0 ms");
+        assertRefused(config().timeoutMs(0).build(), "the timeout must be above 0 ms");
+        try (Client client = new Client(4)) {
+            assertSame(ErrorCode.NULL_ARGUMENT, assertThrows(SdsException.class, () -> client.connectAdmin(null)).code());
+        }
+        assertFalse(threadNames().contains("sds-agent"));
+    }
+
+    @Test
+    void aSharedTableClientIsTheReporterWhenAlone() throws Exception {
+        fake.setApp(GROUP, APP, "[{\"point\":\"s\",\"visitThreshold\":1}]");
+        try (Client client = Client.openShared(dir.resolve("table.sds").toString(), 16);
+                AdminAgent agent = client.connectAdmin(config().build())) {
+            AdminStatus status = statusUntil(agent, "version 1", s -> s.version() == 1);
+            assertTrue(status.isReporter());
+            assertTrue(limitedToOne(client, "s"));
+            assertEquals(Optional.empty(), agent.returnValue("s"));
+        }
+    }
+
+    /** A JVM whose main ends with an agent running (logging all along) exits normally and promptly. */
+    @Test
+    void aJvmExitsNormallyWithAnAgentRunning() throws Exception {
+        Process p = ChildJvm.start(AdminChild.class, fake.url());
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        StringBuilder text = new StringBuilder();
+        long mainEnded = 0;
+        for (String line; (line = out.readLine()) != null; ) {
+            text.append(line).append('\n');
+            if (line.equals("main ends")) {
+                mainEnded = System.nanoTime();
+            }
+        }
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), text.toString());
+        long exitMs = (System.nanoTime() - mainEnded) / 1_000_000;
+        assertEquals(0, p.exitValue(), text.toString());
+        assertTrue(mainEnded != 0, text.toString());
+        assertTrue(exitMs < 5_000, "exited " + exitMs + " ms after main ended");
+        assertTrue(text.toString().contains("sds-agent group/unknown: SDS strategy pull failed: "), text.toString());
+    }
+}

@@ -1,0 +1,143 @@
+//! `io.sdsnative.AdminAgent`'s natives: the SDS console agent (`sds-agent`)
+//! for a client's table. The translation only: what the agent does, and what
+//! it refuses, is the agent crate's.
+
+use jni::objects::{JLongArray, JObject, JObjectArray, JString};
+use jni::refs::Reference;
+use jni::sys::{jclass, jlong, JNIEnv};
+use jni::{jni_str, Env};
+use sds_agent::{Agent, AgentConfig, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS};
+use sds_core::ErrorCode;
+
+use crate::agent_log::JvmLog;
+use crate::boundary::{setup_native, Fail};
+use crate::handle::{borrow, free, into_handle};
+use crate::table::table_arc;
+
+/// A Java string, or `None` for `null`.
+fn optional(env: &Env, text: &JString) -> Result<Option<String>, Fail> {
+    if text.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(text.try_to_string(env)?))
+}
+
+/// The status values `agentStatus` writes, in the order `AdminStatus` reads
+/// them (flags as 0 or 1).
+fn status_values(s: &Status) -> [i64; 9] {
+    let n = |v: u64| v.min(i64::MAX as u64) as i64;
+    [
+        n(s.last_pull_ms),
+        n(s.last_upload_ms),
+        s.version,
+        n(s.pull_failures),
+        n(s.upload_failures),
+        n(s.uploads),
+        i64::from(s.last_pull_ok),
+        i64::from(s.last_upload_ok),
+        i64::from(s.is_reporter),
+    ]
+}
+
+/// The agent of a live handle.
+///
+/// # Safety
+/// The Java `AdminAgent` passes its own handle and itself as owner, which
+/// keeps it reachable, so the agent is not freed during the call.
+unsafe fn agent<'a>(handle: jlong) -> Result<&'a Agent, Fail> {
+    // SAFETY: see the function's contract.
+    unsafe { borrow::<Agent>(handle) }.map_err(Fail::code)
+}
+
+setup_native! {
+    /// `"5000\t1000"`: the default pull interval and request timeout in ms.
+    fn Java_io_sdsnative_Native_agentDefaults(env) -> JString<'l> {
+        Ok(env.new_string(format!("{DEFAULT_PULL_INTERVAL_MS}\t{DEFAULT_TIMEOUT_MS}"))?)
+    }
+
+    /// Starts the agent for the client's table `table`. A `null` required
+    /// string reads as empty and a negative time as 0, which the agent
+    /// refuses with its reason (`INVALID_ARGUMENT`); a `null` ip or host
+    /// name is detected.
+    fn Java_io_sdsnative_Native_agentStart(
+        env,
+        table: jlong,
+        _owner: JObject<'l>,
+        servers: JString<'l>,
+        app_group: JString<'l>,
+        app_name: JString<'l>,
+        ip: JString<'l>,
+        hostname: JString<'l>,
+        pull_interval_ms: jlong,
+        timeout_ms: jlong,
+    ) -> jlong {
+        // SAFETY: the Java `Client` passes its own handle and itself as owner,
+        // which keeps it reachable, so its table is not freed during the call.
+        let table = unsafe { table_arc(table) }.map_err(Fail::code)?;
+        let text = |s: &JString| optional(env, s).map(Option::unwrap_or_default);
+        let mut config = AgentConfig::new(text(&servers)?, text(&app_group)?, text(&app_name)?);
+        config.ip = optional(env, &ip)?;
+        config.hostname = optional(env, &hostname)?;
+        config.pull_interval_ms = u64::try_from(pull_interval_ms).unwrap_or(0);
+        config.timeout_ms = u64::try_from(timeout_ms).unwrap_or(0);
+        let log = JvmLog::new(env, jni_str!("io/sdsnative/AdminAgent"), &config)?;
+        config.log = Some(log.into_log_fn());
+        let agent = Agent::start(table, config)
+            .map_err(|e| Fail::Sds(ErrorCode::InvalidArgument, e.to_string()))?;
+        Ok(into_handle(agent))
+    }
+
+    /// Writes the agent's numbers to `out` (see [`status_values`]) and
+    /// returns `{server, lastError}`.
+    fn Java_io_sdsnative_Native_agentStatus(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        out: JLongArray<'l>,
+    ) -> JObjectArray<'l> {
+        // SAFETY: see `agent`.
+        let status = unsafe { agent(handle) }?.status();
+        out.set_region(env, 0, &status_values(&status))?;
+        let texts = env.new_object_array(2, jni_str!("java/lang/String"), JObject::null())?;
+        let server = env.new_string(&status.server)?;
+        let last_error = env.new_string(&status.last_error)?;
+        texts.set_element(env, 0, &server)?;
+        texts.set_element(env, 1, &last_error)?;
+        Ok(texts)
+    }
+
+    /// The console's `returnValueStr` for `point`; `null` when it has none.
+    fn Java_io_sdsnative_Native_agentReturnValue(
+        env,
+        handle: jlong,
+        _owner: JObject<'l>,
+        point: JString<'l>,
+    ) -> JString<'l> {
+        let point = optional(env, &point)?.ok_or(Fail::code(ErrorCode::NullArgument))?;
+        // SAFETY: see `agent`.
+        let value = unsafe { agent(handle) }?.return_value(&point);
+        Ok(match value {
+            Some(value) => env.new_string(value)?,
+            None => JString::null(),
+        })
+    }
+
+    /// Stops the agent and joins its thread; idempotent.
+    fn Java_io_sdsnative_Native_agentStop(_env, handle: jlong, _owner: JObject<'l>) {
+        // SAFETY: see `agent`.
+        unsafe { agent(handle) }?.stop();
+        Ok(())
+    }
+}
+
+/// Frees a stopped agent (0: nothing to do).
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_agentFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+) {
+    // SAFETY: called once per agent, by its `NativeHandle` once no call is
+    // using it.
+    let _ = std::panic::catch_unwind(|| unsafe { free::<Agent>(handle) });
+}
