@@ -58,6 +58,15 @@ impl Link {
         }
     }
 
+    /// Sends one command and returns its answer (a Cluster routes it by
+    /// its first key).
+    pub(crate) fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
+        match self {
+            Link::Single(connection) => cmd.query(connection),
+            Link::Cluster(connection) => cmd.query(&mut **connection),
+        }
+    }
+
     /// Sends one batch per point and returns, per batch, the answers of
     /// its commands that answer. To one server: one pipeline, one round
     /// trip, all batches succeed or fail together. To a Redis Cluster: one

@@ -259,6 +259,10 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
         }
     }
 
+    // Exact mode on the lost master's point: the local decision.
+    let d = a.cluster.enter_exact(&lost, sds_clock::now_ms()).unwrap();
+    assert!(d.admitted && !d.exact, "{d:?}");
+
     nodes[1].run();
     wait_for_ok(&nodes[1]);
     wait_until(Duration::from_secs(10), "every point syncing again", || {
@@ -314,5 +318,10 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
         }
         println!("{name}: visits counted {local}, in the cluster {stored}");
         assert!(local > 1_000);
+    }
+    // Exact mode works on every master (the script's keys share a slot).
+    for name in &names {
+        let d = b.cluster.enter_exact(name, sds_clock::now_ms()).unwrap();
+        assert!(d.admitted && d.exact, "{name}: {d:?}");
     }
 }
