@@ -479,6 +479,25 @@ typedef struct sds_cluster_state {
 } sds_cluster_state;
 
 /**
+ * An exact decision (`sds_cluster_enter_exact` writes it).
+ */
+typedef struct sds_cluster_decision {
+    /**
+     * The request may go on. No `sds_exit` follows an exact decision.
+     */
+    bool admitted;
+    /**
+     * Redis decided (true); false: Redis was unreachable and the decision
+     * is the table's local one.
+     */
+    bool exact;
+    /**
+     * Why it was refused; `SDS_REASON_NONE` when admitted.
+     */
+    sds_reason reason;
+} sds_cluster_decision;
+
+/**
  * One request between enter and exit as plain integers, for bindings that
  * keep entries in their own types (C's `sds_entry`, Node's packed number).
  * Plain data the caller owns (a local variable, a field of a request
@@ -773,6 +792,27 @@ void sds_cluster_stop(struct sds_cluster *cluster);
  */
 sds_result sds_cluster_status(const struct sds_cluster *cluster,
                               struct sds_cluster_state *out);
+
+/**
+ * Exact mode: decides one request on the cluster point `name` at `now_ms`
+ * in Redis (one Lua script checks `visit_threshold` and the token bucket on
+ * the cluster's totals and counts the request, atomically), blocking for
+ * one round trip; while Redis is unreachable, the table's local decision
+ * (`out->exact` false). `cluster/README.md` explains the cost and what is
+ * not applied.
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` when `name` is not one of the
+ * cluster's points (or not UTF-8), `SDS_RESULT_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `cluster` must be a live cluster, `name` point to `name_len` bytes,
+ * `out` to a writable `sds_cluster_decision`.
+ */
+sds_result sds_cluster_enter_exact(const struct sds_cluster *cluster,
+                                   const char *name_ptr,
+                                   size_t name_len,
+                                   uint64_t now_ms,
+                                   struct sds_cluster_decision *out);
 
 /**
  * Counts a request to point `name` (created if needed) at `now_ms` and

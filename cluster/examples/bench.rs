@@ -125,6 +125,25 @@ fn main() {
         status.rtt_us,
         status.failures
     );
+    // Exact mode: one decision is one Lua script in Redis (a round trip).
+    let mut times: Vec<u64> = (0..2_000)
+        .map(|_| {
+            let started = Instant::now();
+            let d = sync
+                .enter_exact("cluster.point", sds_clock::now_ms())
+                .unwrap();
+            assert!(d.exact);
+            started.elapsed().as_nanos() as u64
+        })
+        .collect();
+    times.sort_unstable();
+    println!(
+        "exact mode, one caller: {:.1} us median, {:.1} us p99 per decision ({:.0}x the local \
+         enter + exit above)",
+        times[times.len() / 2] as f64 / 1000.0,
+        times[times.len() * 99 / 100] as f64 / 1000.0,
+        times[times.len() / 2] as f64 / local
+    );
     sync.stop();
     let _ = redis.kill();
     let _ = redis.wait();

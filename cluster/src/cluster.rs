@@ -7,8 +7,9 @@ use std::time::Duration;
 use sds_core::MAX_NAME_LEN;
 use sds_shm::AnyTable;
 
+use crate::exact::Exact;
 use crate::sync::{Outcome, Syncer};
-use crate::{Config, Error, Status, SyncTable};
+use crate::{Config, Decision, Error, Status, SyncTable};
 
 /// A wall clock in ms, as the syncer reads it.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -28,6 +29,9 @@ pub struct Cluster {
     stop: Arc<Stop>,
     thread: Option<JoinHandle<()>>,
     clock: Clock,
+    table: Arc<dyn SyncTable>,
+    config: Config,
+    exact: Exact,
 }
 
 impl Cluster {
@@ -51,7 +55,8 @@ impl Cluster {
             ..Status::default()
         }));
         let period = Duration::from_millis(config.sync_ms);
-        let mut syncer = Syncer::new(table, config, status.clone());
+        let exact = Exact::new(&config);
+        let mut syncer = Syncer::new(table.clone(), config.clone(), status.clone());
         syncer.mark_points()?;
         // The role and the baseline now, not in the thread: what is counted
         // once `start` returns is pushed.
@@ -71,7 +76,47 @@ impl Cluster {
             stop,
             thread: Some(thread),
             clock,
+            table,
+            config,
+            exact,
         })
+    }
+
+    /// Exact mode: decides one request on the cluster point `name` at
+    /// `now_ms` in Redis, by one Lua script that checks the point's
+    /// `visitThreshold` (the cluster's 10 s window) and token bucket (the
+    /// cluster's current second), read from the point's strategy in the
+    /// table, and counts the request, atomically. Blocks the caller for one
+    /// round trip (callers of one `Cluster` queue on its connection); no
+    /// `exit` follows. When Redis cannot be reached the decision is the
+    /// core's local one (`Decision::exact` false; an enter and exit at
+    /// once, counted in the table and pushed by the syncer after recovery),
+    /// with no new attempt before a backoff.
+    ///
+    /// Fails only when `name` is not one of `Config::points`.
+    pub fn enter_exact(&self, name: &str, now_ms: u64) -> Result<Decision, Error> {
+        if !self.config.points.iter().any(|p| p == name) {
+            return Err(Error::Table(
+                sds_core::ErrorCode::InvalidArgument,
+                format!("point {name:?} is not a cluster point of this cluster"),
+            ));
+        }
+        let mut decision = Err(Error::Table(
+            sds_core::ErrorCode::InvalidArgument,
+            format!("point {name:?} is not in the table"),
+        ));
+        self.table
+            .with_points(&mut |points: &dyn sds_core::Points| {
+                if let Ok(Some(id)) = points.lookup(name.as_bytes()) {
+                    if let Ok(point) = points.point(id) {
+                        decision =
+                            Ok(self
+                                .exact
+                                .decide(&self.config, name.as_bytes(), point, now_ms));
+                    }
+                }
+            })?;
+        decision
     }
 
     /// The syncer's state now.

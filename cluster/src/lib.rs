@@ -29,6 +29,7 @@
 mod cluster;
 mod config;
 mod error;
+mod exact;
 mod keys;
 mod link;
 mod pushed;
@@ -39,5 +40,6 @@ mod table;
 pub use cluster::{Clock, Cluster};
 pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 pub use error::Error;
+pub use exact::Decision;
 pub use status::Status;
 pub use table::SyncTable;

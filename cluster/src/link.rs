@@ -1,6 +1,6 @@
 //! [`Link`]: the syncer's connection, to one Redis server or to a Redis
 //! Cluster, with its timeouts; one batch of commands is one round trip
-//! (one per node on a Cluster, sent by the `redis` crate).
+//! (one per cluster point on a Redis Cluster: see [`Link::run_each`]).
 
 use std::time::Duration;
 
@@ -29,6 +29,10 @@ impl Batch {
     pub(crate) fn len(&self) -> usize {
         self.commands.len()
     }
+
+    fn answering(&self) -> usize {
+        self.commands.iter().filter(|(_, answers)| *answers).count()
+    }
 }
 
 impl Link {
@@ -54,29 +58,64 @@ impl Link {
         }
     }
 
-    /// Sends `batch` and returns the answers of the commands that answer.
-    pub(crate) fn run<T: FromRedisValue>(&mut self, batch: &Batch) -> RedisResult<Vec<T>> {
+    /// Sends one command and returns its answer (a Cluster routes it by
+    /// its first key).
+    pub(crate) fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
+        match self {
+            Link::Single(connection) => cmd.query(connection),
+            Link::Cluster(connection) => cmd.query(&mut **connection),
+        }
+    }
+
+    /// Sends one batch per point and returns, per batch, the answers of
+    /// its commands that answer. To one server: one pipeline, one round
+    /// trip, all batches succeed or fail together. To a Redis Cluster: one
+    /// pipeline per batch (a batch names one hash tag, so one node), so a
+    /// node that is down fails only the batches of its slots; the `redis`
+    /// crate fails a whole pipeline when one of its nodes is unreachable.
+    pub(crate) fn run_each<T: FromRedisValue>(
+        &mut self,
+        batches: &[Batch],
+    ) -> Vec<Result<Vec<T>, String>> {
         match self {
             Link::Single(connection) => {
-                let mut pipe = Pipeline::with_capacity(batch.commands.len());
-                for (cmd, answers) in &batch.commands {
-                    pipe.add_command(cmd.clone());
-                    if !answers {
-                        pipe.ignore();
-                    }
+                let mut pipe = Pipeline::new();
+                for batch in batches {
+                    add(&mut pipe, batch);
                 }
-                pipe.query(connection)
-            }
-            Link::Cluster(connection) => {
-                let mut pipe = redis::cluster::ClusterPipeline::with_capacity(batch.commands.len());
-                for (cmd, answers) in &batch.commands {
-                    pipe.add_command(cmd.clone());
-                    if !answers {
-                        pipe.ignore();
+                match pipe.query::<Vec<T>>(connection) {
+                    Ok(answers) => {
+                        let mut answers = answers.into_iter();
+                        batches
+                            .iter()
+                            .map(|b| Ok(answers.by_ref().take(b.answering()).collect()))
+                            .collect()
                     }
+                    Err(e) => batches.iter().map(|_| Err(e.to_string())).collect(),
                 }
-                pipe.query(connection)
             }
+            Link::Cluster(connection) => batches
+                .iter()
+                .map(|batch| {
+                    let mut pipe = redis::cluster::ClusterPipeline::with_capacity(batch.len());
+                    for (cmd, answers) in &batch.commands {
+                        pipe.add_command(cmd.clone());
+                        if !answers {
+                            pipe.ignore();
+                        }
+                    }
+                    pipe.query(connection).map_err(|e| e.to_string())
+                })
+                .collect(),
+        }
+    }
+}
+
+fn add(pipe: &mut Pipeline, batch: &Batch) {
+    for (cmd, answers) in &batch.commands {
+        pipe.add_command(cmd.clone());
+        if !answers {
+            pipe.ignore();
         }
     }
 }

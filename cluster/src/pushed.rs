@@ -23,16 +23,53 @@ pub(crate) struct Delta {
     pub(crate) counts: Counts,
 }
 
+/// One second of a point: what was counted as pushed before this syncer
+/// took the role (`base`: a dead syncer of the host pushed it under its own
+/// name), and what this syncer pushed (`mine`, under its instance fields).
+#[derive(Copy, Clone)]
+struct Second {
+    second: u64,
+    base: Counts,
+    mine: Counts,
+}
+
 /// What was pushed per second, `RING` seconds deep, tagged with the second.
 pub(crate) struct Pushed {
-    seconds: [(u64, Counts); RING],
+    seconds: [Second; RING],
+}
+
+fn add(a: Counts, b: Counts) -> Counts {
+    let mut sum = a;
+    for (s, n) in sum.iter_mut().zip(b) {
+        *s += n;
+    }
+    sum
 }
 
 impl Pushed {
     pub(crate) fn new() -> Pushed {
         Pushed {
-            seconds: [(u64::MAX, [0; KINDS]); RING],
+            seconds: [Second {
+                second: u64::MAX,
+                base: [0; KINDS],
+                mine: [0; KINDS],
+            }; RING],
         }
+    }
+
+    fn at(&self, second: u64) -> Second {
+        match self.seconds[second as usize % RING] {
+            s if s.second == second => s,
+            _ => Second {
+                second,
+                base: [0; KINDS],
+                mine: [0; KINDS],
+            },
+        }
+    }
+
+    fn set(&mut self, s: Second) {
+        self.seconds[s.second as usize % RING] = s;
     }
 
     /// Counts everything the point holds now as pushed: a syncer that takes
@@ -40,16 +77,24 @@ impl Pushed {
     /// counts a second time.
     pub(crate) fn baseline(&mut self, point: &Point, now_s: u64) {
         for s in ring(now_s) {
-            self.seconds[s as usize % RING] = (s, counts(&point.local_counts(s)));
+            self.set(Second {
+                second: s,
+                base: counts(&point.local_counts(s)),
+                mine: [0; KINDS],
+            });
         }
     }
 
-    /// What `second` has had pushed.
+    /// What `second` has had pushed, by this syncer or before it.
+    #[cfg(test)]
     pub(crate) fn own(&self, second: u64) -> Counts {
-        match self.seconds[second as usize % RING] {
-            (s, c) if s == second => c,
-            _ => [0; KINDS],
-        }
+        let s = self.at(second);
+        add(s.base, s.mine)
+    }
+
+    /// What was pushed of `second` before this syncer took the role.
+    pub(crate) fn base(&self, second: u64) -> Counts {
+        self.at(second).base
     }
 
     /// The seconds of the ring whose local counts grew since their last
@@ -59,14 +104,14 @@ impl Pushed {
         let mut out = Vec::new();
         for s in ring(now_s) {
             let local = counts(&point.local_counts(s));
-            let own = self.own(s);
+            let mut at = self.at(s);
             let mut delta = [0; KINDS];
-            let mut lowered = own;
             for k in 0..KINDS {
-                delta[k] = local[k].saturating_sub(own[k]);
-                lowered[k] = own[k].min(local[k]);
+                delta[k] = local[k].saturating_sub(at.base[k] + at.mine[k]);
+                at.base[k] = at.base[k].min(local[k]);
+                at.mine[k] = at.mine[k].min(local[k] - at.base[k]);
             }
-            self.seconds[s as usize % RING] = (s, lowered);
+            self.set(at);
             if delta != [0; KINDS] {
                 out.push(Delta {
                     second: s,
@@ -80,23 +125,22 @@ impl Pushed {
     /// Records `deltas` as pushed (their round trip succeeded).
     pub(crate) fn confirm(&mut self, deltas: &[Delta]) {
         for d in deltas {
-            let mut own = self.own(d.second);
-            for (o, n) in own.iter_mut().zip(d.counts) {
-                *o += n;
-            }
-            self.seconds[d.second as usize % RING] = (d.second, own);
+            let mut at = self.at(d.second);
+            at.mine = add(at.mine, d.counts);
+            self.set(at);
         }
     }
 
-    /// Redis holds less of counter `k` of `second` than this table pushed
-    /// (it restarted, or a failover lost writes): only `kept`, what this
-    /// very sync pushed, is taken as pushed, so the next sync pushes the
-    /// rest of the local count again.
-    pub(crate) fn forget(&mut self, second: u64, k: usize, kept: u64) {
-        let slot = &mut self.seconds[second as usize % RING];
-        if slot.0 == second {
-            slot.1[k] = slot.1[k].min(kept);
-        }
+    /// Redis holds `in_redis` under this syncer's fields for `second`
+    /// (read after this sync's own increments): that is what this syncer
+    /// has pushed. Less than it pushed: Redis lost writes (a restart
+    /// without persistence, a failover), and the next sync pushes the rest
+    /// of the local count again. More: a round trip whose answer was lost
+    /// was applied, and nothing is pushed twice from now on.
+    pub(crate) fn settle(&mut self, second: u64, in_redis: Counts) {
+        let mut at = self.at(second);
+        at.mine = in_redis;
+        self.set(at);
     }
 }
 
@@ -154,15 +198,15 @@ mod tests {
         assert_eq!(pushed.deltas(&p, S + 1), vec![]);
         assert_eq!(pushed.own(S), [2, 0, 1, 0]);
         // Redis lost it all: everything is pushed again.
-        pushed.forget(S, 0, 0);
+        pushed.settle(S, [0; KINDS]);
         let again = vec![Delta {
             second: S,
-            counts: [2, 0, 0, 0],
+            counts: [2, 0, 1, 0],
         }];
         assert_eq!(pushed.deltas(&p, S + 1), again);
         // Redis lost what came before the one visit this sync pushed.
         pushed.confirm(&again);
-        pushed.forget(S, 0, 1);
+        pushed.settle(S, [1, 0, 1, 0]);
         assert_eq!(
             pushed.deltas(&p, S + 1),
             vec![Delta {
@@ -180,6 +224,14 @@ mod tests {
         pushed.baseline(&p, S);
         assert_eq!(pushed.deltas(&p, S), vec![]);
         visit(&p, T, false);
+        assert_eq!(pushed.base(S), [1, 0, 0, 0]);
+        assert_eq!(
+            pushed.deltas(&p, S),
+            vec![Delta {
+                second: S,
+                counts: [1, 0, 0, 0]
+            }]
+        );
         // 30 s later the ring no longer holds S: nothing to push.
         assert_eq!(pushed.deltas(&p, S + 30), vec![]);
         assert_eq!(pushed.own(S), [0; KINDS]);

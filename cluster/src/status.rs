@@ -3,13 +3,15 @@
 /// A snapshot of a cluster's syncer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Status {
-    /// The last round trip to Redis succeeded and no later one failed.
+    /// The last sync reached Redis for at least one point (see
+    /// `points_failing` for the others).
     pub connected: bool,
     /// This process holds the host's syncer role (always on a private
     /// table; on a shared table one process per host does, the others wait
     /// and retry each period).
     pub syncing: bool,
-    /// Wall-clock ms of the last successful sync; 0: none yet.
+    /// Wall-clock ms of the last sync that reached Redis for at least one
+    /// point; 0: none yet.
     pub last_sync_ms: u64,
     /// How old the remote counts are: now minus `last_sync_ms`, ms (0 when
     /// there was no sync yet).
@@ -28,4 +30,8 @@ pub struct Status {
     pub last_error: Option<String>,
     /// The cluster points being synced.
     pub points: usize,
+    /// Cluster points whose last sync failed while others succeeded or
+    /// failed with them (a Redis Cluster master that is down fails only the
+    /// points of its slots); 0 once every point syncs again.
+    pub points_failing: usize,
 }

@@ -7,10 +7,13 @@ use std::time::Instant;
 use redis::Cmd;
 use sds_core::{Points, SecondCounts, SECOND_MS, WINDOW_SECONDS};
 
-use crate::keys::{expires_at_ms, second_key, FIELDS};
+use crate::keys::{expires_at_ms, own_fields, second_key, FIELDS};
 use crate::link::{Batch, Link};
-use crate::pushed::{Delta, Pushed, KINDS};
+use crate::pushed::{Counts, Delta, Pushed, KINDS};
 use crate::{Config, Error, Status, SyncTable};
+
+/// One point's answers: per second read back, the four fields.
+type Answer = Result<Vec<Vec<Option<u64>>>, String>;
 
 /// A cluster point as the syncer tracks it.
 struct Tracked {
@@ -40,6 +43,21 @@ pub(crate) struct Syncer {
     next_connect_ms: u64,
     backoff_ms: u64,
     status: Arc<Mutex<Status>>,
+    /// This syncer's hash fields (`v:<random id>` ...).
+    mine: [String; KINDS],
+}
+
+/// A random id per syncer: its fields in Redis are its own.
+fn instance_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:016x}", h.finish())
 }
 
 /// The seconds read back at `now_s`: the window, and the next second for
@@ -71,6 +89,7 @@ impl Syncer {
             link: None,
             next_connect_ms: 0,
             status,
+            mine: own_fields(&instance_id()),
         }
     }
 
@@ -120,37 +139,60 @@ impl Syncer {
                 }
             }
         }
-        let batch = self.batch(&deltas, now_s);
+        let batches = self.batches(&deltas, now_s);
         let started = Instant::now();
-        let answer = self
-            .link
-            .as_mut()
-            .map(|link| link.run::<Vec<Option<u64>>>(&batch));
+        let answers = match self.link.as_mut() {
+            Some(link) => link.run_each::<Vec<Option<u64>>>(&batches),
+            None => return Outcome::Failed("no connection".into()),
+        };
         let rtt_us = started.elapsed().as_micros() as u64;
+        let trips = match &self.link {
+            Some(Link::Cluster(_)) => batches.len(),
+            _ => 1,
+        };
         self.update(|s| {
-            s.round_trips += 1;
-            s.commands += batch.len() as u64;
+            s.round_trips += trips as u64;
+            s.commands += batches.iter().map(Batch::len).sum::<usize>() as u64;
         });
-        match answer {
-            Some(Ok(totals)) => {
-                self.absorb(&deltas, &totals, now_s);
-                self.backoff_ms = self.config.sync_ms;
-                self.update(|s| {
-                    s.connected = true;
-                    s.last_sync_ms = now_ms;
-                    s.rtt_us = rtt_us;
-                    s.syncs += 1;
-                    s.last_error = None;
-                });
-                Outcome::Synced
+        let failing: Vec<String> = self
+            .points
+            .iter()
+            .zip(&answers)
+            .filter_map(|(t, answer)| {
+                let e = answer.as_ref().err()?;
+                Some(format!("{}: {e}", String::from_utf8_lossy(&t.name)))
+            })
+            .collect();
+        self.absorb(&deltas, &answers, now_s);
+        if !failing.is_empty() {
+            // A fresh connection next period, at once: the `redis` crate
+            // keeps a Cluster node's broken socket, so a restarted master
+            // is only found again by a new connection.
+            self.link = None;
+            self.next_connect_ms = 0;
+            let all = failing.len() == self.points.len();
+            self.update(|s| s.points_failing = failing.len());
+            let message = format!("sync: {}", failing.join("; "));
+            if all {
+                return self.failed(now_ms, message);
             }
-            Some(Err(e)) => {
-                self.link = None;
-                self.publish(now_s);
-                self.failed(now_ms, format!("sync: {e}"))
-            }
-            None => Outcome::Failed("no connection".into()),
+            self.update(|s| {
+                s.failures += 1;
+                s.last_error = Some(message.clone());
+            });
         }
+        self.backoff_ms = self.config.sync_ms;
+        self.update(|s| {
+            s.connected = true;
+            s.last_sync_ms = now_ms;
+            s.rtt_us = rtt_us;
+            s.syncs += 1;
+            if failing.is_empty() {
+                s.last_error = None;
+                s.points_failing = 0;
+            }
+        });
+        Outcome::Synced
     }
 
     /// Takes the host's syncer role if it is free (see `step`).
@@ -204,20 +246,23 @@ impl Syncer {
         Ok(all)
     }
 
-    /// Per point: the deltas (HINCRBY, then PEXPIREAT on each key written)
-    /// and one HMGET per second read back, in this order, so the totals
-    /// include this sync's own deltas.
-    fn batch(&self, deltas: &[Vec<Delta>], now_s: u64) -> Batch {
-        let mut batch = Batch::default();
+    /// Per point, one batch: the deltas (HINCRBY, then PEXPIREAT on each
+    /// key written) and one HMGET per second read back, in this order, so
+    /// the totals include this sync's own deltas.
+    fn batches(&self, deltas: &[Vec<Delta>], now_s: u64) -> Vec<Batch> {
         let prefix = &self.config.key_prefix;
+        let mut batches = Vec::with_capacity(self.points.len());
         for (t, deltas) in self.points.iter().zip(deltas) {
+            let mut batch = Batch::default();
             for d in deltas {
                 let key = second_key(prefix, &t.name, d.second);
-                for (field, n) in FIELDS.iter().zip(d.counts) {
+                for ((field, mine), n) in FIELDS.iter().zip(&self.mine).zip(d.counts) {
                     if n > 0 {
-                        let mut cmd = Cmd::new();
-                        cmd.arg("HINCRBY").arg(&key).arg(*field).arg(n);
-                        batch.push(cmd, false);
+                        for f in [*field, mine.as_str()] {
+                            let mut cmd = Cmd::new();
+                            cmd.arg("HINCRBY").arg(&key).arg(f).arg(n);
+                            batch.push(cmd, false);
+                        }
                     }
                 }
                 let mut cmd = Cmd::new();
@@ -228,21 +273,24 @@ impl Syncer {
                 let mut cmd = Cmd::new();
                 cmd.arg("HMGET")
                     .arg(second_key(prefix, &t.name, s))
-                    .arg(&FIELDS[..]);
+                    .arg(&FIELDS[..])
+                    .arg(&self.mine[..]);
                 batch.push(cmd, true);
             }
+            batches.push(batch);
         }
-        batch
+        batches
     }
 
-    /// Records the pushed deltas and stores the others' counts (the totals
-    /// minus this table's own share) in each point, then publishes.
-    fn absorb(&mut self, deltas: &[Vec<Delta>], totals: &[Vec<Option<u64>>], now_s: u64) {
+    /// For each point whose batch succeeded: records the pushed deltas and
+    /// stores the others' counts (the totals minus this table's own share).
+    /// Every point is published; a failed point's deltas are pushed again
+    /// by the next sync.
+    fn absorb(&mut self, deltas: &[Vec<Delta>], answers: &[Answer], now_s: u64) {
         let seconds: Vec<u64> = read_seconds(now_s).collect();
         let points = &mut self.points;
         let _ = self.table.with_points(&mut |table: &dyn Points| {
-            for (i, (t, deltas)) in points.iter_mut().zip(deltas).enumerate() {
-                t.pushed.confirm(deltas);
+            for ((t, deltas), answer) in points.iter_mut().zip(deltas).zip(answers) {
                 let point = match table.lookup(&t.name) {
                     Ok(Some(id)) => match table.point(id) {
                         Ok(point) => point,
@@ -250,24 +298,26 @@ impl Syncer {
                     },
                     _ => continue,
                 };
+                let Ok(totals) = answer else {
+                    point.publish_remote(now_s);
+                    continue;
+                };
+                t.pushed.confirm(deltas);
                 for (j, &s) in seconds.iter().enumerate() {
-                    let total = totals.get(i * seconds.len() + j);
-                    let own = t.pushed.own(s);
-                    let mut others = [0u64; KINDS];
-                    for k in 0..KINDS {
-                        let total = total.and_then(|v| v.get(k).copied().flatten()).unwrap_or(0);
-                        if total < own[k] {
-                            // Redis lost what this table pushed before this
-                            // sync: push it again.
-                            let now_pushed = deltas
-                                .iter()
-                                .find(|d| d.second == s)
-                                .map_or(0, |d| d.counts[k]);
-                            t.pushed.forget(s, k, now_pushed);
-                        } else {
-                            others[k] = total - own[k];
-                        }
+                    let field = |k: usize| {
+                        totals
+                            .get(j)
+                            .and_then(|v| v.get(k).copied().flatten())
+                            .unwrap_or(0)
+                    };
+                    let mine: Counts = std::array::from_fn(|k| field(KINDS + k));
+                    if s <= now_s {
+                        // (The next second's slot holds the ring's oldest.)
+                        t.pushed.settle(s, mine);
                     }
+                    let base = t.pushed.base(s);
+                    let others: Counts =
+                        std::array::from_fn(|k| field(k).saturating_sub(mine[k] + base[k]));
                     let counts = SecondCounts {
                         visit: others[0],
                         downgrade: others[1],
@@ -302,6 +352,7 @@ impl Syncer {
             s.connected = false;
             s.failures += 1;
             s.last_error = Some(message.clone());
+            s.points_failing = s.points;
         });
         Outcome::Failed(message)
     }

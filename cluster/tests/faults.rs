@@ -1,4 +1,4 @@
-//! Redis stopped in the middle of a run and started again (empty: no
+//! Redis stopped for 5 s in the middle of a run and started again (empty: no
 //! persistence): `enter` latency stays where it was (p99 before, during and
 //! after, printed), the status shows the outage, and after recovery Redis
 //! holds every count of the run (all inside the ring): the deltas made
@@ -67,7 +67,8 @@ fn an_outage_delays_no_enter_and_loses_no_count() {
     wait_until(Duration::from_secs(3), "the outage in the status", || {
         !cluster.status().connected
     });
-    std::thread::sleep(Duration::from_millis(2_500));
+    // The outage: 5 s with Redis stopped.
+    std::thread::sleep(Duration::from_millis(5_000));
     let outage = cluster.status();
     let during = take();
     redis.run();
@@ -95,7 +96,7 @@ fn an_outage_delays_no_enter_and_loses_no_count() {
     );
     println!("during the outage: {outage:?}");
     assert!(!outage.connected && outage.failures > 0 && outage.last_error.is_some());
-    assert!(outage.lag_ms >= 2_000, "{outage:?}");
+    assert!(outage.lag_ms >= 4_500, "{outage:?}");
     assert!(
         p99(during.clone()) < 5 * p99(before.clone()) + 50_000,
         "Redis down must not slow enter"

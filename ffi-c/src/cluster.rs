@@ -7,8 +7,9 @@ use std::os::raw::c_char;
 
 use ::sds_cluster::{Cluster, Config, Error, Status};
 
-use crate::args::{bytes, input, into_box, unbox};
+use crate::args::{bytes, input, into_box, name, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
+use crate::entry::sds_reason;
 use crate::result::{sds_result, SDS_MESSAGE_MAX};
 use crate::table::{sds_table, table_arc, table_input};
 
@@ -135,6 +136,57 @@ pub unsafe extern "C" fn sds_cluster_status(
         let cluster = input(cluster, "cluster")?;
         let out = crate::args::out(out, "out")?;
         out.write(c_status(&cluster.cluster.status()));
+        Ok(())
+    })
+}
+
+/// An exact decision (`sds_cluster_enter_exact` writes it).
+#[repr(C)]
+pub struct sds_cluster_decision {
+    /// The request may go on. No `sds_exit` follows an exact decision.
+    pub admitted: bool,
+    /// Redis decided (true); false: Redis was unreachable and the decision
+    /// is the table's local one.
+    pub exact: bool,
+    /// Why it was refused; `SDS_REASON_NONE` when admitted.
+    pub reason: sds_reason,
+}
+
+/// Exact mode: decides one request on the cluster point `name` at `now_ms`
+/// in Redis (one Lua script checks `visit_threshold` and the token bucket on
+/// the cluster's totals and counts the request, atomically), blocking for
+/// one round trip; while Redis is unreachable, the table's local decision
+/// (`out->exact` false). `cluster/README.md` explains the cost and what is
+/// not applied.
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` when `name` is not one of the
+/// cluster's points (or not UTF-8), `SDS_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `cluster` must be a live cluster, `name` point to `name_len` bytes,
+/// `out` to a writable `sds_cluster_decision`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_cluster_enter_exact(
+    cluster: *const sds_cluster,
+    name_ptr: *const c_char,
+    name_len: usize,
+    now_ms: u64,
+    out: *mut sds_cluster_decision,
+) -> sds_result {
+    boundary(|| {
+        let cluster = input(cluster, "cluster")?;
+        let point = std::str::from_utf8(name(name_ptr, name_len)?)
+            .map_err(|_| Failure::invalid(&format_args!("`name` is not UTF-8")))?;
+        let out = crate::args::out(out, "out")?;
+        let d = cluster
+            .cluster
+            .enter_exact(point, now_ms)
+            .map_err(failure)?;
+        out.write(sds_cluster_decision {
+            admitted: d.admitted,
+            exact: d.exact,
+            reason: sds_reason::of(d.reason),
+        });
         Ok(())
     })
 }

@@ -33,8 +33,9 @@ pub use agent::{
 };
 pub use clock::{sds_now_ms, sds_version};
 pub use cluster::{
-    sds_cluster, sds_cluster_config, sds_cluster_start, sds_cluster_state, sds_cluster_status,
-    sds_cluster_stop, SDS_CLUSTER_REDIS_CLUSTER,
+    sds_cluster, sds_cluster_config, sds_cluster_decision, sds_cluster_enter_exact,
+    sds_cluster_start, sds_cluster_state, sds_cluster_status, sds_cluster_stop,
+    SDS_CLUSTER_REDIS_CLUSTER,
 };
 pub use entry::{
     sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,

@@ -128,6 +128,52 @@ fn two_tables_share_a_limit_through_redis() {
 }
 
 #[test]
+fn exact_mode_decides_in_redis() {
+    let redis = Redis::start();
+    let url = format!("redis://127.0.0.1:{}", redis.1);
+    let names = [NAME.as_ptr().cast::<c_char>()];
+    let lens = [NAME.len()];
+    let c = config(&url, &names, &lens);
+    unsafe {
+        let (a, b) = (table(), table());
+        let (mut ca, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(sds_cluster_start(a, &c, &mut ca), sds_result::Ok);
+        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        let mut d = std::mem::MaybeUninit::<sds_cluster_decision>::uninit();
+        let mut decide = |c: *const sds_cluster| {
+            let now = sds_now_ms();
+            assert_eq!(
+                sds_cluster_enter_exact(c, NAME.as_ptr().cast(), 3, now, d.as_mut_ptr()),
+                sds_result::Ok
+            );
+            let d = d.assume_init_read();
+            assert!(d.exact);
+            (d.admitted, d.reason)
+        };
+        // visitThreshold 10 for both tables together, decided in Redis.
+        let decisions: Vec<_> = (0..6).flat_map(|_| [decide(ca), decide(cb)]).collect();
+        assert_eq!(
+            decisions.iter().filter(|(admitted, _)| *admitted).count(),
+            10
+        );
+        assert_eq!(decisions[11], (false, sds_reason::Visit));
+        let other = b"other";
+        assert_eq!(
+            sds_cluster_enter_exact(ca, other.as_ptr().cast(), 5, 0, d.as_mut_ptr()),
+            sds_result::InvalidArgument
+        );
+        assert_eq!(
+            sds_cluster_enter_exact(ca, null(), 3, 0, d.as_mut_ptr()),
+            sds_result::NullArgument
+        );
+        sds_cluster_stop(ca);
+        sds_cluster_stop(cb);
+        sds_table_free(a);
+        sds_table_free(b);
+    }
+}
+
+#[test]
 fn a_configuration_out_of_range_is_refused() {
     let names = [b"".as_ptr().cast::<c_char>()];
     let lens = [0usize];

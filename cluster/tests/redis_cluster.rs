@@ -1,0 +1,327 @@
+//! A real 3-master Redis Cluster (no replicas) on loopback, created by the
+//! test with `redis-cli --cluster create`; two instances (private tables in
+//! this process, each with its own `Cluster`) sync three points whose hash
+//! tags land on the three masters. Their counts meet; then one master is
+//! killed (-9): `enter` keeps its latency (p99 printed), the status names
+//! the failing point, the points of the other masters keep syncing; after
+//! the master restarts (same port and nodes.conf, so it rejoins, empty)
+//! every count of the run is in the cluster again.
+//!
+//! The servers run with `cluster-require-full-coverage no`: with the
+//! default (`yes`), a master down stops the whole cluster once the others
+//! mark it failed, and every point then decides on local counts as in a
+//! single-server outage.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{free_port, wait_until, Redis};
+use sds_cluster::{Cluster, Config};
+use sds_core::{Flags, Outcome, Strategy};
+use sds_shm::AnyTable;
+
+const CLUSTER_ARGS: &[&str] = &[
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--cluster-node-timeout",
+    "1000",
+    "--cluster-require-full-coverage",
+    "no",
+];
+
+/// Three masters, slots spread by `redis-cli --cluster create`.
+fn start_cluster() -> Vec<Redis> {
+    let nodes: Vec<Redis> = (0..3)
+        .map(|_| Redis::start_with(free_port(), CLUSTER_ARGS))
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let out = std::process::Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "redis-cli --cluster create: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for node in &nodes {
+        wait_for_ok(node);
+    }
+    nodes
+}
+
+fn wait_for_ok(node: &Redis) {
+    wait_until(Duration::from_secs(15), "cluster_state:ok", || {
+        node.cli(&["CLUSTER", "INFO"])
+            .is_some_and(|info| info.contains("cluster_state:ok"))
+    });
+}
+
+/// The port of the master serving `key`'s slot.
+fn owner(nodes: &[Redis], key: &str) -> u16 {
+    let slot: u32 = nodes[0]
+        .cli(&["CLUSTER", "KEYSLOT", key])
+        .unwrap()
+        .parse()
+        .unwrap();
+    let table = nodes[0].cli(&["CLUSTER", "NODES"]).unwrap();
+    for line in table.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
+        for range in &fields[8..] {
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            if (lo.parse::<u32>().unwrap()..=hi.parse().unwrap()).contains(&slot) {
+                return port;
+            }
+        }
+    }
+    panic!("no master serves slot {slot}")
+}
+
+struct Instance {
+    table: Arc<AnyTable>,
+    cluster: Cluster,
+}
+
+impl Instance {
+    fn new(urls: &[String], names: &[String]) -> Instance {
+        let table = Arc::new(AnyTable::private(64).unwrap());
+        let s = Strategy::from_json(r#"{"visitThreshold": 1000000000}"#).unwrap();
+        table
+            .with_points(|p| {
+                for name in names {
+                    p.set_strategy(name.as_bytes(), &s).unwrap();
+                }
+            })
+            .unwrap();
+        let mut config = Config::new("");
+        config.urls = urls.to_vec();
+        config.redis_cluster = true;
+        config.points = names.to_vec();
+        config.sync_ms = 50;
+        config.timeout_ms = 300;
+        config.max_backoff_ms = 400;
+        let cluster = Cluster::start(table.clone(), config).unwrap();
+        Instance { table, cluster }
+    }
+
+    /// `n` enter + exit on `name` now, each timed (ns).
+    fn visit(&self, name: &str, n: u32) -> Vec<u64> {
+        self.table
+            .with_points(|p| {
+                let point = p
+                    .point(p.lookup(name.as_bytes()).unwrap().unwrap())
+                    .unwrap();
+                (0..n)
+                    .map(|_| {
+                        let started = Instant::now();
+                        let now = sds_clock::now_ms();
+                        let e = point.enter(now, Flags::NONE);
+                        point.exit(&e, now, Outcome::Ok);
+                        started.elapsed().as_nanos() as u64
+                    })
+                    .collect()
+            })
+            .unwrap()
+    }
+
+    /// (own visits, others' visits as of the last sync) of `second`.
+    fn visits(&self, name: &str, second: u64) -> (u64, u64) {
+        self.table
+            .with_points(|p| {
+                let point = p
+                    .point(p.lookup(name.as_bytes()).unwrap().unwrap())
+                    .unwrap();
+                (
+                    point.local_counts(second).visit,
+                    point.remote_counts(second).visit,
+                )
+            })
+            .unwrap()
+    }
+}
+
+fn p99(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v[v.len() * 99 / 100]
+}
+
+#[test]
+fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
+    let mut nodes = start_cluster();
+    let urls: Vec<String> = nodes.iter().map(Redis::url).collect();
+    // One point per master: the first names whose hash tag lands there.
+    let mut by_port: BTreeMap<u16, String> = BTreeMap::new();
+    for i in 0.. {
+        let name = format!("p{i}");
+        by_port
+            .entry(owner(&nodes, &format!("{{sds:{name}}}:0")))
+            .or_insert(name);
+        if by_port.len() == 3 {
+            break;
+        }
+    }
+    let killed = nodes[1].port;
+    let names: Vec<String> = by_port.values().cloned().collect();
+    let lost = by_port[&killed].clone();
+    println!("points per master: {by_port:?}; master {killed} ({lost}) will be killed");
+
+    let (a, b) = (Instance::new(&urls, &names), Instance::new(&urls, &names));
+    let first_second = sds_clock::now_ms() / 1000;
+
+    // The counts meet: each instance sees the other's visits on every point.
+    for name in &names {
+        a.visit(name, 3);
+        b.visit(name, 5);
+    }
+    for _ in 0..2 {
+        a.cluster.sync_now().unwrap();
+        b.cluster.sync_now().unwrap();
+    }
+    let now_s = sds_clock::now_ms() / 1000;
+    for name in &names {
+        let seen = |i: &Instance| {
+            (first_second..=now_s)
+                .map(|s| i.visits(name, s))
+                .fold((0, 0), |x, y| (x.0 + y.0, x.1 + y.1))
+        };
+        assert_eq!(seen(&a), (3, 5), "{name} on instance a");
+        assert_eq!(seen(&b), (5, 3), "{name} on instance b");
+    }
+
+    // Traffic on both instances and all points, timed, in phases.
+    let times = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let instances = Arc::new((a, b));
+    let traffic = {
+        let (instances, times, stop, names) = (
+            instances.clone(),
+            times.clone(),
+            stop.clone(),
+            names.clone(),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for name in &names {
+                    let mut t = instances.0.visit(name, 1);
+                    t.extend(instances.1.visit(name, 1));
+                    times.lock().unwrap().extend(t);
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        })
+    };
+    let take = || std::mem::take(&mut *times.lock().unwrap());
+    let (a, b) = (&instances.0, &instances.1);
+
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert!(a.cluster.status().connected && b.cluster.status().connected);
+    let before = take();
+
+    nodes[1].stop();
+    wait_until(
+        Duration::from_secs(3),
+        "the lost master in the status",
+        || a.cluster.status().points_failing == 1 && b.cluster.status().points_failing == 1,
+    );
+    let syncs = a.cluster.status().syncs;
+    std::thread::sleep(Duration::from_millis(2_500));
+    let outage = a.cluster.status();
+    let during = take();
+    println!("during the outage: {outage:?}");
+    assert!(outage.connected, "the other masters still answer");
+    assert_eq!(outage.points_failing, 1);
+    assert!(outage.syncs > syncs + 10, "{outage:?}");
+    assert!(
+        outage.last_error.as_deref().unwrap().contains(&lost),
+        "{outage:?}"
+    );
+    // The points of the live masters carry the other instance's visits of
+    // the last full second; the lost master's point has none since the kill.
+    let last = sds_clock::now_ms() / 1000 - 1;
+    for name in &names {
+        let (_, others) = a.visits(name, last);
+        if *name == lost {
+            assert_eq!(others, 0, "{name}");
+        } else {
+            assert!(others > 100, "{name}: {others}");
+        }
+    }
+
+    // Exact mode on the lost master's point: the local decision.
+    let d = a.cluster.enter_exact(&lost, sds_clock::now_ms()).unwrap();
+    assert!(d.admitted && !d.exact, "{d:?}");
+
+    nodes[1].run();
+    wait_for_ok(&nodes[1]);
+    wait_until(Duration::from_secs(10), "every point syncing again", || {
+        let (sa, sb) = (a.cluster.status(), b.cluster.status());
+        sa.points_failing == 0 && sb.points_failing == 0 && sa.last_error.is_none()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let after = take();
+    stop.store(true, Ordering::Relaxed);
+    traffic.join().unwrap();
+    for _ in 0..2 {
+        a.cluster.sync_now().unwrap();
+        b.cluster.sync_now().unwrap();
+    }
+    println!(
+        "p99 enter+exit: {} ns all masters up ({} calls), {} ns one master down ({} calls), \
+         {} ns after its restart ({} calls)",
+        p99(before.clone()),
+        before.len(),
+        p99(during.clone()),
+        during.len(),
+        p99(after.clone()),
+        after.len()
+    );
+    assert!(
+        p99(during) < 5 * p99(before) + 50_000,
+        "a lost master must not slow enter"
+    );
+
+    // No count lost: per point and second, the cluster holds both
+    // instances' visits (the restarted master's too: pushed again), and
+    // each instance's remote counts of the window are the other's.
+    let now_s = sds_clock::now_ms() / 1000;
+    assert!(
+        now_s - first_second < 25,
+        "the run must stay inside the ring"
+    );
+    for name in &names {
+        let (mut local, mut stored) = (0, 0);
+        for s in first_second..=now_s {
+            let ((own_a, others_a), (own_b, others_b)) = (a.visits(name, s), b.visits(name, s));
+            let key = format!("{{sds:{name}}}:{s}");
+            let in_redis = nodes[0]
+                .cli(&["-c", "HGET", &key, "v"])
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            assert_eq!(in_redis, own_a + own_b, "{name} second {s}");
+            if s + 9 >= now_s {
+                assert_eq!((others_a, others_b), (own_b, own_a), "{name} second {s}");
+            }
+            local += own_a + own_b;
+            stored += in_redis;
+        }
+        println!("{name}: visits counted {local}, in the cluster {stored}");
+        assert!(local > 1_000);
+    }
+    // Exact mode works on every master (the script's keys share a slot).
+    for name in &names {
+        let d = b.cluster.enter_exact(name, sds_clock::now_ms()).unwrap();
+        assert!(d.admitted && d.exact, "{name}: {d:?}");
+    }
+}
