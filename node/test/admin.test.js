@@ -320,7 +320,8 @@ test('a process that starts an agent and simply ends exits normally and promptly
     setTimeout(() => console.log('version', agent.status().version), 300);
   `;
   const start = Date.now();
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Killed (and failed) if the agent held it open.
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 8000 });
   let output = '';
   child.stdout.on('data', (data) => (output += data));
   const code = await new Promise((resolve) => child.once('close', resolve));
@@ -329,7 +330,7 @@ test('a process that starts an agent and simply ends exits normally and promptly
   assert.ok(Date.now() - start < 5000, `exited after ${Date.now() - start} ms`);
 });
 
-test('a worker thread\'s client may connect; its agent stops when the worker ends', async () => {
+test('a worker thread\'s client may connect; its agent stops when the worker ends', { timeout: 10000 }, async () => {
   const app = await newApp([{ point: 'w', visitThreshold: 9 }]);
   const source = `
     const { parentPort, workerData } = require('node:worker_threads');
