@@ -108,11 +108,86 @@ export declare class Point {
   readonly client: Client
   readonly name: string
   enter(options?: EnterOptions): Entry
-  run<T, F = T>(fn: () => T, fallback?: () => F): T | F
+  run<T, F>(fn: () => T, fallback: () => F): T | F
+  run<T>(fn: () => T): RunResult<T>
   stats(nowMs?: number): Stats
   strategy(): StrategyValues | null
   setStrategy(strategy: Strategy | string): void
   removeStrategy(): void
+}
+
+/**
+ * What `run` without a fallback gives: `fn`'s result, or, when the request
+ * is downgraded and the client's console agent has a return value for the
+ * point, that raw string (resolved, for an async `fn`).
+ */
+export type RunResult<T> = T extends PromiseLike<infer U> ? Promise<U | string> : T | string
+
+export interface AdminOptions {
+  /** Comma-separated `http://` base URLs of the console, shuffled at start. */
+  servers: string
+  /** The app group, as created in the console. */
+  appGroup: string
+  /** The app, as created in the console. */
+  appName: string
+  /** This instance's IPv4 address (default: the host's last non-loopback one). */
+  ip?: string
+  /** This instance's host name (default: the system's). */
+  hostname?: string
+  /** Milliseconds between strategy pulls. Default 5000. */
+  pullIntervalMs?: number
+  /** Timeout of one request (connect, send, read) in ms. Default 1000. */
+  timeoutMs?: number
+}
+
+/** A snapshot of a console agent's state. Times are UTC ms, 0 for never. */
+export interface AdminStatus {
+  lastPullMs: number
+  lastPullOk: boolean
+  lastUploadMs: number
+  lastUploadOk: boolean
+  /** The strategy version held (0 until the first applied set). */
+  version: number
+  /** Whether this process uploads for the host (always on a private table). */
+  isReporter: boolean
+  /** The server the next request goes to. */
+  server: string
+  /** The last failure's text; empty if none yet (a success does not clear it). */
+  lastError: string
+  pullFailures: number
+  uploadFailures: number
+  uploads: number
+}
+
+/** One line of a console agent: `info` (a change applied) or `warn` (a failure). */
+export interface AdminLogLine {
+  level: 'info' | 'warn'
+  message: string
+}
+
+export interface AdminAgentEvents {
+  log: [line: AdminLogLine]
+}
+
+/**
+ * The SDS console agent of a client (`client.connectAdmin`). With no 'log'
+ * listener, each distinct `warn` text is a process warning
+ * (`SDS_AGENT_WARNING`) once.
+ */
+export declare class AdminAgent extends EventEmitter {
+  private constructor()
+  readonly client: Client
+  /** Whether `close()` has not been called. */
+  readonly running: boolean
+  status(): AdminStatus
+  /** The console's `returnValueStr` for `point`, or `null`. */
+  returnValue(point: string): string | null
+  /** Stops the agent and joins its thread; idempotent. */
+  close(): void
+  on<K extends keyof AdminAgentEvents>(event: K, listener: (...args: AdminAgentEvents[K]) => void): this
+  on(event: string | symbol, listener: (...args: any[]) => void): this
+  once<K extends keyof AdminAgentEvents>(event: K, listener: (...args: AdminAgentEvents[K]) => void): this
+  once(event: string | symbol, listener: (...args: any[]) => void): this
 }
 
 export interface ClientEvents {
@@ -133,10 +208,12 @@ export declare class Client extends EventEmitter {
   /**
    * Runs `fn()` (sync or async) under an entry of `name`; exits on return,
    * resolve, throw or reject. Downgraded: `fallback()` (the reason goes to
-   * the 'downgrade' listeners), or a thrown (for an async `fn`, rejected)
-   * `DowngradedError`.
+   * the 'downgrade' listeners); without one, the console's return value for
+   * the point when the client's agent has one, else a thrown (for an async
+   * `fn`, rejected) `DowngradedError`.
    */
-  run<T, F = T>(name: string, fn: () => T, fallback?: () => F): T | F
+  run<T, F>(name: string, fn: () => T, fallback: () => F): T | F
+  run<T>(name: string, fn: () => T): RunResult<T>
   /** Sets the strategy of `name` from SDS JSON names or a JSON string. */
   setStrategy(name: string, strategy: Strategy | string): void
   /** Removes the strategy of `name`; its counters stay. */
@@ -148,6 +225,12 @@ export declare class Client extends EventEmitter {
   strategy(name: string): StrategyValues | null
   /** The statistics of `name` at `nowMs` (default: now). */
   stats(name: string, nowMs?: number): Stats
+  /**
+   * Connects this client's table to the SDS console: strategies pulled,
+   * statistics uploaded, on a thread of the agent's own. One agent per
+   * client until it is closed.
+   */
+  connectAdmin(options: AdminOptions): AdminAgent
   on<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
   on(event: string | symbol, listener: (...args: any[]) => void): this
   once<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this

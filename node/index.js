@@ -4,5 +4,6 @@ const { Client, Point } = require('./lib/client.js');
 const { Entry } = require('./lib/entry.js');
 const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
+const { AdminAgent } = require('./lib/agent.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError };
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent };

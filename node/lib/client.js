@@ -3,6 +3,7 @@ const { EventEmitter } = require('node:events');
 const { native, NOW, ioTime, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
+const { AdminAgent } = require('./agent.js');
 const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
 const { checkFunction, checkOptions } = require('./arguments.js');
@@ -70,6 +71,25 @@ class Client extends EventEmitter {
     // Name -> point id: the name crosses N-API once, later calls pass the id.
     this._ids = new Map();
     this._points = new Map();
+    // The connected console agent (connectAdmin), null when none.
+    this._agent = null;
+  }
+
+  /**
+   * Connects this client's table to the SDS console: returns a running
+   * `AdminAgent` (see lib/agent.js). One agent per client at a time.
+   */
+  connectAdmin(options) {
+    if (this._agent !== null) {
+      throw invalidArgument('this client already has an SDS console agent: close() it first');
+    }
+    this._agent = new AdminAgent(this, options);
+    return this._agent;
+  }
+
+  /** The connected agent's return value for `point`, or null. */
+  _returnValue(point) {
+    return this._agent === null ? null : this._agent.returnValue(point);
   }
 
   /** How many points fit. */
@@ -105,7 +125,7 @@ class Client extends EventEmitter {
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
     let id = this._ids.get(name);
     if (id === undefined) id = this._idOf(name);
-    return guard(this._enter(id, name, undefined, false), fn, fallback);
+    return guard(this._enter(id, name, undefined, false), fn, fallback, this);
   }
 
   /**
@@ -203,13 +223,15 @@ class Point {
   /**
    * Runs `fn()` (sync or async) under an entry: exits on return, resolve,
    * throw or reject, and counts throws and rejections as exceptions. When
-   * downgraded, returns `fallback()` or throws a `DowngradedError` (rejects,
-   * for an async function) without calling `fn`.
+   * downgraded, returns `fallback()` without calling `fn`; with no fallback,
+   * the console's return value for the point (a string, resolved for an
+   * async function) when the client's agent has one, else throws a
+   * `DowngradedError` (rejects, for an async function).
    */
   run(fn, fallback) {
     checkFunction(fn, 'fn');
     if (fallback !== undefined) checkFunction(fallback, 'fallback');
-    return guard(this.client._enter(this._id, this.name, undefined, false), fn, fallback);
+    return guard(this.client._enter(this._id, this.name, undefined, false), fn, fallback, this.client);
   }
 
   /** The point's statistics at `nowMs` (default: now). */

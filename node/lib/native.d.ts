@@ -2,6 +2,26 @@
 /* eslint-disable */
 
 export declare namespace native {
+  /** The console agent of one table. */
+  export class NativeAgent {
+    /**
+     * Starts the agent of `table`'s points; `undefined` options take the
+     * agent's defaults (the detected ip and host name, 5000 ms, 1000 ms).
+     * `log(level, message)` gets its lines ("info" / "warn").
+     */
+    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, log: (level: string, message: string) => void)
+    /** A snapshot of the agent's state. */
+    status(): native.AgentStatus
+    /** The console's `returnValueStr` for `point`; `null` when it has none. */
+    returnValue(point: string): string | null
+    /**
+     * Stops the agent and joins its thread (within one request timeout).
+     * Idempotent.
+     */
+    close(): void
+    /** Whether `close` has not been called yet. */
+    get running(): boolean
+  }
   /** The points of one client. Names are the UTF-8 form of the JS string. */
   export class NativeTable {
     /**
@@ -73,6 +93,31 @@ export declare namespace native {
     bucket(nowMs?: number): number
     /** The sum of the aligned cycle before the one holding `nowMs`. */
     lastWholeCycle(nowMs?: number): number
+  }
+  /** An agent's state (`sds_agent::Status`). Times are UTC ms, 0 for never. */
+  export interface AgentStatus {
+    /** When the last pull finished (or failed). */
+    lastPullMs: number
+    /** Whether that pull succeeded. */
+    lastPullOk: boolean
+    /** When the last upload finished (or failed). */
+    lastUploadMs: number
+    /** Whether that upload succeeded. */
+    lastUploadOk: boolean
+    /** The strategy version held (0 until the first applied set). */
+    version: number
+    /** Whether this process uploads for the host (always on a private table). */
+    isReporter: boolean
+    /** The server the next request goes to. */
+    server: string
+    /** The last failure's text; empty if none yet. */
+    lastError: string
+    /** Pulls that failed since start. */
+    pullFailures: number
+    /** Uploads that failed since start. */
+    uploadFailures: number
+    /** Uploads delivered since start. */
+    uploads: number
   }
   /** The layout of packed entries and the core's reason names. */
   export function entryLayout(): native.EntryLayout

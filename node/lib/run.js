@@ -27,13 +27,17 @@ function isAsyncFunction(fn) {
  * Runs `fn()` under `entry`: exits on return, resolve, throw or reject and
  * records throws and rejections as exceptions. Downgraded: exits at once
  * and returns `fallback()` (the arguments `fn` would have had: none; the
- * reason goes to the 'downgrade' listeners), or throws a `DowngradedError`
+ * reason goes to the 'downgrade' listeners); without a fallback, the
+ * console's return value for the point when `client`'s agent has one (a
+ * string; resolved, for an async `fn`), else throws a `DowngradedError`
  * (rejects, for an async `fn`).
  */
-function guard(entry, fn, fallback) {
+function guard(entry, fn, fallback, client) {
   if (entry.downgraded) {
     entry.exit(entry.startMs);
     if (fallback !== undefined) return fallback();
+    const value = client._returnValue(entry.point);
+    if (value !== null) return isAsyncFunction(fn) ? Promise.resolve(value) : value;
     const error = new DowngradedError(entry.point, entry.reason);
     if (isAsyncFunction(fn)) return Promise.reject(error);
     throw error;

@@ -106,6 +106,22 @@ fn not_a_count(what: &str) -> SdsError {
     invalid_argument(format!("{what} must be a non-negative integer"))
 }
 
+/// [`count`], or `None` when `n` is `undefined` (the option left out).
+pub fn optional_count(n: Unknown, what: &str) -> Result<Option<u64>, SdsError> {
+    if is(&n, ValueType::Undefined) {
+        return Ok(None);
+    }
+    count(n, what).map(Some)
+}
+
+/// [`text`], or `None` when `value` is `undefined` (the option left out).
+pub fn optional_text(value: Unknown, what: &str) -> Result<Option<String>, SdsError> {
+    if is(&value, ValueType::Undefined) {
+        return Ok(None);
+    }
+    text(value, what).map(Some)
+}
+
 /// A point id: an integer that fits 32 bits (the table says whether it
 /// names a point).
 pub fn point_id(id: Unknown) -> Result<u32, SdsError> {

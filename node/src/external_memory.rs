@@ -5,12 +5,12 @@
 //! collection finds them. Reported when the storage is allocated, taken back
 //! when its last owner is finalized.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use napi::sys;
 use sds_core::Slot;
 
-use crate::table::Table;
+use sds_shm::AnyTable;
 
 /// The bytes a table of `capacity` slots owns on the native heap.
 pub fn table_bytes(capacity: usize) -> i64 {
@@ -25,8 +25,10 @@ pub fn adjust(env: sys::napi_env, bytes: i64) {
 }
 
 /// Drops one share of `table`; the last share frees it and says so to V8.
-pub fn release_table(env: sys::napi_env, table: Rc<Table>) {
-    if let Some(table) = Rc::into_inner(table) {
+/// (A running console agent holds a share of its own: a table its client
+/// dropped is freed, and reported, by the agent's `close`.)
+pub fn release_table(env: sys::napi_env, table: Arc<AnyTable>) {
+    if let Some(table) = Arc::into_inner(table) {
         let bytes = table_bytes(table.capacity());
         drop(table);
         adjust(env, -bytes);

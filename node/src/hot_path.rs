@@ -36,16 +36,18 @@ use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
 use sds_core::{ErrorCode, Flags, Outcome, PointId};
+use sds_shm::AnyTable;
 
 use crate::arguments::time_number;
 use crate::entry_bits::{number, pack, unpack, whole_up_to};
 use crate::errors::{from_core, invalid_argument, js_error, SdsError};
 use crate::external_memory::release_table;
-use crate::table::{with_view, Table};
+use crate::table::with_view;
 
 /// What JavaScript passes for "now": the addon then reads the clock itself,
 /// cheaper than `Date.now()` (a V8 runtime call and a heap number). Never a
@@ -57,10 +59,11 @@ pub const NOW: f64 = -1.0;
 const _: () = assert!(Flags::PRESSURE_TEST.bits() == 1);
 
 /// What the hot functions of one table share. Each function and the `io`
-/// array hold one `Rc` share, released by their N-API finalizers, so the
-/// table lives as long as anything that can reach it. All on one JS thread.
+/// array hold one `Rc` share of this, released by their N-API finalizers, so
+/// the table lives as long as anything that can reach it. All on one JS
+/// thread; only the table's `Arc` is shared with another (the agent's).
 pub struct Hot {
-    table: Rc<Table>,
+    table: Arc<AnyTable>,
     io: [Cell<f64>; IO_LEN],
 }
 
@@ -75,7 +78,7 @@ impl Hot {
 /// `enter(key, nowMs)`: the packed entry, and the clock's time if `nowMs`
 /// was [`NOW`]. `key` is `2 * pointId + pressureTest`.
 pub fn enter_numbers(
-    table: &Table,
+    table: &AnyTable,
     [key, now_ms]: [f64; 2],
 ) -> Result<(f64, Option<u64>), SdsError> {
     let Some(key) = whole_up_to(key, u32::MAX as f64 * 2.0) else {
@@ -97,7 +100,7 @@ pub fn enter_numbers(
 
 /// `exitOk` / `exitError(packed, startMs, nowMs)`.
 pub fn exit_numbers(
-    table: &Table,
+    table: &AnyTable,
     [packed, start_ms, now_ms]: [f64; 3],
     outcome: Outcome,
 ) -> Result<(), SdsError> {
@@ -308,10 +311,10 @@ unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_
 
 /// `{ enter, exitOk, exitError, io }` bound to `table` (and the benchmark's
 /// `emptyCall`, `readClock` with the feature `bench-hooks`).
-pub fn hot_functions<'env>(env: &'env Env, table: &Rc<Table>) -> napi::Result<Object<'env>> {
+pub fn hot_functions<'env>(env: &'env Env, table: &Arc<AnyTable>) -> napi::Result<Object<'env>> {
     let env = env.raw();
     let hot = Rc::new(Hot {
-        table: Rc::clone(table),
+        table: Arc::clone(table),
         io: Default::default(),
     });
     let mut object = ptr::null_mut();

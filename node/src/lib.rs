@@ -8,6 +8,7 @@
 // there everything only JavaScript calls looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod agent;
 mod arguments;
 mod entry_bits;
 mod errors;
@@ -19,5 +20,6 @@ mod table;
 mod tables;
 mod windows;
 
+pub use agent::NativeAgent;
 pub use tables::NativeTable;
 pub use windows::NativeWindow;

@@ -1,30 +1,22 @@
-//! `Table`: what a client's calls reach, a private table on the heap or
-//! this process's view of a shared table file. Every call goes through
+//! What a client's calls reach: an `sds_shm::AnyTable`, a private table on
+//! the heap or this process's view of a shared table file, held in an `Arc`
+//! so the console agent (`agent.rs`) can hold it too. Every call goes through
 //! [`with_view!`], compiled once per kind, so the private hot path pays one
-//! well-predicted branch and nothing else.
+//! well-predicted branch and nothing else (an `Arc` derefs like the `Rc` it
+//! replaced: one pointer).
 
-use sds_core::{PointTable, Slot};
+use sds_shm::AnyTable;
 
-use sds_shm::SharedTable;
-
-/// A table of this client's own: the slots on the heap.
-pub type PrivateTable = PointTable<Box<[Slot]>>;
-
-pub enum Table {
-    Private(PrivateTable),
-    Shared(SharedTable),
-}
-
-/// Runs `$body` with `$t` bound to the core's table of `$table` (a
-/// `&Table`): the private one, or this process's view of the shared one
+/// Runs `$body` with `$t` bound to the core's table of `$table` (an
+/// `&AnyTable`): the private one, or this process's view of the shared one
 /// (which a fork child must make first, and that may fail: `?` on an
 /// `SdsError`; its `enter_point` gives back dead holders' permits after a
 /// refusal for concurrency).
 macro_rules! with_view {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
-            $crate::table::Table::Private($t) => $body,
-            $crate::table::Table::Shared(shared) => {
+            sds_shm::AnyTable::Private($t) => $body,
+            sds_shm::AnyTable::Shared(shared) => {
                 let view = shared
                     .view()
                     .map_err(|e| $crate::shared_table::from_shm(&e))?;
@@ -36,18 +28,10 @@ macro_rules! with_view {
 }
 pub(crate) use with_view;
 
-impl Table {
-    pub fn capacity(&self) -> usize {
-        match self {
-            Table::Private(t) => t.capacity(),
-            Table::Shared(shared) => shared.capacity(),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            Table::Private(t) => t.len(),
-            Table::Shared(shared) => shared.len(),
-        }
+/// How many points exist.
+pub fn point_count(table: &AnyTable) -> usize {
+    match table {
+        AnyTable::Private(t) => t.len(),
+        AnyTable::Shared(shared) => shared.len(),
     }
 }

@@ -1,19 +1,20 @@
 //! `NativeTable`: owns one client's `PointTable` (through its handle) and
 //! serves the calls that are not on the hot path.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
+use sds_shm::AnyTable;
 
 use crate::arguments;
 use crate::errors::{from_core, from_strategy, invalid_argument, js_error, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::hot_functions;
 use crate::strategy_object::{strategy_from_object, strategy_to_object};
-use crate::table::{with_view, Table};
+use crate::table::{point_count, with_view};
 
 /// `stats` as an object of the core's names, the last cycle nested under
 /// `Stats::LAST_CYCLE`.
@@ -43,8 +44,9 @@ fn is_undefined(value: &Unknown) -> bool {
 /// The points of one client. Names are the UTF-8 form of the JS string.
 #[napi(namespace = "native", custom_finalize)]
 pub struct NativeTable {
-    // Shared with this table's hot-path functions, which may outlive it.
-    table: Rc<Table>,
+    // Shared with this table's hot-path functions, which may outlive it, and
+    // with its console agent.
+    pub(crate) table: Arc<AnyTable>,
 }
 
 impl ObjectFinalize for NativeTable {
@@ -81,7 +83,7 @@ impl NativeTable {
             // Checked before allocating the slots.
             check_capacity(capacity).map_err(from_core)?;
             let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-            Table::Private(PointTable::new(slots).map_err(from_core)?)
+            AnyTable::Private(PointTable::new(slots).map_err(from_core)?)
         } else {
             let name = arguments::text(shared, "shared")?;
             let mode = if is_undefined(&mode) {
@@ -89,11 +91,11 @@ impl NativeTable {
             } else {
                 u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
             };
-            Table::Shared(crate::shared_table::open(&name, capacity, mode)?)
+            AnyTable::Shared(crate::shared_table::open(&name, capacity, mode)?)
         };
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
-            table: Rc::new(table),
+            table: Arc::new(table),
         })
     }
 
@@ -101,8 +103,8 @@ impl NativeTable {
     #[napi(getter, ts_return_type = "string | null")]
     pub fn shared_path(&self) -> Option<String> {
         match &*self.table {
-            Table::Shared(shared) => Some(shared.path().display().to_string()),
-            Table::Private(_) => None,
+            AnyTable::Shared(shared) => Some(shared.path().display().to_string()),
+            AnyTable::Private(_) => None,
         }
     }
 
@@ -222,7 +224,7 @@ impl NativeTable {
     /// How many points exist.
     #[napi(getter)]
     pub fn point_count(&self) -> u32 {
-        self.table.len() as u32
+        point_count(&self.table) as u32
     }
 
     /// How many points fit.

@@ -1,7 +1,7 @@
 // Checked by `tsc --noEmit -p test` (typings.test.js), never run: code a user
 // would write against index.d.ts, and misuse it must refuse.
-import { Client, DowngradedError, Entry, SlidingWindow } from '../index.js';
-import type { Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
+import { AdminAgent, Client, DowngradedError, Entry, SlidingWindow } from '../index.js';
+import type { AdminLogLine, AdminStatus, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
 
 const client = new Client({ capacity: 16 });
 const host = new Client({ capacity: 64, shared: 'typed-usage.sds', mode: 0o660 });
@@ -21,6 +21,15 @@ const point: Point = client.point('p');
 const n: number = point.run(() => 1, () => 2);
 const s: string | number = client.run('p', () => 'work', () => 0);
 const later: Promise<string> = point.run(async () => 'done');
+const counted: Promise<number | string> = point.run(async () => 1);
+const bare: number | string = client.run('p', () => 1);
+
+const agent: AdminAgent = client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100 });
+const adminStatus: AdminStatus = agent.status();
+const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '';
+const fallbackText: string | null = agent.returnValue('p');
+agent.on('log', (line: AdminLogLine) => console.log(line.level, line.message));
+agent.close();
 const stats: Stats = point.stats();
 const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
 
@@ -46,9 +55,13 @@ point.run((e: Entry) => e.exit());
 client.setStrategy('p', { visitThreshold: '10' });
 // @ts-expect-error an unknown strategy key
 client.setStrategy('p', { visitThresold: 10 });
+// @ts-expect-error the console's app is required
+client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g' });
+// @ts-expect-error without a fallback, a downgraded run may give the console's string
+const onlyNumber: number = client.run('p', () => 1);
 // @ts-expect-error a shared file's mode is 0o600 or 0o660
 new Client({ shared: 'x', mode: 0o644 });
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
-console.log(file, threshold, reason, exited, n, s, later, stats, cycle, tally, total, native);
+console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, stats, cycle, tally, total, native);
