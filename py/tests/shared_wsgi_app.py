@@ -5,7 +5,9 @@ Its one view is guarded by the point ``view`` on the shared table named in
 view it keeps a count of the requests in the view across all workers, and
 its high-water mark, in ``SDS_TEST_DIR/inflight`` (under an ``flock``).
 ``?sleep=S`` makes the view take S seconds; the worker writes its pid to
-``SDS_TEST_DIR/holder`` when it enters a sleeping view.
+``SDS_TEST_DIR/holder`` when it enters a sleeping view. ``?at=MS`` decides
+at that time instead of the wall clock's, so a test's window cannot slide
+however slowly a loaded machine serves it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from typing import Any, Callable, Iterable, Tuple
+from typing import Any, Callable, Iterable, Optional, Tuple
 from urllib.parse import parse_qs
 
 import sds
@@ -48,9 +50,18 @@ def view(seconds: float) -> Tuple[str, bytes]:
     return "200 OK", b"ok"
 
 
+def view_at(at_ms: int) -> Optional[Tuple[str, bytes]]:
+    """The view, decided and exited at ``at_ms``."""
+    with client.enter("view", now_ms=at_ms) as entry:
+        return None if entry.downgraded else ("200 OK", b"ok")
+
+
 def app(environ: Any, start_response: Callable[..., Any]) -> Iterable[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""))
-    result = view(float(query.get("sleep", ["0"])[0]))
+    if "at" in query:
+        result = view_at(int(query["at"][0]))
+    else:
+        result = view(float(query.get("sleep", ["0"])[0]))
     status, body = result if result else ("429 Too Many Requests", b"busy")
     start_response(status, [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
     return [body]
