@@ -3,7 +3,6 @@
 //! traffic of one instance syncing two points every 100 ms on a
 //! redis-server this program starts on a free loopback port.
 use std::hint::black_box;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,29 +76,8 @@ fn main() {
     );
 
     // Redis traffic of one instance: a server of its own on loopback.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dir = std::env::temp_dir();
-    let mut redis = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server (make servers)");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "redis-server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut config = Config::new(format!("redis://127.0.0.1:{port}"));
+    let redis = sds_testkit::Redis::start();
+    let mut config = Config::new(redis.url());
     config.points = vec!["cluster.point".into(), "local.point".into()];
     let sync = Cluster::start(table.clone(), config).unwrap();
     let run = Duration::from_secs(3);
@@ -145,6 +123,5 @@ fn main() {
         times[times.len() / 2] as f64 / local
     );
     sync.stop();
-    let _ = redis.kill();
-    let _ = redis.wait();
+    drop(redis);
 }

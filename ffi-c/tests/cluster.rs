@@ -3,46 +3,12 @@
 //! status says connected; a configuration out of range is refused.
 
 use std::os::raw::c_char;
-use std::process::{Child, Command, Stdio};
 use std::ptr::null;
 use std::time::{Duration, Instant};
 
 use sds::*;
 use sds_core::EntryParts;
-
-struct Redis(Child, u16);
-
-impl Redis {
-    fn start() -> Redis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .arg("--dir")
-            .arg(dir)
-            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server must be installed (make servers)");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Redis(child, port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use sds_testkit::Redis;
 
 const NAME: &[u8] = b"pay";
 
@@ -99,7 +65,7 @@ fn state(c: *const sds_cluster) -> sds_cluster_state {
 #[test]
 fn two_tables_share_a_limit_through_redis() {
     let redis = Redis::start();
-    let url = format!("redis://127.0.0.1:{}", redis.1);
+    let url = redis.url();
     let names = [NAME.as_ptr().cast::<c_char>()];
     let lens = [NAME.len()];
     let c = config(&url, &names, &lens);
@@ -130,7 +96,7 @@ fn two_tables_share_a_limit_through_redis() {
 #[test]
 fn exact_mode_decides_in_redis() {
     let redis = Redis::start();
-    let url = format!("redis://127.0.0.1:{}", redis.1);
+    let url = redis.url();
     let names = [NAME.as_ptr().cast::<c_char>()];
     let lens = [NAME.len()];
     let c = config(&url, &names, &lens);

@@ -4,6 +4,10 @@
 //! (each test file has a `child_main` test that acts on it and does nothing
 //! in the parent run).
 
+mod redis;
+
+pub use redis::{free_port, Redis};
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
