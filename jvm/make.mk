@@ -24,6 +24,6 @@ demo-java: jvm-jar
 	java -cp $(JVM_JAR):jvm/sds-native/target/examples Shared
 
 # JMH: one fork, short iterations; prints ns/op and bytes/op (-prof gc).
-bench-java:
+bench-java: servers
 	$(MVN) $(MVN_FLAGS) -q -f jvm/pom.xml -Pbench -DskipTests package
 	java -jar jvm/bench/target/benchmarks.jar $(JMH_ARGS)
