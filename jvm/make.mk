@@ -11,7 +11,7 @@ BENCHES += bench-java
 
 # Builds the native library through cargo (exec-maven-plugin), packs it into
 # the jar and runs the JUnit suites of both modules.
-test-java:
+test-java: servers
 	$(MVN) $(MVN_FLAGS) -f jvm/pom.xml verify
 
 jvm-jar:
