@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@link Client#connectCluster}: cluster points synced through a real redis-server. */
 class ClusterSyncTest {
@@ -333,6 +335,15 @@ class ClusterSyncTest {
         assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
         assertSame(ErrorCode.CLOSED,
                 assertThrows(SdsException.class, () -> client.connectCluster(config().build())).code());
+    }
+
+    @Test
+    void aSharedTableClientSyncs(@TempDir Path dir) throws Exception {
+        try (Client client = Client.openShared(dir.resolve("table.sds").toString(), 16);
+                ClusterSync cluster = client.connectCluster(config().syncMs(20).build())) {
+            ClusterStatus s = statusUntil(cluster, "a sync", x -> x.syncs() >= 1);
+            assertTrue(s.isSyncing() && s.isConnected(), s.toString());
+        }
     }
 
     /** A JVM whose main ends with a cluster sync running exits normally and promptly. */
