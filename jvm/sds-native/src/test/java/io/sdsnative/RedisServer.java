@@ -43,7 +43,7 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts a server on a free loopback port. */
     public static RedisServer start() throws IOException, InterruptedException {
-        Path dir = Files.createTempDirectory("sds-redis-");
+        Path dir = Files.createTempDirectory("sds-jvm-redis-");
         IOException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
             RedisServer server = new RedisServer(freePort(), dir);
