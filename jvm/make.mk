@@ -11,7 +11,7 @@ BENCHES += bench-java
 
 # Builds the native library through cargo (exec-maven-plugin), packs it into
 # the jar and runs the JUnit suites of both modules.
-test-java:
+test-java: servers
 	$(MVN) $(MVN_FLAGS) -f jvm/pom.xml verify
 
 jvm-jar:
@@ -24,6 +24,6 @@ demo-java: jvm-jar
 	java -cp $(JVM_JAR):jvm/sds-native/target/examples Shared
 
 # JMH: one fork, short iterations; prints ns/op and bytes/op (-prof gc).
-bench-java:
+bench-java: servers
 	$(MVN) $(MVN_FLAGS) -q -f jvm/pom.xml -Pbench -DskipTests package
 	java -jar jvm/bench/target/benchmarks.jar $(JMH_ARGS)

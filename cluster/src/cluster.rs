@@ -193,6 +193,13 @@ fn validate(config: &Config) -> Result<(), Error> {
     if config.urls.is_empty() {
         return bad("urls: at least one Redis URL is needed".into());
     }
+    for url in &config.urls {
+        // Parsed here so a typo is refused by `start`, not found in the
+        // status at the first connect.
+        if let Err(e) = redis::IntoConnectionInfo::into_connection_info(url.as_str()) {
+            return bad(format!("urls: {url:?} is not a Redis URL: {e}"));
+        }
+    }
     if config.sync_ms == 0 || config.timeout_ms == 0 {
         return bad("sync_ms and timeout_ms must be at least 1".into());
     }
@@ -210,4 +217,26 @@ fn validate(config: &Config) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_that_is_not_a_redis_url_is_refused_at_start() {
+        let mut config = Config::new("http://127.0.0.1:6379");
+        let e = validate(&config).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "invalid cluster configuration: urls: \"http://127.0.0.1:6379\" is not a Redis URL: "
+            ),
+            "{e}"
+        );
+        config.urls = vec![
+            "redis://user:secret@127.0.0.1:1/2".into(),
+            "redis://[::1]".into(),
+        ];
+        assert!(validate(&config).is_ok(), "{:?}", validate(&config).err());
+    }
 }

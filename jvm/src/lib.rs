@@ -19,6 +19,7 @@
 mod agent;
 mod agent_log;
 mod boundary;
+mod cluster;
 mod codes;
 mod handle;
 mod shared;

@@ -17,7 +17,7 @@ import java.util.Optional;
  * thread named {@code sds-agent} for each line, so the JVM exits normally with
  * an agent running. Keep log handlers quick: the agent waits for them.
  */
-public final class AdminAgent implements AutoCloseable {
+public final class AdminAgent implements AutoCloseable, Client.Attached {
     private static final int STATUS_VALUES = 9;
     /** The level numbers of the native log lines. */
     private static final int INFO = 0;

@@ -36,8 +36,13 @@ public final class Client implements AutoCloseable {
     private final DroppedEntries dropped = new DroppedEntries();
     /** Points by name: the name crosses to native code once per point. */
     private final ConcurrentHashMap<String, Point> points = new ConcurrentHashMap<>();
-    /** The console agents of this client still running: {@link #close()} closes them. */
-    private final Set<AdminAgent> agents = Collections.newSetFromMap(new ConcurrentHashMap<AdminAgent, Boolean>());
+    /** The console agents and cluster syncs of this client still running: {@link #close()} closes them. */
+    private final Set<Attached> attached = Collections.newSetFromMap(new ConcurrentHashMap<Attached, Boolean>());
+
+    /** A native thread working on this client's table, closed with it. */
+    interface Attached {
+        void close();
+    }
 
     /** A point's id, and whether its strategy limits concurrency. */
     private static final class Point {
@@ -284,15 +289,63 @@ public final class Client implements AutoCloseable {
         } finally {
             table.release();
         }
-        agents.add(agent);
-        if (table.isClosed()) {
-            agent.close(); // closed meanwhile: close() may have missed it
-        }
-        return agent;
+        return attach(agent);
     }
 
-    void forget(AdminAgent agent) {
-        agents.remove(agent);
+    /**
+     * Makes {@code config}'s points cluster points of this client's table,
+     * whose thresholds hold for every instance syncing them through the same
+     * Redis: a native thread pushes this table's counts of them and reads
+     * back the others' once per {@code syncMs}, and every decision (still
+     * local, still {@link #enter}) reads local + remote counts. Never waits
+     * for Redis: an unreachable server shows in {@link ClusterSync#status()}.
+     * Other points stay local. See {@link ClusterSync} and "Cluster-wide
+     * limits (Redis)" in the README.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} with the cluster crate's
+     *     reason for a config it refuses (no URL, a URL that is not a Redis
+     *     URL, a sync period or timeout not above 0, a point name empty or
+     *     longer than 256 bytes, a brace in the key prefix) or a text that is
+     *     not valid UTF-16; {@code TABLE_FULL} when the table has no room for
+     *     a point; {@code NULL_ARGUMENT} for a null config, URL, point or
+     *     prefix; {@code CLOSED}
+     */
+    public ClusterSync connectCluster(ClusterConfig config) {
+        if (config == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "cluster config is null");
+        }
+        String[] urls = texts(config.urls(), "url");
+        String[] names = texts(config.points(), "point name");
+        checkText(config.keyPrefix(), "key prefix");
+        long handle = table.acquire();
+        ClusterSync cluster;
+        try {
+            cluster = new ClusterSync(this, Native.clusterStart(handle, this, urls, config.redisCluster(), names,
+                    config.syncMs(), config.timeoutMs(), config.maxBackoffMs(), config.keyPrefix()));
+        } finally {
+            table.release();
+        }
+        return attach(cluster);
+    }
+
+    private <T extends Attached> T attach(T thread) {
+        attached.add(thread);
+        if (table.isClosed()) {
+            thread.close(); // closed meanwhile: close() may have missed it
+        }
+        return thread;
+    }
+
+    void forget(Attached thread) {
+        attached.remove(thread);
+    }
+
+    private static String[] texts(java.util.List<String> list, String what) {
+        String[] array = list.toArray(new String[0]);
+        for (String text : array) {
+            checkText(text, what);
+        }
+        return array;
     }
 
     /** Whether {@link #close()} was called. */
@@ -311,16 +364,17 @@ public final class Client implements AutoCloseable {
     }
 
     /**
-     * Closes the client and its console agents (each joined, see
-     * {@link AdminAgent#close()}): later calls throw {@code CLOSED}, a second
+     * Closes the client, its console agents and its cluster syncs (each
+     * joined, see {@link AdminAgent#close()} and {@link ClusterSync#close()}):
+     * later calls throw {@code CLOSED}, a second
      * close does nothing. The native memory is freed at once, or by the
      * last call still running in another thread when it ends.
      */
     @Override
     public void close() {
         table.close();
-        for (AdminAgent agent : new ArrayList<>(agents)) {
-            agent.close();
+        for (Attached thread : new ArrayList<>(attached)) {
+            thread.close();
         }
     }
 
@@ -358,6 +412,18 @@ public final class Client implements AutoCloseable {
                     what, (int) text.charAt(bad), bad));
         }
         return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Refuses a null {@code text} ({@code NULL_ARGUMENT}) and one that has no
+     * UTF-8 form ({@code INVALID_ARGUMENT}), as {@link #utf8} does, for texts
+     * JNI passes as strings.
+     */
+    static void checkText(String text, String what) {
+        if (text == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, what + " is null");
+        }
+        utf8(text, what);
     }
 
     /** The index of the first unpaired surrogate of {@code s}, or -1. */

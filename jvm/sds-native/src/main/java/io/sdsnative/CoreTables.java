@@ -26,6 +26,8 @@ final class CoreTables {
     static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
     /** The console agent's {default pull interval, default request timeout} in ms. */
     static final long[] AGENT_DEFAULTS = longs(Native.agentDefaults());
+    /** The cluster sync's {sync period, timeout, longest backoff (ms), key prefix}. */
+    static final String[] CLUSTER_DEFAULTS = Native.clusterDefaults().split("\t");
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");

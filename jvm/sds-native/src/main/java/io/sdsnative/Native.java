@@ -54,6 +54,28 @@ public final class Native {
 
     static native void agentFree(long agent);
 
+    // Cluster points synced with Redis (ClusterSync).
+    /** {@code "syncMs\ttimeoutMs\tmaxBackoffMs\tkeyPrefix"}: the cluster sync's defaults. */
+    static native String clusterDefaults();
+
+    /** Starts the sync of {@code points} for the table {@code table} of {@code owner}: its handle. */
+    static native long clusterStart(long table, Object owner, String[] urls, boolean redisCluster, String[] points,
+            long syncMs, long timeoutMs, long maxBackoffMs, String keyPrefix);
+
+    /** Writes the status numbers to {@code out} (see ClusterStatus); returns the last error or null. */
+    static native String clusterStatus(long cluster, Object owner, long[] out);
+
+    /** One sync on the calling thread. */
+    static native void clusterSyncNow(long cluster, Object owner);
+
+    /** Exact mode: the decision's bits (see ClusterDecision). */
+    static native long clusterEnterExact(long cluster, Object owner, String point, long nowMs);
+
+    /** Stops the sync and joins its thread; idempotent. */
+    static native void clusterStop(long cluster, Object owner);
+
+    static native void clusterFree(long cluster);
+
     // Strategies.
     static native long[] strategyDefaults();
 

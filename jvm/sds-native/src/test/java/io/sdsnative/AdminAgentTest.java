@@ -294,7 +294,7 @@ class AdminAgentTest {
     }
 
     /** The names of this process's threads (Linux). */
-    private static List<String> threadNames() throws IOException {
+    static List<String> threadNames() throws IOException {
         List<String> names = new ArrayList<>();
         File[] tasks = new File("/proc/self/task").listFiles();
         for (File task : tasks == null ? new File[0] : tasks) {

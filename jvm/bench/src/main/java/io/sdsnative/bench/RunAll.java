@@ -22,7 +22,7 @@ public final class RunAll {
     private RunAll() {}
 
     public static void main(String[] args) throws Exception {
-        String include = args.length > 0 ? args[0] : Benchmarks.class.getName() + ".*";
+        String include = args.length > 0 ? args[0] : "io\\.sdsnative\\.bench\\..*Benchmarks\\..*";
         File logs = new File("build/sentinel-logs");
         Options options = new OptionsBuilder()
                 .include(include)
@@ -61,6 +61,8 @@ public final class RunAll {
         ratio(table, "sentinelArrayMetricAddPassPass", "compatVisitAddAndGet");
         ratio(table, "compatIncrementAndGet", "jniBucketRead");
         ratio(table, "sdsNativeSharedEnterExitNoClock", "sdsNativeEnterExitNoClock");
+        ratio(table, "sdsNativeClusterPointEnterExit", "sdsNativeLocalPointEnterExit");
+        ratio(table, "sdsNativeClusterEnterExact", "sdsNativeClusterPointEnterExit");
     }
 
     private static void ratio(Map<String, double[]> table, String peer, String ours) {

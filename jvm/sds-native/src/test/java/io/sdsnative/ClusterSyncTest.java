@@ -1,0 +1,368 @@
+package io.sdsnative;
+
+import static io.sdsnative.AdminAgentTest.threadNames;
+import static io.sdsnative.FakeConsole.waitUntil;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link Client#connectCluster}: cluster points synced through a real redis-server. */
+class ClusterSyncTest {
+    private static final long WAIT_MS = 10_000;
+    private static final String POINT = "pay";
+
+    private RedisServer redis;
+
+    @BeforeEach
+    void startRedis() throws Exception {
+        redis = RedisServer.start();
+    }
+
+    @AfterEach
+    void stopRedis() throws Exception {
+        redis.close();
+    }
+
+    private ClusterConfig.Builder config() {
+        return ClusterConfig.builder().url(redis.url()).points(POINT);
+    }
+
+    private static Client clientLimitedTo(int visitThreshold) {
+        Client client = new Client(16);
+        Strategy strategy = Strategy.builder().visitThreshold(visitThreshold).build();
+        client.setStrategy(POINT, strategy);
+        client.setStrategy("local", strategy);
+        return client;
+    }
+
+    /** How many of {@code tries} enter + exit on {@code point} now are admitted. */
+    private static int admit(Client client, String point, int tries) {
+        int admitted = 0;
+        for (int i = 0; i < tries; i++) {
+            try (Entry e = client.enter(point)) {
+                admitted += e.isDowngraded() ? 0 : 1;
+            }
+        }
+        return admitted;
+    }
+
+    private static ClusterStatus statusUntil(ClusterSync cluster, String what, Predicate<ClusterStatus> check)
+            throws InterruptedException {
+        waitUntil(WAIT_MS, what, () -> check.test(cluster.status()));
+        return cluster.status();
+    }
+
+    /** Waits until {@code cluster} has completed a sync that started after this call. */
+    private static void aWholeSync(ClusterSync cluster) throws InterruptedException {
+        long syncs = cluster.status().syncs();
+        statusUntil(cluster, "two more syncs", s -> s.syncs() >= syncs + 2);
+    }
+
+    @Test
+    void theDefaultsAreTheClusterCratesOnes() {
+        ClusterConfig config = ClusterConfig.builder().build();
+        assertEquals(100, config.syncMs());
+        assertEquals(1000, config.timeoutMs());
+        assertEquals(5000, config.maxBackoffMs());
+        assertEquals("sds", config.keyPrefix());
+        assertFalse(config.redisCluster());
+        assertEquals(Arrays.asList(), config.urls());
+    }
+
+    /** After one client's sync, its admissions count against the other's; a local point stays per client. */
+    @Test
+    void twoClientsShareAClusterPointsVisitThreshold() throws Exception {
+        int t = 10;
+        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
+                ClusterSync ca = a.connectCluster(config().syncMs(60_000).build());
+                ClusterSync cb = b.connectCluster(config().syncMs(60_000).build())) {
+            int first = admit(a, POINT, 6);
+            ca.syncNow(); // a's 6 visits in Redis
+            cb.syncNow(); // b reads them
+            int second = admit(b, POINT, t);
+            System.out.printf("cluster point, sync_now between: T=%d, bound=%d (every count synced before the"
+                    + " other decides), admitted %d + %d%n", t, t, first, second);
+            assertEquals(6, first);
+            assertEquals(4, second);
+            assertEquals(t, admit(a, "local", t));
+            assertEquals(t, admit(b, "local", t), "a local point counts per client");
+        }
+    }
+
+    /** The same through the background thread alone (sync every 20 ms). */
+    @Test
+    void theSyncThreadCarriesTheCountsToTheOtherClient() throws Exception {
+        int t = 10;
+        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
+                ClusterSync ca = a.connectCluster(config().syncMs(20).build());
+                ClusterSync cb = b.connectCluster(config().syncMs(20).build())) {
+            int first = admit(a, POINT, 7);
+            aWholeSync(ca);
+            aWholeSync(cb);
+            int second = admit(b, POINT, t);
+            System.out.printf("cluster point, sync_ms 20: T=%d, admitted %d + %d%n", t, first, second);
+            assertEquals(7, first);
+            assertEquals(3, second);
+        }
+    }
+
+    /**
+     * Two clients sending at once: the total admitted is at least T and
+     * within the documented bound, T + (N - 1) x R x (sync_ms + RTT), plus a
+     * margin for this shared machine's scheduling (a late sync).
+     */
+    @Test
+    void twoClientsAtOnceAdmitAboutTheThreshold() throws Exception {
+        int t = 50;
+        int syncMs = 20;
+        int perSecond = 100;
+        int tries = 150;
+        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
+                ClusterSync ca = a.connectCluster(config().syncMs(syncMs).build());
+                ClusterSync cb = b.connectCluster(config().syncMs(syncMs).build())) {
+            aWholeSync(ca);
+            aWholeSync(cb);
+            int[] admitted = new int[2];
+            Thread[] senders = new Thread[2];
+            Client[] clients = {a, b};
+            for (int i = 0; i < 2; i++) {
+                int n = i;
+                senders[i] = new Thread(() -> {
+                    for (int k = 0; k < tries; k++) {
+                        admitted[n] += admit(clients[n], POINT, 1);
+                        sleepMs(1000 / perSecond);
+                    }
+                });
+                senders[i].start();
+            }
+            for (Thread s : senders) {
+                s.join();
+            }
+            long rttUs = Math.max(ca.status().rttUs(), cb.status().rttUs());
+            double bound = t + perSecond * (syncMs + rttUs / 1000.0) / 1000.0;
+            int total = admitted[0] + admitted[1];
+            System.out.printf("2 clients x %d/s, sync_ms %d: T=%d, bound=%.1f, admitted %d (%d + %d)%n",
+                    perSecond, syncMs, t, bound, total, admitted[0], admitted[1]);
+            assertTrue(total >= t, "admitted " + total);
+            assertTrue(total <= bound + 5, "admitted " + total + ", bound " + bound);
+        }
+    }
+
+    private static void sleepMs(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Nanoseconds of each of {@code n} enter + exit on the point. */
+    private static long[] timed(Client client, int n) {
+        long[] ns = new long[n];
+        for (int i = 0; i < n; i++) {
+            long start = System.nanoTime();
+            client.enter(POINT).close();
+            ns[i] = System.nanoTime() - start;
+        }
+        Arrays.sort(ns);
+        return ns;
+    }
+
+    private static long at(long[] sorted, double quantile) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))];
+    }
+
+    /**
+     * The status while connected; with Redis stopped, enter and exit take no
+     * longer, the status says disconnected with the error, exact mode decides
+     * locally; after a restart on the same port it reconnects.
+     */
+    @Test
+    void redisDownDoesNotDelayEnterAndIsInTheStatus() throws Exception {
+        long started = System.currentTimeMillis();
+        try (Client client = clientLimitedTo(1_000_000);
+                ClusterSync cluster = client.connectCluster(
+                        config().syncMs(20).timeoutMs(200).maxBackoffMs(100).build())) {
+            ClusterStatus s = statusUntil(cluster, "two syncs", x -> x.syncs() >= 2);
+            assertTrue(s.isConnected(), s.toString());
+            assertTrue(s.isSyncing(), s.toString());
+            assertTrue(s.lastSyncMs() >= started && s.lastSyncMs() <= System.currentTimeMillis(), s.toString());
+            assertTrue(s.lagMs() < 5_000, s.toString());
+            assertTrue(s.rttUs() > 0, s.toString());
+            assertTrue(s.roundTrips() >= s.syncs() && s.commands() >= s.roundTrips(), s.toString());
+            assertEquals(1, s.points());
+            assertEquals(0, s.pointsFailing());
+            assertEquals(0, s.failures(), s.toString());
+            assertEquals(Optional.empty(), s.lastError());
+            timed(client, 20_000); // warm-up: compiled before either measure
+            long[] up = timed(client, 20_000);
+
+            redis.stop();
+            s = statusUntil(cluster, "disconnected", x -> !x.isConnected() && x.lastError().isPresent());
+            assertTrue(s.failures() > 0, s.toString());
+            long[] down = timed(client, 20_000);
+            System.out.printf("enter + exit median / p99 ns: connected %d / %d, Redis down %d / %d; status %s%n",
+                    at(up, 0.5), at(up, 0.99), at(down, 0.5), at(down, 0.99), s);
+            assertTrue(at(down, 0.5) < 3 * at(up, 0.5) + 20_000,
+                    "median with Redis down " + at(down, 0.5) + " ns, connected " + at(up, 0.5) + " ns");
+            ClusterDecision local = cluster.enterExact(POINT);
+            assertTrue(local.isAdmitted() && !local.isExact(), local.toString());
+            SdsException e = assertThrows(SdsException.class, cluster::syncNow);
+            assertSame(ErrorCode.INVALID_ARGUMENT, e.code());
+            assertTrue(e.getMessage().startsWith("SDS_INVALID_ARGUMENT: redis: "), e.getMessage());
+
+            redis.restart();
+            long failures = cluster.status().failures();
+            s = statusUntil(cluster, "reconnected",
+                    x -> x.isConnected() && !x.lastError().isPresent() && x.lagMs() < 1_000);
+            assertTrue(s.failures() >= failures, s.toString());
+            ClusterDecision exact = cluster.enterExact(POINT);
+            assertTrue(exact.isAdmitted() && exact.isExact(), exact.toString());
+        }
+    }
+
+    /** Exact mode: two clients asking Redis admit exactly T. */
+    @Test
+    void exactModeAdmitsExactlyTheThreshold() throws Exception {
+        int t = 5;
+        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
+                ClusterSync ca = a.connectCluster(config().build());
+                ClusterSync cb = b.connectCluster(config().build())) {
+            long now = System.currentTimeMillis();
+            int admitted = 0;
+            for (int i = 0; i < 8; i++) {
+                for (ClusterSync c : new ClusterSync[] {ca, cb}) {
+                    ClusterDecision d = c.enterExact(POINT, now);
+                    assertTrue(d.isExact(), d.toString());
+                    if (d.isAdmitted()) {
+                        admitted++;
+                        assertEquals(null, d.reason());
+                    } else {
+                        assertSame(Reason.VISIT, d.reason());
+                        assertTrue(d.isDowngraded());
+                    }
+                }
+            }
+            System.out.printf("exact mode, 2 clients x 8 tries: T=%d, admitted %d%n", t, admitted);
+            assertEquals(t, admitted);
+            SdsException notCluster = assertThrows(SdsException.class, () -> ca.enterExact("local", now));
+            assertEquals("SDS_INVALID_ARGUMENT: cluster table: point \"local\" is not a cluster point of this"
+                    + " cluster", notCluster.getMessage());
+            assertSame(ErrorCode.INVALID_ARGUMENT,
+                    assertThrows(SdsException.class, () -> ca.enterExact(POINT, -1)).code());
+            assertSame(ErrorCode.NULL_ARGUMENT,
+                    assertThrows(SdsException.class, () -> ca.enterExact(null, now)).code());
+        }
+    }
+
+    private static void assertRefused(ClusterConfig config, String message) {
+        try (Client client = new Client(4)) {
+            SdsException e = assertThrows(SdsException.class, () -> client.connectCluster(config));
+            assertSame(ErrorCode.INVALID_ARGUMENT, e.code());
+            assertTrue(e.getMessage().startsWith("SDS_INVALID_ARGUMENT: " + message), e.getMessage());
+        }
+    }
+
+    @Test
+    void aBadConfigIsRefusedWithTheClusterCratesReason() throws Exception {
+        String invalid = "invalid cluster configuration: ";
+        assertRefused(ClusterConfig.builder().points(POINT).build(),
+                invalid + "urls: at least one Redis URL is needed");
+        assertRefused(config().url("http://127.0.0.1:6379").build(),
+                invalid + "urls: \"http://127.0.0.1:6379\" is not a Redis URL: ");
+        assertRefused(config().syncMs(0).build(), invalid + "sync_ms and timeout_ms must be at least 1");
+        assertRefused(config().timeoutMs(-1).build(), invalid + "sync_ms and timeout_ms must be at least 1");
+        char[] longName = new char[257];
+        Arrays.fill(longName, 'x');
+        assertRefused(config().points(new String(longName)).build(),
+                invalid + "point name \"" + new String(longName) + "\" must be 1 to 256 bytes");
+        assertRefused(config().keyPrefix("a{b").build(),
+                invalid + "key_prefix \"a{b\" holds a brace, which would break the hash tag");
+        assertRefused(config().points("\ud800").build(), "point name is not valid UTF-16");
+        try (Client client = new Client(4)) {
+            assertSame(ErrorCode.NULL_ARGUMENT,
+                    assertThrows(SdsException.class, () -> client.connectCluster(null)).code());
+            SdsException nullUrl = assertThrows(SdsException.class,
+                    () -> client.connectCluster(config().url(null).build()));
+            assertEquals("SDS_NULL_ARGUMENT: url is null", nullUrl.getMessage());
+        }
+        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+    }
+
+    @Test
+    void closeJoinsTheThreadAndIsIdempotent() throws Exception {
+        Client client = clientLimitedTo(10);
+        ClusterSync cluster = client.connectCluster(config().syncMs(20).build());
+        statusUntil(cluster, "a sync", s -> s.syncs() >= 1);
+        assertTrue(threadNames().contains("sds-cluster"), threadNames().toString());
+        long start = System.nanoTime();
+        cluster.close();
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(tookMs < 1_000, "joined after " + tookMs + " ms");
+        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+        assertTrue(cluster.isClosed());
+        cluster.close();
+        assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, cluster::status).code());
+        assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> cluster.enterExact(POINT)).code());
+        assertFalse(client.isClosed(), "the client stays open");
+        assertEquals(1, admit(client, POINT, 1), "the point still works");
+        client.close();
+    }
+
+    @Test
+    void closingTheClientClosesItsClusterSyncs() throws Exception {
+        Client client = clientLimitedTo(10);
+        ClusterSync first = client.connectCluster(config().syncMs(20).build());
+        ClusterSync second = client.connectCluster(config().points("other").syncMs(20).build());
+        statusUntil(second, "a sync", s -> s.syncs() >= 1);
+        client.close();
+        assertTrue(first.isClosed() && second.isClosed());
+        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+        assertSame(ErrorCode.CLOSED,
+                assertThrows(SdsException.class, () -> client.connectCluster(config().build())).code());
+    }
+
+    @Test
+    void aSharedTableClientSyncs(@TempDir Path dir) throws Exception {
+        try (Client client = Client.openShared(dir.resolve("table.sds").toString(), 16);
+                ClusterSync cluster = client.connectCluster(config().syncMs(20).build())) {
+            ClusterStatus s = statusUntil(cluster, "a sync", x -> x.syncs() >= 1);
+            assertTrue(s.isSyncing() && s.isConnected(), s.toString());
+        }
+    }
+
+    /** A JVM whose main ends with a cluster sync running exits normally and promptly. */
+    @Test
+    void aJvmExitsNormallyWithASyncRunning() throws Exception {
+        Process p = ChildJvm.start(ClusterChild.class, redis.url());
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        StringBuilder text = new StringBuilder();
+        long mainEnded = 0;
+        for (String line; (line = out.readLine()) != null; ) {
+            text.append(line).append('\n');
+            if (line.equals("main ends")) {
+                mainEnded = System.nanoTime();
+            }
+        }
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), text.toString());
+        long exitMs = (System.nanoTime() - mainEnded) / 1_000_000;
+        assertEquals(0, p.exitValue(), text.toString());
+        assertTrue(mainEnded != 0, text.toString());
+        assertTrue(exitMs < 5_000, "exited " + exitMs + " ms after main ended");
+    }
+}
