@@ -472,6 +472,11 @@ typedef struct sds_cluster_state {
      */
     uint64_t points;
     /**
+     * Cluster points whose last round trip failed (on a Redis Cluster, a
+     * lost master fails only its own points).
+     */
+    uint64_t points_failing;
+    /**
      * The last failure's message, NUL-terminated; empty once a sync
      * succeeds again.
      */

@@ -38,6 +38,17 @@ fn instance(url: &str, strategy: &str, clock: &sds_cluster::Clock) -> Instance {
     config.sync_ms = 3_600_000;
     config.timeout_ms = 300;
     let cluster = Cluster::start_with(table.clone(), config, clock.clone()).unwrap();
+    // The thread's first period runs at once; on a loaded machine it may run
+    // late, so wait for it: the tests' own `sync_now` calls decide what is
+    // pushed when.
+    let started = std::time::Instant::now();
+    while cluster.status().syncs + cluster.status().failures == 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "no first sync"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     Instance { table, cluster }
 }
 

@@ -68,6 +68,9 @@ pub struct sds_cluster_state {
     pub commands: u64,
     /// Cluster points synced.
     pub points: u64,
+    /// Cluster points whose last round trip failed (on a Redis Cluster, a
+    /// lost master fails only its own points).
+    pub points_failing: u64,
     /// The last failure's message, NUL-terminated; empty once a sync
     /// succeeds again.
     pub last_error: [c_char; 256],
@@ -213,6 +216,7 @@ fn c_status(s: &Status) -> sds_cluster_state {
         round_trips: s.round_trips,
         commands: s.commands,
         points: s.points as u64,
+        points_failing: s.points_failing as u64,
         last_error,
     }
 }

@@ -84,6 +84,7 @@ fn two_tables_share_a_limit_through_redis() {
         assert_eq!(admit(b, 10), 3, "10 for both tables together");
         let s = state(ca);
         assert!(s.connected && s.syncing && s.points == 1 && s.last_error[0] == 0);
+        assert_eq!(s.points_failing, 0);
         assert_eq!(s.round_trips, s.syncs);
         sds_cluster_stop(ca);
         sds_cluster_stop(cb);
