@@ -32,8 +32,10 @@ demo-py: py-venv
 	$(PY_VENV)/bin/python examples/python/burst.py
 	$(PY_VENV)/bin/python examples/python/shared.py
 
-# shared_table.py starts its own redis-server (make servers installs it).
+# shared_table.py and cluster_points.py start their own redis-server (make
+# servers installs it).
 bench-py: py-venv
 	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt
 	$(PY_VENV)/bin/python py/bench/bench.py
 	$(PY_VENV)/bin/python py/bench/shared_table.py
+	$(PY_VENV)/bin/python py/bench/cluster_points.py

@@ -17,13 +17,17 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Dict, List, Tuple
 
 import limits
 import redis
 import sds
 from bench import QUICK, RATE_PER_SECOND, measure
-from redis_server import redis_server
+
+# The tests and the benchmarks share one redis-server helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from redis_server import redis_server  # noqa: E402
 
 NUMBER = 20_000 if QUICK else 100_000
 MEMORY_NUMBER = 2_000 if QUICK else 10_000
@@ -79,11 +83,11 @@ def report(results: Dict[str, float]) -> None:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="sds-bench-") as tmp, redis_server() as port:
+    with tempfile.TemporaryDirectory(prefix="sds-bench-") as tmp, redis_server() as server:
         shared = sds.Client.shared(os.path.join(tmp, "bench.sds"), capacity=1024)
         cases = sds_cases(shared, (PASS, RULE))
         cases += sds_cases(sds.Client(1024), (PRIVATE_PASS, PRIVATE_RULE))
-        cases += limits_cases(port)
+        cases += limits_cases(server.port)
         report(measure(cases))
 
 

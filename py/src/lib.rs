@@ -4,6 +4,7 @@
 
 mod admin;
 mod args;
+mod cluster;
 mod entry;
 mod errors;
 mod fast;
@@ -24,6 +25,8 @@ mod _native {
 
     #[pymodule_export]
     use crate::admin::{_stop_agents, Agent};
+    #[pymodule_export]
+    use crate::cluster::{_stop_clusters, Cluster};
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]

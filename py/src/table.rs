@@ -12,6 +12,7 @@ use sds_shm::AnyTable;
 
 use crate::admin::AdminCell;
 use crate::args::{self, Time};
+use crate::cluster::ClusterCell;
 use crate::entry::{reason_name, Entry};
 use crate::errors;
 use crate::strategy::Strategy;
@@ -50,6 +51,9 @@ pub struct Inner {
     has_listeners: AtomicBool,
     /// The console agent managing this table, if one is connected.
     pub admin: Mutex<Option<Arc<AdminCell>>>,
+    /// The sync of this table's cluster points, if one was started (at most
+    /// one runs per client).
+    pub cluster: Mutex<Option<Arc<ClusterCell>>>,
 }
 
 impl Inner {
@@ -268,6 +272,7 @@ impl Table {
                 listeners: Mutex::new(Vec::new()),
                 has_listeners: AtomicBool::new(false),
                 admin: Mutex::new(None),
+                cluster: Mutex::new(None),
             }),
         })
     }

@@ -11,6 +11,7 @@ from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
 from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
 from .admin import AdminAgent, AgentStatus
 from .client import Client, Point
+from .cluster import ClusterStatus, ClusterSync, ExactDecision
 from .stats import CycleStats, Stats
 from . import errors
 # Every exception class; errors.__all__ is their one list.
@@ -22,6 +23,9 @@ __all__ = [
     "Point",
     "AdminAgent",
     "AgentStatus",
+    "ClusterSync",
+    "ClusterStatus",
+    "ExactDecision",
     "Entry",
     "Strategy",
     "SlidingWindow",

@@ -3,7 +3,7 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, final
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, TypeVar, final
 
 from typing_extensions import disjoint_base
 
@@ -12,6 +12,8 @@ from .stats import Stats
 __all__ = [
     "Agent",
     "_stop_agents",
+    "Cluster",
+    "_stop_clusters",
     "Entry",
     "_register_errors",
     "Guarded",
@@ -45,6 +47,11 @@ def _register_errors(classes: Dict[str, type], downgraded: type) -> None: ...
 def _stop_agents() -> None:
     """Stops every console agent of this process; no other starts or logs
     (registered with `atexit` by `sds`)."""
+
+def _stop_clusters() -> None:
+    """Stops every cluster sync of this process (joining their threads) and
+    lets no other start: `sds` registers it with `atexit`, so no syncer
+    thread is left when the interpreter finalizes."""
 
 @final
 class Strategy:
@@ -201,6 +208,39 @@ class Agent:
     def close(self) -> None:
         """Stops the agent and joins its thread; idempotent. The table keeps the
         strategies in force."""
+
+@disjoint_base
+class Cluster:
+    """The cluster sync of a client (the base of `sds.ClusterSync`)."""
+
+    def __new__(
+        cls,
+        client: Table,
+        urls: str | Iterable[str],
+        points: str | Iterable[str],
+        *,
+        redis_cluster: bool,
+        sync_ms: int,
+        timeout_ms: int,
+        key_prefix: str,
+    ) -> Cluster: ...
+    def _status(
+        self,
+    ) -> Tuple[bool, bool, int, int, int, int, int, int, int, Optional[str], int, int]:
+        """The syncer's state as a tuple in `sds_cluster::Status`'s field order."""
+    def sync_now(self) -> None:
+        """One sync now on the calling thread (after the thread's sync in
+        progress, if any); `ConnectionError` when Redis fails."""
+    def _enter_exact(self, point: str, now_ms: Optional[int] = None) -> Tuple[bool, Optional[str], bool]:
+        """Exact mode: `(admitted, reason, exact)` of one request on the cluster
+        point `point`, decided in Redis (one round trip), or locally when
+        Redis cannot be reached (`exact` false)."""
+    @property
+    def running(self) -> bool: ...
+    def close(self) -> None:
+        """Stops the sync and joins its thread (within about one round trip's
+        timeout); idempotent. The points stay cluster points; their remote
+        counts leave the window within 10 s."""
 
 @final
 class SlidingWindow:

@@ -5,10 +5,11 @@ native methods themselves, so the hot path never runs Python code of ours."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional, Type, TypeVar, Union
+from typing import Any, Callable, Iterable, Optional, Type, TypeVar, Union
 
 from . import _native
 from .admin import AdminAgent, millis
+from .cluster import ClusterSync
 from .guard import ErrorSpec, guard_options, make_guard
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -129,4 +130,43 @@ class Client(_native.Table):
             hostname=hostname,
             pull_interval_ms=millis("pull_interval", pull_interval),
             timeout_ms=millis("timeout", timeout),
+        )
+
+    def connect_cluster(
+        self,
+        urls: Union[str, Iterable[str]],
+        points: Iterable[str],
+        *,
+        redis_cluster: bool = False,
+        sync_interval: float = 0.1,
+        timeout: float = 1.0,
+        key_prefix: str = "sds",
+    ) -> ClusterSync:
+        """Makes ``points`` cluster points (created if absent): their
+        thresholds hold for every instance that syncs them through the same
+        Redis. Decisions stay local (``enter`` reads this table's counts plus
+        the other instances' as of the last sync, and never waits on Redis);
+        a thread pushes this table's counts and reads the others' every
+        ``sync_interval`` seconds, in one round trip. Other points stay
+        local. Never waits for Redis: an unreachable server shows in
+        ``status()``.
+
+        ``urls`` is a ``redis://[user[:password]@]host[:port][/db]`` URL, or
+        a list of seed nodes with ``redis_cluster=True``; ``timeout`` bounds
+        a connection and a round trip (seconds); keys are
+        ``{key_prefix:point}:<second>``. A config the cluster crate refuses
+        raises ``sds.InvalidArgument`` with its reason (``sds.TableFull``
+        when a point finds no room), as does a second sync while the
+        client's first one runs. The sync runs until ``close()`` (or the
+        ``with`` block ends), the client is collected, or the interpreter
+        exits. In a fork child, call this again (the thread is not
+        inherited)."""
+        return ClusterSync(
+            self,
+            urls,
+            points,
+            redis_cluster=redis_cluster,
+            sync_ms=millis("sync_interval", sync_interval),
+            timeout_ms=millis("timeout", timeout),
+            key_prefix=key_prefix,
         )

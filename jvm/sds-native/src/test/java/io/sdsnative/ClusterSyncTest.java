@@ -284,7 +284,7 @@ class ClusterSyncTest {
         assertRefused(ClusterConfig.builder().points(POINT).build(),
                 invalid + "urls: at least one Redis URL is needed");
         assertRefused(config().url("http://127.0.0.1:6379").build(),
-                invalid + "urls: \"http://127.0.0.1:6379\" is not a Redis URL: ");
+                invalid + "urls[0] is not a Redis URL: ");
         assertRefused(config().syncMs(0).build(), invalid + "sync_ms and timeout_ms must be at least 1");
         assertRefused(config().timeoutMs(-1).build(), invalid + "sync_ms and timeout_ms must be at least 1");
         char[] longName = new char[257];

@@ -1,0 +1,377 @@
+//! `Cluster` (the base of `sds.ClusterSync`): cluster points of a client's
+//! table, their counts synced with Redis by `sds_cluster::Cluster` on a
+//! thread of its own. The translation only: the config from Python values,
+//! `sds_cluster::Error` by its code (`sds.InvalidArgument`, `sds.TableFull`,
+//! ...) or, for Redis failures, `ConnectionError`; the status and an exact
+//! decision as tuples (`sds.ClusterStatus`, `sds.ExactDecision` name them).
+//!
+//! The syncer thread never touches the interpreter. Every call that may
+//! wait (a round trip, a join, a lock the thread or another caller holds)
+//! runs with the interpreter released. `sds` registers [`_stop_clusters`]
+//! with `atexit`, which stops (joins) every syncer of the process before
+//! finalization. A fork child inherits no syncer thread, so a cluster is
+//! only ever touched by the process that started it (`pid`); in a child it
+//! is inert and its memory is left alone.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+
+use pyo3::exceptions::PyConnectionError;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+use sds_cluster::{Cluster as RustCluster, Config, Error};
+
+use crate::args::{self, Time};
+use crate::entry::reason_name;
+use crate::errors;
+use crate::table::{Inner, Table};
+
+/// Set by [`_stop_clusters`]: no cluster sync starts any more.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+/// Every cluster sync started in this process, for [`_stop_clusters`].
+static LIVE: Mutex<Vec<Weak<ClusterCell>>> = Mutex::new(Vec::new());
+
+/// A cluster sync (`None` once closed) and the process that started it.
+pub struct ClusterCell {
+    /// Readers: status, sync_now, enter_exact (which may wait a round
+    /// trip); the writer: close. Only locked with the interpreter released.
+    cluster: RwLock<Option<RustCluster>>,
+    pid: u32,
+}
+
+impl ClusterCell {
+    /// Whether this process started it (a fork child's copy has no thread,
+    /// and its locks may be held by a thread that was not copied).
+    fn ours(&self) -> bool {
+        self.pid == std::process::id()
+    }
+
+    /// Runs `work` on the running cluster, with the interpreter released;
+    /// `None` when closed or in a fork child.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(&RustCluster) -> T + Send,
+    ) -> Option<T> {
+        if !self.ours() {
+            return None;
+        }
+        py.detach(|| {
+            let cluster = self.cluster.read().unwrap_or_else(PoisonError::into_inner);
+            cluster.as_ref().map(work)
+        })
+    }
+
+    fn running(&self, py: Python<'_>) -> bool {
+        self.with(py, |_| ()).is_some()
+    }
+
+    /// [`ClusterCell::running`] for a caller that has released the
+    /// interpreter.
+    fn running_detached(&self) -> bool {
+        self.ours()
+            && self
+                .cluster
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+    }
+
+    /// Stops and joins the syncer, with the interpreter released; idempotent.
+    fn stop(&self, py: Python<'_>) {
+        if self.ours() {
+            py.detach(|| self.take_and_stop());
+        }
+    }
+
+    fn take_and_stop(&self) {
+        let taken = self
+            .cluster
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(cluster) = taken {
+            cluster.stop();
+        }
+    }
+}
+
+impl Drop for ClusterCell {
+    fn drop(&mut self) {
+        let cluster = self
+            .cluster
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(cluster) = cluster else {
+            return;
+        };
+        if !self.ours() {
+            // A fork child's copy: stopping would join a thread that does
+            // not exist here. Leaked (the cluster and its table reference).
+            std::mem::forget(cluster);
+            return;
+        }
+        // The client was collected with its sync running: the last
+        // reference goes in a deallocation, so the interpreter is held.
+        let mut cluster = Some(cluster);
+        let stopped = Python::try_attach(|py| py.detach(|| cluster.take().map(RustCluster::stop)));
+        if let Some(cluster) = cluster.take().filter(|_| stopped.is_none()) {
+            cluster.stop();
+        }
+    }
+}
+
+/// The cluster sync of a client (the base of `sds.ClusterSync`).
+#[pyclass(frozen, subclass, module = "sds._native")]
+pub struct Cluster {
+    cell: Arc<ClusterCell>,
+    /// Keeps the client alive while its cluster object exists.
+    client: Py<Table>,
+}
+
+/// A `str` argument.
+fn text(v: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    let s = v.cast::<PyString>().map_err(|_| {
+        errors::argument(
+            v.py(),
+            format!("{what} must be a str, not {}", args::type_name(v)),
+        )
+    })?;
+    Ok(args::utf8(s, what, sds_core::ErrorCode::InvalidArgument)?.into_owned())
+}
+
+/// A `str`, or an iterable of them (not bytes).
+fn texts(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    if v.is_instance_of::<PyString>() {
+        return Ok(vec![text(v, what)?]);
+    }
+    let not_list = || {
+        errors::argument(
+            v.py(),
+            format!(
+                "{what} must be a str or a list of str, not {}",
+                args::type_name(v)
+            ),
+        )
+    };
+    if v.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(not_list());
+    }
+    v.try_iter()
+        .map_err(|_| not_list())?
+        .map(|item| text(&item?, &format!("each of {what}")))
+        .collect()
+}
+
+/// A `sds_cluster::Error` as its Python exception: a Redis failure is a
+/// `ConnectionError`; the rest raise the core's code with the message.
+fn error(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Redis(_) => PyConnectionError::new_err(e.to_string()),
+        e => errors::raise(py, e.code(), e.to_string(), None),
+    }
+}
+
+#[pymethods]
+impl Cluster {
+    /// Starts the cluster sync of `client`'s table (see
+    /// `sds.Client.connect_cluster`, which converts seconds to ms).
+    #[new]
+    #[pyo3(signature = (
+        client, urls, points, *, redis_cluster, sync_ms, timeout_ms, key_prefix
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        client: &Bound<'_, PyAny>,
+        urls: &Bound<'_, PyAny>,
+        points: &Bound<'_, PyAny>,
+        redis_cluster: &Bound<'_, PyAny>,
+        sync_ms: &Bound<'_, PyAny>,
+        timeout_ms: &Bound<'_, PyAny>,
+        key_prefix: &Bound<'_, PyAny>,
+    ) -> PyResult<Cluster> {
+        let client = client
+            .cast::<Table>()
+            .map_err(|_| errors::argument(py, "client must be an sds.Client".to_string()))?;
+        let mut config = Config::new("");
+        config.urls = texts(urls, "urls")?;
+        config.points = texts(points, "points")?;
+        config.redis_cluster = redis_cluster
+            .cast::<pyo3::types::PyBool>()
+            .map_err(|_| {
+                errors::argument(
+                    py,
+                    format!(
+                        "redis_cluster must be a bool, not {}",
+                        args::type_name(redis_cluster)
+                    ),
+                )
+            })?
+            .is_true();
+        config.sync_ms = args::u64_arg(sync_ms, "sync_ms")?;
+        config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
+        config.key_prefix = text(key_prefix, "key_prefix")?;
+        let inner: &Arc<Inner> = &client.get().inner;
+        let cell = py
+            .detach(|| inner.start_cluster(config))
+            .map_err(|e| match e {
+                Refused::Running => errors::argument(
+                    py,
+                    "this client already syncs cluster points: close its cluster sync first"
+                        .to_string(),
+                ),
+                Refused::ShuttingDown => errors::argument(
+                    py,
+                    "the interpreter is shutting down: no cluster sync starts".to_string(),
+                ),
+                Refused::Start(e) => error(py, e),
+            })?;
+        Ok(Cluster {
+            cell,
+            client: client.clone().unbind(),
+        })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.client)
+    }
+
+    /// The syncer's state as a tuple in `sds_cluster::Status`'s field order.
+    fn _status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let s = self
+            .cell
+            .with(py, RustCluster::status)
+            .ok_or_else(|| self.gone(py))?;
+        (
+            s.connected,
+            s.syncing,
+            s.last_sync_ms,
+            s.lag_ms,
+            s.rtt_us,
+            s.syncs,
+            s.failures,
+            s.round_trips,
+            s.commands,
+            s.last_error,
+            s.points,
+            s.points_failing,
+        )
+            .into_pyobject(py)
+    }
+
+    /// One sync now on the calling thread (after the thread's sync in
+    /// progress, if any); `ConnectionError` when Redis fails.
+    fn sync_now(&self, py: Python<'_>) -> PyResult<()> {
+        self.cell
+            .with(py, RustCluster::sync_now)
+            .ok_or_else(|| self.gone(py))?
+            .map_err(|e| error(py, e))
+    }
+
+    /// Exact mode: `(admitted, reason, exact)` of one request on the cluster
+    /// point `point`, decided in Redis (one round trip), or locally when
+    /// Redis cannot be reached (`exact` false).
+    #[pyo3(signature = (point, now_ms = None))]
+    fn _enter_exact<'py>(
+        &self,
+        py: Python<'py>,
+        point: &Bound<'py, PyAny>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let name = text(point, "point")?;
+        let now = args::time_or_now(now_ms);
+        let d = self
+            .cell
+            .with(py, |c| c.enter_exact(&name, now))
+            .ok_or_else(|| self.gone(py))?
+            .map_err(|e| error(py, e))?;
+        (d.admitted, reason_name(py, d.reason), d.exact).into_pyobject(py)
+    }
+
+    /// Whether the sync runs (not closed, and started by this process).
+    #[getter]
+    fn running(&self, py: Python<'_>) -> bool {
+        self.cell.running(py)
+    }
+
+    /// Stops the sync and joins its thread (within about one round trip's
+    /// timeout); idempotent. The points stay cluster points; their remote
+    /// counts leave the window within 10 s.
+    fn close(&self, py: Python<'_>) {
+        self.cell.stop(py);
+        let inner = &self.client.get().inner;
+        py.detach(|| {
+            let mut slot = inner.cluster.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.cell)) {
+                *slot = None;
+            }
+        });
+    }
+}
+
+impl Cluster {
+    /// The error of a call on a closed or inherited cluster sync.
+    fn gone(&self, py: Python<'_>) -> PyErr {
+        let message = if self.cell.ours() {
+            "this cluster sync is closed".to_string()
+        } else {
+            format!(
+                "this cluster sync belongs to process {}: a fork child inherits no cluster \
+                 sync; call connect_cluster in the child",
+                self.cell.pid
+            )
+        };
+        errors::argument(py, message)
+    }
+}
+
+/// Why `connect_cluster` started nothing.
+enum Refused {
+    Running,
+    ShuttingDown,
+    Start(Error),
+}
+
+impl Inner {
+    /// Starts the cluster sync of this table, unless one runs; called with
+    /// the interpreter released (`Cluster::start` and the locks may wait).
+    fn start_cluster(&self, config: Config) -> Result<Arc<ClusterCell>, Refused> {
+        let mut slot = self.cluster.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|cell| cell.running_detached()) {
+            return Err(Refused::Running);
+        }
+        if SHUTTING_DOWN.load(Ordering::Acquire) {
+            return Err(Refused::ShuttingDown);
+        }
+        let cluster = RustCluster::start(self.table.clone(), config).map_err(Refused::Start)?;
+        let cell = Arc::new(ClusterCell {
+            cluster: RwLock::new(Some(cluster)),
+            pid: std::process::id(),
+        });
+        *slot = Some(cell.clone());
+        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|weak| weak.strong_count() > 0);
+        live.push(Arc::downgrade(&cell));
+        Ok(cell)
+    }
+}
+
+/// Stops every cluster sync of this process (joining their threads) and
+/// lets no other start: `sds` registers it with `atexit`, so no syncer
+/// thread is left when the interpreter finalizes.
+#[pyfunction]
+pub fn _stop_clusters(py: Python<'_>) {
+    SHUTTING_DOWN.store(true, Ordering::Release);
+    let cells: Vec<Arc<ClusterCell>> = LIVE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain(..)
+        .filter_map(|weak| weak.upgrade())
+        .collect();
+    for cell in cells {
+        cell.stop(py);
+    }
+}

@@ -1,0 +1,389 @@
+"""Cluster points (``Client.connect_cluster``) against a real redis-server
+started per test on a free loopback port (``redis_server.py``)."""
+
+from __future__ import annotations
+
+import gc
+import pathlib
+import socket
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Callable, Iterator, List
+
+import pytest
+
+import sds
+from redis_server import RedisServer, redis_server
+
+# Short periods so a test waits little for the thread's syncs.
+SYNC = 0.02
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    with redis_server() as server:
+        yield server
+
+
+def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
+    """Polls `check` until it holds; returns how long that took."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > within:
+            raise AssertionError(f"not within {within} s: {what}")
+        time.sleep(0.005)
+    return time.monotonic() - start
+
+
+def cluster_threads() -> int:
+    """This process's threads named by the cluster crate."""
+    tasks = pathlib.Path("/proc/self/task").iterdir()
+    return sum((task / "comm").read_text().strip() == "sds-cluster" for task in tasks)
+
+
+def admit(client: sds.Client, point: str, tries: int, now_ms: int) -> int:
+    admitted = 0
+    for _ in range(tries):
+        entry = client.enter(point, now_ms=now_ms)
+        admitted += not entry.downgraded
+        entry.exit()
+    return admitted
+
+
+def client_with(point_thresholds: dict[str, int]) -> sds.Client:
+    client = sds.Client(64)
+    for point, threshold in point_thresholds.items():
+        client.set_strategy(point, sds.Strategy(visit_threshold=threshold))
+    return client
+
+
+def test_two_clients_share_a_cluster_point_and_a_local_point_stays_per_client(redis: RedisServer) -> None:
+    T = 10
+    a, b = client_with({"pay": T, "local": T}), client_with({"pay": T, "local": T})
+    with a.connect_cluster(redis.url, ["pay"], sync_interval=SYNC) as sync_a, b.connect_cluster(
+        redis.url, points=["pay"], sync_interval=SYNC
+    ) as sync_b:
+        now = sds.now_ms()
+        admitted_a = admit(a, "pay", 6, now)
+        # The threads alone carry the counts: a sync of A after its visits,
+        # then one of B after that.
+        pushed = sync_a.status().syncs
+        wait_for("a sync of A", lambda: sync_a.status().syncs >= pushed + 2)
+        read = sync_b.status().syncs
+        wait_for("a sync of B", lambda: sync_b.status().syncs >= read + 2)
+        admitted_b = admit(b, "pay", T, now)
+        # Syncs finished between the two bursts: the bound is T itself.
+        print(f"T={T}, bound={T}, admitted: A {admitted_a} + B {admitted_b} = {admitted_a + admitted_b}")
+        assert (admitted_a, admitted_b) == (6, 4)
+        assert (admit(a, "local", T, now), admit(b, "local", T, now)) == (T, T)
+
+
+def test_sync_now_makes_one_clients_admissions_count_against_the_other(redis: RedisServer) -> None:
+    T = 7
+    a, b = client_with({"pay": T}), client_with({"pay": T})
+    # A long period: only sync_now moves counts during the test.
+    with a.connect_cluster(redis.url, ["pay"], sync_interval=60) as sync_a, b.connect_cluster(
+        [redis.url], ["pay"], sync_interval=60
+    ) as sync_b:
+        now = sds.now_ms()
+        assert admit(a, "pay", 5, now) == 5
+        sync_a.sync_now()
+        sync_b.sync_now()
+        assert admit(b, "pay", T, now) == 2
+        sync_b.sync_now()
+        sync_a.sync_now()
+        assert admit(a, "pay", T, now) == 0
+
+
+def test_status_reports_the_syncs(redis: RedisServer) -> None:
+    client = sds.Client(64)
+    before = sds.now_ms()
+    with client.connect_cluster(redis.url, ["pay", "search"], sync_interval=SYNC) as sync:
+        wait_for("two syncs", lambda: sync.status().syncs >= 2)
+        status = sync.status()
+        assert isinstance(status, sds.ClusterStatus)
+        assert status.connected and status.syncing
+        assert before <= status.last_sync_ms <= sds.now_ms()
+        assert 0 <= status.lag_ms < 5_000
+        assert status.rtt_us > 0
+        assert status.failures == 0
+        assert status.round_trips >= status.syncs
+        # Each sync reads the 11 seconds of each point (HMGET).
+        assert status.commands >= 2 * 11 * status.syncs
+        assert status.last_error is None
+        assert (status.points, status.points_failing) == (2, 0)
+        assert status._fields == (
+            "connected", "syncing", "last_sync_ms", "lag_ms", "rtt_us", "syncs", "failures",
+            "round_trips", "commands", "last_error", "points", "points_failing",
+        )
+        assert repr(sync) == "<sds.ClusterSync running>"
+    assert repr(sync) == "<sds.ClusterSync closed>"
+
+
+def enter_exit_seconds(client: sds.Client, point: str, calls: int) -> List[float]:
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        client.enter(point).exit()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def test_redis_stopped_mid_run_delays_nothing_is_reported_and_no_count_is_lost(redis: RedisServer) -> None:
+    client = client_with({"pay": 1_000_000})
+    with client.connect_cluster(redis.url, ["pay"], sync_interval=SYNC, timeout=0.5) as sync:
+        wait_for("a sync", lambda: sync.status().connected)
+        up = enter_exit_seconds(client, "pay", 2_000)
+
+        redis.stop()
+        wait_for("disconnected", lambda: not sync.status().connected)
+        status = sync.status()
+        assert status.last_error, status
+        assert status.failures > 0
+        wait_for("the lag to grow", lambda: sync.status().lag_ms > 100)
+        down = enter_exit_seconds(client, "pay", 2_000)
+        print(f"enter + exit: median {statistics.median(up) * 1e6:.1f} us with Redis up, "
+              f"{statistics.median(down) * 1e6:.1f} us with Redis down; max down {max(down) * 1e6:.0f} us")
+        # The syncer's failed connections never touch enter/exit: no call
+        # waits anywhere near a round trip's timeout (0.5 s).
+        assert max(down) < 0.05
+        assert statistics.median(down) < 3 * statistics.median(up) + 20e-6
+
+        redis.start()
+        # The backoff doubles from sync_interval while Redis is down.
+        wait_for("reconnected", lambda: sync.status().connected, within=10)
+        assert sync.status().last_error is None
+        now = sds.now_ms()
+        visits = client.stats("pay", now_ms=now)["visit"]
+        assert visits >= 4_000
+        sync.sync_now()
+
+    # Redis restarted empty; every visit still in the window was pushed again:
+    # a new instance sees all of them.
+    other = client_with({"pay": visits + 5})
+    with other.connect_cluster(redis.url, ["pay"], sync_interval=60) as sync_other:
+        sync_other.sync_now()
+        assert admit(other, "pay", 10, now) == 5
+
+
+def test_a_server_that_never_answers_delays_neither_enter_nor_close(redis: RedisServer) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"redis://127.0.0.1:{silent.getsockname()[1]}"
+        client = client_with({"pay": 1_000_000})
+        sync = client.connect_cluster(url, ["pay"], sync_interval=SYNC, timeout=1.0)
+        times = enter_exit_seconds(client, "pay", 20_000)
+        assert max(times) < 0.05, max(times)
+        assert sync.status().connected is False
+        started = time.monotonic()
+        sync.close()
+        # At most one round trip's timeout.
+        assert time.monotonic() - started < 2.5
+        assert cluster_threads() == 0
+
+
+@pytest.mark.parametrize(
+    "urls, points, options, message",
+    [
+        ([], ["pay"], {}, "invalid cluster configuration: urls: at least one Redis URL is needed"),
+        ("http://127.0.0.1:6379", ["pay"], {}, "invalid cluster configuration: urls[0] is not a Redis URL: "),
+        ("redis://127.0.0.1:1", ["pay"], {"sync_interval": 0},
+         "invalid cluster configuration: sync_ms and timeout_ms must be at least 1"),
+        ("redis://127.0.0.1:1", ["pay"], {"timeout": 0.0001},
+         "invalid cluster configuration: sync_ms and timeout_ms must be at least 1"),
+        ("redis://127.0.0.1:1", ["x" * 257], {}, "invalid cluster configuration: point name \"xxx"),
+        ("redis://127.0.0.1:1", [""], {}, 'invalid cluster configuration: point name "" must be 1 to 256 bytes'),
+        ("redis://127.0.0.1:1", ["pay"], {"key_prefix": "a{b"}, "invalid cluster configuration: key_prefix"),
+    ],
+)
+def test_a_bad_config_raises_invalid_argument_with_the_crates_message(
+    urls: object, points: List[str], options: dict[str, object], message: str
+) -> None:
+    client = sds.Client(64)
+    with pytest.raises(sds.InvalidArgument) as raised:
+        client.connect_cluster(urls, points, **options)  # type: ignore[arg-type]
+    assert str(raised.value).startswith(message), str(raised.value)
+    assert raised.value.code == "SDS_INVALID_ARGUMENT"
+    assert cluster_threads() == 0
+    # Nothing was started: a good config starts.
+    client.connect_cluster("redis://127.0.0.1:1", ["pay"]).close()
+
+
+@pytest.mark.parametrize(
+    "urls, points, options, message",
+    [
+        (b"redis://127.0.0.1:1", ["pay"], {}, "urls must be a str or a list of str, not bytes"),
+        ("redis://127.0.0.1:1", 5, {}, "points must be a str or a list of str, not int"),
+        ("redis://127.0.0.1:1", ["pay", 5], {}, "each of points must be a str, not int"),
+        ("redis://127.0.0.1:1", ["pay"], {"redis_cluster": 1}, "redis_cluster must be a bool, not int"),
+        ("redis://127.0.0.1:1", ["pay"], {"sync_interval": "1"}, "sync_interval must be a finite number"),
+        ("redis://127.0.0.1:1", ["pay"], {"key_prefix": None}, "key_prefix must be a str, not NoneType"),
+    ],
+)
+def test_wrong_types_raise_invalid_argument(
+    urls: object, points: object, options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(sds.InvalidArgument, match="^" + message.replace("(", r"\(")):
+        sds.Client(64).connect_cluster(urls, points, **options)  # type: ignore[arg-type]
+
+
+def test_a_table_without_room_raises_table_full() -> None:
+    client = sds.Client(1)
+    client.point("taken")
+    with pytest.raises(sds.TableFull):
+        client.connect_cluster("redis://127.0.0.1:1", ["pay"])
+
+
+def test_close_is_idempotent_leaves_no_thread_and_a_closed_sync_refuses_calls(redis: RedisServer) -> None:
+    client = sds.Client(64)
+    sync = client.connect_cluster(redis.url, ["pay"], sync_interval=SYNC)
+    assert sync.running
+    wait_for("the thread named", lambda: cluster_threads() == 1)
+    with pytest.raises(sds.InvalidArgument, match="already syncs cluster points"):
+        client.connect_cluster(redis.url, ["other"])
+    sync.close()
+    sync.close()
+    assert cluster_threads() == 0 and not sync.running
+    for call in (sync.status, sync.sync_now, lambda: sync.enter_exact("pay")):
+        with pytest.raises(sds.InvalidArgument, match="this cluster sync is closed"):
+            call()
+    # The client may start another one.
+    with client.connect_cluster(redis.url, ["pay"]) as again:
+        assert again.running
+        wait_for("the thread named", lambda: cluster_threads() == 1)
+    assert cluster_threads() == 0
+
+
+def test_a_client_collected_with_its_sync_running_stops_it(redis: RedisServer) -> None:
+    client = sds.Client(64)
+    client.connect_cluster(redis.url, ["pay"], sync_interval=SYNC)
+    # The thread names itself once it runs.
+    wait_for("the thread named", lambda: cluster_threads() == 1)
+    del client
+    gc.collect()
+    assert cluster_threads() == 0
+
+
+def test_sync_now_raises_connection_error_while_redis_is_unreachable() -> None:
+    with sds.Client(64).connect_cluster("redis://127.0.0.1:1", ["pay"], timeout=0.5) as sync:
+        with pytest.raises(ConnectionError, match="^redis: "):
+            sync.sync_now()
+
+
+def run_child(script: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_a_process_ending_with_a_sync_running_exits_normally_and_promptly(redis: RedisServer) -> None:
+    started = time.monotonic()
+    child = run_child(f"""
+        import sds
+        client = sds.Client(64)
+        sync = client.connect_cluster({redis.url!r}, ["pay"], sync_interval=0.01)
+        while sync.status().syncs < 3:
+            pass
+        client.enter("pay").exit()
+        print("synced")
+    """)
+    took = time.monotonic() - started
+    assert (child.returncode, child.stdout, child.stderr) == (0, "synced\n", "")
+    assert took < 10, took
+
+
+def test_a_fork_child_inherits_no_sync_and_connects_its_own(redis: RedisServer) -> None:
+    child = run_child(f"""
+        import os, sds
+
+        def admitted(tries):
+            now = sds.now_ms()
+            count = 0
+            for _ in range(tries):
+                entry = client.enter("pay", now_ms=now)
+                count += not entry.downgraded
+                entry.exit()
+            return count
+
+        client = sds.Client(64)
+        client.set_strategy("pay", sds.Strategy(visit_threshold=3))
+        sync = client.connect_cluster({redis.url!r}, ["pay"], sync_interval=60)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                assert not sync.running
+                try:
+                    sync.status()
+                    raise SystemExit("status in the child")
+                except sds.InvalidArgument as e:
+                    assert "a fork child inherits no cluster sync" in str(e), e
+                sync.close()
+                own = client.connect_cluster({redis.url!r}, ["pay"], sync_interval=60)
+                assert admitted(1) == 1
+                own.sync_now()
+                own.close()
+            except BaseException as e:
+                print("child:", repr(e), flush=True)
+                os._exit(1)
+            os._exit(0)
+        _, code = os.waitpid(pid, 0)
+        assert code == 0, code
+        assert sync.running
+        sync.sync_now()
+        print(admitted(3))
+    """)
+    # The child's one visit, pushed by its own sync, counts here.
+    assert child.returncode == 0, child.stdout + child.stderr
+    assert child.stdout == "2\n"
+
+
+def test_exact_mode_admits_exactly_the_threshold_across_two_clients(redis: RedisServer) -> None:
+    T = 5
+    a, b = client_with({"ex": T}), client_with({"ex": T})
+    with a.connect_cluster(redis.url, ["ex"], sync_interval=SYNC) as sync_a, b.connect_cluster(
+        redis.url, ["ex"], sync_interval=SYNC
+    ) as sync_b:
+        decisions = []
+        now = sds.now_ms()
+        for _ in range(6):
+            decisions.append(sync_a.enter_exact("ex", now_ms=now))
+            decisions.append(sync_b.enter_exact("ex"))
+        admitted = sum(d.admitted for d in decisions)
+        print(f"exact mode: T={T}, admitted {admitted} of {len(decisions)}")
+        assert admitted == T
+        assert all(d.exact for d in decisions)
+        assert isinstance(decisions[0], sds.ExactDecision)
+        assert decisions[0] == (True, None, True)
+        assert decisions[-1] == (False, "VISIT", True)
+        with pytest.raises(sds.InvalidArgument, match="is not a cluster point of this cluster"):
+            sync_a.enter_exact("local")
+
+
+def test_exact_mode_without_redis_decides_locally() -> None:
+    client = client_with({"ex": 2})
+    with client.connect_cluster("redis://127.0.0.1:1", ["ex"], timeout=0.5) as sync:
+        now = sds.now_ms()
+        decisions = [sync.enter_exact("ex", now_ms=now) for _ in range(3)]
+    assert decisions == [(True, None, False), (True, None, False), (False, "VISIT", False)]
+
+
+def test_the_interpreter_exits_with_a_sync_blocked_on_a_silent_server() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        started = time.monotonic()
+        child = run_child(f"""
+            import sds
+            sync = sds.Client(64).connect_cluster("redis://127.0.0.1:{silent.getsockname()[1]}", ["pay"],
+                                                  timeout=1.0)
+            print(sync.running)
+        """)
+        took = time.monotonic() - started
+    assert (child.returncode, child.stdout, child.stderr) == (0, "True\n", "")
+    # The atexit hook waits at most one round trip's timeout.
+    assert took < 5, took
+
