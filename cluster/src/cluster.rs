@@ -193,6 +193,12 @@ fn validate(config: &Config) -> Result<(), Error> {
     if config.urls.is_empty() {
         return bad("urls: at least one Redis URL is needed".into());
     }
+    for (i, url) in config.urls.iter().enumerate() {
+        // The crate's reason only: a URL may carry a password.
+        if let Err(e) = redis::IntoConnectionInfo::into_connection_info(url.as_str()) {
+            return bad(format!("urls[{i}] is not a Redis URL: {e}"));
+        }
+    }
     if config.sync_ms == 0 || config.timeout_ms == 0 {
         return bad("sync_ms and timeout_ms must be at least 1".into());
     }
@@ -210,4 +216,29 @@ fn validate(config: &Config) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_urls(urls: &[&str]) -> Config {
+        let mut config = Config::new("");
+        config.urls = urls.iter().map(|u| u.to_string()).collect();
+        config
+    }
+
+    #[test]
+    fn a_url_that_is_no_redis_url_is_refused_without_its_password() {
+        let refused = validate(&with_urls(&["redis://127.0.0.1:1", "http://u:secret@host"]));
+        let Err(Error::InvalidConfig(message)) = refused else {
+            panic!("accepted: {refused:?}");
+        };
+        assert!(
+            message.starts_with("urls[1] is not a Redis URL: "),
+            "{message}"
+        );
+        assert!(!message.contains("secret"), "{message}");
+        assert!(validate(&with_urls(&["redis://u:p@127.0.0.1:1/2"])).is_ok());
+    }
 }
