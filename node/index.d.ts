@@ -190,6 +190,80 @@ export declare class AdminAgent extends EventEmitter {
   once(event: string | symbol, listener: (...args: any[]) => void): this
 }
 
+export interface ClusterOptions {
+  /** One Redis server: `redis://[user[:password]@]host[:port][/db]`. */
+  url?: string
+  /** Several URLs: the seed nodes of a Redis Cluster (give `url` or `urls`). */
+  urls?: string[]
+  /** The points whose thresholds hold for all instances together (created if absent). */
+  points: string[]
+  /** Talk to a Redis Cluster (slots, redirections). Default false. */
+  redisCluster?: boolean
+  /** Sync period in ms: one round trip per period. Default 100. */
+  syncMs?: number
+  /** Connect and round-trip timeout in ms. Default 1000. */
+  timeoutMs?: number
+  /** Longest wait between reconnects in ms (from `syncMs`, doubling). Default 5000. */
+  maxBackoffMs?: number
+  /** First part of every key and hash tag (`{prefix:point}`); no braces. Default `'sds'`. */
+  keyPrefix?: string
+}
+
+/** A snapshot of a cluster syncer's state. Times are UTC ms, 0 for never. */
+export interface ClusterStatus {
+  /** The last sync reached Redis (for at least one point). */
+  connected: boolean
+  /** This process holds the host's syncer role (always on a private table). */
+  syncing: boolean
+  lastSyncMs: number
+  /** The age of the other instances' counts: now minus `lastSyncMs`. */
+  lagMs: number
+  /** The last successful round trip, µs. */
+  rttUs: number
+  syncs: number
+  /** Failed connection attempts and round trips. */
+  failures: number
+  roundTrips: number
+  /** Redis commands sent. */
+  commands: number
+  /** The last failure's message; `null` once a sync succeeds again. */
+  lastError: string | null
+  /** The cluster points synced. */
+  points: number
+  /** Cluster points whose last sync failed (a Redis Cluster master down). */
+  pointsFailing: number
+}
+
+/** An exact-mode decision. No `exit` follows it. */
+export interface ExactDecision {
+  admitted: boolean
+  /** `VISIT` or `TOKEN_BUCKET` from Redis; any reason from a local decision; `null` when admitted. */
+  reason: Reason | null
+  /** Redis decided (true), or Redis was unreachable and the table decided locally (false). */
+  exact: boolean
+}
+
+/**
+ * The syncer of a client's cluster points (`client.connectCluster`). Runs
+ * until `close()`; never keeps the event loop open.
+ */
+export declare class ClusterSync {
+  private constructor()
+  readonly client: Client
+  /** Whether `close()` has not been called. */
+  readonly running: boolean
+  status(): ClusterStatus
+  /** One sync now; blocks this thread for one round trip (at most `timeoutMs`). */
+  syncNow(): void
+  /**
+   * Exact mode: one request of a cluster point decided in Redis (one round
+   * trip, on libuv's thread pool). `nowMs` defaults to the wall clock.
+   */
+  enterExact(point: string, nowMs?: number): Promise<ExactDecision>
+  /** Stops the syncer and joins its thread; idempotent. */
+  close(): void
+}
+
 export interface ClientEvents {
   downgrade: [point: string, reason: Reason, timeMs: number]
 }
@@ -231,6 +305,12 @@ export declare class Client extends EventEmitter {
    * client until it is closed.
    */
   connectAdmin(options: AdminOptions): AdminAgent
+  /**
+   * Makes `options.points` cluster points: their thresholds hold for every
+   * instance together, counts shared through Redis by a thread of their
+   * own; decisions stay local. One per client until it is closed.
+   */
+  connectCluster(options: ClusterOptions): ClusterSync
   on<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
   on(event: string | symbol, listener: (...args: any[]) => void): this
   once<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this

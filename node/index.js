@@ -5,5 +5,6 @@ const { Entry } = require('./lib/entry.js');
 const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
 const { AdminAgent } = require('./lib/agent.js');
+const { ClusterSync } = require('./lib/cluster.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent };
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync };

@@ -26,10 +26,12 @@ demo-node: node-install
 
 # The benchmarks load an addon built with the cargo feature bench-hooks (the
 # floor case's emptyCall and readClock), kept apart from the package's addon.
-# shared-table.js starts its own redis-server (make servers installs it).
+# shared-table.js and cluster.js start their own redis-server (make servers
+# installs it; node/testing/redis-server.js, shared with the tests).
 NODE_BENCH_DIR := $(CURDIR)/build/node-bench
 bench-node: node-install
 	cd node && npx napi build --platform --release --no-js --features bench-hooks \
 		-o $(NODE_BENCH_DIR) --dts native.d.ts -- --locked
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/enter-exit.js
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/shared-table.js
+	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/cluster.js

@@ -24,7 +24,7 @@ const IN_FLIGHT = 100;
 
 async function primary() {
   const { RateLimiterClusterMaster } = require('rate-limiter-flexible');
-  const { startRedis } = require('./redis-server');
+  const { startRedis } = require('../testing/redis-server');
   const redis = await startRedis();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-bench-'));
   let code = 1;

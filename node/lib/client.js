@@ -4,6 +4,7 @@ const { native, NOW, ioTime, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./na
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
 const { AdminAgent } = require('./agent.js');
+const { ClusterSync } = require('./cluster.js');
 const { track } = require('./abandoned.js');
 const { invalidArgument, describe } = require('./errors.js');
 const { checkFunction, checkOptions } = require('./arguments.js');
@@ -73,6 +74,8 @@ class Client extends EventEmitter {
     this._points = new Map();
     // The connected console agent (connectAdmin), null when none.
     this._agent = null;
+    // The running cluster syncer (connectCluster), null when none.
+    this._cluster = null;
   }
 
   /**
@@ -85,6 +88,20 @@ class Client extends EventEmitter {
     }
     this._agent = new AdminAgent(this, options);
     return this._agent;
+  }
+
+  /**
+   * Makes `options.points` cluster points, whose thresholds hold for every
+   * instance of the service together, their counts shared through Redis:
+   * returns a running `ClusterSync` (see lib/cluster.js). One per client at
+   * a time.
+   */
+  connectCluster(options) {
+    if (this._cluster !== null) {
+      throw invalidArgument('this client already has a cluster sync: close() it first');
+    }
+    this._cluster = new ClusterSync(this, options);
+    return this._cluster;
   }
 
   /** The connected agent's return value for `point`, or null. */

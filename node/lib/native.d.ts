@@ -22,6 +22,34 @@ export declare namespace native {
     /** Whether `close` has not been called yet. */
     get running(): boolean
   }
+  /** The cluster points of one table and their syncer. */
+  export class NativeCluster {
+    /**
+     * Makes `points` cluster points of `table` and starts their syncer;
+     * `undefined` options take the crate's defaults (100 ms, 1000 ms,
+     * 5000 ms, "sds"). Never waits for Redis.
+     */
+    constructor(table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined)
+    /** A snapshot of the syncer's state (the last one after `close`). */
+    status(): native.ClusterStatus
+    /**
+     * One sync on this thread now: blocks for one round trip (at most
+     * `timeoutMs`, plus a connection if there is none).
+     */
+    syncNow(): void
+    /**
+     * Exact mode: one request of the cluster point `point` decided in Redis
+     * at `nowMs` (default: the addon's clock), on libuv's thread pool.
+     */
+    enterExact(point: string, nowMs?: number): Promise<native.ExactDecision>
+    /**
+     * Stops the syncer and joins its thread (within one round trip's
+     * timeout, after the exact calls in flight). Idempotent.
+     */
+    close(): void
+    /** Whether `close` has not been called yet. */
+    get running(): boolean
+  }
   /** The points of one client. Names are the UTF-8 form of the JS string. */
   export class NativeTable {
     /**
@@ -119,6 +147,36 @@ export declare namespace native {
     /** Uploads delivered since start. */
     uploads: number
   }
+  /**
+   * A cluster syncer's state (`sds_cluster::Status`). Times are UTC ms, 0
+   * for never.
+   */
+  export interface ClusterStatus {
+    /** The last sync reached Redis (for at least one point). */
+    connected: boolean
+    /** This process holds the host's syncer role (always on a private table). */
+    syncing: boolean
+    /** When the last successful sync was. */
+    lastSyncMs: number
+    /** The age of the remote counts: now minus `lastSyncMs`. */
+    lagMs: number
+    /** The last successful round trip, µs. */
+    rttUs: number
+    /** Successful syncs. */
+    syncs: number
+    /** Failed connection attempts and round trips. */
+    failures: number
+    /** Round trips sent to Redis. */
+    roundTrips: number
+    /** Redis commands sent. */
+    commands: number
+    /** The last failure's message; `null` once a sync succeeds again. */
+    lastError: string | null
+    /** The cluster points synced. */
+    points: number
+    /** Cluster points whose last sync failed (a Redis Cluster master down). */
+    pointsFailing: number
+  }
   /** The layout of packed entries and the core's reason names. */
   export function entryLayout(): native.EntryLayout
   /** How JavaScript reads a packed entry without calling back into native code. */
@@ -147,6 +205,18 @@ export declare namespace native {
     invalidArgument: string
     /** `SDS_DOWNGRADED`: `run` downgraded without a fallback. */
     downgraded: string
+  }
+  /** An exact decision (`sds_cluster::Decision`). */
+  export interface ExactDecision {
+    /** The request may go on (no `exit` follows). */
+    admitted: boolean
+    /** Why it was refused: the core's reason name; `null` when admitted. */
+    reason: string | null
+    /**
+     * Redis decided (true), or Redis was unreachable and the table decided
+     * locally (false).
+     */
+    exact: boolean
   }
   /** A bucket's value and the window's sum after a write. */
   export interface NativeTally {

@@ -6,8 +6,8 @@
 //! ([`value`]); strategies and times take the core's verdict on it. Every
 //! refusal here is `SDS_INVALID_ARGUMENT` naming the argument.
 
-use napi::bindgen_prelude::{BigInt, Object, Unknown};
-use napi::{JsString, ValueType};
+use napi::bindgen_prelude::{Array, BigInt, Object, Unknown};
+use napi::{JsString, JsValue, ValueType};
 use sds_core::{time, Value};
 
 use crate::errors::{from_core_about, invalid_argument, SdsError};
@@ -167,4 +167,36 @@ pub fn object<'env>(value: Unknown<'env>, what: &str) -> Result<Object<'env>, Sd
     }
     // SAFETY: the value is an object.
     unsafe { value.cast::<Object>() }.map_err(|_| wrong_type(what, "an object", &value))
+}
+
+/// [`text`] of every element of an array (a list of URLs, of point names).
+pub fn text_list(value: Unknown, what: &str) -> Result<Vec<String>, SdsError> {
+    if !matches!(value.is_array(), Ok(true)) {
+        return Err(wrong_type(what, "an array of strings", &value));
+    }
+    // SAFETY: the value is an array.
+    let array = unsafe { value.cast::<Array>() }
+        .map_err(|_| wrong_type(what, "an array of strings", &value))?;
+    (0..array.len())
+        .map(|i| {
+            let element = array
+                .get::<Unknown>(i)
+                .ok()
+                .flatten()
+                .ok_or_else(|| invalid_argument(format!("{what}[{i}] cannot be read")))?;
+            text(element, &format!("{what}[{i}]"))
+        })
+        .collect()
+}
+
+/// A boolean, or `None` when `value` is `undefined` (the option left out).
+pub fn optional_bool(value: Unknown, what: &str) -> Result<Option<bool>, SdsError> {
+    match value.get_type() {
+        Ok(ValueType::Undefined) => Ok(None),
+        // SAFETY: the value is a boolean.
+        Ok(ValueType::Boolean) => unsafe { value.cast::<bool>() }
+            .map(Some)
+            .map_err(|_| wrong_type(what, "a boolean", &value)),
+        _ => Err(wrong_type(what, "a boolean", &value)),
+    }
 }

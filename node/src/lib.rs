@@ -10,6 +10,7 @@
 
 mod agent;
 mod arguments;
+mod cluster;
 mod entry_bits;
 mod errors;
 mod external_memory;
@@ -21,5 +22,6 @@ mod tables;
 mod windows;
 
 pub use agent::NativeAgent;
+pub use cluster::NativeCluster;
 pub use tables::NativeTable;
 pub use windows::NativeWindow;

@@ -3,6 +3,8 @@
 // language's tests use) and drives its control side. Not a test file.
 const path = require('node:path');
 const { spawn } = require('node:child_process');
+const { threadsNamed } = require('../testing/threads.js');
+const { until } = require('../testing/until.js');
 
 const SCRIPT = path.join(__dirname, '..', '..', 'tools', 'fake-sds-admin.py');
 
@@ -42,29 +44,9 @@ async function startFakeConsole() {
   };
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value (returned) or `ms` pass (throws). */
-async function until(check, ms, what) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** How many threads of this process are named `sds-agent` (the agent's). */
 function agentThreads() {
-  const fs = require('node:fs');
-  let count = 0;
-  for (const task of fs.readdirSync('/proc/self/task')) {
-    try {
-      if (fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'sds-agent') count++;
-    } catch {
-      // The thread ended while listed.
-    }
-  }
-  return count;
+  return threadsNamed('sds-agent');
 }
 
 module.exports = { startFakeConsole, until, agentThreads };

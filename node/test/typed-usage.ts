@@ -1,7 +1,7 @@
 // Checked by `tsc --noEmit -p test` (typings.test.js), never run: code a user
 // would write against index.d.ts, and misuse it must refuse.
-import { AdminAgent, Client, DowngradedError, Entry, SlidingWindow } from '../index.js';
-import type { AdminLogLine, AdminStatus, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
+import { AdminAgent, Client, ClusterSync, DowngradedError, Entry, SlidingWindow } from '../index.js';
+import type { AdminLogLine, AdminStatus, ClusterStatus, ExactDecision, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
 
 const client = new Client({ capacity: 16 });
 const host = new Client({ capacity: 64, shared: 'typed-usage.sds', mode: 0o660 });
@@ -30,6 +30,14 @@ const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '
 const fallbackText: string | null = agent.returnValue('p');
 agent.on('log', (line: AdminLogLine) => console.log(line.level, line.message));
 agent.close();
+const sync: ClusterSync = client.connectCluster({ url: 'redis://127.0.0.1:6379', points: ['p'], syncMs: 50 });
+const clusterStatus: ClusterStatus = sync.status();
+const clusterError: string | null = clusterStatus.lastError;
+sync.syncNow();
+const exactDecision: Promise<ExactDecision> = sync.enterExact('p', 100000);
+exactDecision.then((d) => console.log(d.admitted, d.exact, d.reason));
+sync.close();
+client.connectCluster({ urls: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'], points: ['p'], redisCluster: true });
 const stats: Stats = point.stats();
 const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
 
@@ -59,9 +67,11 @@ client.setStrategy('p', { visitThresold: 10 });
 client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g' });
 // @ts-expect-error without a fallback, a downgraded run may give the console's string
 const onlyNumber: number = client.run('p', () => 1);
+// @ts-expect-error the cluster points are required
+client.connectCluster({ url: 'redis://127.0.0.1:6379' });
 // @ts-expect-error a shared file's mode is 0o600 or 0o660
 new Client({ shared: 'x', mode: 0o644 });
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
-console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, stats, cycle, tally, total, native);
+console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native);

@@ -1,8 +1,10 @@
 'use strict';
-// A throwaway redis-server for the benchmarks: the distribution's binary
-// (`make servers` installs it) on a free loopback port, with its own
-// temporary directory and no persistence. stop() ends it and removes the
-// directory; so do an exit of this process, Ctrl-C and SIGTERM.
+// A throwaway redis-server for the tests and the benchmarks: the
+// distribution's binary (`make servers` installs it) on a free loopback port
+// (or a given one, to restart a stopped server where its clients expect it),
+// with its own temporary directory and no persistence. stop() ends it and
+// removes the directory; so do an exit of this process, Ctrl-C and SIGTERM.
+// Outside test/, so `node --test test/` does not run it as a test file.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -33,10 +35,13 @@ function answersPing(port) {
   });
 }
 
-/** Starts redis-server; resolves to { port, stop } once it answers PING. */
-async function startRedis() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-bench-redis-'));
-  const port = await freePort();
+/**
+ * Starts redis-server on `port` (default: a free one); resolves to
+ * `{ port, url, stop }` once it answers PING.
+ */
+async function startRedis({ port: wanted } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-redis-'));
+  const port = wanted ?? await freePort();
   const log = path.join(dir, 'redis.log');
   const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
     '--save', '', '--appendonly', 'no', '--logfile', log], { stdio: 'ignore' });
@@ -78,7 +83,7 @@ async function startRedis() {
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return { port, stop };
+  return { port, url: `redis://127.0.0.1:${port}`, stop };
 }
 
 module.exports = { startRedis };

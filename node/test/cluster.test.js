@@ -1,0 +1,383 @@
+'use strict';
+// client.connectCluster: cluster points synced through a real redis-server
+// (started on a free loopback port with a temporary directory, stopped
+// after), through the public API.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
+const Redis = require('ioredis');
+const { Client, ClusterSync } = require('..');
+const { startRedis } = require('../testing/redis-server.js');
+const { threadsNamed } = require('../testing/threads.js');
+const { until } = require('../testing/until.js');
+
+const PACKAGE = path.join(__dirname, '..');
+const syncerThreads = () => threadsNamed('sds-cluster');
+
+let redis;
+let prefixes = 0;
+test.before(async () => {
+  redis = await startRedis();
+});
+test.after(() => redis.stop());
+
+/** A key prefix of its own per test, so tests on one server never meet. */
+function freshPrefix() {
+  return `t${++prefixes}`;
+}
+
+/** Two private clients syncing `points` with `options` (a fresh key prefix). */
+function twoInstances(points, options = {}) {
+  const keyPrefix = freshPrefix();
+  return [new Client(), new Client()].map((client) => ({
+    client,
+    cluster: client.connectCluster({ url: redis.url, points, keyPrefix, syncMs: 50, ...options }),
+  }));
+}
+
+function admitted(client, point, n) {
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const entry = client.enter(point);
+    if (!entry.downgraded) count++;
+    entry.exit();
+  }
+  return count;
+}
+
+/** The cluster's visits of `point` in Redis over the last 30 s (every key the ring may hold). */
+async function visitsInRedis(server, keyPrefix, point) {
+  const reader = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true });
+  await reader.connect();
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    let total = 0;
+    for (let s = now - 30; s <= now + 1; s++) total += Number(await reader.hget(`{${keyPrefix}:${point}}:${s}`, 'v'));
+    return total;
+  } finally {
+    reader.disconnect();
+  }
+}
+
+test('two clients share a cluster point\'s visitThreshold; a local point stays per client', () => {
+  const T = 10;
+  const [a, b] = twoInstances(['shared']);
+  try {
+    for (const { client } of [a, b]) {
+      client.setStrategy('shared', { visitThreshold: T });
+      client.setStrategy('local', { visitThreshold: T });
+    }
+    assert.equal(admitted(a.client, 'shared', 6), 6);
+    a.cluster.syncNow(); // pushes a's 6 visits
+    b.cluster.syncNow(); // reads them as the others' counts
+    const ofB = admitted(b.client, 'shared', 10);
+    console.log(`T ${T}, bound ${T} (each client synced before the other's turn), admitted ${6 + ofB}`);
+    assert.equal(ofB, T - 6);
+    b.cluster.syncNow();
+    a.cluster.syncNow();
+    assert.equal(admitted(a.client, 'shared', 5), 0, 'a sees b\'s visits too');
+    assert.equal(admitted(a.client, 'local', 15), T);
+    assert.equal(admitted(b.client, 'local', 15), T);
+  } finally {
+    a.cluster.close();
+    b.cluster.close();
+  }
+});
+
+test('the syncer threads carry the counts in the background, within the documented bound', async () => {
+  // (N - 1) x R x (syncMs + RTT): 2 instances, each a request every 10 ms.
+  const T = 40;
+  const syncMs = 50;
+  const [a, b] = twoInstances(['flow'], { syncMs });
+  try {
+    for (const { client } of [a, b]) client.setStrategy('flow', { visitThreshold: T });
+    await until(() => a.cluster.status().syncs > 0 && b.cluster.status().syncs > 0, 3000, 'first syncs');
+    let total = 0;
+    let requests = 0;
+    const start = Date.now();
+    for (let tick = 0; tick < 2 * T; tick++) {
+      for (const { client } of [a, b]) total += admitted(client, 'flow', 1);
+      requests++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const rate = requests / ((Date.now() - start) / 1000);
+    const rttMs = Math.max(a.cluster.status().rttUs, b.cluster.status().rttUs) / 1000;
+    const bound = Math.ceil((2 - 1) * rate * ((syncMs + rttMs) / 1000));
+    console.log(`T ${T}, ${requests} requests per client at ${rate.toFixed(0)}/s each, `
+      + `bound T + ${bound}, admitted ${total}`);
+    assert.ok(total >= T, `admitted ${total} < T`);
+    // The bound is "about": a shared machine may delay a sync by a period.
+    assert.ok(total <= T + 2 * bound, `admitted ${total} > T + 2 x ${bound}`);
+  } finally {
+    a.cluster.close();
+    b.cluster.close();
+  }
+});
+
+test('status() has every field of the syncer\'s state', async () => {
+  const client = new Client();
+  const cluster = client.connectCluster({ url: redis.url, points: ['s1', 's2'], keyPrefix: freshPrefix(), syncMs: 20 });
+  try {
+    assert.ok(cluster instanceof ClusterSync);
+    assert.equal(cluster.client, client);
+    assert.equal(cluster.running, true);
+    await until(() => cluster.status().syncs >= 2, 3000, 'two syncs');
+    const status = cluster.status();
+    assert.deepEqual(Object.keys(status).sort(), [
+      'commands', 'connected', 'failures', 'lagMs', 'lastError', 'lastSyncMs', 'points', 'pointsFailing',
+      'roundTrips', 'rttUs', 'syncing', 'syncs',
+    ]);
+    assert.equal(status.connected, true);
+    assert.equal(status.syncing, true);
+    assert.ok(Math.abs(status.lastSyncMs - Date.now()) < 2000, `lastSyncMs ${status.lastSyncMs}`);
+    assert.ok(status.lagMs >= 0 && status.lagMs < 2000, `lagMs ${status.lagMs}`);
+    assert.ok(status.rttUs > 0, `rttUs ${status.rttUs}`);
+    assert.ok(status.roundTrips >= status.syncs, JSON.stringify(status));
+    // Per point 11 HMGETs a sync, at least.
+    assert.ok(status.commands >= 22 * status.syncs, JSON.stringify(status));
+    assert.equal(status.failures, 0);
+    assert.equal(status.lastError, null);
+    assert.equal(status.points, 2);
+    assert.equal(status.pointsFailing, 0);
+  } finally {
+    cluster.close();
+  }
+});
+
+test('with Redis stopped, enter/exit keep their speed and the status says so; it reconnects after a restart', async () => {
+  const server = await startRedis();
+  const keyPrefix = freshPrefix();
+  const client = new Client();
+  client.setStrategy('p', { visitThreshold: 1e9 });
+  const cluster = client.connectCluster({ url: server.url, points: ['p'], keyPrefix, syncMs: 20, timeoutMs: 300 });
+  const point = client.point('p');
+  // The median and the slowest of 2000 enter + exit pairs, each timed.
+  const timed = () => {
+    const ns = [];
+    for (let i = 0; i < 2000; i++) {
+      const start = process.hrtime.bigint();
+      point.enter().exit();
+      ns.push(Number(process.hrtime.bigint() - start));
+    }
+    ns.sort((x, y) => x - y);
+    return { median: ns[1000], max: ns[ns.length - 1] };
+  };
+  let restarted;
+  try {
+    await until(() => cluster.status().connected, 3000, 'connected');
+    const up = timed();
+    await server.stop();
+    await until(() => !cluster.status().connected && cluster.status().lastError !== null, 3000, 'disconnected');
+    const down = timed();
+    const status = cluster.status();
+    console.log(`enter + exit median ${up.median} ns with Redis up, ${down.median} ns down `
+      + `(slowest ${up.max} / ${down.max} ns); status down: ${JSON.stringify(status)}`);
+    assert.ok(status.failures > 0);
+    assert.match(status.lastError, /./);
+    // A call never waits for the network: a blocked one would take timeoutMs (300 ms).
+    assert.ok(down.median < 3 * up.median + 20_000, `median ${down.median} ns down, ${up.median} ns up`);
+    assert.ok(down.max < 100e6, `slowest ${down.max} ns`);
+
+    restarted = await startRedis({ port: server.port });
+    await until(() => cluster.status().connected && cluster.status().lastError === null, 8000, 'reconnected');
+    // Every visit of the run is in Redis: the ones made while it was down are pushed after.
+    cluster.syncNow();
+    assert.equal(await visitsInRedis(restarted, keyPrefix, 'p'), client.stats('p').visit);
+  } finally {
+    cluster.close();
+    if (restarted) await restarted.stop();
+    await server.stop();
+  }
+});
+
+test('bad configs: SDS_INVALID_ARGUMENT with the cluster crate\'s message; nothing is started', () => {
+  const client = new Client();
+  const refused = (options, message) =>
+    assert.throws(() => client.connectCluster(options), { code: 'SDS_INVALID_ARGUMENT', message });
+  refused({ points: ['a'] }, 'invalid cluster configuration: urls: at least one Redis URL is needed');
+  refused({ urls: [], points: ['a'] }, 'invalid cluster configuration: urls: at least one Redis URL is needed');
+  refused({ url: 'http://127.0.0.1:6379', points: ['a'] }, /^invalid cluster configuration: urls.* is not a Redis URL: /);
+  refused({ urls: [redis.url, 'not a url'], points: ['a'] }, /^invalid cluster configuration: urls.* is not a Redis URL: /);
+  refused({ url: redis.url, points: ['a'], syncMs: 0 },
+    'invalid cluster configuration: sync_ms and timeout_ms must be at least 1');
+  refused({ url: redis.url, points: ['a'], timeoutMs: 0 },
+    'invalid cluster configuration: sync_ms and timeout_ms must be at least 1');
+  refused({ url: redis.url, points: ['x'.repeat(257)] },
+    `invalid cluster configuration: point name "${'x'.repeat(257)}" must be 1 to 256 bytes`);
+  refused({ url: redis.url, points: [''] }, 'invalid cluster configuration: point name "" must be 1 to 256 bytes');
+  refused({ url: redis.url, points: ['a'], keyPrefix: 'a{b' },
+    'invalid cluster configuration: key_prefix "a{b" holds a brace, which would break the hash tag');
+  // Types, checked by the binding.
+  refused({ url: redis.url }, 'points must be an array of strings, got undefined');
+  refused({ url: redis.url, points: 'a' }, 'points must be an array of strings, got a string');
+  refused({ url: redis.url, points: ['a', 1] }, 'points[1] must be a string, got a number');
+  refused({ url: 6379, points: ['a'] }, 'url must be a string, got 6379');
+  refused({ urls: redis.url, points: ['a'] }, 'urls must be an array of strings, got a string');
+  refused({ url: redis.url, urls: [redis.url], points: ['a'] }, 'give url or urls, not both');
+  refused({ url: redis.url, points: ['a'], syncMs: -1 }, 'syncMs must be a non-negative integer');
+  refused({ url: redis.url, points: ['a'], redisCluster: 'yes' }, 'redisCluster must be a boolean, got a string');
+  refused({ url: redis.url, points: ['a'], sync: 10 }, /unknown connectCluster option key "sync"/);
+  assert.throws(() => client.connectCluster(), { code: 'SDS_INVALID_ARGUMENT', message: /points must be an array/ });
+  assert.equal(syncerThreads(), 0);
+  // Nothing was left connected by the refusals.
+  client.connectCluster({ url: redis.url, points: ['a'] }).close();
+});
+
+test('close() joins the syncer thread, is idempotent; one sync per client until closed', async () => {
+  assert.equal(syncerThreads(), 0, 'no syncer thread left by the tests before');
+  const client = new Client();
+  const options = { url: redis.url, points: ['c'], keyPrefix: freshPrefix(), syncMs: 20 };
+  const cluster = client.connectCluster(options);
+  try {
+    // The thread names itself once it runs.
+    await until(() => syncerThreads() === 1, 1000, 'the syncer thread named');
+    assert.throws(() => client.connectCluster(options), { code: 'SDS_INVALID_ARGUMENT', message: /already has a cluster sync/ });
+    await until(() => cluster.status().syncs > 0, 3000, 'a sync');
+  } finally {
+    cluster.close();
+  }
+  assert.equal(syncerThreads(), 0);
+  assert.equal(cluster.running, false);
+  cluster.close();
+  assert.ok(cluster.status().syncs > 0, 'the last status stays readable');
+  assert.throws(() => cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: 'this cluster sync is closed' });
+  await assert.rejects(cluster.enterExact('c'), { code: 'SDS_INVALID_ARGUMENT', message: 'this cluster sync is closed' });
+  const again = client.connectCluster(options);
+  await until(() => syncerThreads() === 1, 1000, 'the new syncer thread named');
+  again.close();
+  assert.equal(syncerThreads(), 0);
+});
+
+test('close() returns within one timeout when Redis accepts and never answers', async () => {
+  const sockets = [];
+  const silent = require('node:net').createServer((socket) => sockets.push(socket)); // accepts, never answers
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const client = new Client();
+  const cluster = client.connectCluster({ url: `redis://127.0.0.1:${silent.address().port}`, points: ['h'], syncMs: 20, timeoutMs: 300 });
+  try {
+    await until(() => sockets.length > 0, 2000, 'the syncer connected');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // its round trip waits on the silent server
+    const start = Date.now();
+    cluster.close();
+    assert.ok(Date.now() - start < 1000, `close took ${Date.now() - start} ms`);
+    assert.equal(syncerThreads(), 0);
+    assert.equal(cluster.status().connected, false);
+  } finally {
+    cluster.close();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('a shared table has one syncer per host', () => {
+  const file = path.join(os.tmpdir(), `sds-cluster-${process.pid}.sds`);
+  const first = new Client({ capacity: 64, shared: file });
+  const second = new Client({ capacity: 64, shared: file });
+  const options = { url: redis.url, points: ['h'], keyPrefix: freshPrefix() };
+  const a = first.connectCluster(options);
+  const b = second.connectCluster(options);
+  try {
+    // One process: one attachment, whose role the first cluster took.
+    assert.deepEqual([a.status().syncing, b.status().syncing], [true, false]);
+  } finally {
+    a.close();
+    b.close();
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('exact mode: two clients admit exactly visitThreshold, decided in Redis', async () => {
+  const T = 5;
+  const [a, b] = twoInstances(['x']);
+  try {
+    for (const { client } of [a, b]) {
+      client.setStrategy('x', { visitThreshold: T });
+      client.setStrategy('local', { visitThreshold: T });
+    }
+    const decisions = [];
+    for (let i = 0; i < 8; i++) {
+      for (const { cluster } of [a, b]) decisions.push(await cluster.enterExact('x'));
+    }
+    const admittedCount = decisions.filter((d) => d.admitted).length;
+    console.log(`exact mode: T ${T}, admitted ${admittedCount} of ${decisions.length}`);
+    assert.equal(admittedCount, T);
+    assert.ok(decisions.every((d) => d.exact), JSON.stringify(decisions));
+    assert.deepEqual(decisions[0], { admitted: true, reason: null, exact: true });
+    assert.deepEqual(decisions.at(-1), { admitted: false, reason: 'VISIT', exact: true });
+    // Concurrent calls, on the thread pool, see each other.
+    const [c, d] = twoInstances(['y']);
+    try {
+      for (const { client } of [c, d]) client.setStrategy('y', { visitThreshold: T });
+      const all = await Promise.all(Array.from({ length: 12 }, (_, i) => [c, d][i % 2].cluster.enterExact('y', Date.now())));
+      assert.equal(all.filter((x) => x.admitted).length, T);
+    } finally {
+      c.cluster.close();
+      d.cluster.close();
+    }
+    await assert.rejects(a.cluster.enterExact('local'),
+      { code: 'SDS_INVALID_ARGUMENT', message: /point "local" is not a cluster point of this cluster/ });
+    await assert.rejects(a.cluster.enterExact(5), { code: 'SDS_INVALID_ARGUMENT', message: 'point name must be a string, got a number' });
+    await assert.rejects(a.cluster.enterExact('x', -1), { code: 'SDS_INVALID_ARGUMENT', message: /^nowMs: / });
+  } finally {
+    a.cluster.close();
+    b.cluster.close();
+  }
+});
+
+test('exact mode without Redis: the local decision, not exact', async () => {
+  const client = new Client();
+  client.setStrategy('z', { visitThreshold: 1 });
+  const cluster = client.connectCluster({ url: 'redis://127.0.0.1:1', points: ['z'], timeoutMs: 200 });
+  try {
+    assert.deepEqual(await cluster.enterExact('z'), { admitted: true, reason: null, exact: false });
+    assert.deepEqual(await cluster.enterExact('z'), { admitted: false, reason: 'VISIT', exact: false });
+    assert.equal(client.stats('z').visit, 2, 'counted in the table');
+  } finally {
+    cluster.close();
+  }
+});
+
+test('a process that ends with a syncer running exits normally and promptly', async () => {
+  const source = `
+    const { Client } = require(${JSON.stringify(PACKAGE)});
+    const client = new Client();
+    const cluster = client.connectCluster({ url: ${JSON.stringify(redis.url)}, points: ['p'], syncMs: 20 });
+    setTimeout(() => console.log('connected', cluster.status().connected), 300);
+  `;
+  const start = Date.now();
+  // Killed (and failed) if the syncer held it open.
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 8000 });
+  let output = '';
+  child.stdout.on('data', (data) => (output += data));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  assert.equal(code, 0);
+  assert.equal(output, 'connected true\n');
+  assert.ok(Date.now() - start < 5000, `exited after ${Date.now() - start} ms`);
+});
+
+test('a worker thread\'s syncer stops when the worker ends', { timeout: 10000 }, async () => {
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { Client } = require(${JSON.stringify(PACKAGE)});
+    const client = new Client();
+    const cluster = client.connectCluster({ url: workerData.url, points: ['w'], syncMs: 20 });
+    const poll = setInterval(() => {
+      if (!cluster.status().connected) return;
+      clearInterval(poll);
+      parentPort.postMessage('connected');
+    }, 10);
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { url: redis.url } });
+  const message = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  assert.equal(message, 'connected');
+  const code = await new Promise((resolve) => worker.once('exit', resolve));
+  assert.equal(code, 0);
+  assert.equal(syncerThreads(), 0);
+});
