@@ -7,12 +7,9 @@
 //! to log, and never while the interpreter shuts down: `sds` registers
 //! [`_stop_agents`] with `atexit`, which runs before finalization starts,
 //! and it stops (joins) every agent of the process. A fork child inherits no
-//! agent thread, so an agent is only ever touched by the process that
-//! started it (`pid`); in a child it is inert and its memory is left alone.
+//! agent thread: there an agent is inert (see [`crate::background`]).
 
-use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
@@ -20,71 +17,35 @@ use pyo3::{PyTraverseError, PyVisit};
 use sds_agent::{Agent as RustAgent, AgentConfig, Level};
 
 use crate::args;
+use crate::background::{Owned, Refused, Registry, Service};
 use crate::errors;
 use crate::table::{Inner, Table};
 
-/// Set by [`_stop_agents`]: no agent logs or starts any more.
-static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
-/// Every agent started in this process, for [`_stop_agents`].
-static LIVE: Mutex<Vec<Weak<AdminCell>>> = Mutex::new(Vec::new());
+/// Every agent started in this process, for [`_stop_agents`]; once that
+/// ran, no agent logs or starts any more.
+static AGENTS: Registry<RustAgent> = Registry::new();
+
+impl Service for RustAgent {
+    fn stop(&self) {
+        RustAgent::stop(self);
+    }
+
+    fn is_running(&self) -> bool {
+        RustAgent::is_running(self)
+    }
+}
 
 /// A running agent and the process that started it.
-pub struct AdminCell {
-    // Dropped only in the process that started it (see `Drop`).
-    agent: ManuallyDrop<RustAgent>,
-    pid: u32,
-}
+pub type AdminCell = Owned<RustAgent>;
 
-impl AdminCell {
-    /// The agent, unless this is a fork child of the process that started
-    /// it: there its thread does not exist and its locks may be held by a
-    /// thread that was not copied.
-    fn agent(&self) -> Option<&RustAgent> {
-        (self.pid == std::process::id()).then_some(&*self.agent)
-    }
-
-    /// The console's `returnValueStr` for `point`.
-    pub fn return_value(&self, point: &str) -> Option<String> {
-        self.agent().and_then(|agent| agent.return_value(point))
-    }
-
-    fn running(&self) -> bool {
-        self.agent().is_some_and(RustAgent::is_running)
-    }
-
-    /// Stops and joins the agent with the interpreter released: its thread
-    /// may be waiting for the interpreter to log a line.
-    fn stop(&self, py: Python<'_>) {
-        if let Some(agent) = self.agent() {
-            py.detach(|| agent.stop());
-        }
-    }
-}
-
-impl Drop for AdminCell {
-    fn drop(&mut self) {
-        if self.pid != std::process::id() {
-            // A fork child's copy: stopping would join a thread that does
-            // not exist here. Leaked (the agent and its table reference).
-            return;
-        }
-        if self.agent.is_running() {
-            // The client was collected with its agent running: the last
-            // reference goes in a deallocation, so the interpreter is held.
-            let stopped = Python::try_attach(|py| py.detach(|| self.agent.stop()));
-            if stopped.is_none() {
-                self.agent.stop();
-            }
-        }
-        // SAFETY: dropped once, here; the agent is stopped (its drop's stop
-        // returns at once).
-        unsafe { ManuallyDrop::drop(&mut self.agent) };
-    }
+/// The console's `returnValueStr` for `point`.
+fn return_value(cell: &AdminCell, point: &str) -> Option<String> {
+    cell.get().and_then(|agent| agent.return_value(point))
 }
 
 /// An agent log line as a `logging` record of the logger `sds.admin`.
 fn log_line(level: Level, line: &str) {
-    if SHUTTING_DOWN.load(Ordering::Acquire) {
+    if AGENTS.shutting_down() {
         return;
     }
     // try_attach: never blocks on, or attaches to, an interpreter shutting
@@ -168,29 +129,21 @@ impl Agent {
         config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
         config.log = Some(Arc::new(log_line));
         let inner: &Arc<Inner> = &client.get().inner;
-        let mut admin = inner.admin.lock().unwrap_or_else(PoisonError::into_inner);
-        if admin.as_ref().is_some_and(|cell| cell.running()) {
-            return Err(errors::argument(
-                py,
-                "this client is already managed by a console agent: close it first".to_string(),
-            ));
-        }
-        if SHUTTING_DOWN.load(Ordering::Acquire) {
-            return Err(errors::argument(
-                py,
-                "the interpreter is shutting down: no console agent starts".to_string(),
-            ));
-        }
-        let agent = RustAgent::start(inner.table.clone(), config)
-            .map_err(|e| errors::argument(py, e.to_string()))?;
-        let cell = Arc::new(AdminCell {
-            agent: ManuallyDrop::new(agent),
-            pid: std::process::id(),
-        });
-        *admin = Some(cell.clone());
-        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|weak| weak.strong_count() > 0);
-        live.push(Arc::downgrade(&cell));
+        let cell = AGENTS
+            .start(&inner.admin, || {
+                RustAgent::start(inner.table.clone(), config)
+            })
+            .map_err(|e| match e {
+                Refused::Running => errors::argument(
+                    py,
+                    "this client is already managed by a console agent: close it first".to_string(),
+                ),
+                Refused::ShuttingDown => errors::argument(
+                    py,
+                    "the interpreter is shutting down: no console agent starts".to_string(),
+                ),
+                Refused::Start(e) => errors::argument(py, e.to_string()),
+            })?;
         Ok(Agent {
             cell,
             client: client.clone().unbind(),
@@ -203,13 +156,13 @@ impl Agent {
 
     /// The agent's state as a tuple in `sds_agent::Status`'s field order.
     fn _status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let Some(agent) = self.cell.agent() else {
+        let Some(agent) = self.cell.get() else {
             return Err(errors::argument(
                 py,
                 format!(
                     "this console agent belongs to process {}: a fork child inherits no agent; \
                      call connect_admin in the child",
-                    self.cell.pid
+                    self.cell.pid()
                 ),
             ));
         };
@@ -234,7 +187,7 @@ impl Agent {
     fn return_value(&self, point: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         let name = args::name(point)?;
         let name = args::utf8(name, "point name", sds_core::ErrorCode::InvalidArgument)?;
-        Ok(self.cell.return_value(&name))
+        Ok(return_value(&self.cell, &name))
     }
 
     /// Whether the agent runs (not closed, and started by this process).
@@ -246,12 +199,7 @@ impl Agent {
     /// Stops the agent and joins its thread; idempotent. The table keeps the
     /// strategies in force.
     fn close(&self, py: Python<'_>) {
-        self.cell.stop(py);
-        let inner = &self.client.get().inner;
-        let mut admin = inner.admin.lock().unwrap_or_else(PoisonError::into_inner);
-        if admin.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.cell)) {
-            *admin = None;
-        }
+        self.cell.close(py, &self.client.get().inner.admin);
     }
 }
 
@@ -260,16 +208,7 @@ impl Agent {
 /// is left when the interpreter finalizes.
 #[pyfunction]
 pub fn _stop_agents(py: Python<'_>) {
-    SHUTTING_DOWN.store(true, Ordering::Release);
-    let cells: Vec<Arc<AdminCell>> = LIVE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .drain(..)
-        .filter_map(|weak| weak.upgrade())
-        .collect();
-    for cell in cells {
-        cell.stop(py);
-    }
+    AGENTS.stop_all(py);
 }
 
 impl Inner {
@@ -281,6 +220,6 @@ impl Inner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()?;
-        cell.return_value(&point.to_cow().ok()?)
+        return_value(&cell, &point.to_cow().ok()?)
     }
 }

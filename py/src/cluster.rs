@@ -9,12 +9,10 @@
 //! wait (a round trip, a join, a lock the thread or another caller holds)
 //! runs with the interpreter released. `sds` registers [`_stop_clusters`]
 //! with `atexit`, which stops (joins) every syncer of the process before
-//! finalization. A fork child inherits no syncer thread, so a cluster is
-//! only ever touched by the process that started it (`pid`); in a child it
-//! is inert and its memory is left alone.
+//! finalization. A fork child inherits no syncer thread: there a cluster
+//! sync is inert (see [`crate::background`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use pyo3::exceptions::PyConnectionError;
 use pyo3::prelude::*;
@@ -23,71 +21,24 @@ use pyo3::{PyTraverseError, PyVisit};
 use sds_cluster::{Cluster as RustCluster, Config, Error};
 
 use crate::args::{self, Time};
+use crate::background::{Owned, Refused, Registry, Service};
 use crate::entry::reason_name;
 use crate::errors;
 use crate::table::{Inner, Table};
 
-/// Set by [`_stop_clusters`]: no cluster sync starts any more.
-static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
-/// Every cluster sync started in this process, for [`_stop_clusters`].
-static LIVE: Mutex<Vec<Weak<ClusterCell>>> = Mutex::new(Vec::new());
+/// Every cluster sync started in this process, for [`_stop_clusters`];
+/// once that ran, none starts any more.
+static SYNCS: Registry<Syncer> = Registry::new();
 
-/// A cluster sync (`None` once closed) and the process that started it.
-pub struct ClusterCell {
-    /// Readers: status, sync_now, enter_exact (which may wait a round
-    /// trip); the writer: close. Only locked with the interpreter released.
-    cluster: RwLock<Option<RustCluster>>,
-    pid: u32,
-}
+/// A cluster sync, `None` once closed. Readers: status, sync_now,
+/// enter_exact (which may wait a round trip); the writer: close. Only
+/// locked with the interpreter released.
+pub struct Syncer(RwLock<Option<RustCluster>>);
 
-impl ClusterCell {
-    /// Whether this process started it (a fork child's copy has no thread,
-    /// and its locks may be held by a thread that was not copied).
-    fn ours(&self) -> bool {
-        self.pid == std::process::id()
-    }
-
-    /// Runs `work` on the running cluster, with the interpreter released;
-    /// `None` when closed or in a fork child.
-    fn with<T: Send>(
-        &self,
-        py: Python<'_>,
-        work: impl FnOnce(&RustCluster) -> T + Send,
-    ) -> Option<T> {
-        if !self.ours() {
-            return None;
-        }
-        py.detach(|| {
-            let cluster = self.cluster.read().unwrap_or_else(PoisonError::into_inner);
-            cluster.as_ref().map(work)
-        })
-    }
-
-    fn running(&self, py: Python<'_>) -> bool {
-        self.with(py, |_| ()).is_some()
-    }
-
-    /// [`ClusterCell::running`] for a caller that has released the
-    /// interpreter.
-    fn running_detached(&self) -> bool {
-        self.ours()
-            && self
-                .cluster
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_some()
-    }
-
-    /// Stops and joins the syncer, with the interpreter released; idempotent.
-    fn stop(&self, py: Python<'_>) {
-        if self.ours() {
-            py.detach(|| self.take_and_stop());
-        }
-    }
-
-    fn take_and_stop(&self) {
+impl Service for Syncer {
+    fn stop(&self) {
         let taken = self
-            .cluster
+            .0
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
@@ -95,33 +46,17 @@ impl ClusterCell {
             cluster.stop();
         }
     }
-}
 
-impl Drop for ClusterCell {
-    fn drop(&mut self) {
-        let cluster = self
-            .cluster
-            .get_mut()
+    fn is_running(&self) -> bool {
+        self.0
+            .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        let Some(cluster) = cluster else {
-            return;
-        };
-        if !self.ours() {
-            // A fork child's copy: stopping would join a thread that does
-            // not exist here. Leaked (the cluster and its table reference).
-            std::mem::forget(cluster);
-            return;
-        }
-        // The client was collected with its sync running: the last
-        // reference goes in a deallocation, so the interpreter is held.
-        let mut cluster = Some(cluster);
-        let stopped = Python::try_attach(|py| py.detach(|| cluster.take().map(RustCluster::stop)));
-        if let Some(cluster) = cluster.take().filter(|_| stopped.is_none()) {
-            cluster.stop();
-        }
+            .is_some()
     }
 }
+
+/// A cluster sync and the process that started it.
+pub type ClusterCell = Owned<Syncer>;
 
 /// The cluster sync of a client (the base of `sds.ClusterSync`).
 #[pyclass(frozen, subclass, module = "sds._native")]
@@ -215,8 +150,11 @@ impl Cluster {
         config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
         config.key_prefix = text(key_prefix, "key_prefix")?;
         let inner: &Arc<Inner> = &client.get().inner;
+        let start = || {
+            RustCluster::start(inner.table.clone(), config).map(|c| Syncer(RwLock::new(Some(c))))
+        };
         let cell = py
-            .detach(|| inner.start_cluster(config))
+            .detach(|| SYNCS.start(&inner.cluster, start))
             .map_err(|e| match e {
                 Refused::Running => errors::argument(
                     py,
@@ -242,7 +180,6 @@ impl Cluster {
     /// The syncer's state as a tuple in `sds_cluster::Status`'s field order.
     fn _status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let s = self
-            .cell
             .with(py, RustCluster::status)
             .ok_or_else(|| self.gone(py))?;
         (
@@ -265,8 +202,7 @@ impl Cluster {
     /// One sync now on the calling thread (after the thread's sync in
     /// progress, if any); `ConnectionError` when Redis fails.
     fn sync_now(&self, py: Python<'_>) -> PyResult<()> {
-        self.cell
-            .with(py, RustCluster::sync_now)
+        self.with(py, RustCluster::sync_now)
             .ok_or_else(|| self.gone(py))?
             .map_err(|e| error(py, e))
     }
@@ -284,7 +220,6 @@ impl Cluster {
         let name = text(point, "point")?;
         let now = args::time_or_now(now_ms);
         let d = self
-            .cell
             .with(py, |c| c.enter_exact(&name, now))
             .ok_or_else(|| self.gone(py))?
             .map_err(|e| error(py, e))?;
@@ -294,25 +229,32 @@ impl Cluster {
     /// Whether the sync runs (not closed, and started by this process).
     #[getter]
     fn running(&self, py: Python<'_>) -> bool {
-        self.cell.running(py)
+        self.with(py, |_| ()).is_some()
     }
 
     /// Stops the sync and joins its thread (within about one round trip's
     /// timeout); idempotent. The points stay cluster points; their remote
     /// counts leave the window within 10 s.
     fn close(&self, py: Python<'_>) {
-        self.cell.stop(py);
-        let inner = &self.client.get().inner;
-        py.detach(|| {
-            let mut slot = inner.cluster.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.cell)) {
-                *slot = None;
-            }
-        });
+        self.cell.close(py, &self.client.get().inner.cluster);
     }
 }
 
 impl Cluster {
+    /// Runs `work` on the running cluster, with the interpreter released;
+    /// `None` when closed or in a fork child.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(&RustCluster) -> T + Send,
+    ) -> Option<T> {
+        let syncer = self.cell.get()?;
+        py.detach(|| {
+            let cluster = syncer.0.read().unwrap_or_else(PoisonError::into_inner);
+            cluster.as_ref().map(work)
+        })
+    }
+
     /// The error of a call on a closed or inherited cluster sync.
     fn gone(&self, py: Python<'_>) -> PyErr {
         let message = if self.cell.ours() {
@@ -321,41 +263,10 @@ impl Cluster {
             format!(
                 "this cluster sync belongs to process {}: a fork child inherits no cluster \
                  sync; call connect_cluster in the child",
-                self.cell.pid
+                self.cell.pid()
             )
         };
         errors::argument(py, message)
-    }
-}
-
-/// Why `connect_cluster` started nothing.
-enum Refused {
-    Running,
-    ShuttingDown,
-    Start(Error),
-}
-
-impl Inner {
-    /// Starts the cluster sync of this table, unless one runs; called with
-    /// the interpreter released (`Cluster::start` and the locks may wait).
-    fn start_cluster(&self, config: Config) -> Result<Arc<ClusterCell>, Refused> {
-        let mut slot = self.cluster.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|cell| cell.running_detached()) {
-            return Err(Refused::Running);
-        }
-        if SHUTTING_DOWN.load(Ordering::Acquire) {
-            return Err(Refused::ShuttingDown);
-        }
-        let cluster = RustCluster::start(self.table.clone(), config).map_err(Refused::Start)?;
-        let cell = Arc::new(ClusterCell {
-            cluster: RwLock::new(Some(cluster)),
-            pid: std::process::id(),
-        });
-        *slot = Some(cell.clone());
-        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|weak| weak.strong_count() > 0);
-        live.push(Arc::downgrade(&cell));
-        Ok(cell)
     }
 }
 
@@ -364,14 +275,5 @@ impl Inner {
 /// thread is left when the interpreter finalizes.
 #[pyfunction]
 pub fn _stop_clusters(py: Python<'_>) {
-    SHUTTING_DOWN.store(true, Ordering::Release);
-    let cells: Vec<Arc<ClusterCell>> = LIVE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .drain(..)
-        .filter_map(|weak| weak.upgrade())
-        .collect();
-    for cell in cells {
-        cell.stop(py);
-    }
+    SYNCS.stop_all(py);
 }

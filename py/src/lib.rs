@@ -4,6 +4,7 @@
 
 mod admin;
 mod args;
+mod background;
 mod cluster;
 mod entry;
 mod errors;

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import atexit
 import math
-from types import TracebackType
-from typing import NamedTuple, Optional, Type
+from typing import NamedTuple
 
 from . import _native
+from ._background import Background
 from .errors import InvalidArgument
 
 
@@ -54,30 +54,17 @@ class AgentStatus(NamedTuple):
     """Uploads delivered since start."""
 
 
-class AdminAgent(_native.Agent):
+class AdminAgent(Background, _native.Agent):
     """The console agent of a client: pulls its strategies, uploads its
     statistics. A context manager that closes it."""
 
     __slots__ = ()
+    _REPR_NAME = "sds.AdminAgent"
 
     def status(self) -> AgentStatus:
         """The agent's state now. In a fork child of the process that
         started it: ``sds.InvalidArgument``."""
         return AgentStatus(*self._status())
-
-    def __enter__(self) -> AdminAgent:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<sds.AdminAgent {'running' if self.running else 'closed'}>"
 
 
 def millis(name: str, seconds: float) -> int:

@@ -14,10 +14,10 @@ in the child (e.g. in gunicorn's ``post_fork`` hook).
 from __future__ import annotations
 
 import atexit
-from types import TracebackType
-from typing import NamedTuple, Optional, Type
+from typing import NamedTuple, Optional
 
 from . import _native
+from ._background import Background
 
 
 class ClusterStatus(NamedTuple):
@@ -63,11 +63,12 @@ class ExactDecision(NamedTuple):
     the table's local one."""
 
 
-class ClusterSync(_native.Cluster):
+class ClusterSync(Background, _native.Cluster):
     """The sync of a client's cluster points with Redis. A context manager
     that closes it."""
 
     __slots__ = ()
+    _REPR_NAME = "sds.ClusterSync"
 
     def status(self) -> ClusterStatus:
         """The syncer's state now. Closed, or in a fork child of the process
@@ -84,20 +85,6 @@ class ClusterSync(_native.Cluster):
         not applied. ``point`` must be one of the cluster's points, else
         ``sds.InvalidArgument``."""
         return ExactDecision(*self._enter_exact(point, now_ms))
-
-    def __enter__(self) -> ClusterSync:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<sds.ClusterSync {'running' if self.running else 'closed'}>"
 
 
 atexit.register(_native._stop_clusters)
