@@ -10,8 +10,8 @@ use sds_agent::{Agent, AgentConfig, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TI
 use sds_core::ErrorCode;
 
 use crate::agent_log::JvmLog;
-use crate::boundary::{setup_native, Fail};
-use crate::handle::{borrow, free, into_handle};
+use crate::boundary::{clamp, setup_native, Fail};
+use crate::service::{free_service, service_handle, stop_service, with_service};
 use crate::table::table_arc;
 
 /// A Java string, or `None` for `null`.
@@ -25,28 +25,17 @@ fn optional(env: &Env, text: &JString) -> Result<Option<String>, Fail> {
 /// The status values `agentStatus` writes, in the order `AdminStatus` reads
 /// them (flags as 0 or 1).
 fn status_values(s: &Status) -> [i64; 9] {
-    let n = |v: u64| v.min(i64::MAX as u64) as i64;
     [
-        n(s.last_pull_ms),
-        n(s.last_upload_ms),
+        clamp(s.last_pull_ms),
+        clamp(s.last_upload_ms),
         s.version,
-        n(s.pull_failures),
-        n(s.upload_failures),
-        n(s.uploads),
+        clamp(s.pull_failures),
+        clamp(s.upload_failures),
+        clamp(s.uploads),
         i64::from(s.last_pull_ok),
         i64::from(s.last_upload_ok),
         i64::from(s.is_reporter),
     ]
-}
-
-/// The agent of a live handle.
-///
-/// # Safety
-/// The Java `AdminAgent` passes its own handle and itself as owner, which
-/// keeps it reachable, so the agent is not freed during the call.
-unsafe fn agent<'a>(handle: jlong) -> Result<&'a Agent, Fail> {
-    // SAFETY: see the function's contract.
-    unsafe { borrow::<Agent>(handle) }.map_err(Fail::code)
 }
 
 setup_native! {
@@ -84,7 +73,7 @@ setup_native! {
         config.log = Some(log.into_log_fn());
         let agent = Agent::start(table, config)
             .map_err(|e| Fail::Sds(ErrorCode::InvalidArgument, e.to_string()))?;
-        Ok(into_handle(agent))
+        Ok(service_handle(agent))
     }
 
     /// Writes the agent's numbers to `out` (see [`status_values`]) and
@@ -95,8 +84,9 @@ setup_native! {
         _owner: JObject<'l>,
         out: JLongArray<'l>,
     ) -> JObjectArray<'l> {
-        // SAFETY: see `agent`.
-        let status = unsafe { agent(handle) }?.status();
+        // SAFETY: the Java `AdminAgent` passes its own handle and itself as
+        // owner (see `with_service`).
+        let status = unsafe { with_service(handle, |a: &Agent| Ok(a.status())) }?;
         out.set_region(env, 0, &status_values(&status))?;
         let texts = env.new_object_array(2, jni_str!("java/lang/String"), JObject::null())?;
         let server = env.new_string(&status.server)?;
@@ -114,8 +104,8 @@ setup_native! {
         point: JString<'l>,
     ) -> JString<'l> {
         let point = optional(env, &point)?.ok_or(Fail::code(ErrorCode::NullArgument))?;
-        // SAFETY: see `agent`.
-        let value = unsafe { agent(handle) }?.return_value(&point);
+        // SAFETY: as in `agentStatus`.
+        let value = unsafe { with_service(handle, |a: &Agent| Ok(a.return_value(&point))) }?;
         Ok(match value {
             Some(value) => env.new_string(value)?,
             None => JString::null(),
@@ -124,9 +114,8 @@ setup_native! {
 
     /// Stops the agent and joins its thread; idempotent.
     fn Java_io_sdsnative_Native_agentStop(_env, handle: jlong, _owner: JObject<'l>) {
-        // SAFETY: see `agent`.
-        unsafe { agent(handle) }?.stop();
-        Ok(())
+        // SAFETY: as in `agentStatus`.
+        unsafe { stop_service::<Agent>(handle) }
     }
 }
 
@@ -139,5 +128,5 @@ pub extern "system" fn Java_io_sdsnative_Native_agentFree(
 ) {
     // SAFETY: called once per agent, by its `NativeHandle` once no call is
     // using it.
-    let _ = std::panic::catch_unwind(|| unsafe { free::<Agent>(handle) });
+    unsafe { free_service::<Agent>(handle) }
 }

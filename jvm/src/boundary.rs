@@ -169,6 +169,12 @@ pub(crate) fn negative(code: ErrorCode) -> i64 {
     -(code.as_u32() as i64)
 }
 
+/// A count as a Java `long`, saturating at `Long.MAX_VALUE`.
+#[inline]
+pub(crate) fn clamp(v: u64) -> i64 {
+    v.min(i64::MAX as u64) as i64
+}
+
 fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     let detail = payload
         .downcast_ref::<&str>()

@@ -3,8 +3,6 @@
 //! table). The translation only: what is checked, synced and decided is the
 //! cluster crate's (`cluster/README.md`).
 
-use std::sync::RwLock;
-
 use jni::objects::{JLongArray, JObject, JObjectArray, JString};
 use jni::refs::Reference;
 use jni::sys::{jboolean, jclass, jlong, JNIEnv};
@@ -12,16 +10,9 @@ use jni::Env;
 use sds_cluster::{Cluster, Config, Decision, Error, Status};
 use sds_core::{time, ErrorCode};
 
-use crate::boundary::{setup_native, Fail};
-use crate::handle::{borrow, free, into_handle};
+use crate::boundary::{clamp, setup_native, Fail};
+use crate::service::{free_service, service_handle, stop_service, with_service};
 use crate::table::table_arc;
-
-/// A cluster behind a handle. `stop` takes it out (joining its thread)
-/// under the write lock, so it waits for the calls running on it (an exact
-/// decision: one round trip at most).
-struct JvmCluster {
-    cluster: RwLock<Option<Cluster>>,
-}
 
 impl From<Error> for Fail {
     fn from(e: Error) -> Fail {
@@ -42,19 +33,18 @@ fn decision_bits(d: &Decision) -> i64 {
 /// The status values `clusterStatus` writes, in the order `ClusterStatus`
 /// reads them (flags as 0 or 1).
 fn status_values(s: &Status) -> [i64; 11] {
-    let n = |v: u64| v.min(i64::MAX as u64) as i64;
     [
         i64::from(s.connected),
         i64::from(s.syncing),
-        n(s.last_sync_ms),
-        n(s.lag_ms),
-        n(s.rtt_us),
-        n(s.syncs),
-        n(s.failures),
-        n(s.round_trips),
-        n(s.commands),
-        n(s.points as u64),
-        n(s.points_failing as u64),
+        clamp(s.last_sync_ms),
+        clamp(s.lag_ms),
+        clamp(s.rtt_us),
+        clamp(s.syncs),
+        clamp(s.failures),
+        clamp(s.round_trips),
+        clamp(s.commands),
+        clamp(s.points as u64),
+        clamp(s.points_failing as u64),
     ]
 }
 
@@ -76,7 +66,8 @@ fn strings(env: &mut Env, array: &JObjectArray, what: &str) -> Result<Vec<String
     Ok(out)
 }
 
-/// Runs `f` on the cluster of a live handle; `CLOSED` once stopped.
+/// Runs `f` on the cluster of a live handle; `CLOSED` once stopped. `stop`
+/// waits for the calls running (an exact decision: one round trip at most).
 ///
 /// # Safety
 /// The Java `ClusterSync` passes its own handle and itself as owner, which
@@ -86,12 +77,7 @@ unsafe fn with_cluster<T>(
     f: impl FnOnce(&Cluster) -> Result<T, Fail>,
 ) -> Result<T, Fail> {
     // SAFETY: see the function's contract.
-    let jvm = unsafe { borrow::<JvmCluster>(handle) }.map_err(Fail::code)?;
-    let guard = jvm
-        .cluster
-        .read()
-        .map_err(|_| Fail::code(ErrorCode::Panic))?;
-    f(guard.as_ref().ok_or(Fail::code(ErrorCode::Closed))?)
+    unsafe { with_service(handle, f) }
 }
 
 setup_native! {
@@ -135,7 +121,7 @@ setup_native! {
         // which keeps it reachable, so its table is not freed during the call.
         let table = unsafe { table_arc(table) }.map_err(Fail::code)?;
         let cluster = Cluster::start(table, config)?;
-        Ok(into_handle(JvmCluster { cluster: RwLock::new(Some(cluster)) }))
+        Ok(service_handle(cluster))
     }
 
     /// Writes the syncer's numbers to `out` (see [`status_values`]) and
@@ -182,15 +168,7 @@ setup_native! {
     /// Stops the sync and joins its thread; idempotent.
     fn Java_io_sdsnative_Native_clusterStop(_env, handle: jlong, _owner: JObject<'l>) {
         // SAFETY: see `with_cluster`.
-        let jvm = unsafe { borrow::<JvmCluster>(handle) }.map_err(Fail::code)?;
-        let cluster = match jvm.cluster.write() {
-            Ok(mut guard) => guard.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if let Some(cluster) = cluster {
-            cluster.stop();
-        }
-        Ok(())
+        unsafe { stop_service::<Cluster>(handle) }
     }
 }
 
@@ -203,7 +181,7 @@ pub extern "system" fn Java_io_sdsnative_Native_clusterFree(
 ) {
     // SAFETY: called once per cluster, by its `NativeHandle` once no call is
     // using it.
-    let _ = std::panic::catch_unwind(|| unsafe { free::<JvmCluster>(handle) });
+    unsafe { free_service::<Cluster>(handle) }
 }
 
 #[cfg(test)]

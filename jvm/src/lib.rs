@@ -22,6 +22,7 @@ mod boundary;
 mod cluster;
 mod codes;
 mod handle;
+mod service;
 mod shared;
 mod strategy;
 mod table;

@@ -16,7 +16,7 @@ use sds_core::{
 };
 use sds_shm::AnyTable;
 
-use crate::boundary::{hot, setup_native, thrown, Fail, Refusal};
+use crate::boundary::{clamp, hot, setup_native, thrown, Fail, Refusal};
 use crate::handle::borrow;
 use crate::strategy::strategy_from_values;
 
@@ -152,7 +152,7 @@ setup_native! {
             .fields()
             .iter()
             .chain(s.last_cycle.fields().iter())
-            .map(|&(_, v)| v.min(i64::MAX as u64) as i64)
+            .map(|&(_, v)| clamp(v))
             .collect();
         out.set_region(env, 0, &values)?;
         Ok(())

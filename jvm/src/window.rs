@@ -14,7 +14,7 @@ use jni::objects::{JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use sds_core::{time, window::check_parameters, Bucket};
 
-use crate::boundary::{hot, setup_native, Fail, Refusal};
+use crate::boundary::{clamp, hot, setup_native, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Window};
 
 setup_native! {
@@ -99,10 +99,6 @@ macro_rules! window_native {
             with_window(env, handle, |$w| $body)
         }
     )*};
-}
-
-fn clamp(v: u64) -> i64 {
-    v.min(i64::MAX as u64) as i64
 }
 
 window_native! {

@@ -22,24 +22,17 @@ public final class AdminAgent implements AutoCloseable, Client.Attached {
     /** The level numbers of the native log lines. */
     private static final int INFO = 0;
 
-    private final NativeHandle agent;
-    private final Client client;
+    private final ServiceHandle agent;
 
     AdminAgent(Client client, long nativeAgent) {
-        this.client = client;
-        this.agent = new NativeHandle(nativeAgent, Native::agentFree);
+        this.agent = new ServiceHandle(client, nativeAgent, Native::agentFree, Native::agentStop);
     }
 
     /** The agent's state now. */
     public AdminStatus status() {
         long[] values = new long[STATUS_VALUES];
-        long handle = agent.acquire();
-        try {
-            String[] texts = Native.agentStatus(handle, this, values);
-            return new AdminStatus(values, texts);
-        } finally {
-            agent.release();
-        }
+        String[] texts = agent.call(handle -> Native.agentStatus(handle, this, values));
+        return new AdminStatus(values, texts);
     }
 
     /**
@@ -51,12 +44,7 @@ public final class AdminAgent implements AutoCloseable, Client.Attached {
         if (point == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
         }
-        long handle = agent.acquire();
-        try {
-            return Optional.ofNullable(Native.agentReturnValue(handle, this, point));
-        } finally {
-            agent.release();
-        }
+        return Optional.ofNullable(agent.call(handle -> Native.agentReturnValue(handle, this, point)));
     }
 
     /** Whether {@link #close()} was called. */
@@ -71,18 +59,8 @@ public final class AdminAgent implements AutoCloseable, Client.Attached {
      * call does nothing; later {@link #status()} calls throw {@code CLOSED}.
      */
     @Override
-    public synchronized void close() {
-        if (agent.isClosed()) {
-            return;
-        }
-        long handle = agent.acquire();
-        try {
-            Native.agentStop(handle, this);
-        } finally {
-            agent.release();
-        }
-        agent.close();
-        client.forget(this);
+    public void close() {
+        agent.close(this);
     }
 
     /** Called by the native agent's thread for each of its log lines. */

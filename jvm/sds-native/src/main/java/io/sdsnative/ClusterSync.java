@@ -16,24 +16,17 @@ package io.sdsnative;
 public final class ClusterSync implements AutoCloseable, Client.Attached {
     private static final int STATUS_VALUES = 11;
 
-    private final NativeHandle cluster;
-    private final Client client;
+    private final ServiceHandle cluster;
 
     ClusterSync(Client client, long nativeCluster) {
-        this.client = client;
-        this.cluster = new NativeHandle(nativeCluster, Native::clusterFree);
+        this.cluster = new ServiceHandle(client, nativeCluster, Native::clusterFree, Native::clusterStop);
     }
 
     /** The syncer's state now. */
     public ClusterStatus status() {
         long[] values = new long[STATUS_VALUES];
-        long handle = cluster.acquire();
-        try {
-            String lastError = Native.clusterStatus(handle, this, values);
-            return new ClusterStatus(values, lastError);
-        } finally {
-            cluster.release();
-        }
+        String lastError = cluster.call(handle -> Native.clusterStatus(handle, this, values));
+        return new ClusterStatus(values, lastError);
     }
 
     /**
@@ -48,12 +41,7 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      *     {@code CLOSED}
      */
     public void syncNow() {
-        long handle = cluster.acquire();
-        try {
-            Native.clusterSyncNow(handle, this);
-        } finally {
-            cluster.release();
-        }
+        cluster.run(handle -> Native.clusterSyncNow(handle, this));
     }
 
     /** Exact mode at the current time: see {@link #enterExact(String, long)}. */
@@ -78,12 +66,7 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      */
     public ClusterDecision enterExact(String point, long nowMs) {
         Client.checkText(point, "point name");
-        long handle = cluster.acquire();
-        try {
-            return ClusterDecision.of(Native.clusterEnterExact(handle, this, point, nowMs));
-        } finally {
-            cluster.release();
-        }
+        return ClusterDecision.of(cluster.call(handle -> Native.clusterEnterExact(handle, this, point, nowMs)));
     }
 
     /** Whether {@link #close()} was called. */
@@ -98,17 +81,7 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      * throw {@code CLOSED}.
      */
     @Override
-    public synchronized void close() {
-        if (cluster.isClosed()) {
-            return;
-        }
-        long handle = cluster.acquire();
-        try {
-            Native.clusterStop(handle, this);
-        } finally {
-            cluster.release();
-        }
-        cluster.close();
-        client.forget(this);
+    public void close() {
+        cluster.close(this);
     }
 }

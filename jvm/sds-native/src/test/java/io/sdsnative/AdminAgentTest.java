@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import static io.sdsnative.BackgroundThreads.threadNames;
 import static io.sdsnative.FakeConsole.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,18 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -111,8 +106,7 @@ class AdminAgentTest {
 
     private static AdminStatus statusUntil(AdminAgent agent, long timeoutMs, String what,
             Predicate<AdminStatus> check) throws InterruptedException {
-        waitUntil(timeoutMs, what, () -> check.test(agent.status()));
-        return agent.status();
+        return BackgroundThreads.statusUntil(agent::status, timeoutMs, what, check);
     }
 
     /** Whether a second call to {@code point} at one instant is refused: a visit threshold of 1 is in force. */
@@ -293,20 +287,6 @@ class AdminAgentTest {
         fake.assertNoViolation();
     }
 
-    /** The names of this process's threads (Linux). */
-    static List<String> threadNames() throws IOException {
-        List<String> names = new ArrayList<>();
-        File[] tasks = new File("/proc/self/task").listFiles();
-        for (File task : tasks == null ? new File[0] : tasks) {
-            try {
-                names.add(new String(Files.readAllBytes(new File(task, "comm").toPath()), StandardCharsets.UTF_8).trim());
-            } catch (IOException gone) {
-                // The thread ended meanwhile.
-            }
-        }
-        return names;
-    }
-
     @Test
     void closeJoinsTheThreadAndIsIdempotent() throws Exception {
         fake.setApp(GROUP, APP, "[]");
@@ -388,21 +368,7 @@ class AdminAgentTest {
     /** A JVM whose main ends with an agent running (logging all along) exits normally and promptly. */
     @Test
     void aJvmExitsNormallyWithAnAgentRunning() throws Exception {
-        Process p = ChildJvm.start(AdminChild.class, fake.url());
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        StringBuilder text = new StringBuilder();
-        long mainEnded = 0;
-        for (String line; (line = out.readLine()) != null; ) {
-            text.append(line).append('\n');
-            if (line.equals("main ends")) {
-                mainEnded = System.nanoTime();
-            }
-        }
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), text.toString());
-        long exitMs = (System.nanoTime() - mainEnded) / 1_000_000;
-        assertEquals(0, p.exitValue(), text.toString());
-        assertTrue(mainEnded != 0, text.toString());
-        assertTrue(exitMs < 5_000, "exited " + exitMs + " ms after main ended");
-        assertTrue(text.toString().contains("sds-agent group/unknown: SDS strategy pull failed: "), text.toString());
+        String text = ChildJvm.exitsPromptlyAfterMain(AdminChild.class, fake.url());
+        assertTrue(text.contains("sds-agent group/unknown: SDS strategy pull failed: "), text);
     }
 }

@@ -1,20 +1,15 @@
 package io.sdsnative;
 
-import static io.sdsnative.AdminAgentTest.threadNames;
-import static io.sdsnative.FakeConsole.waitUntil;
+import static io.sdsnative.BackgroundThreads.threadNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,8 +58,7 @@ class ClusterSyncTest {
 
     private static ClusterStatus statusUntil(ClusterSync cluster, String what, Predicate<ClusterStatus> check)
             throws InterruptedException {
-        waitUntil(WAIT_MS, what, () -> check.test(cluster.status()));
-        return cluster.status();
+        return BackgroundThreads.statusUntil(cluster::status, WAIT_MS, what, check);
     }
 
     /** Waits until {@code cluster} has completed a sync that started after this call. */
@@ -349,20 +343,6 @@ class ClusterSyncTest {
     /** A JVM whose main ends with a cluster sync running exits normally and promptly. */
     @Test
     void aJvmExitsNormallyWithASyncRunning() throws Exception {
-        Process p = ChildJvm.start(ClusterChild.class, redis.url());
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        StringBuilder text = new StringBuilder();
-        long mainEnded = 0;
-        for (String line; (line = out.readLine()) != null; ) {
-            text.append(line).append('\n');
-            if (line.equals("main ends")) {
-                mainEnded = System.nanoTime();
-            }
-        }
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), text.toString());
-        long exitMs = (System.nanoTime() - mainEnded) / 1_000_000;
-        assertEquals(0, p.exitValue(), text.toString());
-        assertTrue(mainEnded != 0, text.toString());
-        assertTrue(exitMs < 5_000, "exited " + exitMs + " ms after main ended");
+        ChildJvm.exitsPromptlyAfterMain(ClusterChild.class, redis.url());
     }
 }

@@ -1,0 +1,38 @@
+package io.sdsnative;
+
+import static io.sdsnative.FakeConsole.waitUntil;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/** Watching the native threads of the background services (agent, cluster sync) in tests. */
+final class BackgroundThreads {
+    private BackgroundThreads() {}
+
+    /** The names of this process's threads (Linux). */
+    static List<String> threadNames() throws IOException {
+        List<String> names = new ArrayList<>();
+        File[] tasks = new File("/proc/self/task").listFiles();
+        for (File task : tasks == null ? new File[0] : tasks) {
+            try {
+                names.add(new String(Files.readAllBytes(new File(task, "comm").toPath()), StandardCharsets.UTF_8).trim());
+            } catch (IOException gone) {
+                // The thread ended meanwhile.
+            }
+        }
+        return names;
+    }
+
+    /** Polls {@code status} until {@code check} holds (or fails after {@code timeoutMs}); the status then. */
+    static <S> S statusUntil(Supplier<S> status, long timeoutMs, String what, Predicate<S> check)
+            throws InterruptedException {
+        waitUntil(timeoutMs, what, () -> check.test(status.get()));
+        return status.get();
+    }
+}
