@@ -199,6 +199,7 @@ fn validate(config: &Config) -> Result<(), Error> {
             return bad(format!("urls[{i}] is not a Redis URL: {e}"));
         }
     }
+    crate::tls::validate(config)?;
     if config.sync_ms == 0 || config.timeout_ms == 0 {
         return bad("sync_ms and timeout_ms must be at least 1".into());
     }

@@ -1,5 +1,7 @@
 //! [`Config`]: what a [`crate::Cluster`] syncs, with whom and how often.
 
+use std::path::PathBuf;
+
 /// Sync period when none is given, ms.
 pub const DEFAULT_SYNC_MS: u64 = 100;
 
@@ -14,7 +16,7 @@ pub const DEFAULT_MAX_BACKOFF_MS: u64 = 5_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Redis URLs, `redis://[user[:password]@]host[:port][/db]` (AUTH and
-    /// ACL users through the URL). One URL for a single server; for Redis
+    /// ACL users through the URL), `rediss://` for TLS. One URL for a single server; for Redis
     /// Cluster ([`Config::redis_cluster`]) one or more seed nodes.
     pub urls: Vec<String>,
     /// Talk to a Redis Cluster (slots, redirections) instead of one server.
@@ -32,6 +34,14 @@ pub struct Config {
     /// The first part of every key and of each point's hash tag
     /// (`{prefix:point}`): services sharing a Redis use different prefixes.
     pub key_prefix: String,
+    /// PEM file of the CA(s) that signed the servers' certificates, for a
+    /// Redis with its own CA (`rediss://` URLs only). It replaces the
+    /// system's roots, which `rediss://` trusts when this is `None`.
+    pub tls_ca_file: Option<PathBuf>,
+    /// PEM client certificate (chain) for mutual TLS; with `tls_key_file`.
+    pub tls_cert_file: Option<PathBuf>,
+    /// PEM private key of `tls_cert_file`.
+    pub tls_key_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -45,6 +55,9 @@ impl Config {
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_backoff_ms: DEFAULT_MAX_BACKOFF_MS,
             key_prefix: "sds".to_string(),
+            tls_ca_file: None,
+            tls_cert_file: None,
+            tls_key_file: None,
         }
     }
 }

@@ -36,6 +36,7 @@ mod pushed;
 mod status;
 mod sync;
 mod table;
+mod tls;
 
 pub use cluster::{Clock, Cluster};
 pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};

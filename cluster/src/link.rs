@@ -39,18 +39,28 @@ impl Link {
     /// Connects with `config`'s timeout on connect, reads and writes.
     pub(crate) fn connect(config: &Config) -> RedisResult<Link> {
         let timeout = Duration::from_millis(config.timeout_ms);
+        crate::tls::install_provider();
+        let certificates = crate::tls::certificates(config)?;
         if config.redis_cluster {
-            let client = ClusterClientBuilder::new(config.urls.iter().map(String::as_str))
+            let builder = ClusterClientBuilder::new(config.urls.iter().map(String::as_str))
                 .connection_timeout(timeout)
                 .response_timeout(timeout)
-                .retries(1)
-                .build()?;
+                .retries(1);
+            let builder = match certificates {
+                Some(certificates) => builder.certs(certificates),
+                None => builder,
+            };
+            let client = builder.build()?;
             let connection = client.get_connection()?;
             connection.set_read_timeout(Some(timeout))?;
             connection.set_write_timeout(Some(timeout))?;
             Ok(Link::Cluster(Box::new(connection)))
         } else {
-            let client = redis::Client::open(config.urls[0].as_str())?;
+            let url = config.urls[0].as_str();
+            let client = match certificates {
+                Some(certificates) => redis::Client::build_with_tls(url, certificates)?,
+                None => redis::Client::open(url)?,
+            };
             let connection = client.get_connection_with_timeout(timeout)?;
             connection.set_read_timeout(Some(timeout))?;
             connection.set_write_timeout(Some(timeout))?;

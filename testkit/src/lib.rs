@@ -6,7 +6,7 @@
 
 mod redis;
 
-pub use redis::{free_port, Redis};
+pub use redis::{free_port, Redis, Tls};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! fails). Installed by `make servers`.
 
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,17 @@ pub struct Redis {
     pub port: u16,
     dir: TempDir,
     extra: Vec<String>,
+    tls: Option<Tls>,
     child: Option<Child>,
+}
+
+/// PEM files of a TLS server: its certificate and key, and the CA that
+/// `cli` trusts (also the CA for client certificates, not required).
+#[derive(Clone, Debug)]
+pub struct Tls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub ca: PathBuf,
 }
 
 impl Redis {
@@ -32,10 +43,21 @@ impl Redis {
 
     /// A server on `port` with extra `--option value` arguments.
     pub fn start_with(port: u16, extra: &[&str]) -> Redis {
+        Redis::start_full(port, extra, None)
+    }
+
+    /// A server that speaks only TLS on a free port (`--port 0`): `url`
+    /// is `rediss://`, `cli` trusts `tls.ca`.
+    pub fn start_tls(tls: Tls) -> Redis {
+        Redis::start_full(free_port(), &[], Some(tls))
+    }
+
+    fn start_full(port: u16, extra: &[&str], tls: Option<Tls>) -> Redis {
         let mut redis = Redis {
             port,
             dir: TempDir::new("redis"),
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            tls,
             child: None,
         };
         redis.run();
@@ -43,14 +65,32 @@ impl Redis {
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// Starts the server (again), waiting until it answers PING.
     pub fn run(&mut self) {
         assert!(self.child.is_none());
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+        let mut command = Command::new("redis-server");
+        match &self.tls {
+            None => command.args(["--port", &self.port.to_string()]),
+            Some(tls) => command
+                .args(["--port", "0", "--tls-port", &self.port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(&tls.cert)
+                .arg("--tls-key-file")
+                .arg(&tls.key)
+                .arg("--tls-ca-cert-file")
+                .arg(&tls.ca)
+                .args(["--tls-auth-clients", "no"]),
+        };
+        let child = command
+            .args(["--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(self.dir.path())
             .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
@@ -81,12 +121,12 @@ impl Redis {
 
     /// `redis-cli -p PORT args...`: its output, trimmed; `None` on failure.
     pub fn cli(&self, args: &[&str]) -> Option<String> {
-        let out = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
+        let mut command = Command::new("redis-cli");
+        command.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
+        if let Some(tls) = &self.tls {
+            command.arg("--tls").arg("--cacert").arg(&tls.ca);
+        }
+        let out = command.args(args).stderr(Stdio::null()).output().ok()?;
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())

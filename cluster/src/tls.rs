@@ -1,0 +1,81 @@
+//! TLS (`rediss://` URLs) through the `redis` crate's rustls support, with
+//! the `ring` crypto provider: nothing of the system's OpenSSL is needed to
+//! build or to run.
+
+use std::path::Path;
+
+use redis::{ClientTlsConfig, TlsCertificates};
+
+use crate::{Config, Error};
+
+/// Whether `config` names any certificate or key file.
+fn has_files(config: &Config) -> bool {
+    config.tls_ca_file.is_some() || config.tls_cert_file.is_some() || config.tls_key_file.is_some()
+}
+
+/// Checks the TLS fields at start: the files come in the pairs that make
+/// sense, can be read and parsed, and only go with `rediss://` URLs.
+pub(crate) fn validate(config: &Config) -> Result<(), Error> {
+    let bad = |m: String| Err(Error::InvalidConfig(m));
+    if config.tls_cert_file.is_some() != config.tls_key_file.is_some() {
+        return bad("tls_cert_file and tls_key_file go together (mutual TLS)".into());
+    }
+    if !has_files(config) {
+        return Ok(());
+    }
+    if let Some(i) = config.urls.iter().position(|u| !u.starts_with("rediss://")) {
+        return bad(format!(
+            "urls[{i}]: TLS files are given, so every URL must be rediss://"
+        ));
+    }
+    // Read and parse now: a bad file is a configuration error, not a sync
+    // failure found later.
+    let certificates = certificates(config).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    if let Some(certificates) = certificates {
+        if let Err(e) = redis::Client::build_with_tls(config.urls[0].as_str(), certificates) {
+            return bad(format!("TLS files: {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// A file's bytes; the error names the field, the path and the reason.
+fn read(field: &str, path: &Path) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{field} {}: {e}", path.display())))
+}
+
+/// Makes `ring` the process's rustls provider unless the process already
+/// chose one (another library, or the application): rustls panics at
+/// the first TLS connection when no provider was chosen and it cannot
+/// pick one from its features alone.
+pub(crate) fn install_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race to another installer is fine: one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// The certificates for the `redis` crate, read now (so a renewed file
+/// is used by the next connection), or `None` without TLS files (then
+/// `rediss://` trusts the system's roots).
+pub(crate) fn certificates(config: &Config) -> std::io::Result<Option<TlsCertificates>> {
+    if !has_files(config) {
+        return Ok(None);
+    }
+    let root_cert = match &config.tls_ca_file {
+        Some(path) => Some(read("tls_ca_file", path)?),
+        None => None,
+    };
+    let client_tls = match (&config.tls_cert_file, &config.tls_key_file) {
+        (Some(cert), Some(key)) => Some(ClientTlsConfig {
+            client_cert: read("tls_cert_file", cert)?,
+            client_key: read("tls_key_file", key)?,
+        }),
+        _ => None,
+    };
+    Ok(Some(TlsCertificates {
+        client_tls,
+        root_cert,
+    }))
+}

@@ -1,0 +1,188 @@
+//! `rediss://`: a redis-server speaking only TLS, with a certificate of a CA
+//! made by the test (rcgen). Two instances trusting that CA share a limit;
+//! one trusting another CA is refused and decides locally; bad TLS files
+//! are refused at start.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::{Redis, TempDir, Tls};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use sds_cluster::{Cluster, Config, Error};
+use sds_core::{Flags, Outcome, Strategy};
+use sds_shm::AnyTable;
+
+/// A CA and a server certificate for 127.0.0.1 signed by it, as PEM files
+/// in `dir` named after `name`.
+fn pki(dir: &Path, name: &str) -> Tls {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    // Distinct names: with rcgen's one default name for both, a client
+    // takes the server's certificate for self-signed.
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, format!("sds test CA {name}"));
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let mut server_params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    server_params
+        .distinguished_name
+        .push(DnType::CommonName, format!("sds test server {name}"));
+    let server = server_params.signed_by(&server_key, &ca).unwrap();
+    let write = |suffix: &str, pem: String| {
+        let path = dir.join(format!("{name}-{suffix}.pem"));
+        std::fs::write(&path, pem).unwrap();
+        path
+    };
+    Tls {
+        ca: write("ca", ca.pem()),
+        cert: write("cert", server.pem()),
+        key: write("key", server_key.serialize_pem()),
+    }
+}
+
+fn config(url: &str, ca: &Path) -> Config {
+    let mut config = Config::new(url);
+    config.points = vec!["pay".into()];
+    config.sync_ms = 3_600_000; // syncs by hand after the first
+    config.timeout_ms = 2_000;
+    config.tls_ca_file = Some(ca.to_path_buf());
+    config
+}
+
+struct Instance {
+    table: Arc<AnyTable>,
+    cluster: Cluster,
+}
+
+fn instance(config: Config, now: &Arc<AtomicU64>) -> Instance {
+    let table = Arc::new(AnyTable::private(64).unwrap());
+    let s = Strategy::from_json(r#"{"visitThreshold": 10}"#).unwrap();
+    table
+        .with_points(|p| p.set_strategy(b"pay", &s).unwrap())
+        .unwrap();
+    let read = now.clone();
+    let clock: sds_cluster::Clock = Arc::new(move || read.load(Ordering::SeqCst));
+    let cluster = Cluster::start_with(table.clone(), config, clock).unwrap();
+    let started = std::time::Instant::now();
+    while cluster.status().syncs + cluster.status().failures == 0 {
+        assert!(started.elapsed().as_secs() < 10, "no first sync");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    Instance { table, cluster }
+}
+
+impl Instance {
+    fn admit(&self, tries: u32, now_ms: u64) -> u32 {
+        self.table
+            .with_points(|p| {
+                let point = p.point(p.lookup(b"pay").unwrap().unwrap()).unwrap();
+                (0..tries)
+                    .map(|_| {
+                        let e = point.enter(now_ms, Flags::NONE);
+                        point.exit(&e, now_ms, Outcome::Ok);
+                        u32::from(!e.downgraded())
+                    })
+                    .sum()
+            })
+            .unwrap()
+    }
+}
+
+fn present() -> (Arc<AtomicU64>, u64) {
+    let t = sds_clock::now_ms() / 1000 * 1000;
+    (Arc::new(AtomicU64::new(t)), t)
+}
+
+#[test]
+fn two_instances_share_a_limit_over_tls() {
+    let dir = TempDir::new("tls");
+    let tls = pki(dir.path(), "own");
+    let ca = tls.ca.clone();
+    let redis = Redis::start_tls(tls);
+    assert!(redis.url().starts_with("rediss://"));
+    let (now, t) = present();
+    let a = instance(config(&redis.url(), &ca), &now);
+    let b = instance(config(&redis.url(), &ca), &now);
+
+    assert_eq!(a.admit(6, t + 100), 6);
+    a.cluster.sync_now().unwrap();
+    b.cluster.sync_now().unwrap();
+    assert_eq!(b.admit(10, t + 200), 4, "10 cluster-wide");
+    b.cluster.sync_now().unwrap();
+    let key = format!("{{sds:pay}}:{}", t / 1000);
+    assert_eq!(redis.hget(&key, "v"), 16);
+    assert_eq!(redis.hget(&key, "d"), 6);
+    let s = b.cluster.status();
+    assert!(s.connected && s.last_error.is_none(), "{s:?}");
+
+    // Exact mode over the same TLS configuration: Redis decides.
+    let d = a.cluster.enter_exact("pay", t + 300).unwrap();
+    assert!(d.exact && !d.admitted, "{d:?}");
+}
+
+#[test]
+fn a_server_of_another_ca_is_refused_and_decisions_stay_local() {
+    let dir = TempDir::new("tls");
+    let server = pki(dir.path(), "server");
+    let other = pki(dir.path(), "other");
+    let redis = Redis::start_tls(server);
+    let (now, t) = present();
+    let a = instance(config(&redis.url(), &other.ca), &now);
+
+    let refused = a.cluster.sync_now();
+    assert!(matches!(refused, Err(Error::Redis(_))), "{refused:?}");
+    let s = a.cluster.status();
+    assert!(!s.connected && s.syncs == 0, "{s:?}");
+    let error = s.last_error.unwrap();
+    assert!(error.contains("UnknownIssuer"), "{error}");
+    assert_eq!(a.admit(12, t + 100), 10, "the local limit");
+    let d = a.cluster.enter_exact("pay", t + 200).unwrap();
+    assert!(!d.exact && !d.admitted, "{d:?}");
+    assert_eq!(redis.hget(&format!("{{sds:pay}}:{}", t / 1000), "v"), 0);
+}
+
+fn refusal(config: Config) -> String {
+    let table = Arc::new(AnyTable::private(8).unwrap());
+    match Cluster::start(table, config) {
+        Err(Error::InvalidConfig(message)) => message,
+        other => panic!("not refused: {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn unreadable_or_misplaced_tls_files_are_refused_at_start() {
+    let missing = PathBuf::from("/nonexistent/sds-ca.pem");
+    let message = refusal(config("rediss://127.0.0.1:1", &missing));
+    assert!(
+        message.starts_with("tls_ca_file /nonexistent/sds-ca.pem: No such file"),
+        "{message}"
+    );
+
+    let dir = TempDir::new("tls");
+    let tls = pki(dir.path(), "own");
+    let message = refusal(config("redis://127.0.0.1:1", &tls.ca));
+    assert!(
+        message.contains("urls[0]") && message.contains("rediss://"),
+        "{message}"
+    );
+
+    let mut half = config("rediss://127.0.0.1:1", &tls.ca);
+    half.tls_cert_file = Some(tls.cert.clone());
+    assert!(refusal(half).contains("tls_key_file"));
+
+    let mut not_a_key = config("rediss://127.0.0.1:1", &tls.ca);
+    not_a_key.tls_cert_file = Some(tls.cert.clone());
+    not_a_key.tls_key_file = Some(tls.ca.clone());
+    let message = refusal(not_a_key);
+    assert!(message.starts_with("TLS files: "), "{message}");
+
+    let mut mutual = config("rediss://127.0.0.1:1", &tls.ca);
+    mutual.tls_cert_file = Some(tls.cert);
+    mutual.tls_key_file = Some(tls.key);
+    let table = Arc::new(AnyTable::private(8).unwrap());
+    assert!(Cluster::start(table, mutual).is_ok());
+}
