@@ -9,7 +9,7 @@ use ::sds_agent::{
     Agent, AgentConfig, Level, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS,
 };
 
-use crate::args::{input, into_box, name as point_name, out, unbox};
+use crate::args::{c_text, input, into_box, name as point_name, out, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::table::{sds_table, table_arc, table_input};
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn sds_agent_status_get(
         let agent = input(agent, "agent")?;
         let out = crate::args::out(out, "out")?;
         let status: Status = agent.agent.status();
-        let mut c = sds_agent_status {
+        out.write(sds_agent_status {
             last_pull_ms: status.last_pull_ms,
             last_upload_ms: status.last_upload_ms,
             version: status.version,
@@ -234,24 +234,11 @@ pub unsafe extern "C" fn sds_agent_status_get(
             last_pull_ok: status.last_pull_ok,
             last_upload_ok: status.last_upload_ok,
             is_reporter: status.is_reporter,
-            server: [0; SDS_AGENT_TEXT_LEN],
-            last_error: [0; SDS_AGENT_TEXT_LEN],
-        };
-        copy_text(&mut c.server, &status.server);
-        copy_text(&mut c.last_error, &status.last_error);
-        out.write(c);
+            server: c_text(&status.server),
+            last_error: c_text(&status.last_error),
+        });
         Ok(())
     })
-}
-
-/// `text` into `field`, whole characters that fit before the NUL.
-fn copy_text(field: &mut [c_char; SDS_AGENT_TEXT_LEN], text: &str) {
-    let mut bytes = [0u8; SDS_AGENT_TEXT_LEN - 1];
-    let mut len = 0;
-    let _ = crate::args::append_fitting(&mut bytes, &mut len, text);
-    for (to, from) in field.iter_mut().zip(&bytes[..len]) {
-        *to = *from as c_char;
-    }
 }
 
 /// The console's `returnValueStr` for point `name`, from the strategy in

@@ -171,3 +171,12 @@ pub(crate) fn append_fitting(buf: &mut [u8], len: &mut usize, s: &str) -> fmt::R
     }
     Ok(())
 }
+
+/// `text` as a NUL-terminated C field of `N` bytes: the whole characters
+/// that fit in `N - 1` bytes, the rest zero.
+pub(crate) fn c_text<const N: usize>(text: &str) -> [c_char; N] {
+    let mut bytes = [0u8; N];
+    let mut len = 0;
+    let _ = append_fitting(&mut bytes[..N - 1], &mut len, text);
+    bytes.map(|b| b as c_char)
+}

@@ -7,7 +7,7 @@ use std::os::raw::c_char;
 
 use ::sds_cluster::{Cluster, Config, Error, Status};
 
-use crate::args::{bytes, input, into_box, name, unbox};
+use crate::args::{bytes, c_text, input, into_box, name, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::entry::sds_reason;
 use crate::result::{sds_result, SDS_MESSAGE_MAX};
@@ -195,16 +195,7 @@ pub unsafe extern "C" fn sds_cluster_enter_exact(
 }
 
 fn c_status(s: &Status) -> sds_cluster_state {
-    let mut last_error = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    if let Some(message) = &s.last_error {
-        let mut end = message.len().min(SDS_MESSAGE_MAX);
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        for (d, b) in last_error.iter_mut().zip(&message.as_bytes()[..end]) {
-            *d = *b as c_char;
-        }
-    }
+    let last_error = c_text(s.last_error.as_deref().unwrap_or(""));
     sds_cluster_state {
         connected: s.connected,
         syncing: s.syncing,
