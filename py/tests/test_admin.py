@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 
 import sds
+from named_threads import named_threads
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 FAKE = REPO / "tools" / "fake-sds-admin.py"
@@ -79,9 +80,7 @@ def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float
 
 
 def agent_threads() -> int:
-    """This process's threads named by the agent crate."""
-    tasks = pathlib.Path("/proc/self/task").iterdir()
-    return sum((task / "comm").read_text().strip() == "sds-agent" for task in tasks)
+    return named_threads("sds-agent")
 
 
 def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
@@ -270,13 +269,14 @@ def test_close_joins_the_thread_and_is_idempotent(fake: FakeConsole) -> None:
     with pytest.raises(sds.InvalidArgument, match="already managed by a console agent"):
         client.connect_admin(fake.url, "g", "a", **IDENTITY)
     agent.close()
-    assert not agent.running and agent_threads() == before
+    assert not agent.running
+    wait_for("the agent thread gone", lambda: agent_threads() == before)
     agent.close()
     assert repr(agent) == "<sds.AdminAgent closed>"
     # A closed agent's status is still readable; a new agent may start.
     assert agent.status().last_pull_ok
     client.connect_admin(fake.url, "g", "a", **IDENTITY).close()
-    assert agent_threads() == before
+    wait_for("the agent thread gone", lambda: agent_threads() == before)
 
 
 def test_a_collected_client_stops_its_agent(fake: FakeConsole) -> None:
@@ -285,7 +285,7 @@ def test_a_collected_client_stops_its_agent(fake: FakeConsole) -> None:
     client.connect_admin(fake.url, "g", "a", **IDENTITY)
     wait_for("the agent's thread", lambda: agent_threads() == before + 1)
     del client
-    assert agent_threads() == before
+    wait_for("the agent thread gone", lambda: agent_threads() == before)
 
 
 @pytest.mark.parametrize("mode", ["ok", "hang"])

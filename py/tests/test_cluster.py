@@ -4,7 +4,6 @@ started per test on a free loopback port (``redis_server.py``)."""
 from __future__ import annotations
 
 import gc
-import pathlib
 import socket
 import statistics
 import subprocess
@@ -16,6 +15,7 @@ from typing import Callable, Iterator, List
 import pytest
 
 import sds
+from named_threads import named_threads
 from redis_server import RedisServer, redis_server
 
 # Short periods so a test waits little for the thread's syncs.
@@ -39,9 +39,7 @@ def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float
 
 
 def cluster_threads() -> int:
-    """This process's threads named by the cluster crate."""
-    tasks = pathlib.Path("/proc/self/task").iterdir()
-    return sum((task / "comm").read_text().strip() == "sds-cluster" for task in tasks)
+    return named_threads("sds-cluster")
 
 
 def admit(client: sds.Client, point: str, tries: int, now_ms: int) -> int:
@@ -183,7 +181,7 @@ def test_a_server_that_never_answers_delays_neither_enter_nor_close(redis: Redis
         sync.close()
         # At most one round trip's timeout.
         assert time.monotonic() - started < 2.5
-        assert cluster_threads() == 0
+        wait_for("the sync thread gone", lambda: cluster_threads() == 0)
 
 
 @pytest.mark.parametrize(
@@ -208,7 +206,7 @@ def test_a_bad_config_raises_invalid_argument_with_the_crates_message(
         client.connect_cluster(urls, points, **options)  # type: ignore[arg-type]
     assert str(raised.value).startswith(message), str(raised.value)
     assert raised.value.code == "SDS_INVALID_ARGUMENT"
-    assert cluster_threads() == 0
+    wait_for("the sync thread gone", lambda: cluster_threads() == 0)
     # Nothing was started: a good config starts.
     client.connect_cluster("redis://127.0.0.1:1", ["pay"]).close()
 
@@ -247,7 +245,8 @@ def test_close_is_idempotent_leaves_no_thread_and_a_closed_sync_refuses_calls(re
         client.connect_cluster(redis.url, ["other"])
     sync.close()
     sync.close()
-    assert cluster_threads() == 0 and not sync.running
+    assert not sync.running
+    wait_for("the sync thread gone", lambda: cluster_threads() == 0)
     for call in (sync.status, sync.sync_now, lambda: sync.enter_exact("pay")):
         with pytest.raises(sds.InvalidArgument, match="this cluster sync is closed"):
             call()
@@ -255,7 +254,7 @@ def test_close_is_idempotent_leaves_no_thread_and_a_closed_sync_refuses_calls(re
     with client.connect_cluster(redis.url, ["pay"]) as again:
         assert again.running
         wait_for("the thread named", lambda: cluster_threads() == 1)
-    assert cluster_threads() == 0
+    wait_for("the sync thread gone", lambda: cluster_threads() == 0)
 
 
 def test_a_client_collected_with_its_sync_running_stops_it(redis: RedisServer) -> None:
@@ -265,7 +264,7 @@ def test_a_client_collected_with_its_sync_running_stops_it(redis: RedisServer) -
     wait_for("the thread named", lambda: cluster_threads() == 1)
     del client
     gc.collect()
-    assert cluster_threads() == 0
+    wait_for("the sync thread gone", lambda: cluster_threads() == 0)
 
 
 def test_sync_now_raises_connection_error_while_redis_is_unreachable() -> None:
