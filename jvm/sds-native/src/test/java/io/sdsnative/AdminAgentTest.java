@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import static io.sdsnative.BackgroundThreads.assertGone;
 import static io.sdsnative.BackgroundThreads.threadNames;
 import static io.sdsnative.FakeConsole.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -305,7 +306,7 @@ class AdminAgentTest {
         agent.close();
         long tookMs = (System.nanoTime() - start) / 1_000_000;
         assertTrue(tookMs < 300 + 500, "joined after " + tookMs + " ms");
-        assertFalse(threadNames().contains("sds-agent"), threadNames().toString());
+        assertGone("sds-agent");
         assertTrue(agent.isClosed());
         agent.close();
         SdsException closed = assertThrows(SdsException.class, agent::status);
@@ -323,7 +324,7 @@ class AdminAgentTest {
         statusUntil(second, "a pull", s -> s.lastPullOk());
         client.close();
         assertTrue(first.isClosed() && second.isClosed());
-        assertFalse(threadNames().contains("sds-agent"), threadNames().toString());
+        assertGone("sds-agent");
         assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> client.connectAdmin(config().build())).code());
     }
 
@@ -336,7 +337,7 @@ class AdminAgentTest {
     }
 
     @Test
-    void aBadConfigIsRefusedWithTheAgentsReason() throws IOException {
+    void aBadConfigIsRefusedWithTheAgentsReason() throws IOException, InterruptedException {
         assertRefused(config().servers("https://admin:8887").build(),
                 "server \"https://admin:8887\" is not an http:// URL (HTTPS is not supported)");
         assertRefused(config().servers(null).build(), "no server given");
@@ -350,7 +351,7 @@ class AdminAgentTest {
         try (Client client = new Client(4)) {
             assertSame(ErrorCode.NULL_ARGUMENT, assertThrows(SdsException.class, () -> client.connectAdmin(null)).code());
         }
-        assertFalse(threadNames().contains("sds-agent"));
+        assertGone("sds-agent");
     }
 
     @Test

@@ -29,6 +29,21 @@ final class BackgroundThreads {
         return names;
     }
 
+    /**
+     * Fails unless no thread named {@code name} is left within 5 s: a thread
+     * just joined can stay in /proc for a moment, so this waits rather than
+     * asserting at once.
+     */
+    static void assertGone(String name) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (threadNames().contains(name)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("thread " + name + " still running: " + threadNames());
+            }
+            Thread.sleep(5);
+        }
+    }
+
     /** Polls {@code status} until {@code check} holds (or fails after {@code timeoutMs}); the status then. */
     static <S> S statusUntil(Supplier<S> status, long timeoutMs, String what, Predicate<S> check)
             throws InterruptedException {

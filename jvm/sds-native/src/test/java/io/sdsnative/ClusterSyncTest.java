@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import static io.sdsnative.BackgroundThreads.assertGone;
 import static io.sdsnative.BackgroundThreads.threadNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -295,7 +296,7 @@ class ClusterSyncTest {
                     () -> client.connectCluster(config().url(null).build()));
             assertEquals("SDS_NULL_ARGUMENT: url is null", nullUrl.getMessage());
         }
-        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+        assertGone("sds-cluster");
     }
 
     @Test
@@ -308,7 +309,7 @@ class ClusterSyncTest {
         cluster.close();
         long tookMs = (System.nanoTime() - start) / 1_000_000;
         assertTrue(tookMs < 1_000, "joined after " + tookMs + " ms");
-        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+        assertGone("sds-cluster");
         assertTrue(cluster.isClosed());
         cluster.close();
         assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, cluster::status).code());
@@ -326,7 +327,7 @@ class ClusterSyncTest {
         statusUntil(second, "a sync", s -> s.syncs() >= 1);
         client.close();
         assertTrue(first.isClosed() && second.isClosed());
-        assertFalse(threadNames().contains("sds-cluster"), threadNames().toString());
+        assertGone("sds-cluster");
         assertSame(ErrorCode.CLOSED,
                 assertThrows(SdsException.class, () -> client.connectCluster(config().build())).code());
     }
