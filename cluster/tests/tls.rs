@@ -1,7 +1,8 @@
 //! `rediss://`: a redis-server speaking only TLS, with a certificate of a CA
-//! made by the test (rcgen). Two instances trusting that CA share a limit;
-//! one trusting another CA is refused and decides locally; bad TLS files
-//! are refused at start.
+//! made by the test (`tools/test-pki.sh`). Two instances trusting that CA
+//! share a limit; one trusting another CA is refused and decides locally;
+//! a server asking for client certificates takes ours and refuses a client
+//! without one; bad TLS files are refused at start.
 
 mod common;
 
@@ -10,39 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::{Redis, TempDir, Tls};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use sds_cluster::{Cluster, Config, Error};
 use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
-
-/// A CA and a server certificate for 127.0.0.1 signed by it, as PEM files
-/// in `dir` named after `name`.
-fn pki(dir: &Path, name: &str) -> Tls {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    // Distinct names: with rcgen's one default name for both, a client
-    // takes the server's certificate for self-signed.
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("sds test CA {name}"));
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let server_key = KeyPair::generate().unwrap();
-    let mut server_params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-    server_params
-        .distinguished_name
-        .push(DnType::CommonName, format!("sds test server {name}"));
-    let server = server_params.signed_by(&server_key, &ca).unwrap();
-    let write = |suffix: &str, pem: String| {
-        let path = dir.join(format!("{name}-{suffix}.pem"));
-        std::fs::write(&path, pem).unwrap();
-        path
-    };
-    Tls {
-        ca: write("ca", ca.pem()),
-        cert: write("cert", server.pem()),
-        key: write("key", server_key.serialize_pem()),
-    }
-}
 
 fn config(url: &str, ca: &Path) -> Config {
     let mut config = Config::new(url);
@@ -100,7 +71,7 @@ fn present() -> (Arc<AtomicU64>, u64) {
 #[test]
 fn two_instances_share_a_limit_over_tls() {
     let dir = TempDir::new("tls");
-    let tls = pki(dir.path(), "own");
+    let tls = Tls::generate(dir.path());
     let ca = tls.ca.clone();
     let redis = Redis::start_tls(tls);
     assert!(redis.url().starts_with("rediss://"));
@@ -127,8 +98,8 @@ fn two_instances_share_a_limit_over_tls() {
 #[test]
 fn a_server_of_another_ca_is_refused_and_decisions_stay_local() {
     let dir = TempDir::new("tls");
-    let server = pki(dir.path(), "server");
-    let other = pki(dir.path(), "other");
+    let server = Tls::generate(&dir.path().join("server"));
+    let other = Tls::generate(&dir.path().join("other"));
     let redis = Redis::start_tls(server);
     let (now, t) = present();
     let a = instance(config(&redis.url(), &other.ca), &now);
@@ -143,6 +114,29 @@ fn a_server_of_another_ca_is_refused_and_decisions_stay_local() {
     let d = a.cluster.enter_exact("pay", t + 200).unwrap();
     assert!(!d.exact && !d.admitted, "{d:?}");
     assert_eq!(redis.hget(&format!("{{sds:pay}}:{}", t / 1000), "v"), 0);
+}
+
+#[test]
+fn mutual_tls_shows_the_client_certificate_and_a_client_without_one_is_refused() {
+    let dir = TempDir::new("tls");
+    let tls = Tls::generate(dir.path()).mutual();
+    let redis = Redis::start_tls(tls.clone());
+    let (now, t) = present();
+
+    let mut with_cert = config(&redis.url(), &tls.ca);
+    with_cert.tls_cert_file = Some(tls.client_cert.clone());
+    with_cert.tls_key_file = Some(tls.client_key.clone());
+    let a = instance(with_cert, &now);
+    assert_eq!(a.admit(3, t + 100), 3);
+    a.cluster.sync_now().unwrap();
+    assert_eq!(redis.hget(&format!("{{sds:pay}}:{}", t / 1000), "v"), 3);
+    assert!(a.cluster.status().connected);
+
+    let b = instance(config(&redis.url(), &tls.ca), &now);
+    assert!(matches!(b.cluster.sync_now(), Err(Error::Redis(_))));
+    let s = b.cluster.status();
+    assert!(!s.connected && s.syncs == 0 && s.last_error.is_some(), "{s:?}");
+    assert_eq!(b.admit(10, t + 200), 10, "its own local limit only");
 }
 
 fn refusal(config: Config) -> String {
@@ -163,7 +157,7 @@ fn unreadable_or_misplaced_tls_files_are_refused_at_start() {
     );
 
     let dir = TempDir::new("tls");
-    let tls = pki(dir.path(), "own");
+    let tls = Tls::generate(dir.path());
     let message = refusal(config("redis://127.0.0.1:1", &tls.ca));
     assert!(
         message.contains("urls[0]") && message.contains("rediss://"),
@@ -171,18 +165,18 @@ fn unreadable_or_misplaced_tls_files_are_refused_at_start() {
     );
 
     let mut half = config("rediss://127.0.0.1:1", &tls.ca);
-    half.tls_cert_file = Some(tls.cert.clone());
+    half.tls_cert_file = Some(tls.client_cert.clone());
     assert!(refusal(half).contains("tls_key_file"));
 
     let mut not_a_key = config("rediss://127.0.0.1:1", &tls.ca);
-    not_a_key.tls_cert_file = Some(tls.cert.clone());
+    not_a_key.tls_cert_file = Some(tls.client_cert.clone());
     not_a_key.tls_key_file = Some(tls.ca.clone());
     let message = refusal(not_a_key);
     assert!(message.starts_with("TLS files: "), "{message}");
 
     let mut mutual = config("rediss://127.0.0.1:1", &tls.ca);
-    mutual.tls_cert_file = Some(tls.cert);
-    mutual.tls_key_file = Some(tls.key);
+    mutual.tls_cert_file = Some(tls.client_cert);
+    mutual.tls_key_file = Some(tls.client_key);
     let table = Arc::new(AnyTable::private(8).unwrap());
     assert!(Cluster::start(table, mutual).is_ok());
 }

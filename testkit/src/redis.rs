@@ -3,7 +3,7 @@
 //! fails). Installed by `make servers`.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,13 +27,52 @@ pub struct Redis {
     child: Option<Child>,
 }
 
-/// PEM files of a TLS server: its certificate and key, and the CA that
-/// `cli` trusts (also the CA for client certificates, not required).
+/// PEM files of a throwaway PKI made by `tools/test-pki.sh`: a CA, a
+/// server certificate for 127.0.0.1 and a client certificate, both signed
+/// by that CA.
 #[derive(Clone, Debug)]
 pub struct Tls {
+    pub ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
-    pub ca: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// The server asks for a client certificate signed by `ca` (mutual TLS).
+    pub require_client_cert: bool,
+}
+
+impl Tls {
+    /// A fresh PKI in `dir` (its CA's name is new each time, so two PKIs
+    /// never trust each other's certificates).
+    pub fn generate(dir: &Path) -> Tls {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/test-pki.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(dir)
+            .output()
+            .expect("bash runs tools/test-pki.sh");
+        assert!(
+            out.status.success(),
+            "test-pki.sh failed (openssl comes with make servers): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Tls {
+            ca: dir.join("ca.pem"),
+            cert: dir.join("server-cert.pem"),
+            key: dir.join("server-key.pem"),
+            client_cert: dir.join("client-cert.pem"),
+            client_key: dir.join("client-key.pem"),
+            require_client_cert: false,
+        }
+    }
+
+    /// The same PKI with the server asking for client certificates.
+    pub fn mutual(self) -> Tls {
+        Tls {
+            require_client_cert: true,
+            ..self
+        }
+    }
 }
 
 impl Redis {
@@ -47,7 +86,8 @@ impl Redis {
     }
 
     /// A server that speaks only TLS on a free port (`--port 0`): `url`
-    /// is `rediss://`, `cli` trusts `tls.ca`.
+    /// is `rediss://`, `cli` trusts `tls.ca` and shows the client
+    /// certificate.
     pub fn start_tls(tls: Tls) -> Redis {
         Redis::start_full(free_port(), &[], Some(tls))
     }
@@ -87,7 +127,10 @@ impl Redis {
                 .arg(&tls.key)
                 .arg("--tls-ca-cert-file")
                 .arg(&tls.ca)
-                .args(["--tls-auth-clients", "no"]),
+                .args([
+                    "--tls-auth-clients",
+                    if tls.require_client_cert { "yes" } else { "no" },
+                ]),
         };
         let child = command
             .args(["--bind", "127.0.0.1"])
@@ -125,6 +168,8 @@ impl Redis {
         command.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
         if let Some(tls) = &self.tls {
             command.arg("--tls").arg("--cacert").arg(&tls.ca);
+            command.arg("--cert").arg(&tls.client_cert);
+            command.arg("--key").arg(&tls.client_key);
         }
         let out = command.args(args).stderr(Stdio::null()).output().ok()?;
         out.status
