@@ -384,7 +384,7 @@ typedef struct sds_agent_status {
  */
 typedef struct sds_cluster_config {
     /**
-     * `redis://[user[:password]@]host[:port][/db]`; several seed nodes of
+     * `redis://[user[:password]@]host[:port][/db]` (`rediss://` for TLS); several seed nodes of
      * a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
      */
     const char *urls;
@@ -425,6 +425,21 @@ typedef struct sds_cluster_config {
      * `SDS_CLUSTER_REDIS_CLUSTER` or 0.
      */
     uint32_t flags;
+    /**
+     * For `rediss://` URLs: a PEM file of the CA(s) that signed the
+     * servers' certificates, replacing the system's roots. A NUL-terminated
+     * path; NULL: the system's roots.
+     */
+    const char *tls_ca_file;
+    /**
+     * A PEM client certificate (chain) for mutual TLS, with
+     * `tls_key_file`. A NUL-terminated path; NULL: none.
+     */
+    const char *tls_cert_file;
+    /**
+     * The PEM private key of `tls_cert_file`. A NUL-terminated path.
+     */
+    const char *tls_key_file;
 } sds_cluster_config;
 
 /**
@@ -764,12 +779,14 @@ const char *sds_version(void);
  *
  * Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
  * (no URL, a name empty or too long, a key prefix with a brace, unknown
- * flags), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
+ * flags; TLS files that cannot be read or parsed, a certificate without
+ * its key, TLS files with a URL that is not `rediss://`), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
  * `SDS_RESULT_NULL_ARGUMENT`.
  *
  * # Safety
  * `table` must be a live table (the cluster keeps its own reference: the
- * table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes; `out`
+ * table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes
+ * (the TLS paths: NULL or NUL-terminated); `out`
  * to a writable `sds_cluster *`.
  */
 sds_result sds_cluster_start(const struct sds_table *table,

@@ -14,80 +14,15 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{free_port, wait_until, Redis};
+use common::redis_cluster::{one_point_per_master, start_cluster, wait_for_ok};
+use common::{wait_until, Redis};
 use sds_cluster::{Cluster, Config};
 use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
-
-const CLUSTER_ARGS: &[&str] = &[
-    "--cluster-enabled",
-    "yes",
-    "--cluster-config-file",
-    "nodes.conf",
-    "--cluster-node-timeout",
-    "1000",
-    "--cluster-require-full-coverage",
-    "no",
-];
-
-/// Three masters, slots spread by `redis-cli --cluster create`.
-fn start_cluster() -> Vec<Redis> {
-    let nodes: Vec<Redis> = (0..3)
-        .map(|_| Redis::start_with(free_port(), CLUSTER_ARGS))
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let out = std::process::Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "redis-cli --cluster create: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    for node in &nodes {
-        wait_for_ok(node);
-    }
-    nodes
-}
-
-fn wait_for_ok(node: &Redis) {
-    wait_until(Duration::from_secs(15), "cluster_state:ok", || {
-        node.cli(&["CLUSTER", "INFO"])
-            .is_some_and(|info| info.contains("cluster_state:ok"))
-    });
-}
-
-/// The port of the master serving `key`'s slot.
-fn owner(nodes: &[Redis], key: &str) -> u16 {
-    let slot: u32 = nodes[0]
-        .cli(&["CLUSTER", "KEYSLOT", key])
-        .unwrap()
-        .parse()
-        .unwrap();
-    let table = nodes[0].cli(&["CLUSTER", "NODES"]).unwrap();
-    for line in table.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let port: u16 = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-        for range in &fields[8..] {
-            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-            if (lo.parse::<u32>().unwrap()..=hi.parse().unwrap()).contains(&slot) {
-                return port;
-            }
-        }
-    }
-    panic!("no master serves slot {slot}")
-}
 
 struct Instance {
     table: Arc<AnyTable>,
@@ -159,19 +94,9 @@ fn p99(mut v: Vec<u64>) -> u64 {
 
 #[test]
 fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
-    let mut nodes = start_cluster();
+    let mut nodes = start_cluster(None);
     let urls: Vec<String> = nodes.iter().map(Redis::url).collect();
-    // One point per master: the first names whose hash tag lands there.
-    let mut by_port: BTreeMap<u16, String> = BTreeMap::new();
-    for i in 0.. {
-        let name = format!("p{i}");
-        by_port
-            .entry(owner(&nodes, &format!("{{sds:{name}}}:0")))
-            .or_insert(name);
-        if by_port.len() == 3 {
-            break;
-        }
-    }
+    let by_port = one_point_per_master(&nodes);
     let killed = nodes[1].port;
     let names: Vec<String> = by_port.values().cloned().collect();
     let lost = by_port[&killed].clone();

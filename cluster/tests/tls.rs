@@ -2,7 +2,8 @@
 //! made by the test (`tools/test-pki.sh`). Two instances trusting that CA
 //! share a limit; one trusting another CA is refused and decides locally;
 //! a server asking for client certificates takes ours and refuses a client
-//! without one; bad TLS files are refused at start.
+//! without one; a TLS-only Redis Cluster carries the counts of points on
+//! every master; bad TLS files are refused at start.
 
 mod common;
 
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use common::redis_cluster::{one_point_per_master, start_cluster};
 use common::{Redis, TempDir, Tls};
 use sds_cluster::{Cluster, Config, Error};
 use sds_core::{Flags, Outcome, Strategy};
@@ -135,8 +137,75 @@ fn mutual_tls_shows_the_client_certificate_and_a_client_without_one_is_refused()
     let b = instance(config(&redis.url(), &tls.ca), &now);
     assert!(matches!(b.cluster.sync_now(), Err(Error::Redis(_))));
     let s = b.cluster.status();
-    assert!(!s.connected && s.syncs == 0 && s.last_error.is_some(), "{s:?}");
+    assert!(
+        !s.connected && s.syncs == 0 && s.last_error.is_some(),
+        "{s:?}"
+    );
     assert_eq!(b.admit(10, t + 200), 10, "its own local limit only");
+}
+
+#[test]
+fn a_tls_redis_cluster_carries_the_counts_of_every_master() {
+    let dir = TempDir::new("tls");
+    let tls = Tls::generate(dir.path());
+    let nodes = start_cluster(Some(tls.clone()));
+    let names: Vec<String> = one_point_per_master(&nodes).into_values().collect();
+    let (now, t) = present();
+    let instance = || {
+        let mut config = config(&nodes[0].url(), &tls.ca);
+        config.urls = nodes.iter().map(Redis::url).collect();
+        config.redis_cluster = true;
+        config.points = names.clone();
+        let table = Arc::new(AnyTable::private(64).unwrap());
+        let s = Strategy::from_json(r#"{"visitThreshold": 10}"#).unwrap();
+        table
+            .with_points(|p| {
+                for point in &names {
+                    p.set_strategy(point.as_bytes(), &s).unwrap();
+                }
+            })
+            .unwrap();
+        let read = now.clone();
+        let clock: sds_cluster::Clock = Arc::new(move || read.load(Ordering::SeqCst));
+        let cluster = Cluster::start_with(table.clone(), config, clock).unwrap();
+        Instance { table, cluster }
+    };
+    let (a, b) = (instance(), instance());
+    let admit = |i: &Instance, point: &str, tries: u32, now_ms: u64| -> u32 {
+        i.table
+            .with_points(|p| {
+                let point = p
+                    .point(p.lookup(point.as_bytes()).unwrap().unwrap())
+                    .unwrap();
+                (0..tries)
+                    .map(|_| {
+                        let e = point.enter(now_ms, Flags::NONE);
+                        point.exit(&e, now_ms, Outcome::Ok);
+                        u32::from(!e.downgraded())
+                    })
+                    .sum()
+            })
+            .unwrap()
+    };
+    for point in &names {
+        assert_eq!(admit(&a, point, 6, t + 100), 6);
+    }
+    a.cluster.sync_now().unwrap();
+    b.cluster.sync_now().unwrap();
+    for point in &names {
+        assert_eq!(admit(&b, point, 10, t + 200), 4, "{point}: 10 cluster-wide");
+    }
+    b.cluster.sync_now().unwrap();
+    for point in &names {
+        let key = format!("{{sds:{point}}}:{}", t / 1000);
+        let stored: u64 = nodes.iter().map(|n| n.hget(&key, "v")).sum();
+        assert_eq!(stored, 16, "{key}");
+    }
+    let s = b.cluster.status();
+    assert!(
+        s.connected && s.points == 3 && s.points_failing == 0,
+        "{s:?}"
+    );
 }
 
 fn refusal(config: Config) -> String {

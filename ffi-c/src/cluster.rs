@@ -3,7 +3,10 @@
 //! shared table). The translation only: `cluster/README.md` describes the
 //! sync, the error bound and what happens while Redis is unreachable.
 
+use std::ffi::{CStr, OsStr};
 use std::os::raw::c_char;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 use ::sds_cluster::{Cluster, Config, Error, Status};
 
@@ -21,7 +24,7 @@ const _: () = assert!(SDS_MESSAGE_MAX + 1 == 256);
 /// How a cluster syncs (`sds_cluster_start`). Zero fields take defaults.
 #[repr(C)]
 pub struct sds_cluster_config {
-    /// `redis://[user[:password]@]host[:port][/db]`; several seed nodes of
+    /// `redis://[user[:password]@]host[:port][/db]` (`rediss://` for TLS); several seed nodes of
     /// a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
     pub urls: *const c_char,
     /// Bytes of `urls`.
@@ -43,6 +46,15 @@ pub struct sds_cluster_config {
     pub key_prefix_len: usize,
     /// `SDS_CLUSTER_REDIS_CLUSTER` or 0.
     pub flags: u32,
+    /// For `rediss://` URLs: a PEM file of the CA(s) that signed the
+    /// servers' certificates, replacing the system's roots. A NUL-terminated
+    /// path; NULL: the system's roots.
+    pub tls_ca_file: *const c_char,
+    /// A PEM client certificate (chain) for mutual TLS, with
+    /// `tls_key_file`. A NUL-terminated path; NULL: none.
+    pub tls_cert_file: *const c_char,
+    /// The PEM private key of `tls_cert_file`. A NUL-terminated path.
+    pub tls_key_file: *const c_char,
 }
 
 /// What a cluster's syncer has done (`sds_cluster_status` writes it).
@@ -89,12 +101,14 @@ pub struct sds_cluster {
 ///
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
 /// (no URL, a name empty or too long, a key prefix with a brace, unknown
-/// flags), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
+/// flags; TLS files that cannot be read or parsed, a certificate without
+/// its key, TLS files with a URL that is not `rediss://`), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
 /// `SDS_RESULT_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `table` must be a live table (the cluster keeps its own reference: the
-/// table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes; `out`
+/// table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes
+/// (the TLS paths: NULL or NUL-terminated); `out`
 /// to a writable `sds_cluster *`.
 #[no_mangle]
 pub unsafe extern "C" fn sds_cluster_start(
@@ -263,7 +277,18 @@ unsafe fn read_config(c: &sds_cluster_config) -> Result<Config, Failure> {
     if !c.key_prefix.is_null() {
         config.key_prefix = text(c.key_prefix, c.key_prefix_len, "key_prefix")?;
     }
+    config.tls_ca_file = path(c.tls_ca_file);
+    config.tls_cert_file = path(c.tls_cert_file);
+    config.tls_key_file = path(c.tls_key_file);
     Ok(config)
+}
+
+/// A NUL-terminated path, any bytes but NUL (paths need not be UTF-8).
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string.
+unsafe fn path(ptr: *const c_char) -> Option<PathBuf> {
+    (!ptr.is_null()).then(|| PathBuf::from(OsStr::from_bytes(CStr::from_ptr(ptr).to_bytes())))
 }
 
 fn failure(e: Error) -> Failure {

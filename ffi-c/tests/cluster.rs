@@ -1,14 +1,18 @@
 //! `sds_cluster_*` through the C ABI, on a real redis-server started here:
 //! two tables of this process share a visit limit through Redis; the
-//! status says connected; a configuration out of range is refused.
+//! status says connected; a configuration out of range is refused; TLS
+//! (`rediss://` with the test's own CA, mutual TLS, bad TLS files).
 
+use std::ffi::CString;
 use std::os::raw::c_char;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::ptr::null;
 use std::time::{Duration, Instant};
 
 use sds::*;
 use sds_core::EntryParts;
-use sds_testkit::Redis;
+use sds_testkit::{Redis, TempDir, Tls};
 
 const NAME: &[u8] = b"pay";
 
@@ -50,6 +54,37 @@ fn config(url: &str, names: &[*const c_char], lens: &[usize]) -> sds_cluster_con
         key_prefix: null(),
         key_prefix_len: 0,
         flags: 0,
+        tls_ca_file: null(),
+        tls_cert_file: null(),
+        tls_key_file: null(),
+    }
+}
+
+fn last_error() -> String {
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
+    assert_eq!(r, sds_result::Ok);
+    String::from_utf8(buf[..len].iter().map(|&c| c as u8).collect()).unwrap()
+}
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).unwrap()
+}
+
+/// Waits until `c` has tried to sync at least once more than `before`.
+fn wait_for_attempt(c: *const sds_cluster, before: u64) -> sds_cluster_state {
+    let started = Instant::now();
+    loop {
+        let s = state(c);
+        if s.syncs + s.failures > before {
+            return s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no sync attempt"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -179,6 +214,103 @@ fn a_configuration_out_of_range_is_refused() {
         let s = state(out);
         assert!(!s.connected && s.last_error[0] != 0);
         sds_cluster_stop(out);
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn tls_with_a_ca_file_and_mutual_tls() {
+    let dir = TempDir::new("tls");
+    let tls = Tls::generate(dir.path()).mutual();
+    let redis = Redis::start_tls(tls.clone());
+    let url = redis.url();
+    let names = [NAME.as_ptr().cast::<c_char>()];
+    let lens = [NAME.len()];
+    let (ca, cert, key) = (
+        c_path(&tls.ca),
+        c_path(&tls.client_cert),
+        c_path(&tls.client_key),
+    );
+    let mut c = config(&url, &names, &lens);
+    c.tls_ca_file = ca.as_ptr();
+    c.tls_cert_file = cert.as_ptr();
+    c.tls_key_file = key.as_ptr();
+    unsafe {
+        let (a, b) = (table(), table());
+        let (mut ca_, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(sds_cluster_start(a, &c, &mut ca_), sds_result::Ok);
+        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        assert_eq!(admit(a, 7), 7);
+        let started = Instant::now();
+        while state(cb).syncs < 2 || state(ca_).last_sync_ms <= sds_now_ms() - 5 {
+            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let after_a = state(ca_).syncs;
+        let started = Instant::now();
+        while state(cb).syncs < after_a + 2 {
+            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(admit(b, 10), 3, "10 for both tables together");
+        let s = state(cb);
+        assert!(s.connected && s.last_error[0] == 0);
+
+        // Without the client certificate, the server refuses the client.
+        let mut no_cert = config(&url, &names, &lens);
+        no_cert.tls_ca_file = ca.as_ptr();
+        let (t, mut cc) = (table(), std::ptr::null_mut());
+        assert_eq!(sds_cluster_start(t, &no_cert, &mut cc), sds_result::Ok);
+        let s = wait_for_attempt(cc, 0);
+        assert!(!s.connected && s.syncs == 0 && s.last_error[0] != 0);
+        sds_cluster_stop(cc);
+        sds_cluster_stop(ca_);
+        sds_cluster_stop(cb);
+        sds_table_free(a);
+        sds_table_free(b);
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn tls_files_that_do_not_fit_are_refused_at_start() {
+    let dir = TempDir::new("tls");
+    let tls = Tls::generate(dir.path());
+    let (ca, cert) = (c_path(&tls.ca), c_path(&tls.client_cert));
+    let missing = CString::new("/nonexistent/sds-ca.pem").unwrap();
+    unsafe {
+        let t = table();
+        let mut out = std::ptr::null_mut();
+        let mut c = config("rediss://127.0.0.1:1", &[], &[]);
+        c.tls_ca_file = missing.as_ptr();
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        let message = last_error();
+        assert!(
+            message.contains("tls_ca_file /nonexistent/sds-ca.pem: No such file"),
+            "{message}"
+        );
+        let mut c = config("redis://127.0.0.1:1", &[], &[]);
+        c.tls_ca_file = ca.as_ptr();
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        let message = last_error();
+        assert!(
+            message.contains("urls[0]") && message.contains("rediss://"),
+            "{message}"
+        );
+        let mut c = config("rediss://127.0.0.1:1", &[], &[]);
+        c.tls_cert_file = cert.as_ptr();
+        assert_eq!(
+            sds_cluster_start(t, &c, &mut out),
+            sds_result::InvalidArgument
+        );
+        assert!(last_error().contains("tls_key_file"), "{}", last_error());
+        assert!(out.is_null());
         sds_table_free(t);
     }
 }

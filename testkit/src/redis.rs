@@ -92,7 +92,9 @@ impl Redis {
         Redis::start_full(free_port(), &[], Some(tls))
     }
 
-    fn start_full(port: u16, extra: &[&str], tls: Option<Tls>) -> Redis {
+    /// A server on `port`, TLS-only when `tls` is given, with extra
+    /// `--option value` arguments.
+    pub fn start_full(port: u16, extra: &[&str], tls: Option<Tls>) -> Redis {
         let mut redis = Redis {
             port,
             dir: TempDir::new("redis"),
@@ -127,6 +129,12 @@ impl Redis {
                 .arg(&tls.key)
                 .arg("--tls-ca-cert-file")
                 .arg(&tls.ca)
+                // The server's own outgoing connections (the cluster bus)
+                // show the client certificate: the server's is for serving.
+                .arg("--tls-client-cert-file")
+                .arg(&tls.client_cert)
+                .arg("--tls-client-key-file")
+                .arg(&tls.client_key)
                 .args([
                     "--tls-auth-clients",
                     if tls.require_client_cert { "yes" } else { "no" },

@@ -5,3 +5,6 @@
 // Not every test file uses every helper.
 #[allow(unused_imports)]
 pub use sds_testkit::*;
+
+#[allow(dead_code)]
+pub mod redis_cluster;
