@@ -134,6 +134,28 @@ pub fn name_bytes(v: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
         .to_vec())
 }
 
+/// A file path as `open` takes it: a `str`, or an `os.PathLike` whose
+/// `__fspath__` gives one (bytes paths are refused, as everywhere in `sds`);
+/// else `InvalidArgument` naming `what`.
+pub fn path_text<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyString>> {
+    let py = v.py();
+    let text = if v.is_instance_of::<PyString>() {
+        v.clone()
+    } else {
+        let fspath = py.import("os")?.getattr("fspath")?;
+        fspath.call1((v,)).unwrap_or_else(|_| v.clone())
+    };
+    text.cast_into::<PyString>().map_err(|_| {
+        errors::argument(
+            py,
+            format!(
+                "{what} must be a str or an os.PathLike of one, not {}",
+                type_name(v)
+            ),
+        )
+    })
+}
+
 /// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8
 /// encodes) raises `code`, naming `what`, the surrogate and where it is.
 pub fn utf8<'a>(v: &'a Bound<'_, PyString>, what: &str, code: ErrorCode) -> PyResult<Cow<'a, str>> {

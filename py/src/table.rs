@@ -202,23 +202,7 @@ fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
 
 /// A shared table's name or path: a `str` or an `os.PathLike` of one.
 fn shared_name(v: &Bound<'_, PyAny>) -> PyResult<String> {
-    let py = v.py();
-    let text = if v.is_instance_of::<PyString>() {
-        v.clone()
-    } else {
-        let fspath = py.import("os")?.getattr("fspath")?;
-        fspath.call1((v,)).unwrap_or_else(|_| v.clone())
-    };
-    match text.cast::<PyString>() {
-        Ok(s) => Ok(s.to_str()?.to_string()),
-        Err(_) => Err(errors::argument(
-            py,
-            format!(
-                "shared must be a str or an os.PathLike of one, not {}",
-                args::type_name(v)
-            ),
-        )),
-    }
+    Ok(args::path_text(v, "shared")?.to_str()?.to_string())
 }
 
 /// A table of points with a fixed capacity. `sds.Client` extends it.

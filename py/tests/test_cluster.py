@@ -1,9 +1,11 @@
 """Cluster points (``Client.connect_cluster``) against a real redis-server
-started per test on a free loopback port (``redis_server.py``)."""
+started per test on a free loopback port (``redis_server.py``), some only
+speaking TLS with a PKI made per test (``tools/test-pki.sh``)."""
 
 from __future__ import annotations
 
 import gc
+import pathlib
 import socket
 import statistics
 import subprocess
@@ -16,7 +18,7 @@ import pytest
 
 import sds
 from named_threads import named_threads
-from redis_server import RedisServer, redis_server
+from redis_server import RedisServer, Tls, redis_server
 
 # Short periods so a test waits little for the thread's syncs.
 SYNC = 0.02
@@ -220,13 +222,19 @@ def test_a_bad_config_raises_invalid_argument_with_the_crates_message(
         ("redis://127.0.0.1:1", ["pay"], {"redis_cluster": 1}, "redis_cluster must be a bool, not int"),
         ("redis://127.0.0.1:1", ["pay"], {"sync_interval": "1"}, "sync_interval must be a finite number"),
         ("redis://127.0.0.1:1", ["pay"], {"key_prefix": None}, "key_prefix must be a str, not NoneType"),
+        ("rediss://127.0.0.1:1", ["pay"], {"tls_ca_file": 5}, "tls_ca_file must be a str or an os.PathLike of one, not int"),
+        ("rediss://127.0.0.1:1", ["pay"], {"tls_cert_file": b"/tmp/c.pem", "tls_key_file": "/tmp/k.pem"},
+         "tls_cert_file must be a str or an os.PathLike of one, not bytes"),
+        ("rediss://127.0.0.1:1", ["pay"], {"tls_cert_file": "/tmp/c.pem", "tls_key_file": ["/tmp/k.pem"]},
+         "tls_key_file must be a str or an os.PathLike of one, not list"),
     ],
 )
 def test_wrong_types_raise_invalid_argument(
     urls: object, points: object, options: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(sds.InvalidArgument, match="^" + message.replace("(", r"\(")):
+    with pytest.raises(sds.InvalidArgument, match="^" + message.replace("(", r"\(")) as raised:
         sds.Client(64).connect_cluster(urls, points, **options)  # type: ignore[arg-type]
+    assert isinstance(raised.value, TypeError)
 
 
 def test_a_table_without_room_raises_table_full() -> None:
@@ -386,3 +394,94 @@ def test_the_interpreter_exits_with_a_sync_blocked_on_a_silent_server() -> None:
     # The atexit hook waits at most one round trip's timeout.
     assert took < 5, took
 
+
+
+@pytest.fixture
+def tls(tmp_path: pathlib.Path) -> Tls:
+    return Tls.generate(str(tmp_path / "pki"))
+
+
+def redis_count(redis: RedisServer, point: str, now_ms: int, field: str = "v") -> int:
+    """A field of a point's count in Redis for the second of `now_ms` (`v`
+    visits, `d` downgraded); 0 when absent."""
+    return int(redis.cli("HGET", f"{{sds:{point}}}:{now_ms // 1000}", field) or 0)
+
+
+def test_two_clients_share_a_limit_over_tls_and_exact_mode_decides_in_redis(tls: Tls) -> None:
+    T = 10
+    a, b = client_with({"pay": T}), client_with({"pay": T})
+    with redis_server(tls) as redis:
+        assert redis.url.startswith("rediss://")
+        # Only sync_now moves counts; the CA as a str and as a Path.
+        with a.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2, tls_ca_file=tls.ca) as sync_a, \
+                b.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2,
+                                  tls_ca_file=pathlib.Path(tls.ca)) as sync_b:
+            now = sds.now_ms()
+            assert admit(a, "pay", 6, now) == 6
+            sync_a.sync_now()
+            sync_b.sync_now()
+            assert admit(b, "pay", T, now) == 4
+            sync_b.sync_now()
+            assert (redis_count(redis, "pay", now), redis_count(redis, "pay", now, "d")) == (16, 6)
+            status = sync_b.status()
+            assert status.connected and status.last_error is None, status
+            assert sync_a.enter_exact("pay", now_ms=now) == (False, "VISIT", True)
+
+
+def test_a_server_of_another_ca_is_refused_and_the_local_limit_holds(tmp_path: pathlib.Path) -> None:
+    server_pki = Tls.generate(str(tmp_path / "server"))
+    other = Tls.generate(str(tmp_path / "other"))
+    client = client_with({"pay": 10})
+    with redis_server(server_pki) as redis, client.connect_cluster(
+        redis.url, ["pay"], sync_interval=60, timeout=2, tls_ca_file=other.ca
+    ) as sync:
+        with pytest.raises(ConnectionError, match="UnknownIssuer"):
+            sync.sync_now()
+        status = sync.status()
+        assert not status.connected and status.syncs == 0, status
+        assert status.last_error is not None and "UnknownIssuer" in status.last_error, status
+        now = sds.now_ms()
+        assert admit(client, "pay", 12, now) == 10
+        assert sync.enter_exact("pay", now_ms=now) == (False, "VISIT", False)
+        assert redis_count(redis, "pay", now) == 0
+
+
+def test_mutual_tls_syncs_with_the_client_certificate_and_not_without(tls: Tls) -> None:
+    with redis_server(tls.requiring_client_certs()) as redis:
+        a = client_with({"pay": 10})
+        with a.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2, tls_ca_file=tls.ca,
+                               tls_cert_file=tls.client_cert, tls_key_file=pathlib.Path(tls.client_key)) as sync:
+            now = sds.now_ms()
+            assert admit(a, "pay", 3, now) == 3
+            sync.sync_now()
+            assert redis_count(redis, "pay", now) == 3
+            assert sync.status().connected
+
+        b = client_with({"pay": 10})
+        with b.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2, tls_ca_file=tls.ca) as sync:
+            with pytest.raises(ConnectionError):
+                sync.sync_now()
+            status = sync.status()
+            assert not status.connected and status.syncs == 0 and status.last_error, status
+            assert admit(b, "pay", 10, sds.now_ms()) == 10
+
+
+def test_bad_tls_files_raise_invalid_argument_with_the_crates_message(tls: Tls, tmp_path: pathlib.Path) -> None:
+    missing = tmp_path / "missing-ca.pem"
+    client = sds.Client(64)
+    cases: List[tuple[str, dict[str, object], str]] = [
+        ("rediss://127.0.0.1:1", {"tls_ca_file": missing},
+         f"invalid cluster configuration: tls_ca_file {missing}: No such file"),
+        ("redis://127.0.0.1:1", {"tls_ca_file": tls.ca},
+         "invalid cluster configuration: urls[0]: TLS files are given, so every URL must be rediss://"),
+        ("rediss://127.0.0.1:1", {"tls_ca_file": tls.ca, "tls_cert_file": tls.client_cert},
+         "invalid cluster configuration: tls_cert_file and tls_key_file go together (mutual TLS)"),
+    ]
+    for url, options, message in cases:
+        with pytest.raises(sds.InvalidArgument) as raised:
+            client.connect_cluster(url, ["pay"], **options)  # type: ignore[arg-type]
+        assert str(raised.value).startswith(message), str(raised.value)
+        assert raised.value.code == "SDS_INVALID_ARGUMENT"
+    # Nothing was started: good files start.
+    client.connect_cluster("rediss://127.0.0.1:1", ["pay"], tls_ca_file=tls.ca, tls_cert_file=tls.client_cert,
+                           tls_key_file=tls.client_key).close()

@@ -223,6 +223,9 @@ class Cluster:
         sync_ms: int,
         timeout_ms: int,
         key_prefix: str,
+        tls_ca_file: Optional[str | PathLike[str]],
+        tls_cert_file: Optional[str | PathLike[str]],
+        tls_key_file: Optional[str | PathLike[str]],
     ) -> Cluster: ...
     def _status(
         self,

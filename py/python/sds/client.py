@@ -141,6 +141,9 @@ class Client(_native.Table):
         sync_interval: float = 0.1,
         timeout: float = 1.0,
         key_prefix: str = "sds",
+        tls_ca_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        tls_cert_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        tls_key_file: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> ClusterSync:
         """Makes ``points`` cluster points (created if absent): their
         thresholds hold for every instance that syncs them through the same
@@ -151,10 +154,14 @@ class Client(_native.Table):
         local. Never waits for Redis: an unreachable server shows in
         ``status()``.
 
-        ``urls`` is a ``redis://[user[:password]@]host[:port][/db]`` URL, or
-        a list of seed nodes with ``redis_cluster=True``; ``timeout`` bounds
-        a connection and a round trip (seconds); keys are
-        ``{key_prefix:point}:<second>``. A config the cluster crate refuses
+        ``urls`` is a ``redis://[user[:password]@]host[:port][/db]`` URL
+        (``rediss://`` for TLS), or a list of seed nodes with
+        ``redis_cluster=True``; ``timeout`` bounds a connection and a round
+        trip (seconds); keys are ``{key_prefix:point}:<second>``. TLS:
+        ``tls_ca_file`` is a PEM file of the CA(s) of the servers'
+        certificates (it replaces the system's roots); ``tls_cert_file`` and
+        ``tls_key_file`` (together) a PEM client certificate and its key for
+        mutual TLS; each a ``str`` or ``os.PathLike``. A config the cluster crate refuses
         raises ``sds.InvalidArgument`` with its reason (``sds.TableFull``
         when a point finds no room), as does a second sync while the
         client's first one runs. The sync runs until ``close()`` (or the
@@ -169,4 +176,7 @@ class Client(_native.Table):
             sync_ms=millis("sync_interval", sync_interval),
             timeout_ms=millis("timeout", timeout),
             key_prefix=key_prefix,
+            tls_ca_file=tls_ca_file,
+            tls_cert_file=tls_cert_file,
+            tls_key_file=tls_key_file,
         )
