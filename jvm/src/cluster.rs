@@ -3,6 +3,8 @@
 //! table). The translation only: what is checked, synced and decided is the
 //! cluster crate's (`cluster/README.md`).
 
+use std::path::PathBuf;
+
 use jni::objects::{JLongArray, JObject, JObjectArray, JString};
 use jni::refs::Reference;
 use jni::sys::{jboolean, jclass, jlong, JNIEnv};
@@ -66,6 +68,15 @@ fn strings(env: &mut Env, array: &JObjectArray, what: &str) -> Result<Vec<String
     Ok(out)
 }
 
+/// A path from a Java `String` (the caller's `Path.toString()`); `null`
+/// is no file.
+fn optional_path(env: &mut Env, path: &JString) -> Result<Option<PathBuf>, Fail> {
+    if path.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(PathBuf::from(path.try_to_string(env)?)))
+}
+
 /// Runs `f` on the cluster of a live handle; `CLOSED` once stopped. `stop`
 /// waits for the calls running (an exact decision: one round trip at most).
 ///
@@ -92,7 +103,8 @@ setup_native! {
     /// Makes `points` cluster points of the client's table `table` and starts
     /// their sync with Redis. A negative time reads as 0, which the cluster
     /// crate refuses with its reason (`INVALID_ARGUMENT`); so are no URL, a
-    /// URL that does not parse and a point name out of range.
+    /// URL that does not parse, a point name out of range and TLS files that
+    /// cannot be read or do not go with the URLs. A `null` TLS file is none.
     fn Java_io_sdsnative_Native_clusterStart(
         env,
         table: jlong,
@@ -104,6 +116,9 @@ setup_native! {
         timeout_ms: jlong,
         max_backoff_ms: jlong,
         key_prefix: JString<'l>,
+        tls_ca_file: JString<'l>,
+        tls_cert_file: JString<'l>,
+        tls_key_file: JString<'l>,
     ) -> jlong {
         let ms = |v: jlong| u64::try_from(v).unwrap_or(0);
         let mut config = Config::new("");
@@ -117,6 +132,9 @@ setup_native! {
             return Err(Fail::Sds(ErrorCode::NullArgument, "key prefix is null".into()));
         }
         config.key_prefix = key_prefix.try_to_string(env)?;
+        config.tls_ca_file = optional_path(env, &tls_ca_file)?;
+        config.tls_cert_file = optional_path(env, &tls_cert_file)?;
+        config.tls_key_file = optional_path(env, &tls_key_file)?;
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
         let table = unsafe { table_arc(table) }.map_err(Fail::code)?;

@@ -1,6 +1,8 @@
 package io.sdsnative;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Set;
@@ -305,10 +307,13 @@ public final class Client implements AutoCloseable {
      * @throws SdsException {@code INVALID_ARGUMENT} with the cluster crate's
      *     reason for a config it refuses (no URL, a URL that is not a Redis
      *     URL, a sync period or timeout not above 0, a point name empty or
-     *     longer than 256 bytes, a brace in the key prefix) or a text that is
-     *     not valid UTF-16; {@code TABLE_FULL} when the table has no room for
-     *     a point; {@code NULL_ARGUMENT} for a null config, URL, point or
-     *     prefix; {@code CLOSED}
+     *     longer than 256 bytes, a brace in the key prefix, a TLS file that
+     *     cannot be read or parsed, a certificate without its key or the
+     *     reverse, a TLS file with a URL that is not {@code rediss://}), a
+     *     text that is not valid UTF-16 or a TLS path not of the default file
+     *     system; {@code TABLE_FULL} when the table has no room for a point;
+     *     {@code NULL_ARGUMENT} for a null config, URL, point or prefix;
+     *     {@code CLOSED}
      */
     public ClusterSync connectCluster(ClusterConfig config) {
         if (config == null) {
@@ -317,11 +322,15 @@ public final class Client implements AutoCloseable {
         String[] urls = texts(config.urls(), "url");
         String[] names = texts(config.points(), "point name");
         checkText(config.keyPrefix(), "key prefix");
+        String caFile = pathText(config.tlsCaFile(), "TLS CA file");
+        String certFile = pathText(config.tlsCertFile(), "TLS certificate file");
+        String keyFile = pathText(config.tlsKeyFile(), "TLS key file");
         long handle = table.acquire();
         ClusterSync cluster;
         try {
             cluster = new ClusterSync(this, Native.clusterStart(handle, this, urls, config.redisCluster(), names,
-                    config.syncMs(), config.timeoutMs(), config.maxBackoffMs(), config.keyPrefix()));
+                    config.syncMs(), config.timeoutMs(), config.maxBackoffMs(), config.keyPrefix(), caFile, certFile,
+                    keyFile));
         } finally {
             table.release();
         }
@@ -346,6 +355,24 @@ public final class Client implements AutoCloseable {
             checkText(text, what);
         }
         return array;
+    }
+
+    /**
+     * The text of a file's path for the native side, which opens it (null
+     * stays null: no file). A path of another file system (a zip, an
+     * in-memory one) names no file the native side can open: refused.
+     */
+    private static String pathText(Path path, String what) {
+        if (path == null) {
+            return null;
+        }
+        if (path.getFileSystem() != FileSystems.getDefault()) {
+            throw new SdsException(ErrorCode.INVALID_ARGUMENT,
+                    what + " " + path + " is not on the default file system");
+        }
+        String text = path.toString();
+        checkText(text, what);
+        return text;
     }
 
     /** Whether {@link #close()} was called. */

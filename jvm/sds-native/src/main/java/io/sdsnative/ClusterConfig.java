@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -29,6 +30,9 @@ public final class ClusterConfig {
     private final long timeoutMs;
     private final long maxBackoffMs;
     private final String keyPrefix;
+    private final Path tlsCaFile;
+    private final Path tlsCertFile;
+    private final Path tlsKeyFile;
 
     private ClusterConfig(Builder b) {
         urls = Collections.unmodifiableList(new ArrayList<>(b.urls));
@@ -38,6 +42,9 @@ public final class ClusterConfig {
         timeoutMs = b.timeoutMs;
         maxBackoffMs = b.maxBackoffMs;
         keyPrefix = b.keyPrefix;
+        tlsCaFile = b.tlsCaFile;
+        tlsCertFile = b.tlsCertFile;
+        tlsKeyFile = b.tlsKeyFile;
     }
 
     /** A builder with the defaults and no URL or point yet. */
@@ -80,11 +87,27 @@ public final class ClusterConfig {
         return keyPrefix;
     }
 
+    /** The PEM file of the CA(s) the servers' certificates are checked against; null: the system's roots. */
+    public Path tlsCaFile() {
+        return tlsCaFile;
+    }
+
+    /** The PEM client certificate (chain) for mutual TLS; null: none. */
+    public Path tlsCertFile() {
+        return tlsCertFile;
+    }
+
+    /** The PEM private key of {@link #tlsCertFile()}; null: none. */
+    public Path tlsKeyFile() {
+        return tlsKeyFile;
+    }
+
     @Override
     public String toString() {
         return "ClusterConfig{urls=" + urls + ", redisCluster=" + redisCluster + ", points=" + points
                 + ", syncMs=" + syncMs + ", timeoutMs=" + timeoutMs + ", maxBackoffMs=" + maxBackoffMs
-                + ", keyPrefix=" + keyPrefix + "}";
+                + ", keyPrefix=" + keyPrefix + ", tlsCaFile=" + tlsCaFile + ", tlsCertFile=" + tlsCertFile
+                + ", tlsKeyFile=" + tlsKeyFile + "}";
     }
 
     /** Builds a {@link ClusterConfig}; each setter returns the builder. */
@@ -96,13 +119,17 @@ public final class ClusterConfig {
         private long timeoutMs = DEFAULT_TIMEOUT_MS;
         private long maxBackoffMs = DEFAULT_MAX_BACKOFF_MS;
         private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Path tlsCaFile;
+        private Path tlsCertFile;
+        private Path tlsKeyFile;
 
         private Builder() {}
 
         /**
          * Required: the one Redis server,
          * {@code redis://[user[:password]@]host[:port][/db]} (AUTH and ACL
-         * users through the URL). Replaces the URLs set before.
+         * users through the URL), {@code rediss://} for TLS. Replaces the
+         * URLs set before.
          */
         public Builder url(String url) {
             return urls(Collections.singletonList(url));
@@ -159,6 +186,29 @@ public final class ClusterConfig {
         /** The key prefix ({@link #DEFAULT_KEY_PREFIX} unless set): services sharing a Redis use different ones. */
         public Builder keyPrefix(String keyPrefix) {
             this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * The PEM file of the CA(s) that signed the servers' certificates,
+         * for a Redis with a CA of its own; it replaces the system's roots,
+         * which {@code rediss://} URLs trust without it. With any TLS file
+         * every URL must be {@code rediss://}. Null: none.
+         */
+        public Builder tlsCaFile(Path tlsCaFile) {
+            this.tlsCaFile = tlsCaFile;
+            return this;
+        }
+
+        /** The PEM client certificate (chain) for mutual TLS, with {@link #tlsKeyFile}. Null: none. */
+        public Builder tlsCertFile(Path tlsCertFile) {
+            this.tlsCertFile = tlsCertFile;
+            return this;
+        }
+
+        /** The PEM private key of {@link #tlsCertFile}. Null: none. */
+        public Builder tlsKeyFile(Path tlsKeyFile) {
+            this.tlsKeyFile = tlsKeyFile;
             return this;
         }
 

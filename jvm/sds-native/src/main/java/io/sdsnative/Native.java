@@ -58,9 +58,13 @@ public final class Native {
     /** {@code "syncMs\ttimeoutMs\tmaxBackoffMs\tkeyPrefix"}: the cluster sync's defaults. */
     static native String clusterDefaults();
 
-    /** Starts the sync of {@code points} for the table {@code table} of {@code owner}: its handle. */
+    /**
+     * Starts the sync of {@code points} for the table {@code table} of {@code owner}: its handle. The TLS files
+     * are paths, null for none.
+     */
     static native long clusterStart(long table, Object owner, String[] urls, boolean redisCluster, String[] points,
-            long syncMs, long timeoutMs, long maxBackoffMs, String keyPrefix);
+            long syncMs, long timeoutMs, long maxBackoffMs, String keyPrefix, String tlsCaFile, String tlsCertFile,
+            String tlsKeyFile);
 
     /** Writes the status numbers to {@code out} (see ClusterStatus); returns the last error or null. */
     static native String clusterStatus(long cluster, Object owner, long[] out);

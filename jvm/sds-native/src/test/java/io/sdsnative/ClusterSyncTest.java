@@ -4,12 +4,20 @@ import static io.sdsnative.BackgroundThreads.assertGone;
 import static io.sdsnative.BackgroundThreads.threadNames;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sdsnative.RedisServer.Tls;
+import java.net.URI;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Optional;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -77,6 +85,9 @@ class ClusterSyncTest {
         assertEquals("sds", config.keyPrefix());
         assertFalse(config.redisCluster());
         assertEquals(Arrays.asList(), config.urls());
+        assertNull(config.tlsCaFile());
+        assertNull(config.tlsCertFile());
+        assertNull(config.tlsKeyFile());
     }
 
     /** After one client's sync, its admissions count against the other's; a local point stays per client. */
@@ -339,6 +350,132 @@ class ClusterSyncTest {
             ClusterStatus s = statusUntil(cluster, "a sync", x -> x.syncs() >= 1);
             assertTrue(s.isSyncing() && s.isConnected(), s.toString());
         }
+    }
+
+    /** A TLS config for {@code server} trusting {@code ca}; syncs by hand after the first. */
+    private static ClusterConfig.Builder tlsConfig(RedisServer server, Path ca) {
+        return ClusterConfig.builder().url(server.url()).points(POINT).syncMs(3_600_000).timeoutMs(2_000)
+                .tlsCaFile(ca);
+    }
+
+    /** Now, floored to its second: the key of that second's counts in Redis is known. */
+    private static long thisSecond() {
+        return System.currentTimeMillis() / 1000 * 1000;
+    }
+
+    private static String countsKey(long secondMs) {
+        return "{sds:" + POINT + "}:" + secondMs / 1000;
+    }
+
+    /** How many of {@code tries} enter + exit on the cluster point at {@code nowMs} are admitted. */
+    private static int admitAt(Client client, int tries, long nowMs) {
+        int admitted = 0;
+        for (int i = 0; i < tries; i++) {
+            try (Entry e = client.enter(POINT, nowMs)) {
+                admitted += e.isDowngraded() ? 0 : 1;
+            }
+        }
+        return admitted;
+    }
+
+    /** rediss:// with the test CA: the limit is shared, the status clean, exact mode decides in Redis. */
+    @Test
+    void twoClientsShareALimitOverTls(@TempDir Path dir) throws Exception {
+        Tls tls = Tls.generate(dir);
+        try (RedisServer server = RedisServer.startTls(tls);
+                Client a = clientLimitedTo(10); Client b = clientLimitedTo(10);
+                ClusterSync ca = a.connectCluster(tlsConfig(server, tls.ca).build());
+                ClusterSync cb = b.connectCluster(tlsConfig(server, tls.ca).build())) {
+            assertTrue(server.url().startsWith("rediss://"), server.url());
+            long t = thisSecond();
+            assertEquals(6, admitAt(a, 6, t + 100));
+            ca.syncNow();
+            cb.syncNow();
+            assertEquals(4, admitAt(b, 10, t + 200), "10 cluster-wide");
+            cb.syncNow();
+            assertEquals(16, server.hget(countsKey(t), "v"));
+            assertEquals(6, server.hget(countsKey(t), "d"));
+            ClusterStatus s = cb.status();
+            assertTrue(s.isConnected(), s.toString());
+            assertEquals(Optional.empty(), s.lastError());
+
+            ClusterDecision d = ca.enterExact(POINT, t + 300);
+            assertTrue(d.isExact() && !d.isAdmitted(), d.toString());
+            assertEquals(17, server.hget(countsKey(t), "v"), "the exact request counted in Redis");
+        }
+    }
+
+    @Test
+    void aServerOfAnotherCaIsRefusedAndTheLimitStaysLocal(@TempDir Path dir) throws Exception {
+        Tls serverPki = Tls.generate(dir.resolve("server"));
+        Tls otherPki = Tls.generate(dir.resolve("other"));
+        try (RedisServer server = RedisServer.startTls(serverPki); Client a = clientLimitedTo(10);
+                ClusterSync ca = a.connectCluster(tlsConfig(server, otherPki.ca).build())) {
+            long t = thisSecond();
+            SdsException e = assertThrows(SdsException.class, ca::syncNow);
+            assertTrue(e.getMessage().startsWith("SDS_INVALID_ARGUMENT: redis: "), e.getMessage());
+            ClusterStatus s = ca.status();
+            assertFalse(s.isConnected(), s.toString());
+            assertEquals(0, s.syncs(), s.toString());
+            assertTrue(s.lastError().orElse("").contains("UnknownIssuer"), s.toString());
+            assertEquals(10, admitAt(a, 12, t + 100), "the local limit");
+            ClusterDecision d = ca.enterExact(POINT, t + 200);
+            assertTrue(!d.isExact() && !d.isAdmitted(), d.toString());
+            assertEquals(0, server.hget(countsKey(t), "v"));
+        }
+    }
+
+    @Test
+    void mutualTlsTakesTheClientCertificateAndRefusesAClientWithoutOne(@TempDir Path dir) throws Exception {
+        Tls tls = Tls.generate(dir).mutual();
+        try (RedisServer server = RedisServer.startTls(tls);
+                Client a = clientLimitedTo(10); Client b = clientLimitedTo(10);
+                ClusterSync ca = a.connectCluster(tlsConfig(server, tls.ca)
+                        .tlsCertFile(tls.clientCert).tlsKeyFile(tls.clientKey).build());
+                ClusterSync cb = b.connectCluster(tlsConfig(server, tls.ca).build())) {
+            long t = thisSecond();
+            assertEquals(3, admitAt(a, 3, t + 100));
+            ca.syncNow();
+            assertEquals(3, server.hget(countsKey(t), "v"));
+            assertTrue(ca.status().isConnected(), ca.status().toString());
+
+            assertThrows(SdsException.class, cb::syncNow);
+            ClusterStatus s = cb.status();
+            assertFalse(s.isConnected(), s.toString());
+            assertEquals(0, s.syncs(), s.toString());
+            assertTrue(s.lastError().isPresent(), s.toString());
+            assertEquals(10, admitAt(b, 10, t + 200), "its own local limit only");
+        }
+    }
+
+    @Test
+    void badTlsFilesAreRefusedWithTheClusterCratesReason(@TempDir Path dir) throws Exception {
+        String invalid = "invalid cluster configuration: ";
+        ClusterConfig.Builder tlsUrl = ClusterConfig.builder().url("rediss://127.0.0.1:1").points(POINT);
+        assertRefused(tlsUrl.tlsCaFile(Paths.get("/nonexistent/sds-ca.pem")).build(),
+                invalid + "tls_ca_file /nonexistent/sds-ca.pem: No such file");
+        Tls tls = Tls.generate(dir);
+        tlsUrl.tlsCaFile(tls.ca);
+        assertRefused(ClusterConfig.builder().url("redis://127.0.0.1:1").points(POINT).tlsCaFile(tls.ca).build(),
+                invalid + "urls[0]: TLS files are given, so every URL must be rediss://");
+        String pair = invalid + "tls_cert_file and tls_key_file go together (mutual TLS)";
+        assertRefused(tlsUrl.tlsCertFile(tls.clientCert).build(), pair);
+        assertRefused(tlsUrl.tlsCertFile(null).tlsKeyFile(tls.clientKey).build(), pair);
+        assertRefused(tlsUrl.tlsCertFile(tls.clientCert).tlsKeyFile(tls.ca).build(), invalid + "TLS files: ");
+
+        URI zipUri = URI.create("jar:" + dir.resolve("files.zip").toUri());
+        try (FileSystem zip = FileSystems.newFileSystem(zipUri, Collections.singletonMap("create", "true"))) {
+            Path inZip = zip.getPath("/ca.pem");
+            Files.copy(tls.ca, inZip);
+            assertRefused(tlsUrl.tlsCaFile(inZip).build(), "TLS CA file /ca.pem is not on the default file system");
+        }
+
+        try (Client client = new Client(4);
+                ClusterSync started = client.connectCluster(
+                        tlsUrl.tlsCaFile(tls.ca).tlsCertFile(tls.clientCert).tlsKeyFile(tls.clientKey).build())) {
+            assertFalse(started.isClosed());
+        }
+        assertGone("sds-cluster");
     }
 
     /** A JVM whose main ends with a cluster sync running exits normally and promptly. */
