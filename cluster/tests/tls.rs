@@ -135,7 +135,10 @@ fn mutual_tls_shows_the_client_certificate_and_a_client_without_one_is_refused()
     let b = instance(config(&redis.url(), &tls.ca), &now);
     assert!(matches!(b.cluster.sync_now(), Err(Error::Redis(_))));
     let s = b.cluster.status();
-    assert!(!s.connected && s.syncs == 0 && s.last_error.is_some(), "{s:?}");
+    assert!(
+        !s.connected && s.syncs == 0 && s.last_error.is_some(),
+        "{s:?}"
+    );
     assert_eq!(b.admit(10, t + 200), 10, "its own local limit only");
 }
 
