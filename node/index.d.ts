@@ -191,7 +191,7 @@ export declare class AdminAgent extends EventEmitter {
 }
 
 export interface ClusterOptions {
-  /** One Redis server: `redis://[user[:password]@]host[:port][/db]`. */
+  /** One Redis server: `redis://[user[:password]@]host[:port][/db]`, `rediss://` for TLS. */
   url?: string
   /** Several URLs: the seed nodes of a Redis Cluster (give `url` or `urls`). */
   urls?: string[]
@@ -207,6 +207,15 @@ export interface ClusterOptions {
   maxBackoffMs?: number
   /** First part of every key and hash tag (`{prefix:point}`); no braces. Default `'sds'`. */
   keyPrefix?: string
+  /**
+   * PEM file of the CA(s) that signed the servers' certificates (`rediss://`
+   * URLs only); it replaces the system's roots, which `rediss://` trusts without it.
+   */
+  tlsCaFile?: string
+  /** PEM client certificate (chain) for mutual TLS; with `tlsKeyFile`. */
+  tlsCertFile?: string
+  /** PEM private key of `tlsCertFile`. */
+  tlsKeyFile?: string
 }
 
 /** A snapshot of a cluster syncer's state. Times are UTC ms, 0 for never. */

@@ -8,7 +8,10 @@ const { native } = require('./native.js');
 const { checkOptions } = require('./arguments.js');
 const { invalidArgument, describe } = require('./errors.js');
 
-const CLUSTER_OPTIONS = ['url', 'urls', 'points', 'redisCluster', 'syncMs', 'timeoutMs', 'maxBackoffMs', 'keyPrefix'];
+const CLUSTER_OPTIONS = [
+  'url', 'urls', 'points', 'redisCluster', 'syncMs', 'timeoutMs', 'maxBackoffMs', 'keyPrefix',
+  'tlsCaFile', 'tlsCertFile', 'tlsKeyFile',
+];
 
 /** `url` (one server) or `urls` (seed nodes) as the list the addon takes. */
 function urlList(o) {
@@ -38,6 +41,9 @@ class ClusterSync {
       o.timeoutMs,
       o.maxBackoffMs,
       o.keyPrefix,
+      o.tlsCaFile,
+      o.tlsCertFile,
+      o.tlsKeyFile,
     );
   }
 

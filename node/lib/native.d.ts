@@ -27,9 +27,10 @@ export declare namespace native {
     /**
      * Makes `points` cluster points of `table` and starts their syncer;
      * `undefined` options take the crate's defaults (100 ms, 1000 ms,
-     * 5000 ms, "sds"). Never waits for Redis.
+     * 5000 ms, "sds", no TLS files). Never waits for Redis; reads the TLS
+     * files (the crate checks them).
      */
-    constructor(table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined)
+    constructor(table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined)
     /** A snapshot of the syncer's state (the last one after `close`). */
     status(): native.ClusterStatus
     /**

@@ -8,6 +8,7 @@
 //! loop open. Exact decisions run as N-API async work (libuv's thread pool):
 //! the round trip blocks a pool thread, not the event loop.
 
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use napi::bindgen_prelude::{AsyncTask, FromNapiValue, ObjectFinalize, ToNapiValue, Unknown};
@@ -29,6 +30,11 @@ type Shared = Arc<RwLock<Option<Cluster>>>;
 
 fn cluster_error(error: sds_cluster::Error) -> SdsError {
     js_error(error.code(), error)
+}
+
+/// A file path given as a string, `None` when left out.
+fn optional_path(value: Unknown, what: &str) -> Result<Option<PathBuf>, SdsError> {
+    Ok(arguments::optional_text(value, what)?.map(PathBuf::from))
 }
 
 fn closed() -> SdsError {
@@ -196,11 +202,12 @@ impl ObjectFinalize for NativeCluster {
 impl NativeCluster {
     /// Makes `points` cluster points of `table` and starts their syncer;
     /// `undefined` options take the crate's defaults (100 ms, 1000 ms,
-    /// 5000 ms, "sds"). Never waits for Redis.
+    /// 5000 ms, "sds", no TLS files). Never waits for Redis; reads the TLS
+    /// files (the crate checks them).
     #[allow(clippy::too_many_arguments)]
     #[napi(
         constructor,
-        ts_args_type = "table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined"
+        ts_args_type = "table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined"
     )]
     pub fn new(
         table: &NativeTable,
@@ -211,6 +218,9 @@ impl NativeCluster {
         timeout_ms: Unknown,
         max_backoff_ms: Unknown,
         key_prefix: Unknown,
+        tls_ca_file: Unknown,
+        tls_cert_file: Unknown,
+        tls_key_file: Unknown,
     ) -> Result<NativeCluster, SdsError> {
         let mut config = Config::new(String::new());
         config.urls = arguments::text_list(urls, "urls")?;
@@ -226,6 +236,9 @@ impl NativeCluster {
         if let Some(prefix) = arguments::optional_text(key_prefix, "keyPrefix")? {
             config.key_prefix = prefix;
         }
+        config.tls_ca_file = optional_path(tls_ca_file, "tlsCaFile")?;
+        config.tls_cert_file = optional_path(tls_cert_file, "tlsCertFile")?;
+        config.tls_key_file = optional_path(tls_key_file, "tlsKeyFile")?;
         let cluster = Cluster::start(Arc::clone(&table.table), config).map_err(cluster_error)?;
         Ok(NativeCluster {
             cluster: Arc::new(RwLock::new(Some(cluster))),

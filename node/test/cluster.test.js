@@ -11,7 +11,7 @@ const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const Redis = require('ioredis');
 const { Client, ClusterSync } = require('..');
-const { startRedis } = require('../testing/redis-server.js');
+const { makePki, startRedis, tlsClientOptions } = require('../testing/redis-server.js');
 const { threadsNamed } = require('../testing/threads.js');
 const { until } = require('../testing/until.js');
 
@@ -51,7 +51,8 @@ function admitted(client, point, n) {
 
 /** The cluster's visits of `point` in Redis over the last 30 s (every key the ring may hold). */
 async function visitsInRedis(server, keyPrefix, point) {
-  const reader = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true });
+  const tls = server.tls ? tlsClientOptions(server.tls) : undefined;
+  const reader = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, tls });
   await reader.connect();
   try {
     const now = Math.floor(Date.now() / 1000);
@@ -339,6 +340,123 @@ test('exact mode without Redis: the local decision, not exact', async () => {
   } finally {
     cluster.close();
   }
+});
+
+/**
+ * `fn(dir, own)` with a temporary directory, removed after it; `own(x)`
+ * gives back x (a ClusterSync or a server) and closes or stops it after
+ * `fn`, also when `fn` fails.
+ */
+async function withCleanup(fn) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-tls-'));
+  const owned = [];
+  const own = (x) => { owned.push(x); return x; };
+  try {
+    return await fn(dir, own);
+  } finally {
+    for (const x of owned.reverse()) {
+      if (x instanceof ClusterSync) x.close();
+      else await x.stop();
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A client whose cluster point 'pay' (visitThreshold 10) syncs with `options` by hand (syncNow). */
+function tlsInstance(own, options) {
+  const client = new Client();
+  client.setStrategy('pay', { visitThreshold: 10 });
+  const cluster = own(client.connectCluster({ points: ['pay'], syncMs: 3_600_000, timeoutMs: 2000, ...options }));
+  return { client, cluster };
+}
+
+test('rediss:// with tlsCaFile: two clients share a limit, exact mode decides in Redis', async () => {
+  await withCleanup(async (dir, own) => {
+    const server = own(await startRedis({ tls: makePki(dir) }));
+    assert.match(server.url, /^rediss:\/\//);
+    const keyPrefix = freshPrefix();
+    const options = { url: server.url, tlsCaFile: server.tls.ca, keyPrefix };
+    const a = tlsInstance(own, options);
+    const b = tlsInstance(own, options);
+    assert.equal(admitted(a.client, 'pay', 6), 6);
+    a.cluster.syncNow();
+    b.cluster.syncNow();
+    assert.equal(admitted(b.client, 'pay', 10), 4, '10 cluster-wide');
+    b.cluster.syncNow();
+    assert.equal(await visitsInRedis(server, keyPrefix, 'pay'), 16);
+    const status = b.cluster.status();
+    assert.equal(status.connected, true, JSON.stringify(status));
+    assert.equal(status.lastError, null);
+    assert.deepEqual(await a.cluster.enterExact('pay'), { admitted: false, reason: 'VISIT', exact: true });
+  });
+});
+
+test('a server whose certificate another CA signed: not connected (UnknownIssuer), the local limit holds', async () => {
+  await withCleanup(async (dir, own) => {
+    const server = own(await startRedis({ tls: makePki(path.join(dir, 'server')) }));
+    const other = makePki(path.join(dir, 'other'));
+    const keyPrefix = freshPrefix();
+    const a = tlsInstance(own, { url: server.url, tlsCaFile: other.ca, keyPrefix });
+    assert.throws(() => a.cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: /^redis: / });
+    const status = a.cluster.status();
+    assert.equal(status.connected, false, JSON.stringify(status));
+    assert.equal(status.syncs, 0);
+    assert.match(status.lastError, /UnknownIssuer/);
+    assert.equal(admitted(a.client, 'pay', 12), 10, 'the local limit');
+    assert.deepEqual(await a.cluster.enterExact('pay'), { admitted: false, reason: 'VISIT', exact: false });
+    assert.equal(await visitsInRedis(server, keyPrefix, 'pay'), 0);
+  });
+});
+
+test('mutual TLS: with tlsCertFile and tlsKeyFile it syncs; without them it is refused', async () => {
+  await withCleanup(async (dir, own) => {
+    const server = own(await startRedis({ tls: makePki(dir), mutualTls: true }));
+    const keyPrefix = freshPrefix();
+    const options = { url: server.url, tlsCaFile: server.tls.ca, keyPrefix };
+    const a = tlsInstance(own, { ...options, tlsCertFile: server.tls.clientCert, tlsKeyFile: server.tls.clientKey });
+    assert.equal(admitted(a.client, 'pay', 3), 3);
+    a.cluster.syncNow();
+    assert.equal(await visitsInRedis(server, keyPrefix, 'pay'), 3);
+    assert.equal(a.cluster.status().connected, true);
+
+    const b = tlsInstance(own, options);
+    assert.throws(() => b.cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: /^redis: / });
+    const status = b.cluster.status();
+    assert.equal(status.connected, false, JSON.stringify(status));
+    assert.equal(status.syncs, 0);
+    assert.match(status.lastError, /./);
+    assert.equal(admitted(b.client, 'pay', 10), 10, 'its own local limit only');
+  });
+});
+
+test('bad TLS options: SDS_INVALID_ARGUMENT with the cluster crate\'s or the option\'s message', async () => {
+  await withCleanup(async (dir) => {
+    const pki = makePki(dir);
+    const client = new Client();
+    const tlsUrl = 'rediss://127.0.0.1:1';
+    const refused = (options, message) =>
+      assert.throws(() => client.connectCluster({ points: ['a'], ...options }), { code: 'SDS_INVALID_ARGUMENT', message });
+    refused({ url: tlsUrl, tlsCaFile: '/nonexistent/sds-ca.pem' },
+      /^invalid cluster configuration: tls_ca_file \/nonexistent\/sds-ca.pem: No such file/);
+    refused({ url: 'redis://127.0.0.1:1', tlsCaFile: pki.ca },
+      'invalid cluster configuration: urls[0]: TLS files are given, so every URL must be rediss://');
+    refused({ url: tlsUrl, tlsCaFile: pki.ca, tlsCertFile: pki.clientCert }, /tls_key_file/);
+    refused({ url: tlsUrl, tlsKeyFile: pki.clientKey }, /tls_cert_file and tls_key_file go together/);
+    refused({ url: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: pki.ca }, /^invalid cluster configuration: TLS files: /);
+    // Types, checked by the binding: paths are strings.
+    refused({ url: tlsUrl, tlsCaFile: 5 }, 'tlsCaFile must be a string, got a number');
+    refused({ url: tlsUrl, tlsCaFile: null }, 'tlsCaFile must be a string, got null');
+    refused({ url: tlsUrl, tlsCertFile: Buffer.from(pki.clientCert), tlsKeyFile: pki.clientKey },
+      'tlsCertFile must be a string, got an object');
+    refused({ url: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: new URL(`file://${pki.clientKey}`) },
+      'tlsKeyFile must be a string, got an object');
+    refused({ url: tlsUrl, tlsCa: pki.ca }, /unknown connectCluster option key "tlsCa"/);
+    assert.equal(syncerThreads(), 0);
+    // All three, well formed: it starts (and never waits for the server).
+    client.connectCluster({
+      url: tlsUrl, points: ['a'], tlsCaFile: pki.ca, tlsCertFile: pki.clientCert, tlsKeyFile: pki.clientKey,
+    }).close();
+  });
 });
 
 test('a process that ends with a syncer running exits normally and promptly', async () => {

@@ -38,6 +38,9 @@ const exactDecision: Promise<ExactDecision> = sync.enterExact('p', 100000);
 exactDecision.then((d) => console.log(d.admitted, d.exact, d.reason));
 sync.close();
 client.connectCluster({ urls: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'], points: ['p'], redisCluster: true });
+client.connectCluster({
+  url: 'rediss://10.0.0.5:6380', points: ['p'], tlsCaFile: 'ca.pem', tlsCertFile: 'client.pem', tlsKeyFile: 'client-key.pem',
+});
 const stats: Stats = point.stats();
 const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
 
@@ -69,6 +72,8 @@ client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g' });
 const onlyNumber: number = client.run('p', () => 1);
 // @ts-expect-error the cluster points are required
 client.connectCluster({ url: 'redis://127.0.0.1:6379' });
+// @ts-expect-error TLS files are paths as strings
+client.connectCluster({ url: 'rediss://127.0.0.1:6380', points: ['p'], tlsCaFile: Buffer.from('ca.pem') });
 // @ts-expect-error a shared file's mode is 0o600 or 0o660
 new Client({ shared: 'x', mode: 0o644 });
 // @ts-expect-error the addon's internals are not exported

@@ -4,12 +4,16 @@
 // (or a given one, to restart a stopped server where its clients expect it),
 // with its own temporary directory and no persistence. stop() ends it and
 // removes the directory; so do an exit of this process, Ctrl-C and SIGTERM.
+// With `tls` (a PKI of makePki) it speaks only TLS.
 // Outside test/, so `node --test test/` does not run it as a test file.
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const tls = require('node:tls');
+
+const PKI_SCRIPT = path.join(__dirname, '..', '..', 'tools', 'test-pki.sh');
 
 const START_TIMEOUT_MS = 10_000;
 
@@ -24,27 +28,65 @@ function freePort() {
   });
 }
 
-function answersPing(port) {
+/**
+ * A throwaway PKI in `dir` (tools/test-pki.sh; openssl from `make servers`):
+ * the paths of its PEM files. Each call makes a CA of its own, so two PKIs
+ * never trust each other's certificates.
+ */
+function makePki(dir) {
+  execFileSync('bash', [PKI_SCRIPT, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const file = (name) => path.join(dir, name);
+  return {
+    ca: file('ca.pem'),
+    cert: file('server-cert.pem'),
+    key: file('server-key.pem'),
+    clientCert: file('client-cert.pem'),
+    clientKey: file('client-key.pem'),
+  };
+}
+
+/** The options of a TLS client (node:tls, ioredis) trusting `pki`'s CA and showing its client certificate. */
+function tlsClientOptions(pki) {
+  return {
+    ca: fs.readFileSync(pki.ca),
+    cert: fs.readFileSync(pki.clientCert),
+    key: fs.readFileSync(pki.clientKey),
+  };
+}
+
+function answersPing(port, pki) {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
+    const socket = pki
+      ? tls.connect({ port, host: '127.0.0.1', ...tlsClientOptions(pki) })
+      : net.connect(port, '127.0.0.1');
     socket.setTimeout(1000);
-    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once(pki ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
     socket.once('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')); });
     socket.once('error', () => resolve(false));
     socket.once('timeout', () => { socket.destroy(); resolve(false); });
   });
 }
 
+/** The arguments that make redis-server listen on `port`, only with TLS when `pki` is given. */
+function listenArguments(port, pki, mutualTls) {
+  if (!pki) return ['--port', String(port)];
+  return ['--port', '0', '--tls-port', String(port), '--tls-cert-file', pki.cert, '--tls-key-file', pki.key,
+    '--tls-ca-cert-file', pki.ca, '--tls-auth-clients', mutualTls ? 'yes' : 'no'];
+}
+
 /**
  * Starts redis-server on `port` (default: a free one); resolves to
- * `{ port, url, stop }` once it answers PING.
+ * `{ port, url, tls, stop }` once it answers PING. With `tls` (makePki's
+ * files) it speaks only TLS with the PKI's server certificate, `url` is
+ * `rediss://`; with `mutualTls` too it asks for a client certificate of
+ * that CA.
  */
-async function startRedis({ port: wanted } = {}) {
+async function startRedis({ port: wanted, tls: pki, mutualTls = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-redis-'));
   const port = wanted ?? await freePort();
   const log = path.join(dir, 'redis.log');
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
-    '--save', '', '--appendonly', 'no', '--logfile', log], { stdio: 'ignore' });
+  const server = spawn('redis-server', [...listenArguments(port, pki, mutualTls), '--bind', '127.0.0.1',
+    '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', log], { stdio: 'ignore' });
   let exited = false;
   const gone = new Promise((resolve) => {
     server.once('exit', () => { exited = true; resolve(); });
@@ -75,7 +117,7 @@ async function startRedis({ port: wanted } = {}) {
   };
 
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await answersPing(port))) {
+  while (!(await answersPing(port, pki))) {
     if (exited || Date.now() > deadline) {
       const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
       await stop();
@@ -83,7 +125,7 @@ async function startRedis({ port: wanted } = {}) {
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return { port, url: `redis://127.0.0.1:${port}`, stop };
+  return { port, url: `${pki ? 'rediss' : 'redis'}://127.0.0.1:${port}`, tls: pki ?? null, stop };
 }
 
-module.exports = { startRedis };
+module.exports = { makePki, startRedis, tlsClientOptions };
