@@ -24,7 +24,8 @@ pub struct Config {
     /// The names of the points that become cluster points (created in the
     /// table if they do not exist). Other points stay local.
     pub points: Vec<String>,
-    /// Sync period, ms (at least 1): one round trip to Redis per period.
+    /// Sync period, ms (at least 1): one round trip to Redis per period
+    /// (on a Redis Cluster, one per master serving a cluster point).
     pub sync_ms: u64,
     /// Connect, read and write timeout of one round trip, ms (at least 1).
     pub timeout_ms: u64,

@@ -6,7 +6,8 @@
 //! of the last sync. A [`Cluster`] is one background thread per table (one per
 //! host on a shared table) that, every `sync_ms`, pushes this table's
 //! per-second deltas of each cluster point to Redis and reads the cluster's
-//! totals back in one round trip, then stores the others' share in the point.
+//! totals back in one round trip (on a Redis Cluster, one per master), then
+//! stores the others' share in the point.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -33,6 +34,7 @@ mod exact;
 mod keys;
 mod link;
 mod pushed;
+mod slots;
 mod status;
 mod sync;
 mod table;

@@ -1,27 +1,43 @@
 //! [`Link`]: the syncer's connection, to one Redis server or to a Redis
-//! Cluster, with its timeouts; one batch of commands is one round trip
-//! (one per cluster point on a Redis Cluster: see [`Link::run_each`]).
+//! Cluster, with its timeouts; a sync's batches are one round trip (one
+//! per master on a Redis Cluster: see [`Link::run_each`]).
 
 use std::time::Duration;
 
-use redis::cluster::{ClusterClientBuilder, ClusterConnection};
+use redis::cluster::{ClusterClientBuilder, ClusterConnection, ClusterPipeline};
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{Cmd, FromRedisValue, Pipeline, RedisResult};
 
+use crate::slots::{slot_of, Master, SlotMap};
 use crate::Config;
 
 /// A live connection.
 pub(crate) enum Link {
     Single(redis::Connection),
-    Cluster(Box<ClusterConnection>),
+    Cluster {
+        connection: Box<ClusterConnection>,
+        /// Read by the first sync on this connection; a failing sync drops
+        /// the connection, so the next one reads the map again.
+        slots: Option<SlotMap>,
+    },
 }
 
-/// Commands to send in one round trip; only those not ignored answer.
-#[derive(Default)]
+/// Commands on the keys of one hash slot (one point's), sent together;
+/// only those not ignored answer.
 pub(crate) struct Batch {
     commands: Vec<(Cmd, bool)>,
+    slot: u16,
 }
 
 impl Batch {
+    /// An empty batch for the commands on `key`'s slot.
+    pub(crate) fn new(key: &[u8]) -> Batch {
+        Batch {
+            commands: Vec::new(),
+            slot: slot_of(key),
+        }
+    }
+
     pub(crate) fn push(&mut self, cmd: Cmd, answers: bool) {
         self.commands.push((cmd, answers));
     }
@@ -54,7 +70,10 @@ impl Link {
             let connection = client.get_connection()?;
             connection.set_read_timeout(Some(timeout))?;
             connection.set_write_timeout(Some(timeout))?;
-            Ok(Link::Cluster(Box::new(connection)))
+            Ok(Link::Cluster {
+                connection: Box::new(connection),
+                slots: None,
+            })
         } else {
             let url = config.urls[0].as_str();
             let client = match certificates {
@@ -73,59 +92,149 @@ impl Link {
     pub(crate) fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
         match self {
             Link::Single(connection) => cmd.query(connection),
-            Link::Cluster(connection) => cmd.query(&mut **connection),
+            Link::Cluster { connection, .. } => cmd.query(&mut **connection),
         }
     }
 
-    /// Sends one batch per point and returns, per batch, the answers of
-    /// its commands that answer. To one server: one pipeline, one round
-    /// trip, all batches succeed or fail together. To a Redis Cluster: one
-    /// pipeline per batch (a batch names one hash tag, so one node), so a
-    /// node that is down fails only the batches of its slots; the `redis`
-    /// crate fails a whole pipeline when one of its nodes is unreachable.
-    pub(crate) fn run_each<T: FromRedisValue>(
-        &mut self,
-        batches: &[Batch],
-    ) -> Vec<Result<Vec<T>, String>> {
+    /// Sends the batches (one per point) and returns, per batch, the
+    /// answers of its commands that answer. To one server: one pipeline,
+    /// one round trip, all batches succeed or fail together. To a Redis
+    /// Cluster: one pipeline per master, holding the batches of its slots
+    /// (after the [`SlotMap`], read once per connection; a slot it does not
+    /// cover is a pipeline of its own), so a master that is down or silent
+    /// fails only its own batches and the others' are applied once. Not
+    /// one pipeline for all: the `redis` crate fails a whole pipeline when
+    /// one of its nodes fails, after the other nodes applied their part.
+    pub(crate) fn run_each<T: FromRedisValue>(&mut self, batches: &[Batch]) -> Sent<T> {
         match self {
             Link::Single(connection) => {
                 let mut pipe = Pipeline::new();
                 for batch in batches {
-                    add(&mut pipe, batch);
-                }
-                match pipe.query::<Vec<T>>(connection) {
-                    Ok(answers) => {
-                        let mut answers = answers.into_iter();
-                        batches
-                            .iter()
-                            .map(|b| Ok(answers.by_ref().take(b.answering()).collect()))
-                            .collect()
-                    }
-                    Err(e) => batches.iter().map(|_| Err(e.to_string())).collect(),
-                }
-            }
-            Link::Cluster(connection) => batches
-                .iter()
-                .map(|batch| {
-                    let mut pipe = redis::cluster::ClusterPipeline::with_capacity(batch.len());
                     for (cmd, answers) in &batch.commands {
                         pipe.add_command(cmd.clone());
                         if !answers {
                             pipe.ignore();
                         }
                     }
-                    pipe.query(connection).map_err(|e| e.to_string())
-                })
-                .collect(),
+                }
+                let answers = match pipe.query::<Vec<T>>(connection) {
+                    Ok(answers) => split(answers, batches.iter()),
+                    Err(e) => batches.iter().map(|_| Err(e.to_string())).collect(),
+                };
+                Sent {
+                    answers,
+                    round_trips: 1,
+                    commands: batches.iter().map(Batch::len).sum(),
+                }
+            }
+            Link::Cluster { connection, slots } => {
+                let mut sent = Sent {
+                    answers: Vec::with_capacity(batches.len()),
+                    round_trips: 0,
+                    commands: 0,
+                };
+                if slots.is_none() {
+                    *slots = read_slots(connection);
+                    sent.round_trips += 1;
+                    sent.commands += 1;
+                }
+                let map = slots.as_ref();
+                let owner = |b: &Batch| match map.and_then(|m| m.master(b.slot)) {
+                    Some(master) => Owner::Master(master),
+                    None => Owner::Slot(b.slot),
+                };
+                let mut groups: Vec<(Owner, Vec<usize>)> = Vec::new();
+                for (i, batch) in batches.iter().enumerate() {
+                    let o = owner(batch);
+                    match groups.iter_mut().find(|(known, _)| *known == o) {
+                        Some((_, members)) => members.push(i),
+                        None => groups.push((o, vec![i])),
+                    }
+                }
+                let mut answers: Vec<Option<Result<Vec<T>, String>>> =
+                    batches.iter().map(|_| None).collect();
+                for (o, members) in &groups {
+                    let commands: usize = members.iter().map(|&i| batches[i].len()).sum();
+                    let mut pipe = ClusterPipeline::with_capacity(commands);
+                    for &i in members {
+                        for (cmd, answers) in &batches[i].commands {
+                            pipe.add_command(cmd.clone());
+                            if !answers {
+                                pipe.ignore();
+                            }
+                        }
+                    }
+                    let result = if commands == 0 {
+                        Ok(Vec::new())
+                    } else {
+                        sent.round_trips += 1;
+                        sent.commands += commands;
+                        pipe.query::<Vec<T>>(connection)
+                    };
+                    let members_batches = members.iter().map(|&i| &batches[i]);
+                    let results = match result {
+                        Ok(all) => split(all, members_batches),
+                        Err(e) => {
+                            let message = match (o, map) {
+                                (Owner::Master(m), Some(map)) => {
+                                    format!("{e} (master {})", map.addr(*m))
+                                }
+                                _ => e.to_string(),
+                            };
+                            members.iter().map(|_| Err(message.clone())).collect()
+                        }
+                    };
+                    for (&i, r) in members.iter().zip(results) {
+                        answers[i] = Some(r);
+                    }
+                }
+                sent.answers = answers
+                    .into_iter()
+                    .map(|a| a.unwrap_or_else(|| Err("not sent".into())))
+                    .collect();
+                sent
+            }
         }
     }
 }
 
-fn add(pipe: &mut Pipeline, batch: &Batch) {
-    for (cmd, answers) in &batch.commands {
-        pipe.add_command(cmd.clone());
-        if !answers {
-            pipe.ignore();
-        }
-    }
+/// What [`Link::run_each`] sent and got back.
+pub(crate) struct Sent<T> {
+    /// Per batch, in order: the answers of its answering commands.
+    pub(crate) answers: Vec<Result<Vec<T>, String>>,
+    /// Pipelines (and single commands) sent, each one round trip.
+    pub(crate) round_trips: usize,
+    /// Commands sent.
+    pub(crate) commands: usize,
+}
+
+/// Who serves a batch on a Redis Cluster: a master of the map, or a slot
+/// the map does not know (its own pipeline).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Master(Master),
+    Slot(u16),
+}
+
+/// The cluster's slot map, from any node the crate is connected to; `None`
+/// when it cannot be read (then each slot is its own pipeline until the
+/// next connection).
+fn read_slots(connection: &mut ClusterConnection) -> Option<SlotMap> {
+    let mut cmd = Cmd::new();
+    cmd.arg("CLUSTER").arg("SLOTS");
+    let reply = connection
+        .route_command(&cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random))
+        .ok()?;
+    SlotMap::from_cluster_slots(&reply)
+}
+
+/// Splits one pipeline's answers among the batches it carried, in order.
+fn split<'a, T>(
+    answers: Vec<T>,
+    batches: impl Iterator<Item = &'a Batch>,
+) -> Vec<Result<Vec<T>, String>> {
+    let mut answers = answers.into_iter();
+    batches
+        .map(|b| Ok(answers.by_ref().take(b.answering()).collect()))
+        .collect()
 }

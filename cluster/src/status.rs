@@ -16,13 +16,16 @@ pub struct Status {
     /// How old the remote counts are: now minus `last_sync_ms`, ms (0 when
     /// there was no sync yet).
     pub lag_ms: u64,
-    /// The last successful round trip, µs.
+    /// The last successful sync's time in Redis, µs: its round trip (on a
+    /// Redis Cluster, its pipelines to the masters, one after the other).
     pub rtt_us: u64,
     /// Successful syncs.
     pub syncs: u64,
     /// Failed connection attempts and round trips.
     pub failures: u64,
-    /// Round trips sent to Redis (one per sync).
+    /// Round trips sent to Redis: one per sync to one server; on a Redis
+    /// Cluster one per master serving a cluster point, plus one
+    /// (`CLUSTER SLOTS`) on each new connection.
     pub round_trips: u64,
     /// Redis commands sent (all round trips together).
     pub commands: u64,

@@ -141,19 +141,16 @@ impl Syncer {
         }
         let batches = self.batches(&deltas, now_s);
         let started = Instant::now();
-        let answers = match self.link.as_mut() {
+        let sent = match self.link.as_mut() {
             Some(link) => link.run_each::<Vec<Option<u64>>>(&batches),
             None => return Outcome::Failed("no connection".into()),
         };
         let rtt_us = started.elapsed().as_micros() as u64;
-        let trips = match &self.link {
-            Some(Link::Cluster(_)) => batches.len(),
-            _ => 1,
-        };
         self.update(|s| {
-            s.round_trips += trips as u64;
-            s.commands += batches.iter().map(Batch::len).sum::<usize>() as u64;
+            s.round_trips += sent.round_trips as u64;
+            s.commands += sent.commands as u64;
         });
+        let answers = sent.answers;
         let failing: Vec<String> = self
             .points
             .iter()
@@ -167,7 +164,8 @@ impl Syncer {
         if !failing.is_empty() {
             // A fresh connection next period, at once: the `redis` crate
             // keeps a Cluster node's broken socket, so a restarted master
-            // is only found again by a new connection.
+            // is only found again by a new connection (which also reads
+            // the slot map again).
             self.link = None;
             self.next_connect_ms = 0;
             let all = failing.len() == self.points.len();
@@ -246,14 +244,14 @@ impl Syncer {
         Ok(all)
     }
 
-    /// Per point, one batch: the deltas (HINCRBY, then PEXPIREAT on each
+    /// Per point, one batch (on the slot of its hash tag): the deltas (HINCRBY, then PEXPIREAT on each
     /// key written) and one HMGET per second read back, in this order, so
     /// the totals include this sync's own deltas.
     fn batches(&self, deltas: &[Vec<Delta>], now_s: u64) -> Vec<Batch> {
         let prefix = &self.config.key_prefix;
         let mut batches = Vec::with_capacity(self.points.len());
         for (t, deltas) in self.points.iter().zip(deltas) {
-            let mut batch = Batch::default();
+            let mut batch = Batch::new(&second_key(prefix, &t.name, now_s));
             for d in deltas {
                 let key = second_key(prefix, &t.name, d.second);
                 for ((field, mine), n) in FIELDS.iter().zip(&self.mine).zip(d.counts) {

@@ -1,11 +1,12 @@
 //! A real 3-master Redis Cluster (no replicas) on loopback, created by the
 //! test with `redis-cli --cluster create`; two instances (private tables in
-//! this process, each with its own `Cluster`) sync three points whose hash
-//! tags land on the three masters. Their counts meet; then one master is
-//! killed (-9): `enter` keeps its latency (p99 printed), the status names
-//! the failing point, the points of the other masters keep syncing; after
-//! the master restarts (same port and nodes.conf, so it rejoins, empty)
-//! every count of the run is in the cluster again.
+//! this process, each with its own `Cluster`) sync points whose hash tags
+//! land on the three masters, several per master. A sync sends one
+//! pipeline per master, whatever the number of points. The counts meet;
+//! then one master is killed (-9): `enter` keeps its latency (p99 printed),
+//! the status names its failing points, the points of the other masters
+//! keep syncing; after the master restarts (same port and nodes.conf, so it
+//! rejoins, empty) every count of the run is in the cluster again, once.
 //!
 //! The servers run with `cluster-require-full-coverage no`: with the
 //! default (`yes`), a master down stops the whole cluster once the others
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::redis_cluster::{one_point_per_master, start_cluster, wait_for_ok};
+use common::redis_cluster::{points_per_master, start_cluster, wait_for_ok};
 use common::{wait_until, Redis};
 use sds_cluster::{Cluster, Config};
 use sds_core::{Flags, Outcome, Strategy};
@@ -30,7 +31,7 @@ struct Instance {
 }
 
 impl Instance {
-    fn new(urls: &[String], names: &[String]) -> Instance {
+    fn new(urls: &[String], names: &[String], sync_ms: u64) -> Instance {
         let table = Arc::new(AnyTable::private(64).unwrap());
         let s = Strategy::from_json(r#"{"visitThreshold": 1000000000}"#).unwrap();
         table
@@ -44,7 +45,7 @@ impl Instance {
         config.urls = urls.to_vec();
         config.redis_cluster = true;
         config.points = names.to_vec();
-        config.sync_ms = 50;
+        config.sync_ms = sync_ms;
         config.timeout_ms = 300;
         config.max_backoff_ms = 400;
         let cluster = Cluster::start(table.clone(), config).unwrap();
@@ -92,21 +93,10 @@ fn p99(mut v: Vec<u64>) -> u64 {
     v[v.len() * 99 / 100]
 }
 
-#[test]
-fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
-    let mut nodes = start_cluster(None);
-    let urls: Vec<String> = nodes.iter().map(Redis::url).collect();
-    let by_port = one_point_per_master(&nodes);
-    let killed = nodes[1].port;
-    let names: Vec<String> = by_port.values().cloned().collect();
-    let lost = by_port[&killed].clone();
-    println!("points per master: {by_port:?}; master {killed} ({lost}) will be killed");
-
-    let (a, b) = (Instance::new(&urls, &names), Instance::new(&urls, &names));
-    let first_second = sds_clock::now_ms() / 1000;
-
-    // The counts meet: each instance sees the other's visits on every point.
-    for name in &names {
+/// Each instance sees the other's visits (3 by `a`, 5 by `b` per point,
+/// since `first_second`) after two syncs of each.
+fn visit_and_meet(a: &Instance, b: &Instance, names: &[String], first_second: u64) {
+    for name in names {
         a.visit(name, 3);
         b.visit(name, 5);
     }
@@ -115,15 +105,97 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
         b.cluster.sync_now().unwrap();
     }
     let now_s = sds_clock::now_ms() / 1000;
-    for name in &names {
+    for name in names {
         let seen = |i: &Instance| {
             (first_second..=now_s)
                 .map(|s| i.visits(name, s))
                 .fold((0, 0), |x, y| (x.0 + y.0, x.1 + y.1))
         };
-        assert_eq!(seen(&a), (3, 5), "{name} on instance a");
-        assert_eq!(seen(&b), (5, 3), "{name} on instance b");
+        assert_eq!(seen(a), (3, 5), "{name} on instance a");
+        assert_eq!(seen(b), (5, 3), "{name} on instance b");
     }
+}
+
+#[test]
+fn a_sync_sends_one_pipeline_per_master() {
+    let nodes = start_cluster(None);
+    let urls: Vec<String> = nodes.iter().map(Redis::url).collect();
+    let by_port = points_per_master(&nodes, 3);
+    let names: Vec<String> = by_port.values().flatten().cloned().collect();
+    println!("points per master: {by_port:?}");
+    assert_eq!(names.len(), 9);
+
+    // A period of an hour: the thread syncs once at start, then only
+    // `sync_now` does, so the counters move by exactly what it sends.
+    let hour = 3_600_000;
+    let (a, b) = (
+        Instance::new(&urls, &names, hour),
+        Instance::new(&urls, &names, hour),
+    );
+    wait_until(Duration::from_secs(5), "the first syncs", || {
+        a.cluster.status().syncs == 1 && b.cluster.status().syncs == 1
+    });
+    // A new connection: CLUSTER SLOTS, then one pipeline per master of
+    // 11 HMGET per point (nothing counted yet, so no HINCRBY).
+    let first = a.cluster.status();
+    assert_eq!(
+        (first.round_trips, first.commands, first.failures),
+        (1 + 3, 1 + 9 * 11, 0),
+        "{first:?}"
+    );
+
+    let first_second = sds_clock::now_ms() / 1000;
+    visit_and_meet(&a, &b, &names, first_second);
+
+    let before = a.cluster.status();
+    for _ in 0..5 {
+        a.cluster.sync_now().unwrap();
+    }
+    let after = a.cluster.status();
+    println!("before {before:?}\nafter {after:?}");
+    assert_eq!(after.syncs - before.syncs, 5);
+    assert_eq!(
+        after.round_trips - before.round_trips,
+        5 * 3,
+        "one round trip per master and sync, not one per point"
+    );
+    assert_eq!(after.commands - before.commands, 5 * 9 * 11);
+    assert_eq!((after.failures, after.points_failing), (0, 0));
+    assert!(after.connected && after.last_error.is_none(), "{after:?}");
+
+    // Still exact: each point's seconds in the cluster hold both instances'
+    // visits once.
+    let now_s = sds_clock::now_ms() / 1000;
+    for name in &names {
+        let stored: u64 = (first_second..=now_s)
+            .map(|s| {
+                nodes[0]
+                    .cli(&["-c", "HGET", &format!("{{sds:{name}}}:{s}"), "v"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            })
+            .sum();
+        assert_eq!(stored, 8, "{name}");
+    }
+}
+
+#[test]
+fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
+    let mut nodes = start_cluster(None);
+    let urls: Vec<String> = nodes.iter().map(Redis::url).collect();
+    // Two points per master: the lost master's pipeline carries both.
+    let by_port = points_per_master(&nodes, 2);
+    let killed = nodes[1].port;
+    let names: Vec<String> = by_port.values().flatten().cloned().collect();
+    let lost = by_port[&killed].clone();
+    println!("points per master: {by_port:?}; master {killed} ({lost:?}) will be killed");
+
+    let (a, b) = (
+        Instance::new(&urls, &names, 50),
+        Instance::new(&urls, &names, 50),
+    );
+    let first_second = sds_clock::now_ms() / 1000;
+    visit_and_meet(&a, &b, &names, first_second);
 
     // Traffic on both instances and all points, timed, in phases.
     let times = Arc::new(Mutex::new(Vec::<u64>::new()));
@@ -158,26 +230,41 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
     wait_until(
         Duration::from_secs(3),
         "the lost master in the status",
-        || a.cluster.status().points_failing == 1 && b.cluster.status().points_failing == 1,
+        || a.cluster.status().points_failing == 2 && b.cluster.status().points_failing == 2,
     );
-    let syncs = a.cluster.status().syncs;
+    let start = a.cluster.status();
     std::thread::sleep(Duration::from_millis(2_500));
     let outage = a.cluster.status();
     let during = take();
     println!("during the outage: {outage:?}");
     assert!(outage.connected, "the other masters still answer");
-    assert_eq!(outage.points_failing, 1);
-    assert!(outage.syncs > syncs + 10, "{outage:?}");
+    assert_eq!(outage.points_failing, 2);
+    let syncs = outage.syncs - start.syncs;
+    assert!(syncs > 10, "{outage:?}");
+    for name in &lost {
+        assert!(
+            outage
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains(name.as_str()),
+            "{outage:?}"
+        );
+    }
+    // Each sync: a new connection (the last one failed) reads the slot map,
+    // then one pipeline per master, the lost one's included (not one per
+    // point: 6). A sync in progress may show its round trips only.
+    let trips = outage.round_trips - start.round_trips;
     assert!(
-        outage.last_error.as_deref().unwrap().contains(&lost),
-        "{outage:?}"
+        trips <= (1 + 3) * (syncs + 1),
+        "{trips} round trips in {syncs} syncs"
     );
     // The points of the live masters carry the other instance's visits of
     // the last full second; the lost master's point has none since the kill.
     let last = sds_clock::now_ms() / 1000 - 1;
     for name in &names {
         let (_, others) = a.visits(name, last);
-        if *name == lost {
+        if lost.contains(name) {
             assert_eq!(others, 0, "{name}");
         } else {
             assert!(others > 100, "{name}: {others}");
@@ -185,7 +272,10 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
     }
 
     // Exact mode on the lost master's point: the local decision.
-    let d = a.cluster.enter_exact(&lost, sds_clock::now_ms()).unwrap();
+    let d = a
+        .cluster
+        .enter_exact(&lost[0], sds_clock::now_ms())
+        .unwrap();
     assert!(d.admitted && !d.exact, "{d:?}");
 
     nodes[1].run();

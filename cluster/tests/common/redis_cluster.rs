@@ -82,13 +82,28 @@ pub fn owner(nodes: &[Redis], key: &str) -> u16 {
 /// One point name per master: for each master's port, the first name
 /// `p0, p1, ...` whose hash tag (`{sds:name}`) lands on it.
 pub fn one_point_per_master(nodes: &[Redis]) -> std::collections::BTreeMap<u16, String> {
-    let mut by_port = std::collections::BTreeMap::new();
+    points_per_master(nodes, 1)
+        .into_iter()
+        .map(|(port, mut names)| (port, names.remove(0)))
+        .collect()
+}
+
+/// `n` point names per master: for each master's port, the first `n`
+/// names `p0, p1, ...` whose hash tags (`{sds:name}`) land on it.
+pub fn points_per_master(
+    nodes: &[Redis],
+    n: usize,
+) -> std::collections::BTreeMap<u16, Vec<String>> {
+    let mut by_port = std::collections::BTreeMap::<u16, Vec<String>>::new();
     for i in 0.. {
         let name = format!("p{i}");
-        by_port
+        let names = by_port
             .entry(owner(nodes, &format!("{{sds:{name}}}:0")))
-            .or_insert(name);
-        if by_port.len() == nodes.len() {
+            .or_default();
+        if names.len() < n {
+            names.push(name);
+        }
+        if by_port.len() == nodes.len() && by_port.values().all(|v| v.len() == n) {
             break;
         }
     }
