@@ -118,7 +118,7 @@ impl Link {
                     }
                 }
                 let answers = match pipe.query::<Vec<T>>(connection) {
-                    Ok(answers) => split(answers, batches.iter()),
+                    Ok(answers) => split(answers, batches.iter()).into_iter().map(Ok).collect(),
                     Err(e) => batches.iter().map(|_| Err(e.to_string())).collect(),
                 };
                 Sent {
@@ -129,7 +129,7 @@ impl Link {
             }
             Link::Cluster { connection, slots } => {
                 let mut sent = Sent {
-                    answers: Vec::with_capacity(batches.len()),
+                    answers: batches.iter().map(|_| Err("not sent".into())).collect(),
                     round_trips: 0,
                     commands: 0,
                 };
@@ -139,59 +139,25 @@ impl Link {
                     sent.commands += 1;
                 }
                 let map = slots.as_ref();
-                let owner = |b: &Batch| match map.and_then(|m| m.master(b.slot)) {
-                    Some(master) => Owner::Master(master),
-                    None => Owner::Slot(b.slot),
-                };
-                let mut groups: Vec<(Owner, Vec<usize>)> = Vec::new();
-                for (i, batch) in batches.iter().enumerate() {
-                    let o = owner(batch);
-                    match groups.iter_mut().find(|(known, _)| *known == o) {
-                        Some((_, members)) => members.push(i),
-                        None => groups.push((o, vec![i])),
-                    }
-                }
-                let mut answers: Vec<Option<Result<Vec<T>, String>>> =
-                    batches.iter().map(|_| None).collect();
-                for (o, members) in &groups {
-                    let commands: usize = members.iter().map(|&i| batches[i].len()).sum();
-                    let mut pipe = ClusterPipeline::with_capacity(commands);
-                    for &i in members {
-                        for (cmd, answers) in &batches[i].commands {
-                            pipe.add_command(cmd.clone());
-                            if !answers {
-                                pipe.ignore();
+                for (owner, members) in per_owner(map, batches) {
+                    let group: Vec<&Batch> = members.iter().map(|&i| &batches[i]).collect();
+                    let results: Vec<Result<Vec<T>, String>> =
+                        match send_group(connection, &group, &mut sent) {
+                            Ok(per_batch) => per_batch.into_iter().map(Ok).collect(),
+                            Err(e) => {
+                                let message = match (owner, map) {
+                                    (Owner::Master(m), Some(map)) => {
+                                        format!("{e} (master {})", map.addr(m))
+                                    }
+                                    _ => e.to_string(),
+                                };
+                                group.iter().map(|_| Err(message.clone())).collect()
                             }
-                        }
-                    }
-                    let result = if commands == 0 {
-                        Ok(Vec::new())
-                    } else {
-                        sent.round_trips += 1;
-                        sent.commands += commands;
-                        pipe.query::<Vec<T>>(connection)
-                    };
-                    let members_batches = members.iter().map(|&i| &batches[i]);
-                    let results = match result {
-                        Ok(all) => split(all, members_batches),
-                        Err(e) => {
-                            let message = match (o, map) {
-                                (Owner::Master(m), Some(map)) => {
-                                    format!("{e} (master {})", map.addr(*m))
-                                }
-                                _ => e.to_string(),
-                            };
-                            members.iter().map(|_| Err(message.clone())).collect()
-                        }
-                    };
-                    for (&i, r) in members.iter().zip(results) {
-                        answers[i] = Some(r);
+                        };
+                    for (i, result) in members.into_iter().zip(results) {
+                        sent.answers[i] = result;
                     }
                 }
-                sent.answers = answers
-                    .into_iter()
-                    .map(|a| a.unwrap_or_else(|| Err("not sent".into())))
-                    .collect();
                 sent
             }
         }
@@ -216,6 +182,47 @@ enum Owner {
     Slot(u16),
 }
 
+/// The batches' indexes grouped by owner, in the order owners first appear.
+fn per_owner(map: Option<&SlotMap>, batches: &[Batch]) -> Vec<(Owner, Vec<usize>)> {
+    let mut groups: Vec<(Owner, Vec<usize>)> = Vec::new();
+    for (i, batch) in batches.iter().enumerate() {
+        let owner = match map.and_then(|m| m.master(batch.slot)) {
+            Some(master) => Owner::Master(master),
+            None => Owner::Slot(batch.slot),
+        };
+        match groups.iter_mut().find(|(known, _)| *known == owner) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((owner, vec![i])),
+        }
+    }
+    groups
+}
+
+/// Sends `group` (batches of one owner) as one cluster pipeline, counted in
+/// `sent`, and returns each batch's answers.
+fn send_group<T: FromRedisValue>(
+    connection: &mut ClusterConnection,
+    group: &[&Batch],
+    sent: &mut Sent<T>,
+) -> RedisResult<Vec<Vec<T>>> {
+    let commands: usize = group.iter().map(|b| b.len()).sum();
+    if commands == 0 {
+        return Ok(group.iter().map(|_| Vec::new()).collect());
+    }
+    let mut pipe = ClusterPipeline::with_capacity(commands);
+    for batch in group {
+        for (cmd, answers) in &batch.commands {
+            pipe.add_command(cmd.clone());
+            if !answers {
+                pipe.ignore();
+            }
+        }
+    }
+    sent.round_trips += 1;
+    sent.commands += commands;
+    Ok(split(pipe.query(connection)?, group.iter().copied()))
+}
+
 /// The cluster's slot map, from any node the crate is connected to; `None`
 /// when it cannot be read (then each slot is its own pipeline until the
 /// next connection).
@@ -229,12 +236,9 @@ fn read_slots(connection: &mut ClusterConnection) -> Option<SlotMap> {
 }
 
 /// Splits one pipeline's answers among the batches it carried, in order.
-fn split<'a, T>(
-    answers: Vec<T>,
-    batches: impl Iterator<Item = &'a Batch>,
-) -> Vec<Result<Vec<T>, String>> {
+fn split<'a, T>(answers: Vec<T>, batches: impl Iterator<Item = &'a Batch>) -> Vec<Vec<T>> {
     let mut answers = answers.into_iter();
     batches
-        .map(|b| Ok(answers.by_ref().take(b.answering()).collect()))
+        .map(|b| answers.by_ref().take(b.answering()).collect())
         .collect()
 }
