@@ -2,7 +2,7 @@
 //! Cluster, with its timeouts; a sync's batches are one round trip (one
 //! per master on a Redis Cluster: see [`Link::run_each`]).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClientBuilder, ClusterConnection, ClusterPipeline};
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
@@ -11,14 +11,23 @@ use redis::{Cmd, FromRedisValue, Pipeline, RedisResult};
 use crate::slots::{slot_of, Master, SlotMap};
 use crate::Config;
 
+/// How long a Redis Cluster's slot map is used before it is read again.
+/// The `redis` crate follows a slot that moved to another live master
+/// (resharding) on its own, so a sync does not fail on a stale map; but
+/// until it is read again, a pipeline built for the old master is split by
+/// the crate into one per node, and if one of those nodes fails, the
+/// crate fails the whole pipeline after the other node applied its part.
+const SLOT_MAP_MAX_AGE: Duration = Duration::from_secs(30);
+
 /// A live connection.
 pub(crate) enum Link {
     Single(redis::Connection),
     Cluster {
         connection: Box<ClusterConnection>,
-        /// Read by the first sync on this connection; a failing sync drops
-        /// the connection, so the next one reads the map again.
-        slots: Option<SlotMap>,
+        /// The slot map and when it was read: by the first sync on this
+        /// connection (a failing sync drops the connection, so the next one
+        /// reads it again), then every [`SLOT_MAP_MAX_AGE`].
+        slots: Option<(SlotMap, Instant)>,
     },
 }
 
@@ -100,7 +109,8 @@ impl Link {
     /// answers of its commands that answer. To one server: one pipeline,
     /// one round trip, all batches succeed or fail together. To a Redis
     /// Cluster: one pipeline per master, holding the batches of its slots
-    /// (after the [`SlotMap`], read once per connection; a slot it does not
+    /// (after the [`SlotMap`], read on each new connection and every
+    /// [`SLOT_MAP_MAX_AGE`], counted as one round trip; a slot it does not
     /// cover is a pipeline of its own), so a master that is down or silent
     /// fails only its own batches and the others' are applied once. Not
     /// one pipeline for all: the `redis` crate fails a whole pipeline when
@@ -133,12 +143,15 @@ impl Link {
                     round_trips: 0,
                     commands: 0,
                 };
-                if slots.is_none() {
-                    *slots = read_slots(connection);
+                if slots
+                    .as_ref()
+                    .is_none_or(|(_, read)| read.elapsed() >= SLOT_MAP_MAX_AGE)
+                {
+                    *slots = read_slots(connection).map(|map| (map, Instant::now()));
                     sent.round_trips += 1;
                     sent.commands += 1;
                 }
-                let map = slots.as_ref();
+                let map = slots.as_ref().map(|(map, _)| map);
                 for (owner, members) in per_owner(map, batches) {
                     let group: Vec<&Batch> = members.iter().map(|&i| &batches[i]).collect();
                     let results: Vec<Result<Vec<T>, String>> =

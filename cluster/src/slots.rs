@@ -2,7 +2,7 @@
 //! `CLUSTER SLOTS` lists it, and [`slot_of`] a key. The syncer uses it only
 //! to put the points of one master into one pipeline (`Link::run_each`);
 //! the `redis` crate still routes every command by its own map and follows
-//! redirections, so a stale map costs round trips, not answers.
+//! redirections (a stale map: see `link::SLOT_MAP_MAX_AGE`).
 
 use redis::Value;
 
