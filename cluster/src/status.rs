@@ -25,7 +25,7 @@ pub struct Status {
     pub failures: u64,
     /// Round trips sent to Redis: one per sync to one server; on a Redis
     /// Cluster one per master serving a cluster point, plus one
-    /// (`CLUSTER SLOTS`) on each new connection.
+    /// (`CLUSTER SLOTS`) on each new connection and every 30 s.
     pub round_trips: u64,
     /// Redis commands sent (all round trips together).
     pub commands: u64,
