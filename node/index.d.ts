@@ -199,7 +199,7 @@ export interface ClusterOptions {
   points: string[]
   /** Talk to a Redis Cluster (slots, redirections). Default false. */
   redisCluster?: boolean
-  /** Sync period in ms: one round trip per period. Default 100. */
+  /** Sync period in ms: one round trip per period (one per master on a Redis Cluster). Default 100. */
   syncMs?: number
   /** Connect and round-trip timeout in ms. Default 1000. */
   timeoutMs?: number

@@ -150,7 +150,8 @@ class Client(_native.Table):
         Redis. Decisions stay local (``enter`` reads this table's counts plus
         the other instances' as of the last sync, and never waits on Redis);
         a thread pushes this table's counts and reads the others' every
-        ``sync_interval`` seconds, in one round trip. Other points stay
+        ``sync_interval`` seconds, in one round trip (one per master on a
+        Redis Cluster). Other points stay
         local. Never waits for Redis: an unreachable server shows in
         ``status()``.
 

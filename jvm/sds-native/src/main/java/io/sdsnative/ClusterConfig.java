@@ -67,7 +67,7 @@ public final class ClusterConfig {
         return points;
     }
 
-    /** Milliseconds between two syncs (one round trip each). */
+    /** Milliseconds between two syncs (one round trip each; one per master on a Redis Cluster). */
     public long syncMs() {
         return syncMs;
     }
