@@ -133,6 +133,13 @@ enum sds_result
      * the message names the field that differs.
      */
     SDS_RESULT_LAYOUT_MISMATCH = 15,
+    /**
+     * Reserved (bindings' "a server the call needs failed", e.g. a
+     * cluster's sync now); no libsds call waits on a server: cluster syncs
+     * fail in `sds_cluster_status`, exact mode falls back to the local
+     * decision.
+     */
+    SDS_RESULT_UNAVAILABLE = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -262,7 +262,10 @@ export declare class ClusterSync {
   /** Whether `close()` has not been called. */
   readonly running: boolean
   status(): ClusterStatus
-  /** One sync now; blocks this thread for one round trip (at most `timeoutMs`). */
+  /**
+   * One sync now; blocks this thread for one round trip (at most `timeoutMs`).
+   * Throws `SDS_UNAVAILABLE` when Redis fails or cannot be reached.
+   */
   syncNow(): void
   /**
    * Exact mode: one request of a cluster point decided in Redis (one round

@@ -32,10 +32,11 @@ impl std::error::Error for Error {}
 
 impl Error {
     /// The core's code for this error: the table's own code for a table
-    /// refusal, an invalid argument for the rest.
+    /// refusal, `Unavailable` for Redis, an invalid argument for the rest.
     pub fn code(&self) -> sds_core::ErrorCode {
         match self {
             Error::Table(code, _) => *code,
+            Error::Redis(_) => sds_core::ErrorCode::Unavailable,
             _ => sds_core::ErrorCode::InvalidArgument,
         }
     }

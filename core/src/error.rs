@@ -45,11 +45,14 @@ pub enum ErrorCode {
     /// Shared table memory laid out by another build (a different layout
     /// version, capacity, slot size, byte order, ...): never reinterpreted.
     LayoutMismatch = 15,
+    /// A server the call needs (Redis for a cluster's sync now) could not
+    /// be reached or failed; nothing was wrong with the arguments.
+    Unavailable = 16,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::InvalidStrategy,
         ErrorCode::UnknownField,
         ErrorCode::InvalidWindow,
@@ -65,6 +68,7 @@ impl ErrorCode {
         ErrorCode::Panic,
         ErrorCode::Downgraded,
         ErrorCode::LayoutMismatch,
+        ErrorCode::Unavailable,
     ];
 
     /// The stable number (C's `sds_result`; 0 is reserved for success).
@@ -90,6 +94,7 @@ impl ErrorCode {
             ErrorCode::Panic => "SDS_PANIC",
             ErrorCode::Downgraded => "SDS_DOWNGRADED",
             ErrorCode::LayoutMismatch => "SDS_LAYOUT_MISMATCH",
+            ErrorCode::Unavailable => "SDS_UNAVAILABLE",
         }
     }
 
@@ -111,6 +116,7 @@ impl ErrorCode {
             ErrorCode::Panic => "internal error (panic caught)",
             ErrorCode::Downgraded => "request downgraded, no fallback given",
             ErrorCode::LayoutMismatch => "shared table has another layout",
+            ErrorCode::Unavailable => "a server the call needs is unreachable or failed",
         }
     }
 

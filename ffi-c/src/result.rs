@@ -55,6 +55,11 @@ pub enum sds_result {
     /// `sds_table_open_shared`: a table file of another layout or capacity;
     /// the message names the field that differs.
     LayoutMismatch = 15,
+    /// Reserved (bindings' "a server the call needs failed", e.g. a
+    /// cluster's sync now); no libsds call waits on a server: cluster syncs
+    /// fail in `sds_cluster_status`, exact mode falls back to the local
+    /// decision.
+    Unavailable = 16,
 }
 
 impl sds_result {
@@ -77,6 +82,7 @@ impl sds_result {
             ErrorCode::Panic => sds_result::Panic,
             ErrorCode::Downgraded => sds_result::Downgraded,
             ErrorCode::LayoutMismatch => sds_result::LayoutMismatch,
+            ErrorCode::Unavailable => sds_result::Unavailable,
         }
     }
 }

@@ -397,7 +397,7 @@ test('a server whose certificate another CA signed: not connected (UnknownIssuer
     const other = makePki(path.join(dir, 'other'));
     const keyPrefix = freshPrefix();
     const a = tlsInstance(own, { url: server.url, tlsCaFile: other.ca, keyPrefix });
-    assert.throws(() => a.cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: /^redis: / });
+    assert.throws(() => a.cluster.syncNow(), { code: 'SDS_UNAVAILABLE', message: /^redis: / });
     const status = a.cluster.status();
     assert.equal(status.connected, false, JSON.stringify(status));
     assert.equal(status.syncs, 0);
@@ -420,7 +420,7 @@ test('mutual TLS: with tlsCertFile and tlsKeyFile it syncs; without them it is r
     assert.equal(a.cluster.status().connected, true);
 
     const b = tlsInstance(own, options);
-    assert.throws(() => b.cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: /^redis: / });
+    assert.throws(() => b.cluster.syncNow(), { code: 'SDS_UNAVAILABLE', message: /^redis: / });
     const status = b.cluster.status();
     assert.equal(status.connected, false, JSON.stringify(status));
     assert.equal(status.syncs, 0);

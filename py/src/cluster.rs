@@ -2,7 +2,7 @@
 //! table, their counts synced with Redis by `sds_cluster::Cluster` on a
 //! thread of its own. The translation only: the config from Python values,
 //! `sds_cluster::Error` by its code (`sds.InvalidArgument`, `sds.TableFull`,
-//! ...) or, for Redis failures, `ConnectionError`; the status and an exact
+//! ...; for Redis failures `sds.Unavailable`, a `ConnectionError`); the status and an exact
 //! decision as tuples (`sds.ClusterStatus`, `sds.ExactDecision` name them).
 //!
 //! The syncer thread never touches the interpreter. Every call that may
@@ -15,7 +15,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use pyo3::exceptions::PyConnectionError;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -111,13 +110,10 @@ fn tls_file(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<PathBuf>> {
     args::path_text(v, what)?.extract().map(Some)
 }
 
-/// A `sds_cluster::Error` as its Python exception: a Redis failure is a
-/// `ConnectionError`; the rest raise the core's code with the message.
+/// A `sds_cluster::Error` as its Python exception: the core's code with
+/// the message (a Redis failure is `sds.Unavailable`, a `ConnectionError`).
 fn error(py: Python<'_>, e: Error) -> PyErr {
-    match e {
-        Error::Redis(_) => PyConnectionError::new_err(e.to_string()),
-        e => errors::raise(py, e.code(), e.to_string(), None),
-    }
+    errors::raise(py, e.code(), e.to_string(), None)
 }
 
 #[pymethods]
@@ -218,7 +214,7 @@ impl Cluster {
     }
 
     /// One sync now on the calling thread (after the thread's sync in
-    /// progress, if any); `ConnectionError` when Redis fails.
+    /// progress, if any); `sds.Unavailable` (a `ConnectionError`) when Redis fails.
     fn sync_now(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, RustCluster::sync_now)
             .ok_or_else(|| self.gone(py))?

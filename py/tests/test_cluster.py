@@ -275,10 +275,12 @@ def test_a_client_collected_with_its_sync_running_stops_it(redis: RedisServer) -
     wait_for("the sync thread gone", lambda: cluster_threads() == 0)
 
 
-def test_sync_now_raises_connection_error_while_redis_is_unreachable() -> None:
+def test_sync_now_raises_unavailable_a_connection_error_while_redis_is_unreachable() -> None:
     with sds.Client(64).connect_cluster("redis://127.0.0.1:1", ["pay"], timeout=0.5) as sync:
-        with pytest.raises(ConnectionError, match="^redis: "):
+        with pytest.raises(sds.Unavailable, match="^redis: ") as err:
             sync.sync_now()
+    assert isinstance(err.value, ConnectionError)
+    assert (err.value.code, err.value.number) == ("SDS_UNAVAILABLE", 16)
 
 
 def run_child(script: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:

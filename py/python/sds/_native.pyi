@@ -233,7 +233,7 @@ class Cluster:
         """The syncer's state as a tuple in `sds_cluster::Status`'s field order."""
     def sync_now(self) -> None:
         """One sync now on the calling thread (after the thread's sync in
-        progress, if any); `ConnectionError` when Redis fails."""
+        progress, if any); `sds.Unavailable` (a `ConnectionError`) when Redis fails."""
     def _enter_exact(self, point: str, now_ms: Optional[int] = None) -> Tuple[bool, Optional[str], bool]:
         """Exact mode: `(admitted, reason, exact)` of one request on the cluster
         point `point`, decided in Redis (one round trip), or locally when

@@ -25,6 +25,7 @@ __all__ = [
     "InvalidEntry",
     "InvalidArgument",
     "LayoutMismatch",
+    "Unavailable",
     "Downgraded",
 ]
 
@@ -100,6 +101,11 @@ class LayoutMismatch(SdsError, ValueError):
     """A shared table file laid out by another build, version or capacity;
     the message names the first field that differs, this process's value
     and the file's."""
+
+
+class Unavailable(SdsError, ConnectionError):
+    """A server the call needs could not be reached or failed (Redis for a
+    cluster's ``sync_now``); nothing was wrong with the arguments."""
 
 
 class Downgraded(SdsError):

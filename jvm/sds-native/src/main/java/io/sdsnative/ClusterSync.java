@@ -36,8 +36,8 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      * returns. Returns normally too when another process of the host holds
      * the syncer role.
      *
-     * @throws SdsException {@code INVALID_ARGUMENT} with the cluster crate's
-     *     message ({@code "redis: ..."}) when Redis cannot be reached;
+     * @throws SdsException {@code UNAVAILABLE} with the cluster crate's
+     *     message ({@code "redis: ..."}) when Redis fails or cannot be reached;
      *     {@code CLOSED}
      */
     public void syncNow() {

@@ -37,7 +37,12 @@ public enum ErrorCode {
      */
     DOWNGRADED(14),
     /** A shared table laid out by another build (the message names what differs). */
-    LAYOUT_MISMATCH(15);
+    LAYOUT_MISMATCH(15),
+    /**
+     * A server the call needs could not be reached or failed (Redis for
+     * {@link ClusterSync#syncNow()}); nothing was wrong with the arguments.
+     */
+    UNAVAILABLE(16);
 
     private final int number;
 

@@ -229,8 +229,8 @@ class ClusterSyncTest {
             ClusterDecision local = cluster.enterExact(POINT);
             assertTrue(local.isAdmitted() && !local.isExact(), local.toString());
             SdsException e = assertThrows(SdsException.class, cluster::syncNow);
-            assertSame(ErrorCode.INVALID_ARGUMENT, e.code());
-            assertTrue(e.getMessage().startsWith("SDS_INVALID_ARGUMENT: redis: "), e.getMessage());
+            assertSame(ErrorCode.UNAVAILABLE, e.code());
+            assertTrue(e.getMessage().startsWith("SDS_UNAVAILABLE: redis: "), e.getMessage());
 
             redis.restart();
             long failures = cluster.status().failures();
@@ -413,7 +413,7 @@ class ClusterSyncTest {
                 ClusterSync ca = a.connectCluster(tlsConfig(server, otherPki.ca).build())) {
             long t = thisSecond();
             SdsException e = assertThrows(SdsException.class, ca::syncNow);
-            assertTrue(e.getMessage().startsWith("SDS_INVALID_ARGUMENT: redis: "), e.getMessage());
+            assertTrue(e.getMessage().startsWith("SDS_UNAVAILABLE: redis: "), e.getMessage());
             ClusterStatus s = ca.status();
             assertFalse(s.isConnected(), s.toString());
             assertEquals(0, s.syncs(), s.toString());
