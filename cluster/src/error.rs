@@ -15,6 +15,9 @@ pub enum Error {
     Redis(String),
     /// The background thread could not be started.
     Thread(String),
+    /// A call on a binding's cluster sync after its `close()`: one message
+    /// and code for every binding.
+    Closed,
 }
 
 impl fmt::Display for Error {
@@ -24,6 +27,7 @@ impl fmt::Display for Error {
             Error::Table(_, m) => write!(f, "cluster table: {m}"),
             Error::Redis(m) => write!(f, "redis: {m}"),
             Error::Thread(m) => write!(f, "cluster thread: {m}"),
+            Error::Closed => f.write_str("this cluster sync is closed"),
         }
     }
 }
@@ -32,11 +36,13 @@ impl std::error::Error for Error {}
 
 impl Error {
     /// The core's code for this error: the table's own code for a table
-    /// refusal, `Unavailable` for Redis, an invalid argument for the rest.
+    /// refusal, `Unavailable` for Redis, `Closed` after close, an invalid
+    /// argument for the rest.
     pub fn code(&self) -> sds_core::ErrorCode {
         match self {
             Error::Table(code, _) => *code,
             Error::Redis(_) => sds_core::ErrorCode::Unavailable,
+            Error::Closed => sds_core::ErrorCode::Closed,
             _ => sds_core::ErrorCode::InvalidArgument,
         }
     }

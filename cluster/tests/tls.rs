@@ -108,7 +108,10 @@ fn a_server_of_another_ca_is_refused_and_decisions_stay_local() {
 
     let refused = a.cluster.sync_now();
     assert!(matches!(refused, Err(Error::Redis(_))), "{refused:?}");
-    assert_eq!(refused.unwrap_err().code(), sds_core::ErrorCode::Unavailable);
+    assert_eq!(
+        refused.unwrap_err().code(),
+        sds_core::ErrorCode::Unavailable
+    );
     let s = a.cluster.status();
     assert!(!s.connected && s.syncs == 0, "{s:?}");
     let error = s.last_error.unwrap();

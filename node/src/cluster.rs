@@ -19,7 +19,7 @@ use sds_core::ErrorCode;
 use sds_shm::AnyTable;
 
 use crate::arguments;
-use crate::errors::{invalid_argument, js_error, SdsError};
+use crate::errors::{js_error, SdsError};
 use crate::external_memory::release_table;
 use crate::tables::NativeTable;
 
@@ -38,7 +38,7 @@ fn optional_path(value: Unknown, what: &str) -> Result<Option<PathBuf>, SdsError
 }
 
 fn closed() -> SdsError {
-    invalid_argument("this cluster sync is closed")
+    cluster_error(sds_cluster::Error::Closed)
 }
 
 /// A cluster syncer's state (`sds_cluster::Status`). Times are UTC ms, 0
@@ -142,7 +142,10 @@ impl Task for ExactTask {
             Some(cluster) => cluster
                 .enter_exact(&self.point, self.now_ms)
                 .map_err(|e| (e.code(), e.to_string())),
-            None => Err((ErrorCode::InvalidArgument, closed().reason)),
+            None => Err((
+                sds_cluster::Error::Closed.code(),
+                sds_cluster::Error::Closed.to_string(),
+            )),
         })
     }
 

@@ -245,8 +245,8 @@ test('close() joins the syncer thread, is idempotent; one sync per client until 
   assert.equal(cluster.running, false);
   cluster.close();
   assert.ok(cluster.status().syncs > 0, 'the last status stays readable');
-  assert.throws(() => cluster.syncNow(), { code: 'SDS_INVALID_ARGUMENT', message: 'this cluster sync is closed' });
-  await assert.rejects(cluster.enterExact('c'), { code: 'SDS_INVALID_ARGUMENT', message: 'this cluster sync is closed' });
+  assert.throws(() => cluster.syncNow(), { code: 'SDS_CLOSED', message: 'this cluster sync is closed' });
+  await assert.rejects(cluster.enterExact('c'), { code: 'SDS_CLOSED', message: 'this cluster sync is closed' });
   const again = client.connectCluster(options);
   await until(() => syncerThreads() === 1, 1000, 'the new syncer thread named');
   again.close();

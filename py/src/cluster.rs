@@ -271,16 +271,17 @@ impl Cluster {
 
     /// The error of a call on a closed or inherited cluster sync.
     fn gone(&self, py: Python<'_>) -> PyErr {
-        let message = if self.cell.ours() {
-            "this cluster sync is closed".to_string()
-        } else {
+        if self.cell.ours() {
+            return error(py, Error::Closed);
+        }
+        errors::argument(
+            py,
             format!(
                 "this cluster sync belongs to process {}: a fork child inherits no cluster \
                  sync; call connect_cluster in the child",
                 self.cell.pid()
-            )
-        };
-        errors::argument(py, message)
+            ),
+        )
     }
 }
 

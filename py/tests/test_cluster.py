@@ -256,8 +256,9 @@ def test_close_is_idempotent_leaves_no_thread_and_a_closed_sync_refuses_calls(re
     assert not sync.running
     wait_for("the sync thread gone", lambda: cluster_threads() == 0)
     for call in (sync.status, sync.sync_now, lambda: sync.enter_exact("pay")):
-        with pytest.raises(sds.InvalidArgument, match="this cluster sync is closed"):
+        with pytest.raises(sds.Closed, match="^this cluster sync is closed$") as err:
             call()
+        assert isinstance(err.value, ValueError) and err.value.code == "SDS_CLOSED"
     # The client may start another one.
     with client.connect_cluster(redis.url, ["pay"]) as again:
         assert again.running

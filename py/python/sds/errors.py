@@ -25,6 +25,7 @@ __all__ = [
     "InvalidEntry",
     "InvalidArgument",
     "LayoutMismatch",
+    "Closed",
     "Unavailable",
     "Downgraded",
 ]
@@ -101,6 +102,11 @@ class LayoutMismatch(SdsError, ValueError):
     """A shared table file laid out by another build, version or capacity;
     the message names the first field that differs, this process's value
     and the file's."""
+
+
+class Closed(SdsError, ValueError):
+    """A call on an object after its ``close()`` (a cluster sync), like
+    ``ValueError`` on a closed file."""
 
 
 class Unavailable(SdsError, ConnectionError):
