@@ -89,15 +89,29 @@ fn ask(nodes: &[Redis], args: &[&str]) -> String {
         .unwrap_or_else(|| panic!("no node answers {args:?}"))
 }
 
-/// `CLUSTER NODES` as seen by the first node that answers: per node (port,
-/// id, flags, its master's id or `-`, its slot ranges).
-fn cluster_nodes(nodes: &[Redis]) -> Vec<(u16, String, String, String, Vec<(u32, u32)>)> {
+/// A line of `CLUSTER NODES`.
+struct Node {
+    port: u16,
+    id: String,
+    flags: String,
+    /// Its master's id (`-` for a master).
+    master: String,
+    slots: Vec<(u32, u32)>,
+}
+
+impl Node {
+    fn is_master(&self) -> bool {
+        self.flags.contains("master")
+    }
+}
+
+/// `CLUSTER NODES` as seen by the first node that answers.
+fn cluster_nodes(nodes: &[Redis]) -> Vec<Node> {
     ask(nodes, &["CLUSTER", "NODES"])
         .lines()
         .map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let port = fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-            let ranges = fields[8..]
+            let slots = fields[8..]
                 .iter()
                 .filter(|range| !range.starts_with('['))
                 .map(|range| {
@@ -105,13 +119,13 @@ fn cluster_nodes(nodes: &[Redis]) -> Vec<(u16, String, String, String, Vec<(u32,
                     (lo.parse().unwrap(), hi.parse().unwrap())
                 })
                 .collect();
-            (
-                port,
-                fields[0].to_string(),
-                fields[2].to_string(),
-                fields[3].to_string(),
-                ranges,
-            )
+            Node {
+                port: fields[1].split(['@', ':']).nth(1).unwrap().parse().unwrap(),
+                id: fields[0].to_string(),
+                flags: fields[2].to_string(),
+                master: fields[3].to_string(),
+                slots,
+            }
         })
         .collect()
 }
@@ -120,8 +134,8 @@ fn cluster_nodes(nodes: &[Redis]) -> Vec<(u16, String, String, String, Vec<(u32,
 pub fn master_ports(nodes: &[Redis]) -> Vec<u16> {
     let mut ports: Vec<u16> = cluster_nodes(nodes)
         .into_iter()
-        .filter(|(_, _, flags, _, ranges)| flags.contains("master") && !ranges.is_empty())
-        .map(|(port, ..)| port)
+        .filter(|n| n.is_master() && !n.slots.is_empty())
+        .map(|n| n.port)
         .collect();
     ports.sort_unstable();
     ports
@@ -130,12 +144,12 @@ pub fn master_ports(nodes: &[Redis]) -> Vec<u16> {
 /// The port of the replica of the master on `master_port`.
 pub fn replica_of(nodes: &[Redis], master_port: u16) -> u16 {
     let table = cluster_nodes(nodes);
-    let (_, id, ..) = table.iter().find(|n| n.0 == master_port).unwrap();
+    let master = table.iter().find(|n| n.port == master_port).unwrap();
     table
         .iter()
-        .find(|(_, _, flags, master, _)| flags.contains("slave") && master == id)
+        .find(|n| n.flags.contains("slave") && n.master == master.id)
         .unwrap_or_else(|| panic!("no replica of {master_port}"))
-        .0
+        .port
 }
 
 /// `master` or `slave` (the first line of `ROLE`); `None` if it does not
@@ -150,11 +164,9 @@ pub fn owner(nodes: &[Redis], key: &str) -> u16 {
     let slot: u32 = ask(nodes, &["CLUSTER", "KEYSLOT", key]).parse().unwrap();
     cluster_nodes(nodes)
         .into_iter()
-        .find(|(_, _, flags, _, ranges)| {
-            flags.contains("master") && ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&slot))
-        })
+        .find(|n| n.is_master() && n.slots.iter().any(|&(lo, hi)| (lo..=hi).contains(&slot)))
         .unwrap_or_else(|| panic!("no master serves slot {slot}"))
-        .0
+        .port
 }
 
 /// One point name per master: for each master's port, the first name
