@@ -8,3 +8,6 @@ pub use sds_testkit::*;
 
 #[allow(dead_code)]
 pub mod redis_cluster;
+
+#[allow(dead_code)]
+pub mod instance;
