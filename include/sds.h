@@ -296,8 +296,8 @@ typedef void (*sds_agent_log_fn)(void *context,
  */
 typedef struct sds_agent_config {
     /**
-     * Required: comma-separated base URLs of the console
-     * (`"http://admin1:8887,http://admin2:8887"`), shuffled at start.
+     * Required: comma-separated base URLs of the console, `http://` or
+     * `https://` (`"http://admin1:8887,https://admin2"`), shuffled at start.
      */
     const char *servers;
     /**
@@ -333,6 +333,13 @@ typedef struct sds_agent_config {
      * Passed to `log` as its first argument.
      */
     void *log_context;
+    /**
+     * For `https://` servers: a PEM file of the CA(s) their certificates
+     * must chain to, replacing the system's roots (a console with a CA of
+     * its own). A NUL-terminated path, read at start; NULL: the system's
+     * roots. Refused without an `https://` server.
+     */
+    const char *tls_ca_file;
 } sds_agent_config;
 
 /**
@@ -700,9 +707,11 @@ extern "C" {
  * `sds_agent_stop`. In a process that forks, start the agent after the fork.
  *
  * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
- * blank app group or name, a server that is not an `http://` URL, an ip
- * longer than 16 characters, text that is not UTF-8), with the reason as
- * the last error message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
+ * blank app group or name, a server that is not an `http://` or `https://`
+ * URL, an ip longer than 16 characters, text that is not UTF-8, a
+ * `tls_ca_file` that cannot be read or holds no valid certificate, or one
+ * without an `https://` server), with the reason as the last error
+ * message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
  * a required string or `out` is NULL.
  *
  * # Safety

@@ -3,10 +3,16 @@
 language. Python 3 standard library only.
 
 Run: python3 tools/fake-sds-admin.py [--port N] [--app JSON]
+                                     [--tls-cert FILE --tls-key FILE]
 (--app takes the body of POST /_fake/app below, to start with an app.)
 It listens on 127.0.0.1 (a free port unless --port), prints the port alone
 on its first stdout line, and exits when its stdin reaches end of file (so a
 test that dies takes it along: start it with a pipe as stdin).
+
+With --tls-cert and --tls-key (PEM, e.g. from tools/test-pki.sh) it speaks
+HTTPS only, control side included: the handshake is done on each
+connection's own thread, and a client that refuses the certificate is
+dropped quietly (that is what the tests provoke).
 
 The protocol side (../shared/SDS-ADMIN.md), checked strictly:
   POST /sds/heartbeat/pullstrategy and POST /sds/heartbeat/add only;
@@ -52,6 +58,7 @@ The control side (JSON bodies and answers):
 import argparse
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -132,8 +139,31 @@ def check_request(path, obj):
             raise Violation("pointInfoMap[%r] has visitNum 0 (must be omitted)" % name)
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    tls = None  # an ssl.SSLContext in TLS mode
+
+    def get_request(self):
+        sock, address = self.socket.accept()
+        if self.tls is not None:
+            # The handshake waits for Handler.setup, on the request's thread,
+            # so one slow or refusing client does not hold up the others.
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)):
+            return  # a client that refused our certificate, or hung up
+        super().handle_error(request, client_address)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()
 
     def log_message(self, *args):
         pass
@@ -298,13 +328,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--app", help="an app to start with, as the body of POST /_fake/app")
+    parser.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS")
+    parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
     args = parser.parse_args()
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together")
     if args.app:
         app = json.loads(args.app)
         STATE.apps[(app["appGroupName"], app["appName"])] = {
             "version": 1, "strategies": app.get("strategies", [])}
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", args.port), Handler)
+    if args.tls_cert:
+        server.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.tls.load_cert_chain(args.tls_cert, args.tls_key)
     print(server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     sys.stdin.read()  # until the test closes our stdin or dies

@@ -3,10 +3,12 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use sds_shm::AnyTable;
+use sds_tls::CertificateDer;
 
 use crate::config::{AgentConfig, StartError, MAX_IP_LEN};
 use crate::http::Servers;
@@ -36,7 +38,8 @@ impl Agent {
         if config.timeout_ms == 0 {
             return Err(StartError("the timeout must be above 0 ms".into()));
         }
-        let servers = Servers::new(urls, config.timeout_ms);
+        let roots = tls_roots(&urls, config.tls_ca_file.as_deref())?;
+        let servers = Servers::new(urls, config.timeout_ms, &roots);
         let shared = Arc::new(Shared {
             stop: Mutex::new(false),
             wake: Condvar::new(),
@@ -115,11 +118,14 @@ impl std::fmt::Debug for Agent {
 fn server_urls(servers: &str) -> Result<Vec<String>, StartError> {
     let mut urls = Vec::new();
     for url in servers.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let rest = url.strip_prefix("http://").ok_or_else(|| {
-            StartError(format!(
-                "server \"{url}\" is not an http:// URL (HTTPS is not supported)"
-            ))
-        })?;
+        let rest = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .ok_or_else(|| {
+                StartError(format!(
+                    "server \"{url}\" is not an http:// or https:// URL"
+                ))
+            })?;
         if rest.is_empty() || rest.starts_with('/') {
             return Err(StartError(format!("server \"{url}\" names no host")));
         }
@@ -130,6 +136,31 @@ fn server_urls(servers: &str) -> Result<Vec<String>, StartError> {
     }
     shuffle(&mut urls);
     Ok(urls)
+}
+
+/// The roots `https://` servers are verified with, read now so that a bad
+/// file is refused at start: the CA(s) of `ca_file`, or the system's roots;
+/// none without an `https://` server. Installs the process's rustls
+/// provider when a server is `https://`.
+fn tls_roots(
+    urls: &[String],
+    ca_file: Option<&Path>,
+) -> Result<Vec<CertificateDer<'static>>, StartError> {
+    let https = urls.iter().any(|url| url.starts_with("https://"));
+    let roots = match (https, ca_file) {
+        (false, None) => return Ok(Vec::new()),
+        (false, Some(_)) => {
+            return Err(StartError(
+                "tls_ca_file is given but no server is an https:// URL (the CA file only verifies HTTPS servers)".into(),
+            ))
+        }
+        (true, Some(path)) => sds_tls::ca_certificates("tls_ca_file", path),
+        (true, None) => sds_tls::system_roots()
+            .map_err(|e| std::io::Error::other(format!("https:// servers without tls_ca_file: {e}"))),
+    };
+    let roots = roots.map_err(|e| StartError(e.to_string()))?;
+    sds_tls::install_provider();
+    Ok(roots)
 }
 
 /// Fisher-Yates with the standard library's random hash keys as the seed:
@@ -186,9 +217,16 @@ mod tests {
         let mut urls = server_urls(" http://a:1/ ,http://b:2,, http://c:3").unwrap();
         urls.sort();
         assert_eq!(urls, ["http://a:1", "http://b:2", "http://c:3"]);
+        let mut urls = server_urls("https://a:1/,http://b").unwrap();
+        urls.sort();
+        assert_eq!(urls, ["http://b", "https://a:1"]);
         assert_eq!(
-            server_urls("https://a").unwrap_err().0,
-            "server \"https://a\" is not an http:// URL (HTTPS is not supported)"
+            server_urls("ftp://a").unwrap_err().0,
+            "server \"ftp://a\" is not an http:// or https:// URL"
+        );
+        assert_eq!(
+            server_urls("https://").unwrap_err().0,
+            "server \"https://\" names no host"
         );
         assert_eq!(server_urls(" , ").unwrap_err().0, "no server given");
         assert_eq!(

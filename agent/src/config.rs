@@ -2,6 +2,7 @@
 //! identity, the intervals, the clock and the log.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,8 +62,14 @@ impl Clock for SystemClock {
 /// An agent's settings. [`AgentConfig::new`] fills the defaults.
 #[derive(Clone)]
 pub struct AgentConfig {
-    /// Comma-separated base URLs (`http://host:8887`), shuffled at start.
+    /// Comma-separated base URLs (`http://host:8887`, `https://host`),
+    /// shuffled at start.
     pub servers: String,
+    /// PEM file of the CA(s) that `https://` servers' certificates must
+    /// chain to, instead of the system's roots (a console with a CA of its
+    /// own); `None`: the system's roots. Read at start; refused without an
+    /// `https://` server.
+    pub tls_ca_file: Option<PathBuf>,
     /// The app group, as created in the console.
     pub app_group: String,
     /// The app, as created in the console.
@@ -83,8 +90,9 @@ pub struct AgentConfig {
 }
 
 impl AgentConfig {
-    /// A config with the defaults: detected ip and host name, 5 s pulls,
-    /// 1000 ms timeouts, the system clock, no log.
+    /// A config with the defaults: the system's roots for `https://`,
+    /// detected ip and host name, 5 s pulls, 1000 ms timeouts, the system
+    /// clock, no log.
     pub fn new(
         servers: impl Into<String>,
         app_group: impl Into<String>,
@@ -92,6 +100,7 @@ impl AgentConfig {
     ) -> AgentConfig {
         AgentConfig {
             servers: servers.into(),
+            tls_ca_file: None,
             app_group: app_group.into(),
             app_name: app_name.into(),
             ip: None,
@@ -108,6 +117,7 @@ impl fmt::Debug for AgentConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentConfig")
             .field("servers", &self.servers)
+            .field("tls_ca_file", &self.tls_ca_file)
             .field("app_group", &self.app_group)
             .field("app_name", &self.app_name)
             .field("ip", &self.ip)

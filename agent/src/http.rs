@@ -4,6 +4,9 @@
 use std::io::Read;
 use std::time::Duration;
 
+use sds_tls::CertificateDer;
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
+
 use crate::config::MAX_RESPONSE_BYTES;
 use crate::protocol::FORM_FIELD;
 
@@ -14,10 +17,20 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// `urls` already checked and shuffled.
-    pub fn new(urls: Vec<String>, timeout_ms: u64) -> Servers {
+    /// `urls` already checked and shuffled; `roots`: the certificates
+    /// `https://` servers must chain to.
+    pub fn new(urls: Vec<String>, timeout_ms: u64, roots: &[CertificateDer<'static>]) -> Servers {
         let timeout = Some(Duration::from_millis(timeout_ms));
+        // ureq's rustls uses the process's provider (sds-tls installed ring
+        // when a server is https://) and only these roots.
+        let roots = roots
+            .iter()
+            .map(|der| Certificate::from_der(der).to_owned());
+        let tls = TlsConfig::builder()
+            .root_certs(RootCerts::from(roots))
+            .build();
         let config = ureq::Agent::config_builder()
+            .tls_config(tls)
             // One timeout bounds the whole exchange, so `stop` waits at most
             // one timeout for a request in flight.
             .timeout_global(timeout)

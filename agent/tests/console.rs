@@ -394,6 +394,6 @@ fn start_refuses_a_bad_config() {
     let config = AgentConfig::new("ftp://x", "g", "a");
     assert_eq!(
         Agent::start(table, config).unwrap_err().to_string(),
-        "cannot start the SDS agent: server \"ftp://x\" is not an http:// URL (HTTPS is not supported)"
+        "cannot start the SDS agent: server \"ftp://x\" is not an http:// or https:// URL"
     );
 }

@@ -64,7 +64,7 @@ impl Link {
     /// Connects with `config`'s timeout on connect, reads and writes.
     pub(crate) fn connect(config: &Config) -> RedisResult<Link> {
         let timeout = Duration::from_millis(config.timeout_ms);
-        crate::tls::install_provider();
+        sds_tls::install_provider();
         let certificates = crate::tls::certificates(config)?;
         if config.redis_cluster {
             let builder = ClusterClientBuilder::new(config.urls.iter().map(String::as_str))

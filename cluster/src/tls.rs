@@ -1,8 +1,7 @@
 //! TLS (`rediss://` URLs) through the `redis` crate's rustls support, with
 //! the `ring` crypto provider: nothing of the system's OpenSSL is needed to
-//! build or to run.
-
-use std::path::Path;
+//! build or to run. The provider and the reading of PEM files are the
+//! workspace's `sds-tls`, shared with the agent.
 
 use redis::{ClientTlsConfig, TlsCertificates};
 
@@ -29,7 +28,12 @@ pub(crate) fn validate(config: &Config) -> Result<(), Error> {
         ));
     }
     // Read and parse now: a bad file is a configuration error, not a sync
-    // failure found later.
+    // failure found later. The CA file is checked on its own first, so its
+    // error names it.
+    if let Some(path) = &config.tls_ca_file {
+        sds_tls::ca_certificates("tls_ca_file", path)
+            .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    }
     let certificates = certificates(config).map_err(|e| Error::InvalidConfig(e.to_string()))?;
     if let Some(certificates) = certificates {
         if let Err(e) = redis::Client::build_with_tls(config.urls[0].as_str(), certificates) {
@@ -37,23 +41,6 @@ pub(crate) fn validate(config: &Config) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// A file's bytes; the error names the field, the path and the reason.
-fn read(field: &str, path: &Path) -> std::io::Result<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{field} {}: {e}", path.display())))
-}
-
-/// Makes `ring` the process's rustls provider unless the process already
-/// chose one (another library, or the application): rustls panics at
-/// the first TLS connection when no provider was chosen and it cannot
-/// pick one from its features alone.
-pub(crate) fn install_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race to another installer is fine: one is installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }
 
 /// The certificates for the `redis` crate, read now (so a renewed file
@@ -64,13 +51,13 @@ pub(crate) fn certificates(config: &Config) -> std::io::Result<Option<TlsCertifi
         return Ok(None);
     }
     let root_cert = match &config.tls_ca_file {
-        Some(path) => Some(read("tls_ca_file", path)?),
+        Some(path) => Some(sds_tls::read("tls_ca_file", path)?),
         None => None,
     };
     let client_tls = match (&config.tls_cert_file, &config.tls_key_file) {
         (Some(cert), Some(key)) => Some(ClientTlsConfig {
-            client_cert: read("tls_cert_file", cert)?,
-            client_key: read("tls_key_file", key)?,
+            client_cert: sds_tls::read("tls_cert_file", cert)?,
+            client_key: sds_tls::read("tls_key_file", key)?,
         }),
         _ => None,
     };

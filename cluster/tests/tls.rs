@@ -237,6 +237,16 @@ fn unreadable_or_misplaced_tls_files_are_refused_at_start() {
         "{message}"
     );
 
+    // A CA file that holds no certificate (here: a key) is named as such.
+    let message = refusal(config("rediss://127.0.0.1:1", &tls.key));
+    assert_eq!(
+        message,
+        format!(
+            "tls_ca_file {}: holds no PEM certificate",
+            tls.key.display()
+        )
+    );
+
     let mut half = config("rediss://127.0.0.1:1", &tls.ca);
     half.tls_cert_file = Some(tls.client_cert.clone());
     assert!(refusal(half).contains("tls_key_file"));

@@ -9,7 +9,7 @@ use ::sds_agent::{
     Agent, AgentConfig, Level, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS,
 };
 
-use crate::args::{c_text, input, into_box, name as point_name, out, unbox};
+use crate::args::{c_path, c_text, input, into_box, name as point_name, out, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::table::{sds_table, table_arc, table_input};
@@ -38,8 +38,8 @@ pub type sds_agent_log_fn = Option<
 /// NUL-terminated UTF-8 and are copied by `sds_agent_start`.
 #[repr(C)]
 pub struct sds_agent_config {
-    /// Required: comma-separated base URLs of the console
-    /// (`"http://admin1:8887,http://admin2:8887"`), shuffled at start.
+    /// Required: comma-separated base URLs of the console, `http://` or
+    /// `https://` (`"http://admin1:8887,https://admin2"`), shuffled at start.
     pub servers: *const c_char,
     /// Required: the app group, as created in the console.
     pub app_group: *const c_char,
@@ -58,6 +58,11 @@ pub struct sds_agent_config {
     pub log: sds_agent_log_fn,
     /// Passed to `log` as its first argument.
     pub log_context: *mut c_void,
+    /// For `https://` servers: a PEM file of the CA(s) their certificates
+    /// must chain to, replacing the system's roots (a console with a CA of
+    /// its own). A NUL-terminated path, read at start; NULL: the system's
+    /// roots. Refused without an `https://` server.
+    pub tls_ca_file: *const c_char,
 }
 
 /// An agent's state, written by `sds_agent_status_get`. Times are UTC
@@ -148,9 +153,11 @@ unsafe fn required(ptr: *const c_char, what: &'static str) -> Result<String, Fai
 /// `sds_agent_stop`. In a process that forks, start the agent after the fork.
 ///
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
-/// blank app group or name, a server that is not an `http://` URL, an ip
-/// longer than 16 characters, text that is not UTF-8), with the reason as
-/// the last error message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
+/// blank app group or name, a server that is not an `http://` or `https://`
+/// URL, an ip longer than 16 characters, text that is not UTF-8, a
+/// `tls_ca_file` that cannot be read or holds no valid certificate, or one
+/// without an `https://` server), with the reason as the last error
+/// message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
 /// a required string or `out` is NULL.
 ///
 /// # Safety
@@ -175,6 +182,7 @@ pub unsafe extern "C" fn sds_agent_start(
             );
             config.ip = text(c.ip, "ip")?;
             config.hostname = text(c.hostname, "hostname")?;
+            config.tls_ca_file = c_path(c.tls_ca_file);
             config.pull_interval_ms = match c.pull_interval_ms {
                 0 => DEFAULT_PULL_INTERVAL_MS,
                 ms => ms,

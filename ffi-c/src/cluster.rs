@@ -3,14 +3,11 @@
 //! shared table). The translation only: `cluster/README.md` describes the
 //! sync, the error bound and what happens while Redis is unreachable.
 
-use std::ffi::{CStr, OsStr};
 use std::os::raw::c_char;
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 use ::sds_cluster::{Cluster, Config, Error, Status};
 
-use crate::args::{bytes, c_text, input, into_box, name, unbox};
+use crate::args::{bytes, c_path, c_text, input, into_box, name, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::entry::sds_reason;
 use crate::result::{sds_result, SDS_MESSAGE_MAX};
@@ -277,18 +274,10 @@ unsafe fn read_config(c: &sds_cluster_config) -> Result<Config, Failure> {
     if !c.key_prefix.is_null() {
         config.key_prefix = text(c.key_prefix, c.key_prefix_len, "key_prefix")?;
     }
-    config.tls_ca_file = path(c.tls_ca_file);
-    config.tls_cert_file = path(c.tls_cert_file);
-    config.tls_key_file = path(c.tls_key_file);
+    config.tls_ca_file = c_path(c.tls_ca_file);
+    config.tls_cert_file = c_path(c.tls_cert_file);
+    config.tls_key_file = c_path(c.tls_key_file);
     Ok(config)
-}
-
-/// A NUL-terminated path, any bytes but NUL (paths need not be UTF-8).
-///
-/// # Safety
-/// `ptr` must be NULL or point to a NUL-terminated string.
-unsafe fn path(ptr: *const c_char) -> Option<PathBuf> {
-    (!ptr.is_null()).then(|| PathBuf::from(OsStr::from_bytes(CStr::from_ptr(ptr).to_bytes())))
 }
 
 fn failure(e: Error) -> Failure {

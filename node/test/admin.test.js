@@ -278,8 +278,8 @@ test('bad config: the agent\'s message as SDS_INVALID_ARGUMENT', () => {
   const base = { servers: fake.url, appGroup: GROUP, appName: 'a' };
   const refused = (options, message) =>
     assert.throws(() => client.connectAdmin({ ...base, ...options }), { code: 'SDS_INVALID_ARGUMENT', message });
-  refused({ servers: 'https://admin:8887' },
-    'cannot start the SDS agent: server "https://admin:8887" is not an http:// URL (HTTPS is not supported)');
+  refused({ servers: 'ftp://admin:8887' },
+    'cannot start the SDS agent: server "ftp://admin:8887" is not an http:// or https:// URL');
   refused({ appName: ' ' }, 'cannot start the SDS agent: the app name is blank');
   refused({ ip: '1234567890.1234567' }, 'cannot start the SDS agent: ip "1234567890.1234567" is longer than 16 characters');
   refused({ pullIntervalMs: 0 }, 'cannot start the SDS agent: the pull interval must be above 0 ms');

@@ -315,7 +315,7 @@ def test_a_process_that_ends_with_an_agent_running_exits_normally_and_promptly(f
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"servers": "https://h:8887"}, 'server "https://h:8887" is not an http:// URL (HTTPS is not supported)'),
+        ({"servers": "ftp://h:8887"}, 'server "ftp://h:8887" is not an http:// or https:// URL'),
         ({"servers": " , "}, "no server given"),
         ({"app_group": " "}, "the app group is blank"),
         ({"app_name": ""}, "the app name is blank"),

@@ -8,24 +8,57 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 use serde_json::{json, Value};
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
 
 // Not every test file uses every helper.
 #[allow(unused_imports)]
-pub use sds_testkit::{wait_until, Kid, TempDir, ROLE};
+pub use sds_testkit::{wait_until, Kid, TempDir, Tls, ROLE};
 
 /// The fake console, killed on drop.
 pub struct FakeConsole {
     child: Child,
     _stdin: ChildStdin,
     pub port: u16,
+    scheme: &'static str,
     http: ureq::Agent,
 }
 
 impl FakeConsole {
+    /// A console on plain HTTP.
     pub fn start() -> FakeConsole {
+        FakeConsole::spawn(None, 0)
+    }
+
+    /// A console on HTTPS with the server certificate of `tls` (for
+    /// 127.0.0.1); the test's own control requests trust `tls.ca`.
+    pub fn start_tls(tls: &Tls) -> FakeConsole {
+        FakeConsole::spawn(Some(tls), 0)
+    }
+
+    /// [`FakeConsole::start_tls`] on a given port (one a console just left).
+    pub fn start_tls_on(tls: &Tls, port: u16) -> FakeConsole {
+        FakeConsole::spawn(Some(tls), port)
+    }
+
+    fn spawn(tls: Option<&Tls>, port: u16) -> FakeConsole {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
-        let mut child = Command::new("python3")
-            .arg(script)
+        let mut command = Command::new("python3");
+        command.arg(script).arg("--port").arg(port.to_string());
+        let mut tls_config = TlsConfig::builder();
+        if let Some(tls) = tls {
+            command
+                .arg("--tls-cert")
+                .arg(&tls.cert)
+                .arg("--tls-key")
+                .arg(&tls.key);
+            sds_tls::install_provider();
+            let roots = sds_tls::ca_certificates("ca", &tls.ca).unwrap();
+            let roots = roots
+                .iter()
+                .map(|der| Certificate::from_der(der).to_owned());
+            tls_config = tls_config.root_certs(RootCerts::from(roots));
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -44,7 +77,9 @@ impl FakeConsole {
             child,
             _stdin: stdin,
             port,
+            scheme: if tls.is_some() { "https" } else { "http" },
             http: ureq::Agent::config_builder()
+                .tls_config(tls_config.build())
                 .http_status_as_error(false)
                 .build()
                 .into(),
@@ -52,7 +87,7 @@ impl FakeConsole {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.port)
     }
 
     fn control(&self, path: &str, body: Value) -> Value {

@@ -142,14 +142,23 @@ static void test_refused_configs(void) {
     sds_agent *agent = NULL;
     sds_agent_config config = {0};
     CHECK_OK(sds_table_new(8, &t));
-    config.servers = "https://admin:8887";
+    config.servers = "ftp://admin:8887";
     config.app_group = "g";
     config.app_name = "a";
     CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
     CHECK(agent == NULL);
     CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: server \"https://admin:8887\" is not an "
-                          "http:// URL (HTTPS is not supported)") == 0);
+    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: server \"ftp://admin:8887\" is not an "
+                          "http:// or https:// URL") == 0);
+    /* The CA file is read at start (ffi-c/tests/agent_tls.rs: HTTPS itself). */
+    config.servers = "https://admin:8887";
+    config.tls_ca_file = "/nonexistent/sds-ca.pem";
+    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
+    CHECK(agent == NULL);
+    CHECK_OK(sds_last_error_message(message, sizeof message, &len));
+    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: tls_ca_file /nonexistent/sds-ca.pem: "
+                          "No such file or directory (os error 2)") == 0);
+    config.tls_ca_file = NULL;
     config.servers = "http://admin:8887";
     config.app_name = NULL;
     CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_NULL_ARGUMENT);

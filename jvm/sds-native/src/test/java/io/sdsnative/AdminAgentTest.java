@@ -338,8 +338,8 @@ class AdminAgentTest {
 
     @Test
     void aBadConfigIsRefusedWithTheAgentsReason() throws IOException, InterruptedException {
-        assertRefused(config().servers("https://admin:8887").build(),
-                "server \"https://admin:8887\" is not an http:// URL (HTTPS is not supported)");
+        assertRefused(config().servers("ftp://admin:8887").build(),
+                "server \"ftp://admin:8887\" is not an http:// or https:// URL");
         assertRefused(config().servers(null).build(), "no server given");
         assertRefused(config().appGroup(null).build(), "the app group is blank");
         assertRefused(config().appName(" ").build(), "the app name is blank");

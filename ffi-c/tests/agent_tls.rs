@@ -1,0 +1,231 @@
+//! `sds_agent_*` through the C ABI against the fake console on HTTPS
+//! (tools/fake-sds-admin.py --tls-cert/--tls-key, certificates from
+//! tools/test-pki.sh): `tls_ca_file` trusts the console's own CA, a console
+//! of another CA is a pull failure in the status, a bad file is refused.
+
+use std::ffi::CString;
+use std::io::{BufRead, BufReader};
+use std::os::raw::c_char;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::ptr::{null, null_mut};
+use std::time::{Duration, Instant};
+
+use sds::*;
+use sds_core::EntryParts;
+use sds_testkit::{TempDir, Tls};
+
+const APP: &str = r#"{"appGroupName": "g", "appName": "a",
+                      "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
+
+/// The fake console on HTTPS with `tls`'s server certificate and app "g"/"a"
+/// (version 1: "pay" at 1 visit per second); killed on drop.
+struct FakeConsole {
+    child: Child,
+    _stdin: ChildStdin,
+    url: String,
+}
+
+impl FakeConsole {
+    fn start(tls: &Tls) -> FakeConsole {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg("--app")
+            .arg(APP)
+            .arg("--tls-cert")
+            .arg(&tls.cert)
+            .arg("--tls-key")
+            .arg(&tls.key)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the fake console");
+        let stdin = child.stdin.take().unwrap();
+        let mut port = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        FakeConsole {
+            child,
+            _stdin: stdin,
+            url: format!("https://127.0.0.1:{}", port.trim()),
+        }
+    }
+}
+
+impl Drop for FakeConsole {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).unwrap()
+}
+
+fn config(servers: &CString, ca: Option<&CString>) -> sds_agent_config {
+    sds_agent_config {
+        servers: servers.as_ptr(),
+        app_group: c"g".as_ptr(),
+        app_name: c"a".as_ptr(),
+        ip: c"10.1.2.3".as_ptr(),
+        hostname: c"test-host".as_ptr(),
+        pull_interval_ms: 100,
+        timeout_ms: 0,
+        log: None,
+        log_context: null_mut(),
+        tls_ca_file: ca.map_or(null(), |ca| ca.as_ptr()),
+    }
+}
+
+fn text(field: &[c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8(bytes).unwrap()
+}
+
+fn last_error() -> String {
+    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
+    let mut len = 0usize;
+    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
+    assert_eq!(r, sds_result::Ok);
+    text(&buf[..len])
+}
+
+/// The agent's status once `until` holds (within 10 s).
+fn status_until(
+    agent: *const sds_agent,
+    until: impl Fn(&sds_agent_status) -> bool,
+) -> sds_agent_status {
+    let started = Instant::now();
+    loop {
+        let mut s = std::mem::MaybeUninit::<sds_agent_status>::uninit();
+        assert_eq!(
+            unsafe { sds_agent_status_get(agent, s.as_mut_ptr()) },
+            sds_result::Ok
+        );
+        let s = unsafe { s.assume_init() };
+        if until(&s) {
+            return s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "status never came: {}",
+            text(&s.last_error)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+unsafe fn downgraded(t: *const sds_table, now: u64) -> bool {
+    let mut e = EntryParts::default();
+    assert_eq!(
+        sds_enter(t, c"pay".as_ptr(), 3, now, 0, &mut e),
+        sds_result::Ok
+    );
+    assert_eq!(sds_exit(t, &e, now, 0), sds_result::Ok);
+    sds_entry_downgraded(&e)
+}
+
+unsafe fn table() -> *mut sds_table {
+    let mut t = null_mut();
+    assert_eq!(sds_table_new(8, &mut t), sds_result::Ok);
+    t
+}
+
+#[test]
+fn tls_ca_file_trusts_the_consoles_own_ca() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fake = FakeConsole::start(&tls);
+    let (servers, ca) = (CString::new(fake.url.as_str()).unwrap(), c_path(&tls.ca));
+    unsafe {
+        let t = table();
+        let mut agent = null_mut();
+        assert_eq!(
+            sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
+            sds_result::Ok
+        );
+        let s = status_until(agent, |s| s.version == 1);
+        assert!(s.last_pull_ok && s.pull_failures == 0);
+        assert_eq!(text(&s.server), fake.url);
+        let now = sds_now_ms();
+        assert!(!downgraded(t, now));
+        assert!(downgraded(t, now), "the console's limit of 1 is in force");
+        sds_agent_stop(agent);
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn a_console_of_another_ca_is_a_pull_failure_in_the_status() {
+    let dir = TempDir::new("agent-tls");
+    let ours = Tls::generate(&dir.path().join("ours"));
+    let theirs = Tls::generate(&dir.path().join("theirs"));
+    let fake = FakeConsole::start(&theirs);
+    let (servers, ca) = (CString::new(fake.url.as_str()).unwrap(), c_path(&ours.ca));
+    unsafe {
+        let t = table();
+        let mut agent = null_mut();
+        assert_eq!(
+            sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
+            sds_result::Ok
+        );
+        let s = status_until(agent, |s| s.pull_failures >= 1);
+        assert!(!s.last_pull_ok && s.version == 0);
+        let error = text(&s.last_error);
+        assert!(
+            error.starts_with(&format!("SDS strategy pull failed: {}/", fake.url))
+                && error.contains("UnknownIssuer"),
+            "{error}"
+        );
+        sds_agent_stop(agent);
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn a_bad_tls_ca_file_is_refused_at_start() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let https = c"https://127.0.0.1:1".into();
+    let missing = c"/nonexistent/sds-ca.pem".into();
+    let key = c_path(&tls.key);
+    let ca = c_path(&tls.ca);
+    unsafe {
+        let t = table();
+        let mut agent = null_mut();
+        let refused = |c: sds_agent_config, agent: &mut *mut sds_agent| {
+            assert_eq!(sds_agent_start(t, &c, agent), sds_result::InvalidArgument);
+            assert!(agent.is_null());
+            last_error()
+        };
+        let message = refused(config(&https, Some(&missing)), &mut agent);
+        assert!(
+            message.starts_with(
+                "SDS_INVALID_ARGUMENT: tls_ca_file /nonexistent/sds-ca.pem: No such file"
+            ),
+            "{message}"
+        );
+        assert_eq!(
+            refused(config(&https, Some(&key)), &mut agent),
+            format!(
+                "SDS_INVALID_ARGUMENT: tls_ca_file {}: holds no PEM certificate",
+                tls.key.display()
+            )
+        );
+        let http = c"http://127.0.0.1:1".into();
+        assert_eq!(
+            refused(config(&http, Some(&ca)), &mut agent),
+            "SDS_INVALID_ARGUMENT: tls_ca_file is given but no server is an https:// URL \
+             (the CA file only verifies HTTPS servers)"
+        );
+        sds_table_free(t);
+    }
+}
