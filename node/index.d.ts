@@ -124,7 +124,7 @@ export declare class Point {
 export type RunResult<T> = T extends PromiseLike<infer U> ? Promise<U | string> : T | string
 
 export interface AdminOptions {
-  /** Comma-separated `http://` base URLs of the console, shuffled at start. */
+  /** Comma-separated `http://` or `https://` base URLs of the console, shuffled at start. */
   servers: string
   /** The app group, as created in the console. */
   appGroup: string
@@ -138,6 +138,11 @@ export interface AdminOptions {
   pullIntervalMs?: number
   /** Timeout of one request (connect, send, read) in ms. Default 1000. */
   timeoutMs?: number
+  /**
+   * PEM file of the CA(s) that signed the `https://` servers' certificates;
+   * it replaces the system's roots, which `https://` trusts without it.
+   */
+  tlsCaFile?: string
 }
 
 /** A snapshot of a console agent's state. Times are UTC ms, 0 for never. */

@@ -6,7 +6,7 @@ const { EventEmitter } = require('node:events');
 const { native } = require('./native.js');
 const { checkOptions } = require('./arguments.js');
 
-const ADMIN_OPTIONS = ['servers', 'appGroup', 'appName', 'ip', 'hostname', 'pullIntervalMs', 'timeoutMs'];
+const ADMIN_OPTIONS = ['servers', 'appGroup', 'appName', 'ip', 'hostname', 'pullIntervalMs', 'timeoutMs', 'tlsCaFile'];
 
 const AGENT_WARNING = 'SDS_AGENT_WARNING';
 const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
@@ -40,6 +40,7 @@ class AdminAgent extends EventEmitter {
       o.hostname,
       o.pullIntervalMs,
       o.timeoutMs,
+      o.tlsCaFile,
       (level, message) => this._log(level, message),
     );
   }

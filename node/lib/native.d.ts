@@ -6,10 +6,11 @@ export declare namespace native {
   export class NativeAgent {
     /**
      * Starts the agent of `table`'s points; `undefined` options take the
-     * agent's defaults (the detected ip and host name, 5000 ms, 1000 ms).
+     * agent's defaults (the detected ip and host name, 5000 ms, 1000 ms,
+     * the system's roots for `https://` servers).
      * `log(level, message)` gets its lines ("info" / "warn").
      */
-    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, log: (level: string, message: string) => void)
+    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, log: (level: string, message: string) => void)
     /** A snapshot of the agent's state. */
     status(): native.AgentStatus
     /** The console's `returnValueStr` for `point`; `null` when it has none. */

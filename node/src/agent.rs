@@ -89,12 +89,13 @@ impl ObjectFinalize for NativeAgent {
 #[napi(namespace = "native")]
 impl NativeAgent {
     /// Starts the agent of `table`'s points; `undefined` options take the
-    /// agent's defaults (the detected ip and host name, 5000 ms, 1000 ms).
+    /// agent's defaults (the detected ip and host name, 5000 ms, 1000 ms,
+    /// the system's roots for `https://` servers).
     /// `log(level, message)` gets its lines ("info" / "warn").
     #[allow(clippy::too_many_arguments)]
     #[napi(
         constructor,
-        ts_args_type = "table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, log: (level: string, message: string) => void"
+        ts_args_type = "table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, log: (level: string, message: string) => void"
     )]
     pub fn new(
         table: &NativeTable,
@@ -105,6 +106,7 @@ impl NativeAgent {
         hostname: Unknown,
         pull_interval_ms: Unknown,
         timeout_ms: Unknown,
+        tls_ca_file: Unknown,
         log: LogFunction,
     ) -> Result<NativeAgent, SdsError> {
         let mut config = AgentConfig::new(
@@ -118,6 +120,7 @@ impl NativeAgent {
             .unwrap_or(DEFAULT_PULL_INTERVAL_MS);
         config.timeout_ms =
             arguments::optional_count(timeout_ms, "timeoutMs")?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        config.tls_ca_file = arguments::optional_path(tls_ca_file, "tlsCaFile")?;
         config.log = Some(Arc::new(move |level: Level, line: &str| {
             // Never waits: a full queue or a closing environment drops the line.
             let _ = log.call(

@@ -6,6 +6,8 @@
 //! ([`value`]); strategies and times take the core's verdict on it. Every
 //! refusal here is `SDS_INVALID_ARGUMENT` naming the argument.
 
+use std::path::PathBuf;
+
 use napi::bindgen_prelude::{Array, BigInt, Object, Unknown};
 use napi::{JsString, JsValue, ValueType};
 use sds_core::{time, Value};
@@ -120,6 +122,12 @@ pub fn optional_text(value: Unknown, what: &str) -> Result<Option<String>, SdsEr
         return Ok(None);
     }
     text(value, what).map(Some)
+}
+
+/// A file path given as a string, `None` when left out (the crates check
+/// the file itself).
+pub fn optional_path(value: Unknown, what: &str) -> Result<Option<PathBuf>, SdsError> {
+    Ok(optional_text(value, what)?.map(PathBuf::from))
 }
 
 /// A point id: an integer that fits 32 bits (the table says whether it

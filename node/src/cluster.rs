@@ -8,7 +8,6 @@
 //! loop open. Exact decisions run as N-API async work (libuv's thread pool):
 //! the round trip blocks a pool thread, not the event loop.
 
-use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use napi::bindgen_prelude::{AsyncTask, FromNapiValue, ObjectFinalize, ToNapiValue, Unknown};
@@ -30,11 +29,6 @@ type Shared = Arc<RwLock<Option<Cluster>>>;
 
 fn cluster_error(error: sds_cluster::Error) -> SdsError {
     js_error(error.code(), error)
-}
-
-/// A file path given as a string, `None` when left out.
-fn optional_path(value: Unknown, what: &str) -> Result<Option<PathBuf>, SdsError> {
-    Ok(arguments::optional_text(value, what)?.map(PathBuf::from))
 }
 
 fn closed() -> SdsError {
@@ -239,9 +233,9 @@ impl NativeCluster {
         if let Some(prefix) = arguments::optional_text(key_prefix, "keyPrefix")? {
             config.key_prefix = prefix;
         }
-        config.tls_ca_file = optional_path(tls_ca_file, "tlsCaFile")?;
-        config.tls_cert_file = optional_path(tls_cert_file, "tlsCertFile")?;
-        config.tls_key_file = optional_path(tls_key_file, "tlsKeyFile")?;
+        config.tls_ca_file = arguments::optional_path(tls_ca_file, "tlsCaFile")?;
+        config.tls_cert_file = arguments::optional_path(tls_cert_file, "tlsCertFile")?;
+        config.tls_key_file = arguments::optional_path(tls_key_file, "tlsKeyFile")?;
         let cluster = Cluster::start(Arc::clone(&table.table), config).map_err(cluster_error)?;
         Ok(NativeCluster {
             cluster: Arc::new(RwLock::new(Some(cluster))),

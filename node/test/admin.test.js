@@ -10,6 +10,7 @@ const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const { Client, AdminAgent, DowngradedError } = require('..');
 const { startFakeConsole, until, agentThreads } = require('./fake-console.js');
+const { makePki } = require('../testing/redis-server.js');
 
 const PACKAGE = path.join(__dirname, '..');
 const GROUP = 'shop';
@@ -291,6 +292,102 @@ test('bad config: the agent\'s message as SDS_INVALID_ARGUMENT', () => {
   // Nothing was left connected by the refusals.
   const agent = connect(client, 'a');
   agent.close();
+});
+
+/** A temporary directory for `body(dir)`, removed after it, also when it throws. */
+async function withTempDir(body) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-admin-tls-'));
+  try {
+    return await body(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('an https:// console trusted through tlsCaFile: a change is in force within one pull interval, no error', async () => {
+  await withTempDir(async (dir) => {
+    const pki = makePki(dir);
+    const admin = await startFakeConsole({ tls: pki });
+    const client = new Client();
+    let agent;
+    try {
+      assert.match(admin.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      await admin.setApp(GROUP, 'secure', [{ point: 'a', visitThreshold: 5 }]);
+      agent = connect(client, 'secure', { servers: admin.url, tlsCaFile: pki.ca });
+      await until(() => agent.status().version === 1, 2000, 'version 1 over HTTPS');
+      assert.equal(client.strategy('a').visitThreshold, 5);
+
+      await admin.setApp(GROUP, 'secure', [{ point: 'a', visitThreshold: 7 }]);
+      const changed = Date.now();
+      await until(() => client.strategy('a')?.visitThreshold === 7, 1000, 'the new threshold');
+      // One interval (100 ms) plus the request (a TLS handshake) and a loaded machine's slack.
+      assert.ok(Date.now() - changed < 600, `in force after ${Date.now() - changed} ms`);
+      const status = agent.status();
+      assert.equal(status.lastPullOk, true);
+      assert.equal(status.lastError, '');
+      assert.equal(status.pullFailures, 0);
+      assert.equal(status.server, admin.url);
+      assert.deepEqual((await admin.requests()).violations, []);
+    } finally {
+      agent?.close();
+      await admin.close();
+    }
+  });
+});
+
+test('an https:// console with a certificate of another CA: UnknownIssuer in status(), the strategy kept', async () => {
+  await withTempDir(async (dir) => {
+    const ours = makePki(path.join(dir, 'ours'));
+    const theirs = makePki(path.join(dir, 'theirs'));
+    let admin = await startFakeConsole({ tls: ours });
+    const client = new Client();
+    let agent;
+    try {
+      await admin.setApp(GROUP, 'moved', [{ point: 'a', visitThreshold: 1 }]);
+      agent = connect(client, 'moved', { servers: admin.url, tlsCaFile: ours.ca });
+      await until(() => agent.status().version === 1, 2000, 'version 1 over HTTPS');
+
+      // The same address now shows a certificate of another CA.
+      await admin.close();
+      admin = await startFakeConsole({ tls: theirs, port: admin.port });
+      await admin.setApp(GROUP, 'moved', [{ point: 'a', visitThreshold: 50 }]);
+      await until(() => agent.status().lastError.includes('UnknownIssuer'), 3000, 'a pull refused by the certificate check');
+      const status = agent.status();
+      assert.equal(status.lastPullOk, false);
+      assert.ok(status.lastError.startsWith(`SDS strategy pull failed: ${admin.url}/sds/heartbeat/pullstrategy: `),
+        status.lastError);
+      assert.equal(status.version, 1);
+      assert.equal(client.strategy('a').visitThreshold, 1, 'the strategy pulled before is kept');
+      assert.deepEqual((await admin.requests()).pulls, [], 'the refused console never saw a request');
+    } finally {
+      agent?.close();
+      await admin.close();
+    }
+  });
+});
+
+test('bad TLS config: the agent\'s message as SDS_INVALID_ARGUMENT', async () => {
+  await withTempDir(async (dir) => {
+    const pki = makePki(dir);
+    const client = new Client();
+    const base = { servers: 'https://127.0.0.1:1', appGroup: GROUP, appName: 'a' };
+    const refused = (options, message) =>
+      assert.throws(() => client.connectAdmin({ ...base, ...options }), { code: 'SDS_INVALID_ARGUMENT', message });
+    const missing = path.join(dir, 'missing.pem');
+    assert.throws(() => client.connectAdmin({ ...base, tlsCaFile: missing }), (error) =>
+      error.code === 'SDS_INVALID_ARGUMENT' &&
+      error.message.startsWith(`cannot start the SDS agent: tls_ca_file ${missing}: No such file`));
+    refused({ tlsCaFile: pki.key }, `cannot start the SDS agent: tls_ca_file ${pki.key}: holds no PEM certificate`);
+    refused({ servers: fake.url, tlsCaFile: pki.ca },
+      'cannot start the SDS agent: tls_ca_file is given but no server is an https:// URL ' +
+      '(the CA file only verifies HTTPS servers)');
+    refused({ tlsCaFile: 5 }, 'tlsCaFile must be a string, got a number');
+    refused({ tlsCaFile: null }, 'tlsCaFile must be a string, got null');
+    assert.equal(agentThreads(), 0);
+    // Nothing was left connected by the refusals; a mixed list with the CA file starts.
+    const agent = connect(client, 'a', { servers: `${fake.url},https://127.0.0.1:1`, tlsCaFile: pki.ca });
+    agent.close();
+  });
 });
 
 test('a shared-table client: its agent applies the strategies and is the reporter when alone', async () => {

@@ -1,6 +1,9 @@
 'use strict';
 // Starts tools/fake-sds-admin.py (the strict fake SDS console every
 // language's tests use) and drives its control side. Not a test file.
+const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { threadsNamed } = require('../testing/threads.js');
@@ -8,10 +11,19 @@ const { until } = require('../testing/until.js');
 
 const SCRIPT = path.join(__dirname, '..', '..', 'tools', 'fake-sds-admin.py');
 
-/** The fake console on a free loopback port; `close()` ends it (stdin closed). */
-async function startFakeConsole() {
+/**
+ * The fake console on a loopback port (a free one unless `port`); `close()`
+ * ends it (stdin closed). With `tls` (a PKI of testing/redis-server.js's
+ * makePki) it speaks only HTTPS with the PKI's server certificate, control
+ * side included (called trusting the PKI's CA), and `url` is `https://`.
+ */
+async function startFakeConsole({ tls: pki, port: wanted } = {}) {
+  const options = [
+    ...(wanted === undefined ? [] : ['--port', String(wanted)]),
+    ...(pki ? ['--tls-cert', pki.cert, '--tls-key', pki.key] : []),
+  ];
   // stdin is a pipe: the fake exits when it closes, also if this process dies.
-  const child = spawn('python3', [SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn('python3', [SCRIPT, ...options], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     let text = '';
     child.once('error', reject);
@@ -21,18 +33,32 @@ async function startFakeConsole() {
       if (text.includes('\n')) resolve(Number(text.split('\n')[0]));
     });
   });
-  const url = `http://127.0.0.1:${port}`;
-  const call = async (method, route, body) => {
-    const response = await fetch(url + route, {
+  const url = `${pki ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const ca = pki ? fs.readFileSync(pki.ca) : undefined;
+  const call = (method, route, body) => new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const request = (pki ? https : http).request(url + route, {
       method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ca,
+      // A connection per call: a restarted fake on the same port gets no stale socket.
+      agent: false,
+      headers: payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+    }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () => {
+        if (response.statusCode !== 200) reject(new Error(`${route}: ${response.statusCode} ${text}`));
+        else resolve(JSON.parse(text));
+      });
+      response.on('error', reject);
     });
-    if (response.status !== 200) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
+    request.on('error', reject);
+    request.end(payload);
+  });
   return {
     url,
+    port,
     setApp: (appGroupName, appName, strategies) => call('POST', '/_fake/app', { appGroupName, appName, strategies }),
     setMode: (modes) => call('POST', '/_fake/mode', modes),
     reset: () => call('POST', '/_fake/reset', {}),

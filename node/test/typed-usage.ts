@@ -24,7 +24,9 @@ const later: Promise<string> = point.run(async () => 'done');
 const counted: Promise<number | string> = point.run(async () => 1);
 const bare: number | string = client.run('p', () => 1);
 
-const agent: AdminAgent = client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100 });
+const agent: AdminAgent = client.connectAdmin({
+  servers: 'https://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100, tlsCaFile: 'ca.pem',
+});
 const adminStatus: AdminStatus = agent.status();
 const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '';
 const fallbackText: string | null = agent.returnValue('p');
@@ -68,6 +70,8 @@ client.setStrategy('p', { visitThreshold: '10' });
 client.setStrategy('p', { visitThresold: 10 });
 // @ts-expect-error the console's app is required
 client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g' });
+// @ts-expect-error the CA file is a path as a string
+client.connectAdmin({ servers: 'https://admin:8887', appGroup: 'g', appName: 'a', tlsCaFile: Buffer.from('ca.pem') });
 // @ts-expect-error without a fallback, a downgraded run may give the console's string
 const onlyNumber: number = client.run('p', () => 1);
 // @ts-expect-error the cluster points are required
