@@ -2,25 +2,17 @@
 //! for a client's table. The translation only: what the agent does, and what
 //! it refuses, is the agent crate's.
 
+use jni::jni_str;
 use jni::objects::{JLongArray, JObject, JObjectArray, JString};
-use jni::refs::Reference;
 use jni::sys::{jclass, jlong, JNIEnv};
-use jni::{jni_str, Env};
 use sds_agent::{Agent, AgentConfig, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS};
 use sds_core::ErrorCode;
 
 use crate::agent_log::JvmLog;
+use crate::args::{optional_path, optional_text};
 use crate::boundary::{clamp, setup_native, Fail};
 use crate::service::{free_service, service_handle, stop_service, with_service};
 use crate::table::table_arc;
-
-/// A Java string, or `None` for `null`.
-fn optional(env: &Env, text: &JString) -> Result<Option<String>, Fail> {
-    if text.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(text.try_to_string(env)?))
-}
 
 /// The status values `agentStatus` writes, in the order `AdminStatus` reads
 /// them (flags as 0 or 1).
@@ -46,13 +38,15 @@ setup_native! {
 
     /// Starts the agent for the client's table `table`. A `null` required
     /// string reads as empty and a negative time as 0, which the agent
-    /// refuses with its reason (`INVALID_ARGUMENT`); a `null` ip or host
-    /// name is detected.
+    /// refuses with its reason (`INVALID_ARGUMENT`), as it refuses a CA file
+    /// it cannot use; a `null` ip or host name is detected, a `null` CA file
+    /// is none (the system's roots).
     fn Java_io_sdsnative_Native_agentStart(
         env,
         table: jlong,
         _owner: JObject<'l>,
         servers: JString<'l>,
+        tls_ca_file: JString<'l>,
         app_group: JString<'l>,
         app_name: JString<'l>,
         ip: JString<'l>,
@@ -63,10 +57,11 @@ setup_native! {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
         let table = unsafe { table_arc(table) }.map_err(Fail::code)?;
-        let text = |s: &JString| optional(env, s).map(Option::unwrap_or_default);
+        let text = |s: &JString| optional_text(env, s).map(Option::unwrap_or_default);
         let mut config = AgentConfig::new(text(&servers)?, text(&app_group)?, text(&app_name)?);
-        config.ip = optional(env, &ip)?;
-        config.hostname = optional(env, &hostname)?;
+        config.tls_ca_file = optional_path(env, &tls_ca_file)?;
+        config.ip = optional_text(env, &ip)?;
+        config.hostname = optional_text(env, &hostname)?;
         config.pull_interval_ms = u64::try_from(pull_interval_ms).unwrap_or(0);
         config.timeout_ms = u64::try_from(timeout_ms).unwrap_or(0);
         let log = JvmLog::new(env, jni_str!("io/sdsnative/AdminAgent"), &config)?;
@@ -103,7 +98,7 @@ setup_native! {
         _owner: JObject<'l>,
         point: JString<'l>,
     ) -> JString<'l> {
-        let point = optional(env, &point)?.ok_or(Fail::code(ErrorCode::NullArgument))?;
+        let point = optional_text(env, &point)?.ok_or(Fail::code(ErrorCode::NullArgument))?;
         // SAFETY: as in `agentStatus`.
         let value = unsafe { with_service(handle, |a: &Agent| Ok(a.return_value(&point))) }?;
         Ok(match value {

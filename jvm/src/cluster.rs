@@ -3,8 +3,6 @@
 //! table). The translation only: what is checked, synced and decided is the
 //! cluster crate's (`cluster/README.md`).
 
-use std::path::PathBuf;
-
 use jni::objects::{JLongArray, JObject, JObjectArray, JString};
 use jni::refs::Reference;
 use jni::sys::{jboolean, jclass, jlong, JNIEnv};
@@ -12,6 +10,7 @@ use jni::Env;
 use sds_cluster::{Cluster, Config, Decision, Error, Status};
 use sds_core::{time, ErrorCode};
 
+use crate::args::optional_path;
 use crate::boundary::{clamp, setup_native, Fail};
 use crate::service::{free_service, service_handle, stop_service, with_service};
 use crate::table::table_arc;
@@ -66,15 +65,6 @@ fn strings(env: &mut Env, array: &JObjectArray, what: &str) -> Result<Vec<String
         out.push(text.try_to_string(env)?);
     }
     Ok(out)
-}
-
-/// A path from a Java `String` (the caller's `Path.toString()`); `null`
-/// is no file.
-fn optional_path(env: &mut Env, path: &JString) -> Result<Option<PathBuf>, Fail> {
-    if path.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(PathBuf::from(path.try_to_string(env)?)))
 }
 
 /// Runs `f` on the cluster of a live handle; `CLOSED` once stopped. `stop`

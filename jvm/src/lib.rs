@@ -18,6 +18,7 @@
 
 mod agent;
 mod agent_log;
+mod args;
 mod boundary;
 mod cluster;
 mod codes;

@@ -1,5 +1,7 @@
 package io.sdsnative;
 
+import java.nio.file.Path;
+
 /**
  * How a {@link Client} connects to the SDS console ({@code sds-admin}): see
  * {@link Client#connectAdmin(AdminConfig)}. Immutable; made with
@@ -13,6 +15,7 @@ public final class AdminConfig {
     public static final long DEFAULT_TIMEOUT_MS = CoreTables.AGENT_DEFAULTS[1];
 
     private final String servers;
+    private final Path tlsCaFile;
     private final String appGroup;
     private final String appName;
     private final String ip;
@@ -22,6 +25,7 @@ public final class AdminConfig {
 
     private AdminConfig(Builder b) {
         servers = b.servers;
+        tlsCaFile = b.tlsCaFile;
         appGroup = b.appGroup;
         appName = b.appName;
         ip = b.ip;
@@ -35,9 +39,14 @@ public final class AdminConfig {
         return new Builder();
     }
 
-    /** Comma-separated {@code http://} base URLs of the console. */
+    /** Comma-separated {@code http://} or {@code https://} base URLs of the console. */
     public String servers() {
         return servers;
+    }
+
+    /** The PEM file of the CA(s) the {@code https://} servers are checked against; null: the system's roots. */
+    public Path tlsCaFile() {
+        return tlsCaFile;
     }
 
     /** The app group, as created in the console. */
@@ -73,6 +82,7 @@ public final class AdminConfig {
     /** Builds an {@link AdminConfig}; each setter returns the builder. */
     public static final class Builder {
         private String servers;
+        private Path tlsCaFile;
         private String appGroup;
         private String appName;
         private String ip;
@@ -82,9 +92,23 @@ public final class AdminConfig {
 
         private Builder() {}
 
-        /** Required: comma-separated base URLs, {@code "http://admin1:8887,http://admin2:8887"}. */
+        /**
+         * Required: comma-separated base URLs, {@code "http://admin1:8887,https://admin2:8443"};
+         * {@code https://} servers are checked against the system's roots, or {@link #tlsCaFile}.
+         */
         public Builder servers(String servers) {
             this.servers = servers;
+            return this;
+        }
+
+        /**
+         * The PEM file of the CA(s) that signed the {@code https://} servers'
+         * certificates, for a console with a CA of its own; it replaces the
+         * system's roots. Read when the agent starts, which refuses it without
+         * an {@code https://} server. Null: none.
+         */
+        public Builder tlsCaFile(Path tlsCaFile) {
+            this.tlsCaFile = tlsCaFile;
             return this;
         }
 

@@ -10,10 +10,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sdsnative.RedisServer.Tls;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
@@ -328,12 +335,17 @@ class AdminAgentTest {
         assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> client.connectAdmin(config().build())).code());
     }
 
-    private void assertRefused(AdminConfig config, String message) {
+    /** The message of the INVALID_ARGUMENT {@code connectAdmin(config)} throws. */
+    private static String refusal(AdminConfig config) {
         try (Client client = new Client(4)) {
             SdsException e = assertThrows(SdsException.class, () -> client.connectAdmin(config));
             assertSame(ErrorCode.INVALID_ARGUMENT, e.code());
-            assertEquals("SDS_INVALID_ARGUMENT: cannot start the SDS agent: " + message, e.getMessage());
+            return e.getMessage();
         }
+    }
+
+    private static void assertRefused(AdminConfig config, String message) {
+        assertEquals("SDS_INVALID_ARGUMENT: cannot start the SDS agent: " + message, refusal(config));
     }
 
     @Test
@@ -350,6 +362,91 @@ class AdminAgentTest {
         assertRefused(config().timeoutMs(0).build(), "the timeout must be above 0 ms");
         try (Client client = new Client(4)) {
             assertSame(ErrorCode.NULL_ARGUMENT, assertThrows(SdsException.class, () -> client.connectAdmin(null)).code());
+        }
+        assertGone("sds-agent");
+    }
+
+    @Test
+    void overHttpsWithTheCaFileAStrategyChangeIsInForceWithinOneInterval() throws Exception {
+        Tls tls = Tls.generate(dir.resolve("pki"));
+        try (FakeConsole https = FakeConsole.startTls(tls)) {
+            assertTrue(https.url().startsWith("https://127.0.0.1:"), https.url());
+            https.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1}]");
+            AdminConfig config = config().servers(https.url()).tlsCaFile(tls.ca).build();
+            assertEquals(tls.ca, config.tlsCaFile());
+            try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config)) {
+                AdminStatus status = statusUntil(agent, "version 1", s -> s.version() == 1);
+                assertTrue(status.lastPullOk());
+                assertEquals(https.url(), status.server());
+                assertEquals("", status.lastError());
+                assertTrue(limitedToOne(client, "a"));
+
+                https.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":50}]");
+                long changed = System.nanoTime();
+                status = statusUntil(agent, "version 2", s -> s.version() == 2);
+                long tookMs = (System.nanoTime() - changed) / 1_000_000;
+                assertTrue(tookMs < 100 + 300 + 300, "in force after " + tookMs + " ms");
+                assertTrue(status.lastPullOk());
+                assertEquals(0, status.pullFailures());
+                assertEquals("", status.lastError());
+                assertFalse(limitedToOne(client, "a"));
+            }
+            assertEquals("10.1.2.3", https.pulls().get(0).get("ip").asText());
+            https.assertNoViolation();
+        }
+    }
+
+    @Test
+    void anHttpsConsoleWithACertificateOfAnotherCaIsAFailureInTheStatus() throws Exception {
+        Tls ours = Tls.generate(dir.resolve("ours"));
+        Tls theirs = Tls.generate(dir.resolve("theirs"));
+        try (Client client = new Client(16)) {
+            AdminAgent agent;
+            int port;
+            try (FakeConsole trusted = FakeConsole.startTls(ours)) {
+                trusted.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1}]");
+                agent = client.connectAdmin(config().servers(trusted.url()).tlsCaFile(ours.ca).build());
+                statusUntil(agent, "version 1", s -> s.version() == 1);
+                port = trusted.port();
+            }
+            // The same address now shows a certificate of another CA.
+            try (AdminAgent running = agent; FakeConsole other = FakeConsole.startTls(theirs, port)) {
+                other.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":50}]");
+                AdminStatus status = statusUntil(running, "a pull refused by the certificate check",
+                        s -> s.lastError().contains("UnknownIssuer"));
+                assertFalse(status.lastPullOk(), status.toString());
+                assertTrue(status.lastError().startsWith(
+                        "SDS strategy pull failed: " + other.url() + "/sds/heartbeat/pullstrategy: "), status.toString());
+                assertEquals(1, status.version());
+                assertTrue(limitedToOne(client, "a"), "still deciding with version 1");
+                assertEquals(0, other.pulls().size(), "the refused console saw no request");
+            }
+        }
+    }
+
+    @Test
+    void badTlsSettingsAreRefusedWithTheAgentsReason() throws Exception {
+        AdminConfig.Builder https = config().servers("https://127.0.0.1:1");
+        String missing = refusal(https.tlsCaFile(Paths.get("/nonexistent/sds-ca.pem")).build());
+        assertTrue(missing.startsWith("SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
+                + "tls_ca_file /nonexistent/sds-ca.pem: No such file"), missing);
+        Tls tls = Tls.generate(dir.resolve("pki"));
+        assertRefused(https.tlsCaFile(tls.key).build(), "tls_ca_file " + tls.key + ": holds no PEM certificate");
+        assertRefused(config().servers("http://127.0.0.1:1").tlsCaFile(tls.ca).build(),
+                "tls_ca_file is given but no server is an https:// URL (the CA file only verifies HTTPS servers)");
+
+        URI zipUri = URI.create("jar:" + dir.resolve("files.zip").toUri());
+        try (FileSystem zip = FileSystems.newFileSystem(zipUri, Collections.singletonMap("create", "true"))) {
+            Path inZip = zip.getPath("/ca.pem");
+            Files.copy(tls.ca, inZip);
+            assertEquals("SDS_INVALID_ARGUMENT: TLS CA file /ca.pem is not on the default file system",
+                    refusal(https.tlsCaFile(inZip).build()));
+        }
+
+        // A mixed list with the CA file starts.
+        try (Client client = new Client(4); AdminAgent agent = client.connectAdmin(
+                config().servers("http://127.0.0.1:1,https://127.0.0.1:1").tlsCaFile(tls.ca).build())) {
+            assertFalse(agent.isClosed());
         }
         assertGone("sds-agent");
     }

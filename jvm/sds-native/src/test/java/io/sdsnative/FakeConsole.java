@@ -15,28 +15,55 @@ import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The repository's strict fake SDS console, {@code tools/fake-sds-admin.py},
  * run with python3 as a child process (its stdin a pipe: it exits when that
- * closes, so it dies with the test JVM), and its control API.
+ * closes, so it dies with the test JVM), and its control API. Plain HTTP, or
+ * HTTPS only ({@link #startTls}) with a certificate of a test PKI.
  */
 final class FakeConsole implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
 
     private final Process process;
     private final int port;
+    /** How the control API connects over HTTPS (trusting the PKI's CA); null: plain HTTP. */
+    private final SSLSocketFactory tlsSockets;
 
-    private FakeConsole(Process process, int port) {
+    private FakeConsole(Process process, int port, SSLSocketFactory tlsSockets) {
         this.process = process;
         this.port = port;
+        this.tlsSockets = tlsSockets;
     }
 
     static FakeConsole start() throws IOException {
+        return start(null, 0);
+    }
+
+    /** A fake speaking HTTPS only, with {@code tls}'s server certificate, on a free port. */
+    static FakeConsole startTls(RedisServer.Tls tls) throws IOException {
+        return start(tls, 0);
+    }
+
+    /** The same on {@code port} (e.g. the port of a fake just closed). */
+    static FakeConsole startTls(RedisServer.Tls tls, int port) throws IOException {
+        return start(tls, port);
+    }
+
+    private static FakeConsole start(RedisServer.Tls tls, int port) throws IOException {
         File script = new File(repoRoot(), "tools/fake-sds-admin.py");
-        Process p = new ProcessBuilder("python3", script.getPath())
+        List<String> command = new ArrayList<>(Arrays.asList("python3", script.getPath(), "--port", String.valueOf(port)));
+        SSLSocketFactory tlsSockets = null;
+        if (tls != null) {
+            command.addAll(Arrays.asList("--tls-cert", tls.cert.toString(), "--tls-key", tls.key.toString()));
+            tlsSockets = (SSLSocketFactory) tls.clientSockets();
+        }
+        Process p = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -45,7 +72,7 @@ final class FakeConsole implements AutoCloseable {
             p.destroy();
             throw new IOException("fake-sds-admin.py printed no port");
         }
-        return new FakeConsole(p, Integer.parseInt(line.trim()));
+        return new FakeConsole(p, Integer.parseInt(line.trim()), tlsSockets);
     }
 
     /** The repository root: the first folder up from the working directory holding the fake. */
@@ -59,7 +86,11 @@ final class FakeConsole implements AutoCloseable {
     }
 
     String url() {
-        return "http://127.0.0.1:" + port;
+        return (tlsSockets == null ? "http" : "https") + "://127.0.0.1:" + port;
+    }
+
+    int port() {
+        return port;
     }
 
     /** Replaces the app's strategies (a JSON array); the app's new version. */
@@ -97,6 +128,9 @@ final class FakeConsole implements AutoCloseable {
 
     private JsonNode call(String method, String path, String body) throws IOException {
         HttpURLConnection c = (HttpURLConnection) new URL(url() + path).openConnection();
+        if (tlsSockets != null) {
+            ((HttpsURLConnection) c).setSSLSocketFactory(tlsSockets);
+        }
         c.setRequestMethod(method);
         c.setConnectTimeout(5000);
         c.setReadTimeout(5000);
