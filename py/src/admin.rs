@@ -1,7 +1,8 @@
 //! `Agent` (the base of `sds.AdminAgent`): the SDS console agent
 //! (`sds-agent`) for a client's table. The translation only: the config from
-//! Python values, `StartError` as `sds.InvalidArgument`, the status as a
-//! tuple (`sds.AgentStatus` names it), log lines to `logging`.
+//! Python values (the CA file as a path `open` takes), `StartError` as
+//! `sds.InvalidArgument`, the status as a tuple (`sds.AgentStatus` names
+//! it), log lines to `logging`.
 //!
 //! The agent's thread is a Rust thread. It attaches to the interpreter only
 //! to log, and never while the interpreter shuts down: `sds` registers
@@ -101,7 +102,7 @@ impl Agent {
     #[new]
     #[pyo3(signature = (
         client, servers, app_group, app_name, *,
-        ip = None, hostname = None, pull_interval_ms, timeout_ms
+        ip = None, hostname = None, pull_interval_ms, timeout_ms, tls_ca_file = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -114,6 +115,7 @@ impl Agent {
         hostname: Option<&Bound<'_, PyAny>>,
         pull_interval_ms: &Bound<'_, PyAny>,
         timeout_ms: &Bound<'_, PyAny>,
+        tls_ca_file: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Agent> {
         let client = client
             .cast::<Table>()
@@ -127,6 +129,10 @@ impl Agent {
         config.hostname = text(hostname, "hostname")?;
         config.pull_interval_ms = args::u64_arg(pull_interval_ms, "pull_interval_ms")?;
         config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
+        config.tls_ca_file = match tls_ca_file {
+            Some(v) => args::optional_path(v, "tls_ca_file")?,
+            None => None,
+        };
         config.log = Some(Arc::new(log_line));
         let inner: &Arc<Inner> = &client.get().inner;
         let cell = AGENTS

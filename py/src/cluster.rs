@@ -12,7 +12,6 @@
 //! finalization. A fork child inherits no syncer thread: there a cluster
 //! sync is inert (see [`crate::background`]).
 
-use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use pyo3::prelude::*;
@@ -100,16 +99,6 @@ fn texts(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
         .collect()
 }
 
-/// An optional TLS file: `None`, or a path as `open` takes it. Whether it
-/// exists and fits the URLs is the cluster crate's check, at start.
-fn tls_file(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<PathBuf>> {
-    if v.is_none() {
-        return Ok(None);
-    }
-    // A path's `str` to the OS's bytes as `open` does (surrogateescape).
-    args::path_text(v, what)?.extract().map(Some)
-}
-
 /// A `sds_cluster::Error` as its Python exception: the core's code with
 /// the message (a Redis failure is `sds.Unavailable`, a `ConnectionError`).
 fn error(py: Python<'_>, e: Error) -> PyErr {
@@ -160,9 +149,9 @@ impl Cluster {
         config.sync_ms = args::u64_arg(sync_ms, "sync_ms")?;
         config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
         config.key_prefix = text(key_prefix, "key_prefix")?;
-        config.tls_ca_file = tls_file(tls_ca_file, "tls_ca_file")?;
-        config.tls_cert_file = tls_file(tls_cert_file, "tls_cert_file")?;
-        config.tls_key_file = tls_file(tls_key_file, "tls_key_file")?;
+        config.tls_ca_file = args::optional_path(tls_ca_file, "tls_ca_file")?;
+        config.tls_cert_file = args::optional_path(tls_cert_file, "tls_cert_file")?;
+        config.tls_key_file = args::optional_path(tls_key_file, "tls_key_file")?;
         let inner: &Arc<Inner> = &client.get().inner;
         let start = || {
             RustCluster::start(inner.table.clone(), config).map(|c| Syncer(RwLock::new(Some(c))))

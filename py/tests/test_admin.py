@@ -1,13 +1,16 @@
 """The console agent (``Client.connect_admin``) against the strict fake
-console, ``tools/fake-sds-admin.py`` (started with this interpreter)."""
+console, ``tools/fake-sds-admin.py`` (started with this interpreter), on
+HTTP or on HTTPS with a PKI made per test (``tools/test-pki.sh``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import contextlib
 import os
 import pathlib
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -20,6 +23,7 @@ import pytest
 
 import sds
 from named_threads import named_threads
+from redis_server import Tls, free_port
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 FAKE = REPO / "tools" / "fake-sds-admin.py"
@@ -27,19 +31,25 @@ IDENTITY = {"ip": "10.1.2.3", "hostname": "test-host"}
 
 
 class FakeConsole:
-    """The fake console as a subprocess; it exits when its stdin closes."""
+    """The fake console as a subprocess; it exits when its stdin closes.
+    With `tls` it speaks only HTTPS with that PKI's server certificate (the
+    test's own control requests trust its CA), on `port` if given."""
 
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(FAKE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
+    def __init__(self, tls: Optional[Tls] = None, port: int = 0) -> None:
+        command = [sys.executable, str(FAKE), "--port", str(port)]
+        self.context: Optional[ssl.SSLContext] = None
+        if tls is not None:
+            command += ["--tls-cert", tls.server_cert, "--tls-key", tls.server_key]
+            self.context = ssl.create_default_context(cafile=tls.ca)
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
-        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"
+        self.port = int(self.proc.stdout.readline())
+        self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
 
     def control(self, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=5, context=self.context) as response:
             return json.loads(response.read())
 
     def app(self, strategies: List[Dict[str, Any]]) -> int:
@@ -59,14 +69,24 @@ class FakeConsole:
         self.proc.stdout.close()
 
 
+@contextlib.contextmanager
+def fake_console(tls: Optional[Tls] = None, port: int = 0) -> Iterator[FakeConsole]:
+    """A fake console for the block, checked for protocol violations and
+    stopped after it, also when the block fails."""
+    console = FakeConsole(tls, port)
+    try:
+        yield console
+        # Hang mode holds connections open; answer them so the fake can exit.
+        console.mode(pull="ok", add="ok")
+        assert console.requests()["violations"] == []
+    finally:
+        console.close()
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeConsole]:
-    console = FakeConsole()
-    yield console
-    # Hang mode holds connections open; answer them so the fake can exit.
-    console.mode(pull="ok", add="ok")
-    assert console.requests()["violations"] == []
-    console.close()
+    with fake_console() as console:
+        yield console
 
 
 def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
@@ -411,3 +431,85 @@ def test_a_fork_child_inherits_no_agent_and_connects_its_own(fake: FakeConsole) 
         }
         # The parent's agent is untouched.
         assert agent.running and agent.status().last_pull_ok and pay() == "busy"
+
+
+@pytest.fixture
+def tls(tmp_path: pathlib.Path) -> Tls:
+    return Tls.generate(str(tmp_path / "pki"))
+
+
+def test_over_https_with_the_ca_file_a_change_is_in_force_within_one_pull_interval(tls: Tls) -> None:
+    with fake_console(tls) as fake:
+        assert fake.url.startswith("https://127.0.0.1:")
+        fake.app([{"point": "orders", "visitThreshold": 5}])
+        client = sds.Client(64)
+        with client.connect_admin(
+            fake.url, "g", "a", pull_interval=0.1, tls_ca_file=pathlib.Path(tls.ca), **IDENTITY
+        ) as agent:
+            wait_for("the first set", lambda: agent.status().version == 1)
+            assert visit_threshold(client, "orders") == 5
+            assert fake.app([{"point": "orders", "visitThreshold": 7}]) == 2
+            # One interval (0.1 s), plus what this loaded machine adds.
+            took = wait_for("the change", lambda: visit_threshold(client, "orders") == 7, within=1.0)
+            assert took < 1.0
+            status = agent.status()
+            assert (status.version, status.last_pull_ok, status.pull_failures) == (2, True, 0)
+            assert (status.server, status.last_error) == (fake.url, "")
+        assert fake.requests()["pulls"][0]["request"]["appName"] == "a"
+
+
+def test_an_https_console_with_a_certificate_of_another_ca_fails_and_the_strategy_stays(
+    tls: Tls, tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    theirs = Tls.generate(str(tmp_path / "theirs"))
+    port = free_port()
+    url = f"https://127.0.0.1:{port}"
+    client = sds.Client(64)
+    with client.connect_admin(url, "g", "a", pull_interval=0.1, tls_ca_file=tls.ca, **IDENTITY) as agent:
+        with fake_console(tls, port) as fake:
+            fake.app([{"point": "orders", "visitThreshold": 5}])
+            wait_for("the first set", lambda: agent.status().version == 1)
+            assert visit_threshold(client, "orders") == 5
+        # The same address now shows a certificate of another CA.
+        with fake_console(theirs, port) as other:
+            other.app([{"point": "orders", "visitThreshold": 50}])
+            wait_for("a pull refused by the certificate check", lambda: "UnknownIssuer" in agent.status().last_error)
+            status = agent.status()
+            assert status.last_error.startswith(f"SDS strategy pull failed: {url}/sds/heartbeat/pullstrategy: ")
+            assert (status.last_pull_ok, status.version) == (False, 1)
+            assert visit_threshold(client, "orders") == 5
+            # The refused console never saw a request.
+            assert other.requests()["pulls"] == []
+    assert any(
+        r.name == "sds.admin" and r.levelno == logging.WARNING and "UnknownIssuer" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_bad_tls_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls, tmp_path: pathlib.Path) -> None:
+    missing = tmp_path / "missing.pem"
+    refusals = [
+        ("https://127.0.0.1:1", missing, f"tls_ca_file {missing}: No such file"),
+        ("https://127.0.0.1:1", tls.server_key, f"tls_ca_file {tls.server_key}: holds no PEM certificate"),
+        (
+            "http://127.0.0.1:1,http://127.0.0.1:2",
+            tls.ca,
+            "tls_ca_file is given but no server is an https:// URL (the CA file only verifies HTTPS servers)",
+        ),
+    ]
+    for servers, ca_file, reason in refusals:
+        with pytest.raises(sds.InvalidArgument) as raised:
+            sds.Client(8).connect_admin(servers, "g", "a", tls_ca_file=ca_file)
+        assert str(raised.value).startswith(f"cannot start the SDS agent: {reason}"), str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "ca_file, message",
+    [
+        (5, "tls_ca_file must be a str or an os.PathLike of one, not int"),
+        (b"/tmp/ca.pem", "tls_ca_file must be a str or an os.PathLike of one, not bytes"),
+    ],
+)
+def test_a_ca_file_of_the_wrong_type_is_an_invalid_argument(ca_file: Any, message: str) -> None:
+    with pytest.raises(sds.InvalidArgument, match="^" + message + "$"):
+        sds.Client(8).connect_admin("https://127.0.0.1:1", "g", "a", tls_ca_file=ca_file)

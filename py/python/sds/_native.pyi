@@ -198,6 +198,7 @@ class Agent:
         hostname: Optional[str] = None,
         pull_interval_ms: int,
         timeout_ms: int,
+        tls_ca_file: Optional[str | PathLike[str]] = None,
     ) -> Agent: ...
     def _status(self) -> Tuple[int, bool, int, bool, int, bool, str, str, int, int, int]:
         """The agent's state as a tuple in `sds_agent::Status`'s field order."""

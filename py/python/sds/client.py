@@ -104,6 +104,7 @@ class Client(_native.Table):
         hostname: Optional[str] = None,
         pull_interval: float = 5.0,
         timeout: float = 1.0,
+        tls_ca_file: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> AdminAgent:
         """Lets the SDS console (``sds-admin``) manage this client's table:
         an agent thread pulls the app's strategies at once and every
@@ -113,10 +114,16 @@ class Client(_native.Table):
         statistics at second 5 of each 10 s cycle when this process is the
         host's reporter. ``enter`` never waits on it.
 
-        ``servers`` is a comma-separated list of ``http://`` base URLs
-        (failed over in turn); ``ip`` and ``hostname`` default to the host's
-        (the last non-loopback IPv4 address); ``timeout`` bounds one request
-        (seconds). A config the agent refuses raises ``sds.InvalidArgument``
+        ``servers`` is a comma-separated list of ``http://`` or ``https://``
+        base URLs (failed over in turn); ``ip`` and ``hostname`` default to
+        the host's (the last non-loopback IPv4 address); ``timeout`` bounds
+        one request (seconds). ``https://`` servers' certificates are checked
+        against the system's roots, or with ``tls_ca_file`` (a ``str`` or
+        ``os.PathLike``) against the CA(s) of that PEM file instead; a
+        certificate that does not verify fails the request like a console
+        down (``status().last_error`` says why). A config the agent refuses
+        (a CA file that cannot be read, or without an ``https://`` server
+        among ``servers``, included) raises ``sds.InvalidArgument``
         with its reason, as does a second agent while one runs. The agent
         runs until ``close()`` (or the ``with`` block ends), the client is
         collected, or the interpreter exits. In a fork child, call this
@@ -130,6 +137,7 @@ class Client(_native.Table):
             hostname=hostname,
             pull_interval_ms=millis("pull_interval", pull_interval),
             timeout_ms=millis("timeout", timeout),
+            tls_ca_file=tls_ca_file,
         )
 
     def connect_cluster(
