@@ -10,9 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::latency::p99;
+use common::points::{admit, on_point, table_with, wait_first_sync};
 use common::Redis;
 use sds_cluster::{Cluster, Config, Status};
-use sds_core::{Flags, Outcome, SecondCounts, Strategy};
+use sds_core::{Flags, Outcome, SecondCounts};
 use sds_shm::AnyTable;
 
 struct Instance {
@@ -28,55 +30,24 @@ fn clock() -> (Arc<AtomicU64>, sds_cluster::Clock) {
 
 /// An instance whose thread syncs once at start, then only by hand.
 fn instance(url: &str, strategy: &str, clock: &sds_cluster::Clock) -> Instance {
-    let table = Arc::new(AnyTable::private(64).unwrap());
-    let s = Strategy::from_json(strategy).unwrap();
-    table
-        .with_points(|p| p.set_strategy(b"pay", &s).unwrap())
-        .unwrap();
+    let table = table_with(&["pay"], strategy);
     let mut config = Config::new(url);
     config.points = vec!["pay".into()];
     config.sync_ms = 3_600_000;
     config.timeout_ms = 300;
     let cluster = Cluster::start_with(table.clone(), config, clock.clone()).unwrap();
-    // The thread's first period runs at once; on a loaded machine it may run
-    // late, so wait for it: the tests' own `sync_now` calls decide what is
-    // pushed when.
-    let started = std::time::Instant::now();
-    while cluster.status().syncs + cluster.status().failures == 0 {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "no first sync"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    wait_first_sync(&cluster);
     Instance { table, cluster }
 }
 
 impl Instance {
     /// Admitted of `tries` requests at `now_ms`.
     fn admit(&self, tries: u32, now_ms: u64) -> u32 {
-        self.table
-            .with_points(|p| {
-                let id = p.lookup(b"pay").unwrap().unwrap();
-                let point = p.point(id).unwrap();
-                (0..tries)
-                    .map(|_| {
-                        let e = point.enter(now_ms, Flags::NONE);
-                        point.exit(&e, now_ms, Outcome::Ok);
-                        u32::from(!e.downgraded())
-                    })
-                    .sum()
-            })
-            .unwrap()
+        admit(&self.table, "pay", tries, now_ms)
     }
 
     fn remote(&self, now_ms: u64) -> SecondCounts {
-        self.table
-            .with_points(|p| {
-                let id = p.lookup(b"pay").unwrap().unwrap();
-                p.point(id).unwrap().remote_sums(now_ms)
-            })
-            .unwrap()
+        on_point(&self.table, "pay", |point| point.remote_sums(now_ms))
     }
 
     fn status(&self) -> Status {
@@ -186,28 +157,20 @@ fn a_server_that_never_answers_is_reported_and_enter_does_not_wait() {
     // Accepts connections (the kernel's backlog) and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("redis://127.0.0.1:{}", silent.local_addr().unwrap().port());
-    let table = Arc::new(AnyTable::private(64).unwrap());
-    let s = Strategy::from_json(r#"{"visitThreshold": 1000000000}"#).unwrap();
-    table
-        .with_points(|p| p.set_strategy(b"pay", &s).unwrap())
-        .unwrap();
-    let p99 = |table: &AnyTable| -> u128 {
-        table
-            .with_points(|p| {
-                let point = p.point(p.lookup(b"pay").unwrap().unwrap()).unwrap();
-                let mut times: Vec<u128> = (0..20_000)
-                    .map(|_| {
-                        let started = Instant::now();
-                        let now = sds_clock::now_ms();
-                        let e = point.enter(now, Flags::NONE);
-                        point.exit(&e, now, Outcome::Ok);
-                        started.elapsed().as_nanos()
-                    })
-                    .collect();
-                times.sort_unstable();
-                times[times.len() * 99 / 100]
-            })
-            .unwrap()
+    let table = table_with(&["pay"], r#"{"visitThreshold": 1000000000}"#);
+    let p99 = |table: &AnyTable| -> u64 {
+        on_point(table, "pay", |point| {
+            let times: Vec<u64> = (0..20_000)
+                .map(|_| {
+                    let started = Instant::now();
+                    let now = sds_clock::now_ms();
+                    let e = point.enter(now, Flags::NONE);
+                    point.exit(&e, now, Outcome::Ok);
+                    started.elapsed().as_nanos() as u64
+                })
+                .collect();
+            p99(&times)
+        })
     };
     let before = p99(&table);
     let mut config = Config::new(url);

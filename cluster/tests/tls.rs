@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use common::points::{admit, table_with, wait_first_sync};
 use common::redis_cluster::{one_point_per_master, start_cluster};
 use common::{Redis, TempDir, Tls};
 use sds_cluster::{Cluster, Config, Error};
-use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
 
 fn config(url: &str, ca: &Path) -> Config {
@@ -31,37 +31,26 @@ struct Instance {
     cluster: Cluster,
 }
 
-fn instance(config: Config, now: &Arc<AtomicU64>) -> Instance {
-    let table = Arc::new(AnyTable::private(64).unwrap());
-    let s = Strategy::from_json(r#"{"visitThreshold": 10}"#).unwrap();
-    table
-        .with_points(|p| p.set_strategy(b"pay", &s).unwrap())
-        .unwrap();
+/// An instance on `config`'s points (each at 10 visits a second) whose
+/// clock reads `now`; started without waiting for its first sync.
+fn start(config: Config, now: &Arc<AtomicU64>) -> Instance {
+    let table = table_with(&config.points, r#"{"visitThreshold": 10}"#);
     let read = now.clone();
     let clock: sds_cluster::Clock = Arc::new(move || read.load(Ordering::SeqCst));
     let cluster = Cluster::start_with(table.clone(), config, clock).unwrap();
-    let started = std::time::Instant::now();
-    while cluster.status().syncs + cluster.status().failures == 0 {
-        assert!(started.elapsed().as_secs() < 10, "no first sync");
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
     Instance { table, cluster }
+}
+
+/// [`start`], once the first sync was tried.
+fn instance(config: Config, now: &Arc<AtomicU64>) -> Instance {
+    let instance = start(config, now);
+    wait_first_sync(&instance.cluster);
+    instance
 }
 
 impl Instance {
     fn admit(&self, tries: u32, now_ms: u64) -> u32 {
-        self.table
-            .with_points(|p| {
-                let point = p.point(p.lookup(b"pay").unwrap().unwrap()).unwrap();
-                (0..tries)
-                    .map(|_| {
-                        let e = point.enter(now_ms, Flags::NONE);
-                        point.exit(&e, now_ms, Outcome::Ok);
-                        u32::from(!e.downgraded())
-                    })
-                    .sum()
-            })
-            .unwrap()
+        admit(&self.table, "pay", tries, now_ms)
     }
 }
 
@@ -160,44 +149,20 @@ fn a_tls_redis_cluster_carries_the_counts_of_every_master() {
         config.urls = nodes.iter().map(Redis::url).collect();
         config.redis_cluster = true;
         config.points = names.clone();
-        let table = Arc::new(AnyTable::private(64).unwrap());
-        let s = Strategy::from_json(r#"{"visitThreshold": 10}"#).unwrap();
-        table
-            .with_points(|p| {
-                for point in &names {
-                    p.set_strategy(point.as_bytes(), &s).unwrap();
-                }
-            })
-            .unwrap();
-        let read = now.clone();
-        let clock: sds_cluster::Clock = Arc::new(move || read.load(Ordering::SeqCst));
-        let cluster = Cluster::start_with(table.clone(), config, clock).unwrap();
-        Instance { table, cluster }
+        start(config, &now)
     };
     let (a, b) = (instance(), instance());
-    let admit = |i: &Instance, point: &str, tries: u32, now_ms: u64| -> u32 {
-        i.table
-            .with_points(|p| {
-                let point = p
-                    .point(p.lookup(point.as_bytes()).unwrap().unwrap())
-                    .unwrap();
-                (0..tries)
-                    .map(|_| {
-                        let e = point.enter(now_ms, Flags::NONE);
-                        point.exit(&e, now_ms, Outcome::Ok);
-                        u32::from(!e.downgraded())
-                    })
-                    .sum()
-            })
-            .unwrap()
-    };
     for point in &names {
-        assert_eq!(admit(&a, point, 6, t + 100), 6);
+        assert_eq!(admit(&a.table, point, 6, t + 100), 6);
     }
     a.cluster.sync_now().unwrap();
     b.cluster.sync_now().unwrap();
     for point in &names {
-        assert_eq!(admit(&b, point, 10, t + 200), 4, "{point}: 10 cluster-wide");
+        assert_eq!(
+            admit(&b.table, point, 10, t + 200),
+            4,
+            "{point}: 10 cluster-wide"
+        );
     }
     b.cluster.sync_now().unwrap();
     for point in &names {

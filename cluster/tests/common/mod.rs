@@ -11,3 +11,9 @@ pub mod redis_cluster;
 
 #[allow(dead_code)]
 pub mod instance;
+
+#[allow(dead_code)]
+pub mod latency;
+
+#[allow(dead_code)]
+pub mod points;
