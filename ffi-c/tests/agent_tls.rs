@@ -5,9 +5,6 @@
 
 use std::ffi::CString;
 use std::io::{BufRead, BufReader};
-use std::os::raw::c_char;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
@@ -15,6 +12,9 @@ use std::time::{Duration, Instant};
 use sds::*;
 use sds_core::EntryParts;
 use sds_testkit::{TempDir, Tls};
+
+mod common;
+use common::{c_path, last_error, text};
 
 const APP: &str = r#"{"appGroupName": "g", "appName": "a",
                       "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
@@ -62,10 +62,6 @@ impl Drop for FakeConsole {
     }
 }
 
-fn c_path(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).unwrap()
-}
-
 fn config(servers: &CString, ca: Option<&CString>) -> sds_agent_config {
     sds_agent_config {
         servers: servers.as_ptr(),
@@ -79,23 +75,6 @@ fn config(servers: &CString, ca: Option<&CString>) -> sds_agent_config {
         log_context: null_mut(),
         tls_ca_file: ca.map_or(null(), |ca| ca.as_ptr()),
     }
-}
-
-fn text(field: &[c_char]) -> String {
-    let bytes: Vec<u8> = field
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8(bytes).unwrap()
-}
-
-fn last_error() -> String {
-    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    let mut len = 0usize;
-    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
-    assert_eq!(r, sds_result::Ok);
-    text(&buf[..len])
 }
 
 /// The agent's status once `until` holds (within 10 s).
@@ -139,19 +118,28 @@ unsafe fn table() -> *mut sds_table {
     t
 }
 
+/// A table, and an agent on it pulling from `fake` with the CA of
+/// `trusted` as its `tls_ca_file`.
+unsafe fn table_and_agent(fake: &FakeConsole, trusted: &Tls) -> (*mut sds_table, *mut sds_agent) {
+    let (servers, ca) = (
+        CString::new(fake.url.as_str()).unwrap(),
+        c_path(&trusted.ca),
+    );
+    let (t, mut agent) = (table(), null_mut());
+    assert_eq!(
+        sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
+        sds_result::Ok
+    );
+    (t, agent)
+}
+
 #[test]
 fn tls_ca_file_trusts_the_consoles_own_ca() {
     let dir = TempDir::new("agent-tls");
     let tls = Tls::generate(dir.path());
     let fake = FakeConsole::start(&tls);
-    let (servers, ca) = (CString::new(fake.url.as_str()).unwrap(), c_path(&tls.ca));
     unsafe {
-        let t = table();
-        let mut agent = null_mut();
-        assert_eq!(
-            sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
-            sds_result::Ok
-        );
+        let (t, agent) = table_and_agent(&fake, &tls);
         let s = status_until(agent, |s| s.version == 1);
         assert!(s.last_pull_ok && s.pull_failures == 0);
         assert_eq!(text(&s.server), fake.url);
@@ -169,14 +157,8 @@ fn a_console_of_another_ca_is_a_pull_failure_in_the_status() {
     let ours = Tls::generate(&dir.path().join("ours"));
     let theirs = Tls::generate(&dir.path().join("theirs"));
     let fake = FakeConsole::start(&theirs);
-    let (servers, ca) = (CString::new(fake.url.as_str()).unwrap(), c_path(&ours.ca));
     unsafe {
-        let t = table();
-        let mut agent = null_mut();
-        assert_eq!(
-            sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
-            sds_result::Ok
-        );
+        let (t, agent) = table_and_agent(&fake, &ours);
         let s = status_until(agent, |s| s.pull_failures >= 1);
         assert!(!s.last_pull_ok && s.version == 0);
         let error = text(&s.last_error);

@@ -2,20 +2,14 @@
 //! last error's text are exactly the core's error for it, so C reports it
 //! word for word as every other binding does.
 
-use std::os::raw::c_char;
 use std::ptr::null_mut;
 
 use sds::*;
 use sds_core::window::check_parameters;
 use sds_core::{check_capacity, EntryParts, Error, Flags, Outcome, Strategy, MAX_CAPACITY};
 
-fn last_error() -> String {
-    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    let mut len = 0usize;
-    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
-    assert_eq!(r, sds_result::Ok);
-    String::from_utf8(buf[..len].iter().map(|&c| c as u8).collect()).unwrap()
-}
+mod common;
+use common::last_error;
 
 /// `got` failed with `want`'s code, and the last error is `want` as the
 /// core words it.

@@ -5,14 +5,15 @@
 
 use std::ffi::CString;
 use std::os::raw::c_char;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::ptr::null;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sds::*;
 use sds_core::EntryParts;
-use sds_testkit::{Redis, TempDir, Tls};
+use sds_testkit::{wait_until, Redis, TempDir, Tls};
+
+mod common;
+use common::{c_path, last_error};
 
 const NAME: &[u8] = b"pay";
 
@@ -60,32 +61,25 @@ fn config(url: &str, names: &[*const c_char], lens: &[usize]) -> sds_cluster_con
     }
 }
 
-fn last_error() -> String {
-    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    let mut len = 0usize;
-    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
-    assert_eq!(r, sds_result::Ok);
-    String::from_utf8(buf[..len].iter().map(|&c| c as u8).collect()).unwrap()
+/// Waits (5 s at most) until the state of `c` satisfies `done`.
+fn wait_for_state(c: *const sds_cluster, what: &str, done: impl Fn(&sds_cluster_state) -> bool) {
+    wait_until(Duration::from_secs(5), what, || done(&state(c)));
 }
 
-fn c_path(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).unwrap()
+/// Two tables, each with a cluster started on `c`.
+unsafe fn two_clusters(c: &sds_cluster_config) -> [(*mut sds_table, *mut sds_cluster); 2] {
+    [(); 2].map(|_| {
+        let (t, mut cluster) = (table(), std::ptr::null_mut());
+        assert_eq!(sds_cluster_start(t, c, &mut cluster), sds_result::Ok);
+        (t, cluster)
+    })
 }
 
-/// Waits until `c` has tried to sync at least once more than `before`.
-fn wait_for_attempt(c: *const sds_cluster, before: u64) -> sds_cluster_state {
-    let started = Instant::now();
-    loop {
-        let s = state(c);
-        if s.syncs + s.failures > before {
-            return s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "no sync attempt"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+/// Waits until `b` has synced twice and `a` within the last 5 ms.
+fn wait_for_syncs(a: *const sds_cluster, b: *const sds_cluster) {
+    wait_until(Duration::from_secs(5), "syncs of both", || {
+        state(b).syncs >= 2 && state(a).last_sync_ms > sds_now_ms() - 5
+    });
 }
 
 fn state(c: *const sds_cluster) -> sds_cluster_state {
@@ -105,16 +99,9 @@ fn two_tables_share_a_limit_through_redis() {
     let lens = [NAME.len()];
     let c = config(&url, &names, &lens);
     unsafe {
-        let (a, b) = (table(), table());
-        let (mut ca, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
-        assert_eq!(sds_cluster_start(a, &c, &mut ca), sds_result::Ok);
-        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        let [(a, ca), (b, cb)] = two_clusters(&c);
         assert_eq!(admit(a, 7), 7);
-        let started = Instant::now();
-        while state(cb).syncs < 2 || state(ca).last_sync_ms <= sds_now_ms() - 5 {
-            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_syncs(ca, cb);
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(admit(b, 10), 3, "10 for both tables together");
         let s = state(ca);
@@ -137,10 +124,7 @@ fn exact_mode_decides_in_redis() {
     let lens = [NAME.len()];
     let c = config(&url, &names, &lens);
     unsafe {
-        let (a, b) = (table(), table());
-        let (mut ca, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
-        assert_eq!(sds_cluster_start(a, &c, &mut ca), sds_result::Ok);
-        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        let [(a, ca), (b, cb)] = two_clusters(&c);
         let mut d = std::mem::MaybeUninit::<sds_cluster_decision>::uninit();
         let mut decide = |c: *const sds_cluster| {
             let now = sds_now_ms();
@@ -206,11 +190,7 @@ fn a_configuration_out_of_range_is_refused() {
         // An unreachable server is no error of start: the state says it.
         let c = config("redis://127.0.0.1:1", &[], &[]);
         assert_eq!(sds_cluster_start(t, &c, &mut out), sds_result::Ok);
-        let started = Instant::now();
-        while state(out).failures == 0 {
-            assert!(started.elapsed() < Duration::from_secs(5));
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_state(out, "a failure", |s| s.failures > 0);
         let s = state(out);
         assert!(!s.connected && s.last_error[0] != 0);
         sds_cluster_stop(out);
@@ -236,22 +216,11 @@ fn tls_with_a_ca_file_and_mutual_tls() {
     c.tls_cert_file = cert.as_ptr();
     c.tls_key_file = key.as_ptr();
     unsafe {
-        let (a, b) = (table(), table());
-        let (mut ca_, mut cb) = (std::ptr::null_mut(), std::ptr::null_mut());
-        assert_eq!(sds_cluster_start(a, &c, &mut ca_), sds_result::Ok);
-        assert_eq!(sds_cluster_start(b, &c, &mut cb), sds_result::Ok);
+        let [(a, ca_), (b, cb)] = two_clusters(&c);
         assert_eq!(admit(a, 7), 7);
-        let started = Instant::now();
-        while state(cb).syncs < 2 || state(ca_).last_sync_ms <= sds_now_ms() - 5 {
-            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_syncs(ca_, cb);
         let after_a = state(ca_).syncs;
-        let started = Instant::now();
-        while state(cb).syncs < after_a + 2 {
-            assert!(started.elapsed() < Duration::from_secs(5), "no sync");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_state(cb, "two more syncs", |s| s.syncs >= after_a + 2);
         assert_eq!(admit(b, 10), 3, "10 for both tables together");
         let s = state(cb);
         assert!(s.connected && s.last_error[0] == 0);
@@ -261,7 +230,8 @@ fn tls_with_a_ca_file_and_mutual_tls() {
         no_cert.tls_ca_file = ca.as_ptr();
         let (t, mut cc) = (table(), std::ptr::null_mut());
         assert_eq!(sds_cluster_start(t, &no_cert, &mut cc), sds_result::Ok);
-        let s = wait_for_attempt(cc, 0);
+        wait_for_state(cc, "a sync attempt", |s| s.syncs + s.failures > 0);
+        let s = state(cc);
         assert!(!s.connected && s.syncs == 0 && s.last_error[0] != 0);
         sds_cluster_stop(cc);
         sds_cluster_stop(ca_);

@@ -15,6 +15,9 @@ use sds::*;
 use sds_core::{EntryParts, ErrorCode, Field, Outcome, Stats, Strategy, Tally};
 use serde_json::Value;
 
+mod common;
+use common::{last_error, text};
+
 /// A table owned by the test, freed through the ABI.
 struct Table(*mut sds_table);
 
@@ -60,19 +63,6 @@ fn word(entry: &EntryParts) -> String {
     let mut buf = [0 as c_char; 32];
     let mut len = 0usize;
     let r = unsafe { sds_reason_name(reason as u32, buf.as_mut_ptr(), buf.len(), &mut len) };
-    assert_eq!(r, sds_result::Ok);
-    text(&buf[..len])
-}
-
-fn text(buf: &[c_char]) -> String {
-    String::from_utf8(buf.iter().map(|&c| c as u8).collect()).unwrap()
-}
-
-/// This thread's last error message.
-fn last_error() -> String {
-    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    let mut len = 0usize;
-    let r = unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) };
     assert_eq!(r, sds_result::Ok);
     text(&buf[..len])
 }

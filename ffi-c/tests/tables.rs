@@ -10,6 +10,9 @@ use std::path::Path;
 use sds::*;
 use sds_core::{ErrorCode, Reason};
 
+mod common;
+use common::last_error;
+
 type Writer = unsafe extern "C" fn(u32, *mut c_char, usize, *mut usize) -> sds_result;
 
 fn text(write: Writer, code: u32) -> Result<String, sds_result> {
@@ -63,15 +66,8 @@ fn last_error_names_the_unknown_field() {
     let r = unsafe { sds_strategy_from_json(json.as_ptr().cast(), json.len(), &mut s) };
     assert_eq!(r, sds_result::UnknownField);
     assert_eq!(s, sds_strategy_default(), "output untouched");
-    let mut buf = [0 as c_char; SDS_MESSAGE_MAX + 1];
-    let mut len = 0usize;
     assert_eq!(
-        unsafe { sds_last_error_message(buf.as_mut_ptr(), buf.len(), &mut len) },
-        sds_result::Ok
-    );
-    let message: String = buf[..len].iter().map(|&c| c as u8 as char).collect();
-    assert_eq!(
-        message,
+        last_error(),
         "SDS_UNKNOWN_FIELD: unknown strategy field \"visitThresold\""
     );
 }
