@@ -6,10 +6,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{wait_until, FakeConsole};
+use common::{status_until, strategy, visit, wait_until, FakeConsole, SECONDS};
 use sds_agent::testing::ManualClock;
-use sds_agent::{Agent, AgentConfig, Level, Status};
-use sds_core::{Flags, Outcome, Strategy};
+use sds_agent::{Agent, AgentConfig, Level};
+use sds_core::{Flags, Outcome};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
 
@@ -17,7 +17,6 @@ const GROUP: &str = "group";
 const APP: &str = "app";
 /// A cycle start, so test times read as offsets into cycles.
 const C0: u64 = 1_700_000_000_000;
-const SECONDS: Duration = Duration::from_secs(10);
 
 fn config(fake: &FakeConsole) -> AgentConfig {
     let mut config = AgentConfig::new(fake.url(), GROUP, APP);
@@ -26,33 +25,6 @@ fn config(fake: &FakeConsole) -> AgentConfig {
     config.pull_interval_ms = 100;
     config.timeout_ms = 300;
     config
-}
-
-fn strategy(table: &AnyTable, name: &str) -> Option<Strategy> {
-    table
-        .with_points(|t| {
-            let id = t.lookup(name.as_bytes()).unwrap()?;
-            t.point(id).unwrap().strategy()
-        })
-        .unwrap()
-}
-
-/// Enters and exits `name` at `now` with `outcome`; whether it was downgraded.
-fn visit(table: &AnyTable, name: &str, now: u64, took_ms: u64, outcome: Outcome) -> bool {
-    table
-        .with_points(|t| {
-            let id = t.insert(name.as_bytes()).unwrap();
-            let point = t.point(id).unwrap();
-            let entry = point.enter(now, Flags::NONE);
-            point.exit(&entry, now + took_ms, outcome);
-            entry.downgraded()
-        })
-        .unwrap()
-}
-
-fn status_until(agent: &Agent, what: &str, check: impl Fn(&Status) -> bool) -> Status {
-    wait_until(SECONDS, what, || check(&agent.status()));
-    agent.status()
 }
 
 #[test]

@@ -8,12 +8,11 @@ mod common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::{wait_until, FakeConsole, TempDir, Tls};
+use common::{status_until, strategy, visit, FakeConsole, TempDir, Tls};
 use sds_agent::testing::ManualClock;
-use sds_agent::{Agent, AgentConfig, Status};
-use sds_core::{Flags, Outcome};
+use sds_agent::{Agent, AgentConfig};
+use sds_core::Outcome;
 use sds_shm::AnyTable;
 use serde_json::json;
 
@@ -21,7 +20,6 @@ const GROUP: &str = "group";
 const APP: &str = "app";
 /// A cycle start, so test times read as offsets into cycles.
 const C0: u64 = 1_700_000_000_000;
-const SECONDS: Duration = Duration::from_secs(10);
 
 fn config(servers: String, ca: Option<&Tls>) -> AgentConfig {
     let mut config = AgentConfig::new(servers, GROUP, APP);
@@ -34,30 +32,7 @@ fn config(servers: String, ca: Option<&Tls>) -> AgentConfig {
 }
 
 fn visit_threshold(table: &AnyTable, name: &str) -> Option<i64> {
-    table
-        .with_points(|t| {
-            let id = t.lookup(name.as_bytes()).unwrap()?;
-            Some(t.point(id).unwrap().strategy()?.visit_threshold)
-        })
-        .unwrap()
-}
-
-/// Enters and exits `name` at `now`; whether it was downgraded.
-fn visit(table: &AnyTable, name: &str, now: u64) -> bool {
-    table
-        .with_points(|t| {
-            let id = t.insert(name.as_bytes()).unwrap();
-            let point = t.point(id).unwrap();
-            let entry = point.enter(now, Flags::NONE);
-            point.exit(&entry, now, Outcome::Ok);
-            entry.downgraded()
-        })
-        .unwrap()
-}
-
-fn status_until(agent: &Agent, what: &str, check: impl Fn(&Status) -> bool) -> Status {
-    wait_until(SECONDS, what, || check(&agent.status()));
-    agent.status()
+    strategy(table, name).map(|s| s.visit_threshold)
 }
 
 #[test]
@@ -80,7 +55,7 @@ fn over_https_with_the_ca_file_strategies_are_pulled_and_statistics_uploaded() {
     assert_eq!(status.server, fake.url());
     assert_eq!(visit_threshold(&table, "api"), Some(2));
     let admitted: Vec<bool> = (0..3)
-        .map(|i| !visit(&table, "api", C0 + 2_000 + i))
+        .map(|i| !visit(&table, "api", C0 + 2_000 + i, 0, Outcome::Ok))
         .collect();
     assert_eq!(admitted, [true, true, false]);
 

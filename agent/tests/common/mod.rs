@@ -6,13 +6,49 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
 
+use sds_agent::{Agent, Status};
+use sds_core::{Flags, Outcome, Strategy};
+use sds_shm::AnyTable;
 use serde_json::{json, Value};
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 
 // Not every test file uses every helper.
 #[allow(unused_imports)]
 pub use sds_testkit::{wait_until, Kid, TempDir, Tls, ROLE};
+
+/// How long a test waits for what the agent's thread does.
+pub const SECONDS: Duration = Duration::from_secs(10);
+
+/// The strategy of `name` in `table`, if it has one.
+pub fn strategy(table: &AnyTable, name: &str) -> Option<Strategy> {
+    table
+        .with_points(|t| {
+            let id = t.lookup(name.as_bytes()).unwrap()?;
+            t.point(id).unwrap().strategy()
+        })
+        .unwrap()
+}
+
+/// Enters and exits `name` at `now` with `outcome`; whether it was downgraded.
+pub fn visit(table: &AnyTable, name: &str, now: u64, took_ms: u64, outcome: Outcome) -> bool {
+    table
+        .with_points(|t| {
+            let id = t.insert(name.as_bytes()).unwrap();
+            let point = t.point(id).unwrap();
+            let entry = point.enter(now, Flags::NONE);
+            point.exit(&entry, now + took_ms, outcome);
+            entry.downgraded()
+        })
+        .unwrap()
+}
+
+/// The agent's status once `check` holds (within [`SECONDS`]).
+pub fn status_until(agent: &Agent, what: &str, check: impl Fn(&Status) -> bool) -> Status {
+    wait_until(SECONDS, what, || check(&agent.status()));
+    agent.status()
+}
 
 /// The fake console, killed on drop.
 pub struct FakeConsole {
