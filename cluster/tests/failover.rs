@@ -21,7 +21,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::instance::{assert_every_count_stored, visit_and_meet, Instance, Traffic};
+use common::instance::{assert_every_count_stored, met_under_traffic};
 use common::latency::assert_p99_kept;
 use common::redis_cluster::{
     master_ports, one_point_per_master, replica_of, role, start_cluster_with_replicas,
@@ -66,15 +66,8 @@ fn failover(killed_is_first_seed: bool) {
          killed, its replica {replica} promoted"
     );
 
-    let (a, b) = (
-        Instance::new(&urls, &names, 50),
-        Instance::new(&urls, &names, 50),
-    );
-    let first_second = sds_clock::now_ms() / 1000;
-    visit_and_meet(&a, &b, &names, first_second);
-
-    // Traffic on both instances and all points, timed.
-    let traffic = Traffic::start(a, b, &names);
+    // Two instances that have met, traffic on both and all points, timed.
+    let (traffic, first_second) = met_under_traffic(&urls, &names);
     let (a, b) = traffic.instances();
 
     std::thread::sleep(Duration::from_millis(1_000));

@@ -17,7 +17,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::instance::{assert_every_count_stored, visit_and_meet, Instance, Traffic};
+use common::instance::{assert_every_count_stored, met_under_traffic, visit_and_meet, Instance};
 use common::latency::assert_p99_kept;
 use common::redis_cluster::{points_per_master, start_cluster, wait_for_ok};
 use common::{wait_until, Redis};
@@ -96,15 +96,9 @@ fn a_redis_cluster_shares_counts_and_survives_a_lost_master() {
     let lost = by_port[&killed].clone();
     println!("points per master: {by_port:?}; master {killed} ({lost:?}) will be killed");
 
-    let (a, b) = (
-        Instance::new(&urls, &names, 50),
-        Instance::new(&urls, &names, 50),
-    );
-    let first_second = sds_clock::now_ms() / 1000;
-    visit_and_meet(&a, &b, &names, first_second);
-
-    // Traffic on both instances and all points, timed, in phases.
-    let traffic = Traffic::start(a, b, &names);
+    // Two instances that have met, traffic on both and all points, timed,
+    // in phases.
+    let (traffic, first_second) = met_under_traffic(&urls, &names);
     let (a, b) = traffic.instances();
 
     std::thread::sleep(Duration::from_millis(1_000));

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::latency::p99;
-use common::points::{admit, on_point, table_with, wait_first_sync};
+use common::points::{admit, on_point, table_with, timed_visits, wait_first_sync};
 use common::Redis;
 use sds_cluster::{Cluster, Config, Status};
-use sds_core::{Flags, Outcome, SecondCounts};
+use sds_core::SecondCounts;
 use sds_shm::AnyTable;
 
 struct Instance {
@@ -158,20 +158,7 @@ fn a_server_that_never_answers_is_reported_and_enter_does_not_wait() {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("redis://127.0.0.1:{}", silent.local_addr().unwrap().port());
     let table = table_with(&["pay"], r#"{"visitThreshold": 1000000000}"#);
-    let p99 = |table: &AnyTable| -> u64 {
-        on_point(table, "pay", |point| {
-            let times: Vec<u64> = (0..20_000)
-                .map(|_| {
-                    let started = Instant::now();
-                    let now = sds_clock::now_ms();
-                    let e = point.enter(now, Flags::NONE);
-                    point.exit(&e, now, Outcome::Ok);
-                    started.elapsed().as_nanos() as u64
-                })
-                .collect();
-            p99(&times)
-        })
-    };
+    let p99 = |table: &AnyTable| -> u64 { p99(&timed_visits(table, "pay", 20_000)) };
     let before = p99(&table);
     let mut config = Config::new(url);
     config.points = vec!["pay".into()];

@@ -5,13 +5,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sds_cluster::{Cluster, Config};
-use sds_core::{Flags, Outcome};
 use sds_shm::AnyTable;
 
-use super::points::{on_point, table_with};
+use super::points::{on_point, table_with, timed_visits};
 
 pub struct Instance {
     pub table: Arc<AnyTable>,
@@ -34,17 +33,7 @@ impl Instance {
 
     /// `n` enter + exit on `name` now, each timed (ns).
     pub fn visit(&self, name: &str, n: u32) -> Vec<u64> {
-        on_point(&self.table, name, |point| {
-            (0..n)
-                .map(|_| {
-                    let started = Instant::now();
-                    let now = sds_clock::now_ms();
-                    let e = point.enter(now, Flags::NONE);
-                    point.exit(&e, now, Outcome::Ok);
-                    started.elapsed().as_nanos() as u64
-                })
-                .collect()
-        })
+        timed_visits(&self.table, name, n)
     }
 
     /// (own visits, others' visits as of the last sync) of `second`.
@@ -76,6 +65,18 @@ pub fn visit_and_meet(a: &Instance, b: &Instance, names: &[String], first_second
         assert_eq!(seen(a), (3, 5), "{name} on instance a");
         assert_eq!(seen(b), (5, 3), "{name} on instance b");
     }
+}
+
+/// Two instances on `urls` syncing `names` every 50 ms, which have met
+/// ([`visit_and_meet`]), under [`Traffic`]; and the run's first second.
+pub fn met_under_traffic(urls: &[String], names: &[String]) -> (Traffic, u64) {
+    let (a, b) = (
+        Instance::new(urls, names, 50),
+        Instance::new(urls, names, 50),
+    );
+    let first_second = sds_clock::now_ms() / 1000;
+    visit_and_meet(&a, &b, names, first_second);
+    (Traffic::start(a, b, names), first_second)
 }
 
 /// Two syncs of each instance, in turn: each has pushed all it counted and

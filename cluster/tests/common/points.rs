@@ -2,7 +2,7 @@
 //! on one point of it.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sds_cluster::Cluster;
 use sds_core::{Flags, Outcome, Point, Strategy};
@@ -44,6 +44,21 @@ pub fn admit(table: &AnyTable, name: &str, tries: u32, now_ms: u64) -> u32 {
                 u32::from(!e.downgraded())
             })
             .sum()
+    })
+}
+
+/// `n` enter + exit on `name` now, each timed (ns).
+pub fn timed_visits(table: &AnyTable, name: &str, n: u32) -> Vec<u64> {
+    on_point(table, name, |point| {
+        (0..n)
+            .map(|_| {
+                let started = Instant::now();
+                let now = sds_clock::now_ms();
+                let e = point.enter(now, Flags::NONE);
+                point.exit(&e, now, Outcome::Ok);
+                started.elapsed().as_nanos() as u64
+            })
+            .collect()
     })
 }
 
