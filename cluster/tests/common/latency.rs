@@ -10,7 +10,11 @@ pub fn p99(times: &[u64]) -> u64 {
 
 /// Prints each phase's p99 and call count (`label`: what the phase was),
 /// then asserts that the p99 of the fault's phase (`during`) stays under
-/// 5 × the one of `before` + 50 µs; `message` says what must not slow.
+/// 5 × the one of `before` + 250 µs; `message` says what must not slow.
+/// The slack absorbs a 2-core machine busy with the fault itself (six
+/// redis-servers electing a new master, reconnects): one `enter` waiting on
+/// Redis would wait for a round trip's timeout (200 ms or more in these
+/// tests), far above it.
 pub fn assert_p99_kept(phases: [(&str, &[u64]); 3], message: &str) {
     let [(l0, before), (l1, during), (l2, after)] = phases;
     println!(
@@ -22,5 +26,5 @@ pub fn assert_p99_kept(phases: [(&str, &[u64]); 3], message: &str) {
         p99(after),
         after.len()
     );
-    assert!(p99(during) < 5 * p99(before) + 50_000, "{message}");
+    assert!(p99(during) < 5 * p99(before) + 250_000, "{message}");
 }
