@@ -7,6 +7,7 @@ use std::time::Duration;
 use sds_core::MAX_NAME_LEN;
 use sds_shm::AnyTable;
 
+use crate::conn::{interrupt, Interrupt};
 use crate::exact::Exact;
 use crate::sync::{Outcome, Syncer};
 use crate::{Config, Decision, Error, Status, SyncTable};
@@ -32,6 +33,8 @@ pub struct Cluster {
     table: Arc<dyn SyncTable>,
     config: Config,
     exact: Exact,
+    /// The sockets of the syncer and of exact calls, shut down by a stop.
+    interrupts: [Interrupt; 2],
 }
 
 impl Cluster {
@@ -55,8 +58,14 @@ impl Cluster {
             ..Status::default()
         }));
         let period = Duration::from_millis(config.sync_ms);
-        let exact = Exact::new(&config);
-        let mut syncer = Syncer::new(table.clone(), config.clone(), status.clone());
+        let interrupts = [Interrupt::default(), Interrupt::default()];
+        let exact = Exact::new(&config, interrupts[1].clone());
+        let mut syncer = Syncer::new(
+            table.clone(),
+            config.clone(),
+            status.clone(),
+            interrupts[0].clone(),
+        );
         syncer.mark_points()?;
         // The role and the baseline now, not in the thread: what is counted
         // once `start` returns is pushed.
@@ -79,6 +88,7 @@ impl Cluster {
             table,
             config,
             exact,
+            interrupts,
         })
     }
 
@@ -142,7 +152,9 @@ impl Cluster {
         }
     }
 
-    /// Stops the thread and waits for it: at most one round trip's timeout.
+    /// Stops the thread and waits for it: a round trip in progress to one
+    /// server is cut short (its socket shut down), a connect in progress
+    /// ends within `timeout_ms` (on a Redis Cluster: the crate's timeouts).
     /// The points stay cluster points; their remote counts age out of the
     /// window within 10 s.
     pub fn stop(mut self) {
@@ -154,6 +166,9 @@ impl Cluster {
             *stopped = true;
         }
         self.stop.wake.notify_all();
+        for slot in &self.interrupts {
+            interrupt(slot);
+        }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -209,10 +224,16 @@ fn validate(config: &Config) -> Result<(), Error> {
             config.key_prefix
         ));
     }
-    for name in &config.points {
+    for (i, name) in config.points.iter().enumerate() {
         if name.is_empty() || name.len() > MAX_NAME_LEN {
             return bad(format!(
                 "point name {name:?} must be 1 to {MAX_NAME_LEN} bytes"
+            ));
+        }
+        // Twice, its counts would be pushed twice each sync.
+        if let Some(first) = config.points[..i].iter().position(|p| p == name) {
+            return bad(format!(
+                "points[{i}] {name:?} is listed twice (also points[{first}])"
             ));
         }
     }
@@ -241,5 +262,21 @@ mod tests {
         );
         assert!(!message.contains("secret"), "{message}");
         assert!(validate(&with_urls(&["redis://u:p@127.0.0.1:1/2"])).is_ok());
+    }
+
+    #[test]
+    fn a_point_listed_twice_is_refused() {
+        let mut config = with_urls(&["redis://127.0.0.1:1"]);
+        config.points = vec!["pay".into(), "search".into(), "pay".into()];
+        let refused = validate(&config);
+        let Err(Error::InvalidConfig(message)) = refused else {
+            panic!("accepted: {refused:?}");
+        };
+        assert_eq!(
+            message,
+            r#"points[2] "pay" is listed twice (also points[0])"#
+        );
+        config.points.pop();
+        assert!(validate(&config).is_ok());
     }
 }

@@ -6,12 +6,15 @@
 //! counted in the table, so the syncer pushes it after recovery.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use redis::{Cmd, ErrorKind, Script, ServerErrorKind};
+use redis::{Cmd, Script};
 use sds_core::{Flags, Outcome, Point, Reason, Strategy, SECOND_MS, WINDOW_SECONDS};
 
+use crate::conn::{forget, Interrupt};
 use crate::keys::{expires_at_ms, second_key};
 use crate::link::Link;
+use crate::resp::Reply;
 use crate::Config;
 
 /// KEYS: the point's keys of the window's seconds, oldest first, the
@@ -63,6 +66,8 @@ pub struct Decision {
 pub(crate) struct Exact {
     state: Mutex<State>,
     script: Script,
+    /// The socket a stop shuts down.
+    interrupt: Interrupt,
 }
 
 struct State {
@@ -72,7 +77,7 @@ struct State {
 }
 
 impl Exact {
-    pub(crate) fn new(config: &Config) -> Exact {
+    pub(crate) fn new(config: &Config, interrupt: Interrupt) -> Exact {
         Exact {
             state: Mutex::new(State {
                 link: None,
@@ -80,6 +85,7 @@ impl Exact {
                 backoff_ms: config.sync_ms,
             }),
             script: Script::new(DECIDE),
+            interrupt,
         }
     }
 
@@ -113,7 +119,11 @@ impl Exact {
     }
 
     /// The reason Redis gives (`Some(None)`: admitted); `None` when it
-    /// could not be asked.
+    /// could not be asked, or answered something else than the script's
+    /// codes (0, VISIT's, TOKEN_BUCKET's: anything else is a protocol
+    /// error, never an admission). Connecting, EVALSHA and (on a node that
+    /// lacks the script) EVAL end within one `timeout_ms` together, to one
+    /// server.
     fn remote(
         &self,
         state: &mut State,
@@ -122,31 +132,49 @@ impl Exact {
         point: &Point,
         now_ms: u64,
     ) -> Option<Option<Reason>> {
+        let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
         if state.link.is_none() {
             if now_ms < state.next_connect_ms {
                 return None;
             }
-            match Link::connect(config) {
+            match Link::connect(config, deadline, Some(&self.interrupt)) {
                 Ok(link) => state.link = Some(link),
-                Err(_) => return state.failed(config, now_ms),
+                Err(_) => {
+                    forget(&self.interrupt);
+                    return state.failed(config, now_ms);
+                }
             }
         }
         let link = state.link.as_mut()?;
         let (sha, body) = self.commands(config, name, point.strategy(), now_ms);
-        let answer = match link.query::<u8>(&sha) {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+        let answer = match link.query(&sha, deadline) {
+            Ok(Reply::Error(e)) if e.starts_with("NOSCRIPT") => {
                 // EVAL caches the script on that node: EVALSHA from now on.
-                link.query::<u8>(&body)
+                link.query(&body, deadline)
             }
             answer => answer,
         };
-        match answer {
-            Ok(code) => {
-                state.backoff_ms = config.sync_ms;
-                Some(Reason::from_code(code))
+        let reason = match answer {
+            Ok(Reply::Int(0)) => Some(None),
+            Ok(Reply::Int(code)) if code == i64::from(Reason::Visit.code()) => {
+                Some(Some(Reason::Visit))
             }
-            Err(_) => {
+            Ok(Reply::Int(code)) if code == i64::from(Reason::TokenBucket.code()) => {
+                Some(Some(Reason::TokenBucket))
+            }
+            // An error reply (the script failed, OOM) is Redis's answer on
+            // a working link; anything else, a link not to trust.
+            Ok(Reply::Error(_)) => return state.failed(config, now_ms),
+            _ => None,
+        };
+        match reason {
+            Some(reason) => {
+                state.backoff_ms = config.sync_ms;
+                Some(reason)
+            }
+            None => {
                 state.link = None;
+                forget(&self.interrupt);
                 state.failed(config, now_ms)
             }
         }

@@ -29,11 +29,13 @@
 
 mod cluster;
 mod config;
+mod conn;
 mod error;
 mod exact;
 mod keys;
 mod link;
 mod pushed;
+mod resp;
 mod slots;
 mod status;
 mod sync;
@@ -44,5 +46,5 @@ pub use cluster::{Clock, Cluster};
 pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 pub use error::Error;
 pub use exact::Decision;
-pub use status::Status;
+pub use status::{Status, MAX_ERROR_BYTES};
 pub use table::SyncTable;

@@ -1,13 +1,16 @@
-//! [`Link`]: the syncer's connection, to one Redis server or to a Redis
-//! Cluster, with its timeouts; a sync's batches are one round trip (one
+//! [`Link`]: the syncer's connection, to one Redis server ([`Conn`]: one
+//! deadline per round trip) or to a Redis Cluster (the `redis` crate, with
+//! its timeouts per socket read); a sync's batches are one round trip (one
 //! per master on a Redis Cluster: see [`Link::run_each`]).
 
 use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClientBuilder, ClusterConnection, ClusterPipeline};
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
-use redis::{Cmd, FromRedisValue, Pipeline, RedisResult};
+use redis::{Cmd, RedisResult, Value};
 
+use crate::conn::{Conn, Interrupt};
+use crate::resp::Reply;
 use crate::slots::{slot_of, Master, SlotMap};
 use crate::Config;
 
@@ -21,7 +24,7 @@ const SLOT_MAP_MAX_AGE: Duration = Duration::from_secs(30);
 
 /// A live connection.
 pub(crate) enum Link {
-    Single(redis::Connection),
+    Single(Conn),
     Cluster {
         connection: Box<ClusterConnection>,
         /// The slot map and when it was read: by the first sync on this
@@ -32,9 +35,9 @@ pub(crate) enum Link {
 }
 
 /// Commands on the keys of one hash slot (one point's), sent together;
-/// only those not ignored answer.
+/// every command's reply comes back, in order.
 pub(crate) struct Batch {
-    commands: Vec<(Cmd, bool)>,
+    commands: Vec<Cmd>,
     slot: u16,
 }
 
@@ -47,26 +50,33 @@ impl Batch {
         }
     }
 
-    pub(crate) fn push(&mut self, cmd: Cmd, answers: bool) {
-        self.commands.push((cmd, answers));
+    pub(crate) fn push(&mut self, cmd: Cmd) {
+        self.commands.push(cmd);
     }
 
     pub(crate) fn len(&self) -> usize {
         self.commands.len()
     }
-
-    fn answering(&self) -> usize {
-        self.commands.iter().filter(|(_, answers)| *answers).count()
-    }
 }
 
 impl Link {
-    /// Connects with `config`'s timeout on connect, reads and writes.
-    pub(crate) fn connect(config: &Config) -> RedisResult<Link> {
+    /// Connects: to one server before `deadline` (a TCP socket left in
+    /// `interrupt` for a stop); to a Redis Cluster with `config`'s timeout
+    /// on each connect, read and write (the crate's).
+    pub(crate) fn connect(
+        config: &Config,
+        deadline: Instant,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Link, String> {
+        if !config.redis_cluster {
+            return Conn::open(&config.urls[0], config, deadline, interrupt)
+                .map(Link::Single)
+                .map_err(|e| e.to_string());
+        }
         let timeout = Duration::from_millis(config.timeout_ms);
         sds_tls::install_provider();
-        let certificates = crate::tls::certificates(config)?;
-        if config.redis_cluster {
+        let certificates = crate::tls::certificates(config).map_err(|e| e.to_string())?;
+        let connect = || -> RedisResult<Link> {
             let builder = ClusterClientBuilder::new(config.urls.iter().map(String::as_str))
                 .connection_timeout(timeout)
                 .response_timeout(timeout)
@@ -75,39 +85,42 @@ impl Link {
                 Some(certificates) => builder.certs(certificates),
                 None => builder,
             };
-            let client = builder.build()?;
-            let connection = client.get_connection()?;
+            let connection = builder.build()?.get_connection()?;
             connection.set_read_timeout(Some(timeout))?;
             connection.set_write_timeout(Some(timeout))?;
             Ok(Link::Cluster {
                 connection: Box::new(connection),
                 slots: None,
             })
-        } else {
-            let url = config.urls[0].as_str();
-            let client = match certificates {
-                Some(certificates) => redis::Client::build_with_tls(url, certificates)?,
-                None => redis::Client::open(url)?,
-            };
-            let connection = client.get_connection_with_timeout(timeout)?;
-            connection.set_read_timeout(Some(timeout))?;
-            connection.set_write_timeout(Some(timeout))?;
-            Ok(Link::Single(connection))
-        }
+        };
+        connect().map_err(|e| e.to_string())
     }
 
-    /// Sends one command and returns its answer (a Cluster routes it by
-    /// its first key).
-    pub(crate) fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> RedisResult<T> {
+    /// Sends one command and returns its reply (a Cluster routes it by its
+    /// first key). `Err`: the link failed (an error reply is a reply).
+    pub(crate) fn query(&mut self, cmd: &Cmd, deadline: Instant) -> Result<Reply, String> {
         match self {
-            Link::Single(connection) => cmd.query(connection),
-            Link::Cluster { connection, .. } => cmd.query(&mut **connection),
+            Link::Single(conn) => conn
+                .round_trip(&cmd.get_packed_command(), 1, deadline)
+                .map_err(|e| e.to_string())?
+                .pop()
+                .ok_or_else(|| "no reply".to_string()),
+            Link::Cluster { connection, .. } => match cmd.query::<Value>(&mut **connection) {
+                Ok(value) => Ok(reply(value)),
+                Err(e)
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    Ok(Reply::Error(format!("NOSCRIPT {e}")))
+                }
+                Err(e) => Err(e.to_string()),
+            },
         }
     }
 
     /// Sends the batches (one per point) and returns, per batch, the
-    /// answers of its commands that answer. To one server: one pipeline,
-    /// one round trip, all batches succeed or fail together. To a Redis
+    /// replies of all its commands, in order (an error reply fails that
+    /// command only). To one server: one pipeline, one round trip before
+    /// `deadline`; if the link fails, every batch fails. To a Redis
     /// Cluster: one pipeline per master, holding the batches of its slots
     /// (after the [`SlotMap`], read on each new connection and every
     /// [`SLOT_MAP_MAX_AGE`], counted as one round trip; a slot it does not
@@ -115,26 +128,24 @@ impl Link {
     /// fails only its own batches and the others' are applied once. Not
     /// one pipeline for all: the `redis` crate fails a whole pipeline when
     /// one of its nodes fails, after the other nodes applied their part.
-    pub(crate) fn run_each<T: FromRedisValue>(&mut self, batches: &[Batch]) -> Sent<T> {
+    pub(crate) fn run_each(&mut self, batches: &[Batch], deadline: Instant) -> Sent {
         match self {
-            Link::Single(connection) => {
-                let mut pipe = Pipeline::new();
+            Link::Single(conn) => {
+                let mut packed = Vec::new();
                 for batch in batches {
-                    for (cmd, answers) in &batch.commands {
-                        pipe.add_command(cmd.clone());
-                        if !answers {
-                            pipe.ignore();
-                        }
+                    for cmd in &batch.commands {
+                        cmd.write_packed_command(&mut packed);
                     }
                 }
-                let answers = match pipe.query::<Vec<T>>(connection) {
-                    Ok(answers) => split(answers, batches.iter()).into_iter().map(Ok).collect(),
+                let commands = batches.iter().map(Batch::len).sum();
+                let answers = match conn.round_trip(&packed, commands, deadline) {
+                    Ok(replies) => split(replies, batches.iter()).into_iter().map(Ok).collect(),
                     Err(e) => batches.iter().map(|_| Err(e.to_string())).collect(),
                 };
                 Sent {
                     answers,
                     round_trips: 1,
-                    commands: batches.iter().map(Batch::len).sum(),
+                    commands,
                 }
             }
             Link::Cluster { connection, slots } => {
@@ -154,7 +165,7 @@ impl Link {
                 let map = slots.as_ref().map(|(map, _)| map);
                 for (owner, members) in per_owner(map, batches) {
                     let group: Vec<&Batch> = members.iter().map(|&i| &batches[i]).collect();
-                    let results: Vec<Result<Vec<T>, String>> =
+                    let results: Vec<Result<Vec<Reply>, String>> =
                         match send_group(connection, &group, &mut sent) {
                             Ok(per_batch) => per_batch.into_iter().map(Ok).collect(),
                             Err(e) => {
@@ -177,10 +188,26 @@ impl Link {
     }
 }
 
+/// The crate's value as a [`Reply`] (RESP3 kinds as their RESP2 form).
+fn reply(value: Value) -> Reply {
+    match value {
+        Value::Nil => Reply::Bulk(None),
+        Value::Int(n) => Reply::Int(n),
+        Value::BulkString(bytes) => Reply::Bulk(Some(bytes)),
+        Value::SimpleString(s) => Reply::Status(s),
+        Value::Okay => Reply::Status("OK".into()),
+        Value::Array(items) | Value::Set(items) => {
+            Reply::Array(Some(items.into_iter().map(reply).collect()))
+        }
+        Value::ServerError(e) => Reply::Error(e.to_string()),
+        other => Reply::Status(format!("{other:?}")),
+    }
+}
+
 /// What [`Link::run_each`] sent and got back.
-pub(crate) struct Sent<T> {
-    /// Per batch, in order: the answers of its answering commands.
-    pub(crate) answers: Vec<Result<Vec<T>, String>>,
+pub(crate) struct Sent {
+    /// Per batch, in order: the replies of its commands.
+    pub(crate) answers: Vec<Result<Vec<Reply>, String>>,
     /// Pipelines (and single commands) sent, each one round trip.
     pub(crate) round_trips: usize,
     /// Commands sent.
@@ -213,27 +240,47 @@ fn per_owner(map: Option<&SlotMap>, batches: &[Batch]) -> Vec<(Owner, Vec<usize>
 
 /// Sends `group` (batches of one owner) as one cluster pipeline, counted in
 /// `sent`, and returns each batch's answers.
-fn send_group<T: FromRedisValue>(
+fn send_group(
     connection: &mut ClusterConnection,
     group: &[&Batch],
-    sent: &mut Sent<T>,
-) -> RedisResult<Vec<Vec<T>>> {
+    sent: &mut Sent,
+) -> Result<Vec<Vec<Reply>>, String> {
     let commands: usize = group.iter().map(|b| b.len()).sum();
     if commands == 0 {
         return Ok(group.iter().map(|_| Vec::new()).collect());
     }
     let mut pipe = ClusterPipeline::with_capacity(commands);
     for batch in group {
-        for (cmd, answers) in &batch.commands {
+        for cmd in &batch.commands {
             pipe.add_command(cmd.clone());
-            if !answers {
-                pipe.ignore();
-            }
         }
     }
     sent.round_trips += 1;
     sent.commands += commands;
-    Ok(split(pipe.query(connection)?, group.iter().copied()))
+    let replies = match pipe.query::<Vec<Value>>(connection) {
+        Ok(values) => values.into_iter().map(reply).collect(),
+        // The crate answers a pipeline in which some commands failed with
+        // those commands' errors only: the others were applied, their
+        // replies are lost (the reads of this sync for these points).
+        Err(e) => {
+            let message = e.to_string();
+            match e.into_server_errors() {
+                // Some commands failed, not all (not the node): the others
+                // were applied.
+                Some(errors) if errors.len() < commands => {
+                    let mut replies: Vec<Reply> = (0..commands).map(|_| Reply::Applied).collect();
+                    for (i, error) in errors.iter() {
+                        if let Some(r) = replies.get_mut(*i) {
+                            *r = Reply::Error(error.to_string());
+                        }
+                    }
+                    replies
+                }
+                _ => return Err(message),
+            }
+        }
+    };
+    Ok(split(replies, group.iter().copied()))
 }
 
 /// The cluster's slot map, from any node the crate is connected to; `None`
@@ -252,6 +299,6 @@ fn read_slots(connection: &mut ClusterConnection) -> Option<SlotMap> {
 fn split<'a, T>(answers: Vec<T>, batches: impl Iterator<Item = &'a Batch>) -> Vec<Vec<T>> {
     let mut answers = answers.into_iter();
     batches
-        .map(|b| answers.by_ref().take(b.answering()).collect())
+        .map(|b| answers.by_ref().take(b.len()).collect())
         .collect()
 }

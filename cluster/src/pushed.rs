@@ -137,10 +137,21 @@ impl Pushed {
     /// without persistence, a failover), and the next sync pushes the rest
     /// of the local count again. More: a round trip whose answer was lost
     /// was applied, and nothing is pushed twice from now on.
-    pub(crate) fn settle(&mut self, second: u64, in_redis: Counts) {
+    pub(crate) fn settle(&mut self, second: u64, in_redis: [Option<u64>; KINDS]) {
         let mut at = self.at(second);
-        at.mine = in_redis;
+        for (mine, read) in at.mine.iter_mut().zip(in_redis) {
+            // A field that holds no count (overwritten by someone) says
+            // nothing: what was confirmed stays.
+            if let Some(read) = read {
+                *mine = read;
+            }
+        }
         self.set(at);
+    }
+
+    /// What this syncer pushed of `second` (and Redis last confirmed).
+    pub(crate) fn mine(&self, second: u64) -> Counts {
+        self.at(second).mine
     }
 }
 
@@ -198,7 +209,7 @@ mod tests {
         assert_eq!(pushed.deltas(&p, S + 1), vec![]);
         assert_eq!(pushed.own(S), [2, 0, 1, 0]);
         // Redis lost it all: everything is pushed again.
-        pushed.settle(S, [0; KINDS]);
+        pushed.settle(S, [Some(0); KINDS]);
         let again = vec![Delta {
             second: S,
             counts: [2, 0, 1, 0],
@@ -206,7 +217,7 @@ mod tests {
         assert_eq!(pushed.deltas(&p, S + 1), again);
         // Redis lost what came before the one visit this sync pushed.
         pushed.confirm(&again);
-        pushed.settle(S, [1, 0, 1, 0]);
+        pushed.settle(S, [Some(1), Some(0), None, Some(0)]);
         assert_eq!(
             pushed.deltas(&p, S + 1),
             vec![Delta {

@@ -29,7 +29,8 @@ pub struct Status {
     pub round_trips: u64,
     /// Redis commands sent (all round trips together).
     pub commands: u64,
-    /// The last failure's message; `None` once a sync succeeds again.
+    /// The last failure's message (at most [`MAX_ERROR_BYTES`], cut on a
+    /// character boundary); `None` once a sync succeeds again.
     pub last_error: Option<String>,
     /// The cluster points being synced.
     pub points: usize,
@@ -37,4 +38,40 @@ pub struct Status {
     /// failed with them (a Redis Cluster master that is down fails only the
     /// points of its slots); 0 once every point syncs again.
     pub points_failing: usize,
+}
+
+/// The longest `last_error` kept, bytes: a message naming many points or a
+/// server's long error text (e.g. under `maxmemory`) must not grow without
+/// bound.
+pub const MAX_ERROR_BYTES: usize = 1024;
+
+/// `message` cut to [`MAX_ERROR_BYTES`] on a character boundary, ending in
+/// `…` when cut.
+pub(crate) fn cap_message(mut message: String) -> String {
+    if message.len() <= MAX_ERROR_BYTES {
+        return message;
+    }
+    let mut end = MAX_ERROR_BYTES - '…'.len_utf8();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push('…');
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        assert_eq!(cap_message("short".into()), "short");
+        let cut = cap_message("é".repeat(2000));
+        assert!(cut.len() <= MAX_ERROR_BYTES, "{}", cut.len());
+        assert_eq!(cut.len(), 1023);
+        assert!(cut.ends_with("é…"));
+        let exact = "x".repeat(MAX_ERROR_BYTES);
+        assert_eq!(cap_message(exact.clone()), exact);
+    }
 }

@@ -2,18 +2,40 @@
 //! periods (the role, the connection and its backoff, what was pushed).
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use redis::Cmd;
-use sds_core::{Points, SecondCounts, SECOND_MS, WINDOW_SECONDS};
+use sds_core::{Points, SecondCounts, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
 
+use crate::conn::{forget, Interrupt};
 use crate::keys::{expires_at_ms, own_fields, second_key, FIELDS};
 use crate::link::{Batch, Link};
 use crate::pushed::{Counts, Delta, Pushed, KINDS};
+use crate::resp::Reply;
+use crate::status::cap_message;
 use crate::{Config, Error, Status, SyncTable};
 
-/// One point's answers: per second read back, the four fields.
-type Answer = Result<Vec<Vec<Option<u64>>>, String>;
+/// One point's replies, one per command of its batch.
+type Answer = Result<Vec<Reply>, String>;
+
+/// What a command of a point's batch was, to read its reply.
+#[derive(Clone, Copy)]
+enum Role {
+    /// An HINCRBY of `deltas[delta]`'s kind `kind`: of the total field, or
+    /// of this syncer's own (`own`).
+    Incr {
+        delta: usize,
+        kind: usize,
+        own: bool,
+    },
+    Expire,
+    /// An HMGET of `second`: the totals and the own fields (`totals`), or
+    /// the own fields only (an older second, to find what Redis lost).
+    Read {
+        second: u64,
+        totals: bool,
+    },
+}
 
 /// A cluster point as the syncer tracks it.
 struct Tracked {
@@ -45,6 +67,8 @@ pub(crate) struct Syncer {
     status: Arc<Mutex<Status>>,
     /// This syncer's hash fields (`v:<random id>` ...).
     mine: [String; KINDS],
+    /// The socket a stop shuts down.
+    interrupt: Interrupt,
 }
 
 /// A random id per syncer: its fields in Redis are its own.
@@ -71,6 +95,7 @@ impl Syncer {
         table: Arc<dyn SyncTable>,
         config: Config,
         status: Arc<Mutex<Status>>,
+        interrupt: Interrupt,
     ) -> Syncer {
         let points = config
             .points
@@ -90,6 +115,7 @@ impl Syncer {
             next_connect_ms: 0,
             status,
             mine: own_fields(&instance_id()),
+            interrupt,
         }
     }
 
@@ -116,7 +142,10 @@ impl Syncer {
     }
 
     /// One period at `now_ms`. `force`: connect now even while backing off.
+    /// Connecting and the round trip (to one server) end within one
+    /// `timeout_ms` together.
     pub(crate) fn step(&mut self, now_ms: u64, force: bool) -> Outcome {
+        let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
         let now_s = now_ms / SECOND_MS;
         if self.role.is_none() && !self.take_role(now_s) {
             self.update(|s| s.syncing = false);
@@ -131,18 +160,19 @@ impl Syncer {
                 self.publish(now_s);
                 return Outcome::BackingOff;
             }
-            match Link::connect(&self.config) {
+            match Link::connect(&self.config, deadline, Some(&self.interrupt)) {
                 Ok(link) => self.link = Some(link),
                 Err(e) => {
+                    forget(&self.interrupt);
                     self.publish(now_s);
                     return self.failed(now_ms, format!("connect: {e}"));
                 }
             }
         }
-        let batches = self.batches(&deltas, now_s);
+        let (batches, roles) = self.batches(&deltas, now_s);
         let started = Instant::now();
         let sent = match self.link.as_mut() {
-            Some(link) => link.run_each::<Vec<Option<u64>>>(&batches),
+            Some(link) => link.run_each(&batches, deadline),
             None => return Outcome::Failed("no connection".into()),
         };
         let rtt_us = started.elapsed().as_micros() as u64;
@@ -151,30 +181,24 @@ impl Syncer {
             s.commands += sent.commands as u64;
         });
         let answers = sent.answers;
-        let failing: Vec<String> = self
-            .points
-            .iter()
-            .zip(&answers)
-            .filter_map(|(t, answer)| {
-                let e = answer.as_ref().err()?;
-                Some(format!("{}: {e}", String::from_utf8_lossy(&t.name)))
-            })
-            .collect();
-        self.absorb(&deltas, &answers, now_s);
-        if !failing.is_empty() {
-            // A fresh connection next period, at once: the `redis` crate
-            // keeps a Cluster node's broken socket, so a restarted master
-            // is only found again by a new connection (which also reads
-            // the slot map again).
+        // A link that failed for a point (down, silent, a protocol error):
+        // a fresh connection next period, at once (the `redis` crate keeps
+        // a Cluster node's broken socket, so a restarted master is only
+        // found again by a new connection, which reads the slot map again).
+        let unreachable = answers.iter().filter(|a| a.is_err()).count();
+        let failing = self.absorb(&deltas, &roles, &answers, now_s);
+        if unreachable > 0 {
             self.link = None;
+            forget(&self.interrupt);
             self.next_connect_ms = 0;
-            let all = failing.len() == self.points.len();
-            self.update(|s| s.points_failing = failing.len());
-            let message = format!("sync: {}", failing.join("; "));
-            if all {
+        }
+        if !failing.is_empty() {
+            let message = cap_message(format!("sync: {}", failing.join("; ")));
+            if unreachable == self.points.len() {
                 return self.failed(now_ms, message);
             }
             self.update(|s| {
+                s.points_failing = failing.len();
                 s.failures += 1;
                 s.last_error = Some(message.clone());
             });
@@ -244,28 +268,42 @@ impl Syncer {
         Ok(all)
     }
 
-    /// Per point, one batch (on the slot of its hash tag): the deltas (HINCRBY, then PEXPIREAT on each
-    /// key written) and one HMGET per second read back, in this order, so
-    /// the totals include this sync's own deltas.
-    fn batches(&self, deltas: &[Vec<Delta>], now_s: u64) -> Vec<Batch> {
+    /// Per point, one batch (on the slot of its hash tag), and what each
+    /// of its commands is: the deltas (HINCRBY of the total and of the own
+    /// field, then PEXPIREAT on each key written) and one HMGET per second
+    /// read back, in this order, so the totals include this sync's own
+    /// deltas; then, for the older seconds of the ring this syncer pushed
+    /// to, an HMGET of its own fields (so that a loss of data is found for
+    /// the whole ring, not only the window read).
+    fn batches(&self, deltas: &[Vec<Delta>], now_s: u64) -> (Vec<Batch>, Vec<Vec<Role>>) {
         let prefix = &self.config.key_prefix;
         let mut batches = Vec::with_capacity(self.points.len());
+        let mut all_roles = Vec::with_capacity(self.points.len());
         for (t, deltas) in self.points.iter().zip(deltas) {
             let mut batch = Batch::new(&second_key(prefix, &t.name, now_s));
-            for d in deltas {
+            let mut roles = Vec::new();
+            for (i, d) in deltas.iter().enumerate() {
                 let key = second_key(prefix, &t.name, d.second);
-                for ((field, mine), n) in FIELDS.iter().zip(&self.mine).zip(d.counts) {
+                for (kind, ((field, mine), n)) in
+                    FIELDS.iter().zip(&self.mine).zip(d.counts).enumerate()
+                {
                     if n > 0 {
-                        for f in [*field, mine.as_str()] {
+                        for (f, own) in [(*field, false), (mine.as_str(), true)] {
                             let mut cmd = Cmd::new();
                             cmd.arg("HINCRBY").arg(&key).arg(f).arg(n);
-                            batch.push(cmd, false);
+                            batch.push(cmd);
+                            roles.push(Role::Incr {
+                                delta: i,
+                                kind,
+                                own,
+                            });
                         }
                     }
                 }
                 let mut cmd = Cmd::new();
                 cmd.arg("PEXPIREAT").arg(&key).arg(expires_at_ms(d.second));
-                batch.push(cmd, false);
+                batch.push(cmd);
+                roles.push(Role::Expire);
             }
             for s in read_seconds(now_s) {
                 let mut cmd = Cmd::new();
@@ -273,49 +311,140 @@ impl Syncer {
                     .arg(second_key(prefix, &t.name, s))
                     .arg(&FIELDS[..])
                     .arg(&self.mine[..]);
-                batch.push(cmd, true);
+                batch.push(cmd);
+                roles.push(Role::Read {
+                    second: s,
+                    totals: true,
+                });
+            }
+            let window = *read_seconds(now_s).start();
+            for s in now_s.saturating_sub(RING_SECONDS - 1)..window {
+                if t.pushed.mine(s) != [0; KINDS] {
+                    let mut cmd = Cmd::new();
+                    cmd.arg("HMGET")
+                        .arg(second_key(prefix, &t.name, s))
+                        .arg(&self.mine[..]);
+                    batch.push(cmd);
+                    roles.push(Role::Read {
+                        second: s,
+                        totals: false,
+                    });
+                }
             }
             batches.push(batch);
+            all_roles.push(roles);
         }
-        batches
+        (batches, all_roles)
     }
 
-    /// For each point whose batch succeeded: records the pushed deltas and
-    /// stores the others' counts (the totals minus this table's own share).
-    /// Every point is published; a failed point's deltas are pushed again
-    /// by the next sync.
-    fn absorb(&mut self, deltas: &[Vec<Delta>], answers: &[Answer], now_s: u64) {
-        let seconds: Vec<u64> = read_seconds(now_s).collect();
+    /// For each point whose batch was sent: records as pushed each delta
+    /// that Redis applied (one of its two HINCRBYs succeeded: an applied
+    /// increment is never pushed again, one that failed on both fields is),
+    /// and stores the others' counts (the totals minus this table's own
+    /// share). A command that failed, or a field that holds no count, fails
+    /// that command or field only. Every point is published. Returns, per
+    /// failing point, why.
+    fn absorb(
+        &mut self,
+        deltas: &[Vec<Delta>],
+        roles: &[Vec<Role>],
+        answers: &[Answer],
+        now_s: u64,
+    ) -> Vec<String> {
+        let mut failing = Vec::new();
         let points = &mut self.points;
+        let prefix = &self.config.key_prefix;
         let _ = self.table.with_points(&mut |table: &dyn Points| {
-            for ((t, deltas), answer) in points.iter_mut().zip(deltas).zip(answers) {
-                let point = match table.lookup(&t.name) {
-                    Ok(Some(id)) => match table.point(id) {
-                        Ok(point) => point,
-                        Err(_) => continue,
-                    },
-                    _ => continue,
+            for (((t, deltas), roles), answer) in
+                points.iter_mut().zip(deltas).zip(roles).zip(answers)
+            {
+                let name = String::from_utf8_lossy(&t.name).into_owned();
+                let replies = match answer {
+                    Ok(replies) => replies,
+                    Err(e) => {
+                        failing.push(format!("{name}: {e}"));
+                        if let Some(point) = lookup(table, &t.name) {
+                            point.publish_remote(now_s);
+                        }
+                        continue;
+                    }
                 };
-                let Ok(totals) = answer else {
-                    point.publish_remote(now_s);
-                    continue;
-                };
-                t.pushed.confirm(deltas);
-                for (j, &s) in seconds.iter().enumerate() {
-                    let field = |k: usize| {
-                        totals
-                            .get(j)
-                            .and_then(|v| v.get(k).copied().flatten())
-                            .unwrap_or(0)
+                let mut errors = Vec::new();
+                let mut applied: Vec<[bool; KINDS]> = vec![[false; KINDS]; deltas.len()];
+                let mut reads = Vec::new();
+                for (role, reply) in roles.iter().zip(replies) {
+                    match (*role, reply) {
+                        (Role::Incr { delta, kind, own }, reply) => match reply {
+                            Reply::Error(e) => {
+                                let d = &deltas[delta];
+                                let field = if own { "own field" } else { "field" };
+                                errors.push(format!(
+                                    "HINCRBY {} {field} {}: {e}",
+                                    key_text(prefix, &t.name, d.second),
+                                    FIELDS[kind]
+                                ));
+                            }
+                            _ => applied[delta][kind] = true,
+                        },
+                        (Role::Expire, Reply::Error(e)) => errors.push(format!("PEXPIREAT: {e}")),
+                        (Role::Expire, _) => {}
+                        (Role::Read { second, totals }, reply) => {
+                            match read_fields(reply, totals) {
+                                Ok(Some(fields)) => reads.push((second, totals, fields)),
+                                Ok(None) => {}
+                                Err(why) => errors
+                                    .push(format!("{}: {why}", key_text(prefix, &t.name, second))),
+                            }
+                        }
+                    }
+                }
+                let confirmed: Vec<Delta> = deltas
+                    .iter()
+                    .zip(&applied)
+                    .map(|(d, applied)| Delta {
+                        second: d.second,
+                        counts: std::array::from_fn(|k| if applied[k] { d.counts[k] } else { 0 }),
+                    })
+                    .collect();
+                t.pushed.confirm(&confirmed);
+                let point = lookup(table, &t.name);
+                for (s, totals, fields) in reads {
+                    let (total, mine): ([Option<u64>; KINDS], [Option<u64>; KINDS]) = if totals {
+                        (
+                            std::array::from_fn(|k| fields[k]),
+                            std::array::from_fn(|k| fields[KINDS + k]),
+                        )
+                    } else {
+                        ([None; KINDS], std::array::from_fn(|k| fields[k]))
                     };
-                    let mine: Counts = std::array::from_fn(|k| field(KINDS + k));
+                    for (k, f) in FIELDS.iter().enumerate() {
+                        if totals && total[k].is_none() {
+                            errors.push(format!(
+                                "{} field {f} holds no count",
+                                key_text(prefix, &t.name, s)
+                            ));
+                        }
+                        if mine[k].is_none() {
+                            errors.push(format!(
+                                "{} own field {f} holds no count",
+                                key_text(prefix, &t.name, s)
+                            ));
+                        }
+                    }
                     if s <= now_s {
                         // (The next second's slot holds the ring's oldest.)
                         t.pushed.settle(s, mine);
                     }
+                    if !totals {
+                        continue;
+                    }
+                    let Some(point) = point else { continue };
                     let base = t.pushed.base(s);
-                    let others: Counts =
-                        std::array::from_fn(|k| field(k).saturating_sub(mine[k] + base[k]));
+                    let own = t.pushed.mine(s);
+                    let others: Counts = std::array::from_fn(|k| {
+                        let mine = mine[k].unwrap_or(own[k]);
+                        total[k].unwrap_or(0).saturating_sub(mine + base[k])
+                    });
                     let counts = SecondCounts {
                         visit: others[0],
                         downgrade: others[1],
@@ -324,9 +453,15 @@ impl Syncer {
                     };
                     point.store_remote(now_s, s, &counts);
                 }
-                point.publish_remote(now_s);
+                if let Some(point) = point {
+                    point.publish_remote(now_s);
+                }
+                if !errors.is_empty() {
+                    failing.push(format!("{name}: {}", errors.join(", ")));
+                }
             }
         });
+        failing
     }
 
     /// Publishes the remote counts for `now_s` without new ones, so that
@@ -344,6 +479,7 @@ impl Syncer {
     }
 
     fn failed(&mut self, now_ms: u64, message: String) -> Outcome {
+        let message = cap_message(message);
         self.next_connect_ms = now_ms + self.backoff_ms;
         self.backoff_ms = (self.backoff_ms * 2).min(self.config.max_backoff_ms.max(1));
         self.update(|s| {
@@ -359,5 +495,36 @@ impl Syncer {
         if let Ok(mut status) = self.status.lock() {
             f(&mut status);
         }
+    }
+}
+
+/// The point `name` of `table`, if it is there.
+fn lookup<'a>(table: &'a dyn Points, name: &[u8]) -> Option<&'a sds_core::Point> {
+    table.point(table.lookup(name).ok()??).ok()
+}
+
+/// A key as text, for a message.
+fn key_text(prefix: &str, point: &[u8], second: u64) -> String {
+    String::from_utf8_lossy(&second_key(prefix, point, second)).into_owned()
+}
+
+/// The fields of an HMGET's reply (an absent field is 0; one that holds
+/// no count is `None`); `Ok(None)`: applied but not given back (a Redis
+/// Cluster pipeline in which another command failed).
+fn read_fields(reply: &Reply, totals: bool) -> Result<Option<Vec<Option<u64>>>, String> {
+    let wanted = if totals { 2 * KINDS } else { KINDS };
+    match reply {
+        Reply::Array(Some(items)) if items.len() == wanted => Ok(Some(
+            items
+                .iter()
+                .map(|item| match item {
+                    Reply::Bulk(None) => Some(0),
+                    item => item.count(),
+                })
+                .collect(),
+        )),
+        Reply::Applied => Ok(None),
+        Reply::Error(e) => Err(format!("HMGET: {e}")),
+        _ => Err("HMGET: an unexpected reply".into()),
     }
 }
