@@ -1,8 +1,8 @@
 //! [`Cluster`]: the handle of one table's syncer thread.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, TryLockError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sds_core::MAX_NAME_LEN;
 use sds_shm::AnyTable;
@@ -58,6 +58,7 @@ impl Cluster {
             ..Status::default()
         }));
         let period = Duration::from_millis(config.sync_ms);
+        let timeout = Duration::from_millis(config.timeout_ms);
         let interrupts = [Interrupt::default(), Interrupt::default()];
         let exact = Exact::new(&config, interrupts[1].clone());
         let mut syncer = Syncer::new(
@@ -76,7 +77,7 @@ impl Cluster {
             let (syncer, stop, clock) = (syncer.clone(), stop.clone(), clock.clone());
             std::thread::Builder::new()
                 .name("sds-cluster".into())
-                .spawn(move || run(&syncer, &stop, &*clock, period))
+                .spawn(move || run(&syncer, &stop, &*clock, period, timeout))
                 .map_err(|e| Error::Thread(e.to_string()))?
         };
         Ok(Cluster {
@@ -139,14 +140,28 @@ impl Cluster {
     }
 
     /// Runs one sync now in the calling thread (after the thread's sync in
-    /// progress, if any), connecting at once if there is no connection.
-    /// `Ok` also when another process of the host holds the syncer role.
+    /// progress, if any), connecting at once if there is no connection;
+    /// all within one `timeout_ms` (to one server), the wait for the
+    /// thread's sync included. `Ok` also when another process of the host
+    /// holds the syncer role.
     pub fn sync_now(&self) -> Result<(), Error> {
-        let mut syncer = self
-            .syncer
-            .lock()
-            .map_err(|_| Error::Thread("the syncer panicked".into()))?;
-        match syncer.step((self.clock)(), true) {
+        let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
+        let mut syncer = loop {
+            match self.syncer.try_lock() {
+                Ok(syncer) => break syncer,
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(Error::Thread("the syncer panicked".into()))
+                }
+                Err(TryLockError::WouldBlock) if Instant::now() >= deadline => {
+                    return Err(Error::Redis(
+                        "timed out: the sync in progress did not end within timeout_ms".into(),
+                    ))
+                }
+                // The thread's sync ends within its own deadline.
+                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        };
+        match syncer.step((self.clock)(), true, deadline) {
             Outcome::Synced | Outcome::NotSyncer | Outcome::BackingOff => Ok(()),
             Outcome::Failed(message) => Err(Error::Redis(message)),
         }
@@ -186,10 +201,11 @@ fn run(
     stop: &Stop,
     clock: &(dyn Fn() -> u64 + Send + Sync),
     period: Duration,
+    timeout: Duration,
 ) {
     loop {
         if let Ok(mut syncer) = syncer.lock() {
-            syncer.step(clock(), false);
+            syncer.step(clock(), false, Instant::now() + timeout);
         }
         let Ok(stopped) = stop.stopped.lock() else {
             return;

@@ -234,9 +234,10 @@ pub(crate) fn forget(slot: &Interrupt) {
 
 fn timed_out_as_deadline(e: io::Error) -> io::Error {
     match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            io::Error::new(io::ErrorKind::TimedOut, "the round trip's deadline passed")
-        }
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            "timed out: timeout_ms passed before the reply",
+        ),
         _ => e,
     }
 }

@@ -51,7 +51,7 @@ pub(crate) fn remaining(deadline: Instant) -> io::Result<std::time::Duration> {
     if left.is_zero() {
         return Err(io::Error::new(
             io::ErrorKind::TimedOut,
-            "the round trip's deadline passed",
+            "timed out: timeout_ms passed before the reply",
         ));
     }
     Ok(left)
@@ -225,7 +225,7 @@ impl Wire {
             {
                 Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "the round trip's deadline passed",
+                    "timed out: timeout_ms passed before the reply",
                 ))
             }
             Err(e) => Err(e),

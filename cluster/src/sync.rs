@@ -2,7 +2,7 @@
 //! periods (the role, the connection and its backoff, what was pushed).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use redis::Cmd;
 use sds_core::{Points, SecondCounts, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
@@ -142,10 +142,9 @@ impl Syncer {
     }
 
     /// One period at `now_ms`. `force`: connect now even while backing off.
-    /// Connecting and the round trip (to one server) end within one
-    /// `timeout_ms` together.
-    pub(crate) fn step(&mut self, now_ms: u64, force: bool) -> Outcome {
-        let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
+    /// Connecting and the round trip (to one server) end by `deadline`
+    /// together.
+    pub(crate) fn step(&mut self, now_ms: u64, force: bool, deadline: Instant) -> Outcome {
         let now_s = now_ms / SECOND_MS;
         if self.role.is_none() && !self.take_role(now_s) {
             self.update(|s| s.syncing = false);
@@ -193,7 +192,17 @@ impl Syncer {
             self.next_connect_ms = 0;
         }
         if !failing.is_empty() {
-            let message = cap_message(format!("sync: {}", failing.join("; ")));
+            // One link that failed for all (one server): said once.
+            let message = match answers.first() {
+                Some(Err(e))
+                    if unreachable == answers.len()
+                        && answers.iter().all(|a| a.as_ref().err() == Some(e)) =>
+                {
+                    format!("sync: {e}")
+                }
+                _ => format!("sync: {}", failing.join("; ")),
+            };
+            let message = cap_message(message);
             if unreachable == self.points.len() {
                 return self.failed(now_ms, message);
             }

@@ -162,6 +162,19 @@ impl Redis {
         }
     }
 
+    /// Sends `signal` (`"STOP"`, `"CONT"`) to the server: paused with
+    /// SIGSTOP, it still accepts connections (the kernel's backlog) and
+    /// never answers.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("the server runs").id();
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} {pid}");
+    }
+
     /// Kills the server (its data goes with it: no persistence).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
