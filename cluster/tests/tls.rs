@@ -228,3 +228,57 @@ fn unreadable_or_misplaced_tls_files_are_refused_at_start() {
     let table = Arc::new(AnyTable::private(8).unwrap());
     assert!(Cluster::start(table, mutual).is_ok());
 }
+
+#[test]
+fn a_tls_file_that_is_no_regular_file_is_refused_and_never_blocks_a_reconnect() {
+    let dir = TempDir::new("tls");
+    let tls = Tls::generate(&dir.path().join("pki"));
+    let fifo = dir.path().join("ca.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    assert_eq!(
+        refusal(config("rediss://127.0.0.1:1", &fifo)),
+        format!(
+            "tls_ca_file {}: not a regular file (a FIFO)",
+            fifo.display()
+        )
+    );
+    let mut zero = config("rediss://127.0.0.1:1", &tls.ca);
+    zero.tls_cert_file = Some(PathBuf::from("/dev/zero"));
+    zero.tls_key_file = Some(tls.client_key.clone());
+    assert_eq!(
+        refusal(zero),
+        "tls_cert_file /dev/zero: not a regular file (a character device)"
+    );
+
+    // A CA file swapped for a FIFO after start: the reconnect refuses it.
+    let ca = dir.path().join("ca.pem");
+    std::fs::copy(&tls.ca, &ca).unwrap();
+    let redis = Redis::start_tls(tls);
+    let (now, _) = present();
+    let a = instance(config(&redis.url(), &ca), &now);
+    a.cluster.sync_now().unwrap();
+    std::fs::remove_file(&ca).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&ca).status();
+    assert!(made.unwrap().success());
+    let _ = redis.cli(&["CLIENT", "KILL", "TYPE", "normal"]);
+    let started = std::time::Instant::now();
+    let mut last = String::new();
+    for _ in 0..3 {
+        if let Err(e) = a.cluster.sync_now() {
+            last = e.to_string();
+        }
+    }
+    let took = started.elapsed();
+    println!("3 syncs with the CA file a FIFO: {took:?}, {last}");
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    assert_eq!(
+        last,
+        format!(
+            "redis: connect: tls_ca_file {}: not a regular file (a FIFO)",
+            ca.display()
+        )
+    );
+    assert!(!a.cluster.status().connected);
+    a.cluster.stop();
+}
