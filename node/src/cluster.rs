@@ -259,7 +259,7 @@ impl NativeCluster {
     }
 
     /// One sync on this thread now: blocks for one round trip (at most
-    /// `timeoutMs`, plus a connection if there is none).
+    /// `timeoutMs`, a connection if there is none included).
     #[napi]
     pub fn sync_now(&self) -> Result<(), SdsError> {
         let guard = self.cluster.read().map_err(|_| closed())?;

@@ -210,6 +210,8 @@ test('bad configs: SDS_INVALID_ARGUMENT with the cluster crate\'s message; nothi
   refused({ url: redis.url, points: ['x'.repeat(257)] },
     `invalid cluster configuration: point name "${'x'.repeat(257)}" must be 1 to 256 bytes`);
   refused({ url: redis.url, points: [''] }, 'invalid cluster configuration: point name "" must be 1 to 256 bytes');
+  refused({ url: redis.url, points: ['a', 'b', 'a'] },
+    'invalid cluster configuration: points[2] "a" is listed twice (also points[0])');
   refused({ url: redis.url, points: ['a'], keyPrefix: 'a{b' },
     'invalid cluster configuration: key_prefix "a{b" holds a brace, which would break the hash tag');
   // Types, checked by the binding.
@@ -271,6 +273,37 @@ test('close() returns within one timeout when Redis accepts and never answers', 
     cluster.close();
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('with Redis paused (SIGSTOP), 20 points: syncNow() within timeoutMs, close() at once', async () => {
+  const paused = await startRedis();
+  const client = new Client();
+  const points = Array.from({ length: 20 }, (_, i) => `p${i}`);
+  const cluster = client.connectCluster({ url: paused.url, points, syncMs: 50, timeoutMs: 1000 });
+  try {
+    await until(() => cluster.status().syncs > 0, 3000, 'a first sync');
+    process.kill(paused.pid, 'SIGSTOP');
+    let start = Date.now();
+    await until(() => !cluster.status().connected, 3000, 'a timed-out sync');
+    const noticed = Date.now() - start;
+    assert.match(cluster.status().lastError, /timed out/);
+    start = Date.now();
+    assert.throws(() => cluster.syncNow(), { code: 'SDS_UNAVAILABLE', message: /timed out/ });
+    const syncNow = Date.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the thread's round trip waits on the paused server
+    start = Date.now();
+    cluster.close();
+    const close = Date.now() - start;
+    console.log(`Redis paused: disconnected after ${noticed} ms, syncNow ${syncNow} ms, close ${close} ms`);
+    assert.ok(noticed < 1500, `noticed after ${noticed} ms`);
+    assert.ok(syncNow < 1200, `syncNow took ${syncNow} ms (timeoutMs 1000)`);
+    assert.ok(close < 500, `close took ${close} ms`);
+    assert.equal(syncerThreads(), 0);
+  } finally {
+    cluster.close();
+    process.kill(paused.pid, 'SIGCONT');
+    await paused.stop();
   }
 });
 

@@ -76,7 +76,8 @@ function listenArguments(port, pki, mutualTls) {
 
 /**
  * Starts redis-server on `port` (default: a free one); resolves to
- * `{ port, url, tls, stop }` once it answers PING. With `tls` (makePki's
+ * `{ port, url, tls, pid, stop }` once it answers PING (`pid`: to pause it
+ * with SIGSTOP). With `tls` (makePki's
  * files) it speaks only TLS with the PKI's server certificate, `url` is
  * `rediss://`; with `mutualTls` too it asks for a client certificate of
  * that CA.
@@ -125,7 +126,7 @@ async function startRedis({ port: wanted, tls: pki, mutualTls = false } = {}) {
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return { port, url: `${pki ? 'rediss' : 'redis'}://127.0.0.1:${port}`, tls: pki ?? null, stop };
+  return { port, url: `${pki ? 'rediss' : 'redis'}://127.0.0.1:${port}`, tls: pki ?? null, pid: server.pid, stop };
 }
 
 module.exports = { makePki, startRedis, tlsClientOptions };

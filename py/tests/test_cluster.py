@@ -5,7 +5,9 @@ speaking TLS with a PKI made per test (``tools/test-pki.sh``)."""
 from __future__ import annotations
 
 import gc
+import os
 import pathlib
+import signal
 import socket
 import statistics
 import subprocess
@@ -186,6 +188,33 @@ def test_a_server_that_never_answers_delays_neither_enter_nor_close(redis: Redis
         wait_for("the sync thread gone", lambda: cluster_threads() == 0)
 
 
+def test_close_and_sync_now_keep_their_bound_with_redis_paused(redis: RedisServer) -> None:
+    points = [f"p{i}" for i in range(20)]
+    client = client_with({p: 1_000_000 for p in points})
+    sync = client.connect_cluster(redis.url, points, sync_interval=0.05, timeout=1.0)
+    wait_for("a first sync", lambda: sync.status().syncs > 0)
+    assert redis.process is not None
+    os.kill(redis.process.pid, signal.SIGSTOP)
+    try:
+        noticed = wait_for("a timed-out sync", lambda: not sync.status().connected, within=3.0)
+        assert "timed out" in (sync.status().last_error or ""), sync.status()
+        started = time.monotonic()
+        with pytest.raises(sds.Unavailable, match="timed out"):
+            sync.sync_now()
+        sync_now_s = time.monotonic() - started
+        time.sleep(0.3)  # the thread's round trip waits on the paused server
+        started = time.monotonic()
+        sync.close()
+        close_s = time.monotonic() - started
+        print(f"Redis paused: disconnected after {noticed:.3f} s, sync_now {sync_now_s:.3f} s, close {close_s:.4f} s")
+        assert noticed < 1.5, noticed
+        assert sync_now_s < 1.2, sync_now_s
+        assert close_s < 0.5, close_s
+        wait_for("the sync thread gone", lambda: cluster_threads() == 0)
+    finally:
+        os.kill(redis.process.pid, signal.SIGCONT)
+
+
 @pytest.mark.parametrize(
     "urls, points, options, message",
     [
@@ -198,6 +227,8 @@ def test_a_server_that_never_answers_delays_neither_enter_nor_close(redis: Redis
         ("redis://127.0.0.1:1", ["x" * 257], {}, "invalid cluster configuration: point name \"xxx"),
         ("redis://127.0.0.1:1", [""], {}, 'invalid cluster configuration: point name "" must be 1 to 256 bytes'),
         ("redis://127.0.0.1:1", ["pay"], {"key_prefix": "a{b"}, "invalid cluster configuration: key_prefix"),
+        ("redis://127.0.0.1:1", ["pay", "a", "pay"], {},
+         'invalid cluster configuration: points[2] "pay" is listed twice (also points[0])'),
     ],
 )
 def test_a_bad_config_raises_invalid_argument_with_the_crates_message(

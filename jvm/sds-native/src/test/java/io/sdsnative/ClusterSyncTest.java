@@ -297,6 +297,8 @@ class ClusterSyncTest {
         Arrays.fill(longName, 'x');
         assertRefused(config().points(new String(longName)).build(),
                 invalid + "point name \"" + new String(longName) + "\" must be 1 to 256 bytes");
+        assertRefused(config().points("a", "b", "a").build(),
+                invalid + "points[2] \"a\" is listed twice (also points[0])");
         assertRefused(config().keyPrefix("a{b").build(),
                 invalid + "key_prefix \"a{b\" holds a brace, which would break the hash tag");
         assertRefused(config().points("\ud800").build(), "point name is not valid UTF-16");
@@ -328,6 +330,41 @@ class ClusterSyncTest {
         assertFalse(client.isClosed(), "the client stays open");
         assertEquals(1, admit(client, POINT, 1), "the point still works");
         client.close();
+    }
+
+    @Test
+    void withRedisPausedSyncNowKeepsItsTimeoutAndCloseReturnsAtOnce() throws Exception {
+        String[] points = new String[20];
+        for (int i = 0; i < points.length; i++) {
+            points[i] = "p" + i;
+        }
+        try (Client client = new Client(64)) {
+            ClusterSync cluster = client.connectCluster(config().points(points).syncMs(50).timeoutMs(1_000).build());
+            statusUntil(cluster, "a sync", s -> s.syncs() >= 1);
+            redis.signal("STOP");
+            try {
+                long start = System.nanoTime();
+                ClusterStatus s = statusUntil(cluster, "a timed-out sync", x -> !x.isConnected());
+                long noticedMs = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(s.lastError().orElse("").contains("timed out"), s.toString());
+                start = System.nanoTime();
+                SdsException e = assertThrows(SdsException.class, cluster::syncNow);
+                long syncNowMs = (System.nanoTime() - start) / 1_000_000;
+                assertSame(ErrorCode.UNAVAILABLE, e.code());
+                Thread.sleep(300); // the thread's round trip waits on the paused server
+                start = System.nanoTime();
+                cluster.close();
+                long closeMs = (System.nanoTime() - start) / 1_000_000;
+                System.out.printf("Redis paused: disconnected after %d ms, syncNow %d ms, close %d ms%n",
+                        noticedMs, syncNowMs, closeMs);
+                assertTrue(noticedMs < 1_500, "noticed after " + noticedMs + " ms");
+                assertTrue(syncNowMs < 1_200, "syncNow took " + syncNowMs + " ms (timeoutMs 1000)");
+                assertTrue(closeMs < 500, "close took " + closeMs + " ms");
+                assertGone("sds-cluster");
+            } finally {
+                redis.signal("CONT");
+            }
+        }
     }
 
     @Test

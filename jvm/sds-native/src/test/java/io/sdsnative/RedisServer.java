@@ -124,6 +124,14 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /** Sends {@code signal} ("STOP", "CONT") to the server: paused, it accepts connections and never answers. */
+    public synchronized void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill -" + signal + " failed");
+        }
+    }
+
     /** Stops the server and waits until it has ended; its port is free again. */
     public synchronized void stop() throws IOException, InterruptedException {
         if (process == null) {
