@@ -36,7 +36,7 @@ export declare namespace native {
     status(): native.ClusterStatus
     /**
      * One sync on this thread now: blocks for one round trip (at most
-     * `timeoutMs`, plus a connection if there is none).
+     * `timeoutMs`, a connection if there is none included).
      */
     syncNow(): void
     /**
