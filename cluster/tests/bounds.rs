@@ -17,7 +17,10 @@ use sds_cluster::{Cluster, Config, MAX_ERROR_BYTES};
 /// A fake Redis on loopback: each connection runs `serve` on its own
 /// thread with the commands' count of each read (lines starting with `*`:
 /// our commands' arguments never do).
-fn fake(serve: fn(&mut TcpStream, usize)) -> String {
+/// What a fake server does with one read holding this many commands.
+type Serve = fn(&mut TcpStream, usize);
+
+fn fake(serve: Serve) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "redis://127.0.0.1:{}",
@@ -187,7 +190,7 @@ fn a_long_error_text_is_cut_in_the_status() {
 
 #[test]
 fn exact_mode_takes_only_its_codes() {
-    let serves: [(fn(&mut TcpStream, usize), &str); 3] = [
+    let serves: [(Serve, &str); 3] = [
         (|s, n| reply_n(s, n, b":99\r\n"), ":99"),
         (|s, n| reply_n(s, n, b":-1\r\n"), ":-1"),
         (|s, n| reply_n(s, n, b"+OK\r\n"), "+OK"),
