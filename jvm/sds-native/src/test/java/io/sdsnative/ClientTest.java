@@ -357,6 +357,25 @@ class ClientTest {
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-1));
     }
 
+    /** windowIncrementAt packs the window ending at the bucket written, not the present's. */
+    @Test
+    void windowIncrementAtTalliesTheBucketWritten() {
+        Object owner = new Object();
+        long w = Native.windowNew(1000, 10, 30);
+        try {
+            Native.check(Native.windowIncrement(w, owner, 8727));
+            // At 4.3 s: the window of seconds -5..4 holds only this event.
+            assertEquals(1L << 32 | 1, Native.check(Native.windowIncrementAt(w, owner, 4301, 8732)));
+            assertEquals(2, Native.check(Native.windowSum(w, owner, 8732)));
+            // 40 s back: the ring no longer holds it, counted at the present's second 44.
+            assertEquals(1L << 32 | 1, Native.check(Native.windowIncrementAt(w, owner, 4000, 44000)));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowIncrementAt(w, owner, -1, 44000));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowIncrementAt(w, owner, 44000, -1));
+        } finally {
+            Native.windowFree(w);
+        }
+    }
+
     @Test
     void windowNativesTakeUnsignedCountsAndLateEvents() {
         Object owner = new Object();
