@@ -212,11 +212,12 @@ class ClientTest {
 
     @Test
     void badCapacity() {
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(0));
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-5));
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client((1 << 20) + 1));
-        SdsException e = assertThrows(SdsException.class, () -> new Client(-5));
-        assertEquals("SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576", e.getMessage());
+        // -1, 0 and huge: one verdict and the core's message, as in every binding.
+        for (int capacity : new int[] {-1, 0, -5, (1 << 20) + 1, Integer.MAX_VALUE, Integer.MIN_VALUE}) {
+            SdsException e = assertThrows(SdsException.class, () -> new Client(capacity));
+            assertEquals(ErrorCode.INVALID_CAPACITY, e.code(), "capacity " + capacity);
+            assertEquals("SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576", e.getMessage());
+        }
     }
 
     @Test
