@@ -84,7 +84,7 @@ pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
 pub use strategy_error::{KeyText, StrategyError};
 pub use strategy_input::{StrategyBuilder, Value};
 pub use table::{
-    check_capacity, PointId, PointName, PointTable, Points, Shared, Slot, TableState, TableStorage,
-    MAX_CAPACITY, MAX_NAME_LEN,
+    capacity_from_i128, check_capacity, PointId, PointName, PointTable, Points, Shared, Slot,
+    TableState, TableStorage, MAX_CAPACITY, MAX_NAME_LEN,
 };
 pub use window::{Bucket, SlidingWindow, Tally};

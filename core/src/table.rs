@@ -281,6 +281,16 @@ pub const fn check_capacity(capacity: usize) -> Result<(), Error> {
     }
 }
 
+/// A capacity as a binding receives it, a whole number of any sign (a Java
+/// `int`, a Python `int`, a JavaScript number): a negative or huge one is as
+/// invalid as 0, so every binding gives one verdict, `SDS_INVALID_CAPACITY`
+/// with [`check_capacity`]'s message.
+pub fn capacity_from_i128(n: i128) -> Result<usize, Error> {
+    let capacity = usize::try_from(n).map_err(|_| Error::InvalidCapacity)?;
+    check_capacity(capacity)?;
+    Ok(capacity)
+}
+
 /// The buckets a name may occupy, in the order inserts try them (see the
 /// module doc).
 struct Buckets {

@@ -434,15 +434,35 @@ impl<S: AsRef<[Bucket]>> SlidingWindow<S> {
     /// value of the bucket written. An `at_ms` after `now_ms` (the clock went
     /// back in between) counts at `now_ms`.
     pub fn add_at(&self, at_ms: u64, now_ms: u64, n: u64) -> u64 {
+        u64::from(self.place_late(at_ms, now_ms, n).1)
+    }
+
+    /// [`SlidingWindow::add_at`], returning the value of the bucket written
+    /// and the sliding sum of the window ending at that bucket: the window
+    /// of `at_ms` when the write landed there (what SDS's
+    /// `incrementAndGet(at).getSlidingCycleValue()` returns for a late
+    /// exception), else the window of `now_ms`.
+    pub fn add_at_tally(&self, at_ms: u64, now_ms: u64, n: u64) -> Tally {
+        let (b, bucket) = self.place_late(at_ms, now_ms, n);
+        Tally {
+            bucket: u64::from(bucket),
+            total: self.sum_ending_at(b, self.buckets),
+        }
+    }
+
+    /// Adds `n` for an event of `at_ms` recorded at `now_ms` (the rule of
+    /// [`SlidingWindow::add_at`]): the index of the bucket written and its value.
+    #[inline]
+    fn place_late(&self, at_ms: u64, now_ms: u64, n: u64) -> (u64, u32) {
         let add = |c: u32| saturate(u64::from(c).saturating_add(n));
         let (at, now) = (self.bucket_index(at_ms), self.bucket_index(now_ms));
         if at <= now && now - at < self.ring() as u64 {
             let (slot, lap) = self.locate(at);
             if let Some((v, _)) = slot.update(lap, false, add) {
-                return u64::from(v);
+                return (at, v);
             }
         }
-        u64::from(self.update(now, add))
+        (now, self.update(now, add))
     }
 
     /// The sliding sum: the `W` buckets ending at `now_ms`'s bucket, the

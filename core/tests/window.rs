@@ -182,6 +182,51 @@ fn past_buckets_are_written_while_the_ring_holds_them() {
     );
 }
 
+/// A late write's tally is the window of the bucket it landed in, as SDS's
+/// `incrementAndGet(start)` returns for an exception: a newer bucket of the
+/// present outside that window is not in it (the sweep's minimal case).
+#[test]
+fn a_late_writes_tally_is_the_window_of_the_bucket_written() {
+    let w = sds();
+    assert_eq!(w.add_at_tally(T0 + 8_727, T0 + 8_727, 1).total, 1);
+    assert_eq!(
+        w.add_at_tally(T0 + 4_301, T0 + 8_732, 1),
+        Tally {
+            bucket: 1,
+            total: 1
+        },
+        "the window ending at second 4 does not hold second 8"
+    );
+    assert_eq!(w.sum(T0 + 8_732), 2, "both are in the window of now");
+    assert_eq!(
+        w.add_at_tally(T0 + 13_000, T0 + 13_500, 1),
+        Tally {
+            bucket: 1,
+            total: 3
+        }
+    );
+    // Beyond the ring: counted at the present, the present's window.
+    assert_eq!(
+        w.add_at_tally(T0 - 20_000, T0 + 13_500, 1),
+        Tally {
+            bucket: 2,
+            total: 4
+        }
+    );
+    // Its slot taken by a newer lap (an event 30 s after it): at the present.
+    let w = sds();
+    w.add_at(T0 + 31_000, T0 + 31_000, 1);
+    assert_eq!(
+        w.add_at_tally(T0 + 1_000, T0 + 20_000, 1),
+        Tally {
+            bucket: 1,
+            total: 1
+        },
+        "the present's second 20, whose window holds no other event"
+    );
+    assert_eq!(w.bucket(T0 + 31_000), 1, "the newer second is intact");
+}
+
 #[test]
 fn a_step_back_of_any_size_counts_again_from_the_next_write() {
     for back in [31_000u64, 45_000, 3_600_000, 30 * 365 * 86_400_000] {

@@ -40,13 +40,14 @@ impl Model {
         self.counts.insert(b, v);
         v
     }
-    fn write_late(&mut self, at: u64, now: u64) -> u64 {
+    /// The index of the bucket written and its value.
+    fn write_late(&mut self, at: u64, now: u64) -> (u64, u64) {
         let (a, b) = (at / self.bucket_ms, now / self.bucket_ms);
         let newer_took_it = self.newest.get(&(a % self.ring)).is_some_and(|&n| n > a);
         if a <= b && b - a < self.ring && !newer_took_it {
-            self.write(at, |c| c + 1)
+            (a, self.write(at, |c| c + 1))
         } else {
-            self.write(now, |c| c + 1)
+            (b, self.write(now, |c| c + 1))
         }
     }
     fn sum_ending(&self, last: u64) -> u64 {
@@ -86,6 +87,8 @@ enum Op {
     /// An event of a time this many ms before the clock, recorded now (a
     /// late exception): `add_at`.
     LateAdd(u64),
+    /// The same, through `add_at_tally`: the window of the bucket written.
+    LateAddTally(u64),
     Sum,
     Bucket,
     LastWholeCycle,
@@ -108,6 +111,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..20).prop_map(Op::FetchMax),
         1 => (0u64..45_000).prop_map(Op::PastAdd),
         2 => (0u64..45_000).prop_map(Op::LateAdd),
+        2 => (0u64..45_000).prop_map(Op::LateAddTally),
         2 => Just(Op::Sum),
         1 => Just(Op::Bucket),
         1 => Just(Op::LastWholeCycle),
@@ -167,8 +171,23 @@ fn run(bucket_ms: u64, w: usize, ring: usize, steps: Vec<(Move, Op)>) -> Result<
             }
             Op::LateAdd(back) => {
                 let at = now.saturating_sub(back);
-                let want = model.write_late(at, now);
+                let (_, want) = model.write_late(at, now);
                 prop_assert_eq!(window.add_at(at, now, 1), want, "late {} at {}", at, now);
+            }
+            Op::LateAddTally(back) => {
+                let at = now.saturating_sub(back);
+                let (b, bucket) = model.write_late(at, now);
+                let want = Tally {
+                    bucket,
+                    total: model.sum_ending(b),
+                };
+                prop_assert_eq!(
+                    window.add_at_tally(at, now, 1),
+                    want,
+                    "late {} at {}",
+                    at,
+                    now
+                );
             }
             Op::Sum => prop_assert_eq!(window.sum(now), model.sum(now), "sum at {}", now),
             Op::Bucket => prop_assert_eq!(window.bucket(now), model.read(now / bucket_ms)),

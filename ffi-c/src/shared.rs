@@ -7,6 +7,7 @@ use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use sds_core::check_capacity;
 use sds_shm::{AnyTable, Error, Options, SharedTable};
 
 use crate::args::bytes;
@@ -65,6 +66,8 @@ pub unsafe extern "C" fn sds_table_open_shared(
                     flags & !KNOWN_SHARED_FLAGS
                 )));
             }
+            // The core's verdict and message, as for a private table.
+            check_capacity(capacity)?;
             let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
             let shared =
                 SharedTable::open(path, capacity, &options).map_err(|e| failure(path, &e))?;

@@ -10,6 +10,7 @@ use sds_core::{check_capacity, EntryParts, Error, Flags, Outcome, Strategy, MAX_
 
 mod common;
 use common::last_error;
+use sds_testkit::TempDir;
 
 /// `got` failed with `want`'s code, and the last error is `want` as the
 /// core words it.
@@ -68,6 +69,15 @@ fn a_bad_capacity_is_the_cores_verdict() {
         let want = check_capacity(capacity).unwrap_err();
         assert_core_error(unsafe { sds_table_new(capacity, &mut raw) }, want);
         assert!(raw.is_null(), "output untouched");
+        // A shared table: the same verdict and message, and no file made.
+        let dir = TempDir::new("ffi-bad-capacity");
+        let path = dir.join("t.sds");
+        let text = path.to_str().unwrap();
+        let r = unsafe {
+            sds_table_open_shared(text.as_ptr().cast(), text.len(), capacity, 0, &mut raw)
+        };
+        assert_core_error(r, want);
+        assert!(raw.is_null() && !path.exists());
     }
 }
 

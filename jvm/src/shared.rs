@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use jni::objects::{JByteArray, JObject, JString};
 use jni::sys::{jint, jlong};
-use sds_core::ErrorCode;
+use sds_core::{capacity_from_i128, ErrorCode};
 use sds_shm::{table_path, AnyTable, Options};
 
 use crate::boundary::{setup_native, Fail};
@@ -35,8 +35,8 @@ setup_native! {
         let path = table_path(OsStr::from_bytes(&bytes))?;
         // A negative mode keeps its bits, and is refused like any other.
         let options = Options::of_mode(mode as u32)?;
-        // A negative capacity reads as 0, which shm refuses too.
-        let capacity = usize::try_from(capacity).unwrap_or(0);
+        // The core's verdict and message, as for a private table.
+        let capacity = capacity_from_i128(capacity.into())?;
         Ok(table_into_handle(AnyTable::shared(&path, capacity, &options)?))
     }
 

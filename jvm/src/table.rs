@@ -11,8 +11,8 @@ use std::sync::Arc;
 use jni::objects::{JByteArray, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use sds_core::{
-    check_capacity, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, PointTable, Slot,
-    Stats,
+    capacity_from_i128, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, PointTable,
+    Slot, Stats,
 };
 use sds_shm::AnyTable;
 
@@ -92,8 +92,8 @@ fn table_and_name<'a>(
 setup_native! {
     /// A new table of `capacity` points.
     fn Java_io_sdsnative_Native_tableNew(_, capacity: jint) -> jlong {
-        // A negative capacity reads as 0, which the core refuses too.
-        check_capacity(usize::try_from(capacity).unwrap_or(0))?;
+        // Checked before the slots are allocated.
+        let capacity = capacity_from_i128(capacity.into())?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
         Ok(table_into_handle(AnyTable::Private(PointTable::new(slots)?)))
     }

@@ -12,7 +12,7 @@
 
 use jni::objects::{JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
-use sds_core::{time, window::check_parameters, Bucket};
+use sds_core::{time, window::check_parameters, Bucket, Tally};
 
 use crate::boundary::{clamp, hot, setup_native, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle, Window};
@@ -65,6 +65,16 @@ pub extern "system" fn Java_io_sdsnative_Native_windowFree(
     let _ = std::panic::catch_unwind(|| unsafe { free::<Window>(handle) });
 }
 
+/// A tally in one long: the sliding sum in the high bits (saturating at
+/// 2^31 - 1, so the result stays >= 0), the bucket's value in the low 32
+/// (saturating at 2^32 - 1).
+#[inline]
+fn packed(tally: Tally) -> i64 {
+    let low = tally.bucket.min(u32::MAX as u64);
+    let high = tally.total.min(u32::MAX as u64 >> 1);
+    (high << 32 | low) as i64
+}
+
 /// Runs `f` on a live window.
 #[inline]
 fn with_window(
@@ -106,10 +116,17 @@ window_native! {
     /// 2^31 - 1, so the result stays >= 0) and the bucket's value in the low 32
     /// bits (saturating at 2^32 - 1), or a negative code.
     fn Java_io_sdsnative_Native_windowIncrement(t: jlong) with |w| {
-        let tally = w.increment(time::from_i64(t)?);
-        let low = tally.bucket.min(u32::MAX as u64);
-        let high = tally.total.min(u32::MAX as u64 >> 1);
-        Ok((high << 32 | low) as i64)
+        Ok(packed(w.increment(time::from_i64(t)?)))
+    }
+
+    /// Adds one for an event of time `at` recorded at the present `now` (an
+    /// exception counted at its request's start; `SlidingWindow::add_at_tally`),
+    /// packed as `windowIncrement`: the sliding sum of the window ending at
+    /// the bucket written (`at`'s while the ring holds it, else `now`'s) and
+    /// that bucket's value.
+    fn Java_io_sdsnative_Native_windowIncrementAt(at: jlong, now: jlong) with |w| {
+        let (at, now) = (time::from_i64(at)?, time::from_i64(now)?);
+        Ok(packed(w.add_at_tally(at, now, 1)))
     }
 
     /// The value of `time`'s bucket.

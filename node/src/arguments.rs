@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use napi::bindgen_prelude::{Array, BigInt, Object, Unknown};
 use napi::{JsString, JsValue, ValueType};
-use sds_core::{time, Value};
+use sds_core::{capacity_from_i128, time, Value};
 
-use crate::errors::{from_core_about, invalid_argument, SdsError};
+use crate::errors::{from_core, from_core_about, invalid_argument, SdsError};
 
 fn type_name(value: &Unknown) -> &'static str {
     match value.get_type() {
@@ -75,7 +75,19 @@ pub fn time(ms: Unknown, what: &str) -> Result<u64, SdsError> {
     time::from_value(value(&ms)).map_err(|e| from_core_about(what, e))
 }
 
-/// A non-negative integer that fits 64 bits (a capacity, a count, a width).
+/// A table capacity: any whole number is judged by the core, so a negative
+/// or huge one (2 ** 60, `Infinity`) is `SDS_INVALID_CAPACITY` as 0 is, with
+/// the core's message, in every binding; anything else is no integer.
+pub fn capacity(n: Unknown) -> Result<usize, SdsError> {
+    let whole = match value(&n) {
+        Value::Integer(v) => v,
+        Value::OutOfRange => i128::MAX,
+        _ => return Err(invalid_argument("capacity must be an integer")),
+    };
+    capacity_from_i128(whole).map_err(from_core)
+}
+
+/// A non-negative integer that fits 64 bits (a count, a width).
 pub fn count(n: Unknown, what: &str) -> Result<u64, SdsError> {
     match value(&n) {
         Value::Integer(v) if v >= 0 => u64::try_from(v).map_err(|_| not_a_count(what)),

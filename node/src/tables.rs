@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
-use sds_core::{check_capacity, ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
+use sds_core::{ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
 use sds_shm::AnyTable;
 
 use crate::arguments;
@@ -72,16 +72,14 @@ impl NativeTable {
         shared: Unknown,
         mode: Unknown,
     ) -> Result<NativeTable, SdsError> {
-        let capacity =
-            usize::try_from(arguments::count(capacity, "capacity")?).unwrap_or(usize::MAX);
+        // Checked before the slots are allocated, the same for a shared table.
+        let capacity = arguments::capacity(capacity)?;
         let table = if is_undefined(&shared) {
             if !is_undefined(&mode) {
                 return Err(invalid_argument(
                     "mode applies to a shared table only (give `shared` too)",
                 ));
             }
-            // Checked before allocating the slots.
-            check_capacity(capacity).map_err(from_core)?;
             let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
             AnyTable::Private(PointTable::new(slots).map_err(from_core)?)
         } else {

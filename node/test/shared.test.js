@@ -88,7 +88,12 @@ test('shm refusals keep their code and name the file', () => {
   new Client({ capacity: 16, shared: file });
   throwsCode(() => new Client({ capacity: 32, shared: file }), 'SDS_LAYOUT_MISMATCH',
     new RegExp(`^${file}: table layout differs in capacity: the file has 16, this process needs 32$`));
-  throwsCode(() => new Client({ capacity: 0, shared: newFile() }), 'SDS_INVALID_CAPACITY', /capacity 0/);
+  for (const bad of [-1, 0, 2 ** 70]) {
+    const file = newFile();
+    throwsCode(() => new Client({ capacity: bad, shared: file }), 'SDS_INVALID_CAPACITY',
+      /^table capacity must be within 1\.\.=1048576$/);
+    assert.equal(fs.existsSync(file), false, 'no file is made for a bad capacity');
+  }
   const missing = path.join(dir, 'no-such-dir', 'x.sds');
   throwsCode(() => new Client({ shared: missing }), 'SDS_INVALID_ARGUMENT',
     new RegExp(`^${missing}: open failed: No such file or directory`));

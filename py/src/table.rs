@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
-use sds_core::{check_capacity, Flags, Outcome, PointId, PointTable, Slot, Stats};
+use sds_core::{capacity_from_i128, Flags, Outcome, PointId, PointTable, Slot, Stats};
 use sds_shm::AnyTable;
 
 use crate::admin::AdminCell;
@@ -194,10 +194,9 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
 fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     let py = v.py();
     let n = args::int(v, "capacity")?;
-    // Negative or beyond usize: as invalid as the core's own bounds.
-    let capacity = n.extract::<usize>().unwrap_or(0);
-    check_capacity(capacity).map_err(|e| errors::core(py, e))?;
-    Ok(capacity)
+    // Beyond i128 is as huge as i128::MAX: the core's verdict either way.
+    let n = n.extract::<i128>().unwrap_or(i128::MAX);
+    capacity_from_i128(n).map_err(|e| errors::core(py, e))
 }
 
 /// A shared table's name or path: a `str` or an `os.PathLike` of one.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Callable, Dict, Type
 
 import pytest
@@ -211,6 +212,15 @@ def test_bad_capacity(capacity: Any, error: Type[sds.SdsError]) -> None:
         sds.Client(capacity=capacity)
     if error is sds.InvalidCapacity:
         assert str(info.value) == "table capacity must be within 1..=1048576"
+
+
+@pytest.mark.parametrize("capacity", [-1, 0, sds.MAX_CAPACITY + 1, 2**70, -(2**70)])
+def test_bad_shared_capacity_is_the_same_verdict(tmp_path: Path, capacity: int) -> None:
+    with pytest.raises(sds.InvalidCapacity) as info:
+        sds.Client.shared(tmp_path / "t.sds", capacity)
+    assert info.value.code == "SDS_INVALID_CAPACITY"
+    assert str(info.value) == "table capacity must be within 1..=1048576"
+    assert not (tmp_path / "t.sds").exists()
 
 
 def test_a_full_table_raises_and_keeps_its_points() -> None:

@@ -49,6 +49,10 @@ static void test_table_new(void) {
                  "SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576") == 0);
     CHECK_RESULT(sds_table_new((size_t)SDS_MAX_CAPACITY + 1, &t), SDS_RESULT_INVALID_CAPACITY);
     CHECK_RESULT(sds_table_new(SIZE_MAX, &t), SDS_RESULT_INVALID_CAPACITY);
+    /* -1 is SIZE_MAX in a size_t: the same verdict and message. */
+    CHECK_RESULT(sds_table_new((size_t)-1, &t), SDS_RESULT_INVALID_CAPACITY);
+    CHECK(strcmp(sds_check_last_error(),
+                 "SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576") == 0);
     CHECK(untouched(&t, sizeof t));
     CHECK_RESULT(sds_table_new(4, NULL), SDS_RESULT_NULL_ARGUMENT);
     sds_table_free(NULL); /* a no-op */

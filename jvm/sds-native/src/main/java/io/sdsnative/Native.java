@@ -124,6 +124,14 @@ public final class Native {
     public static native long windowIncrement(long window, Object owner, long timeMs);
 
     /**
+     * Adds one for an event of {@code atMs} recorded at the present {@code nowMs} (in
+     * {@code atMs}'s bucket while the ring still holds it, else in {@code nowMs}'s; never
+     * restarting a newer bucket), packed as {@link #windowIncrement}: the sliding sum of the
+     * window ending at the bucket written in the high 32 bits, that bucket in the low 32.
+     */
+    public static native long windowIncrementAt(long window, Object owner, long atMs, long nowMs);
+
+    /**
      * Adds {@code n} (unsigned) to the bucket of {@code timeMs}: the bucket's value. When
      * {@code tally} is not null, also writes the bucket's value and the sliding sum ending
      * there to {@code tally[0]} and {@code tally[1]}.

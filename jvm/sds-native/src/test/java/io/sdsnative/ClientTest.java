@@ -212,11 +212,12 @@ class ClientTest {
 
     @Test
     void badCapacity() {
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(0));
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-5));
-        assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client((1 << 20) + 1));
-        SdsException e = assertThrows(SdsException.class, () -> new Client(-5));
-        assertEquals("SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576", e.getMessage());
+        // -1, 0 and huge: one verdict and the core's message, as in every binding.
+        for (int capacity : new int[] {-1, 0, -5, (1 << 20) + 1, Integer.MAX_VALUE, Integer.MIN_VALUE}) {
+            SdsException e = assertThrows(SdsException.class, () -> new Client(capacity));
+            assertEquals(ErrorCode.INVALID_CAPACITY, e.code(), "capacity " + capacity);
+            assertEquals("SDS_INVALID_CAPACITY: table capacity must be within 1..=1048576", e.getMessage());
+        }
     }
 
     @Test
@@ -355,6 +356,25 @@ class ClientTest {
         assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(0, 10, 30));
         assertCode(ErrorCode.INVALID_WINDOW, () -> Native.windowNew(1000, -1, 30));
         assertCode(ErrorCode.INVALID_CAPACITY, () -> new Client(-1));
+    }
+
+    /** windowIncrementAt packs the window ending at the bucket written, not the present's. */
+    @Test
+    void windowIncrementAtTalliesTheBucketWritten() {
+        Object owner = new Object();
+        long w = Native.windowNew(1000, 10, 30);
+        try {
+            Native.check(Native.windowIncrement(w, owner, 8727));
+            // At 4.3 s: the window of seconds -5..4 holds only this event.
+            assertEquals(1L << 32 | 1, Native.check(Native.windowIncrementAt(w, owner, 4301, 8732)));
+            assertEquals(2, Native.check(Native.windowSum(w, owner, 8732)));
+            // 40 s back: the ring no longer holds it, counted at the present's second 44.
+            assertEquals(1L << 32 | 1, Native.check(Native.windowIncrementAt(w, owner, 4000, 44000)));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowIncrementAt(w, owner, -1, 44000));
+            assertCode(ErrorCode.INVALID_ARGUMENT, () -> Native.windowIncrementAt(w, owner, 44000, -1));
+        } finally {
+            Native.windowFree(w);
+        }
     }
 
     @Test

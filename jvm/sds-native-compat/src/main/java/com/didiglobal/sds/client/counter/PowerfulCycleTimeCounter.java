@@ -1,7 +1,6 @@
 package com.didiglobal.sds.client.counter;
 
 import com.didiglobal.sds.client.bean.VisitWrapperValue;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Every counter of one SDS point. Same public API as SDS's class, on native
@@ -37,22 +36,28 @@ public class PowerfulCycleTimeCounter {
     }
 
     /**
-     * The latest time the present-time calls (visits, permits, tokens,
-     * downgrades) were given: the present for exceptions and timeouts, which
-     * SDS reports with their request's start time.
+     * The present for exceptions and timeouts, which SDS reports with their
+     * request's start time: the time of the latest present-time call
+     * (visit, permit, token, downgrade), or a later start. Not the highest
+     * time ever given: after a clock step back, or one outlier time far
+     * ahead, the next call brings it back, so late events count again in
+     * the windows the decisions read (SEMANTICS: clock steps). Threads
+     * racing to set it cost at most a start near the ring's edge counted
+     * now rather than in its second.
      */
-    private final AtomicLong latest = new AtomicLong();
+    private volatile long present;
 
     private void seen(long time) {
-        long current;
-        while (time > (current = latest.get()) && !latest.compareAndSet(current, time)) {
-            // Another thread moved it; try again while ours is later.
-        }
+        present = time;
     }
 
-    /** +1 in {@code data} for a request that started at {@code time}, at the present {@link #latest}. */
+    /** +1 in {@code data} for a request that started at {@code time}, at the {@link #present}. */
     private long addLate(SlidingWindowData data, long time) {
-        return data.addLate(time, Math.max(time, latest.get()));
+        long now = present;
+        if (time > now) {
+            present = now = time;
+        }
+        return data.addLate(time, now);
     }
 
     /** Visit +1: the current second and the 10 s sliding sum. */
@@ -85,7 +90,8 @@ public class PowerfulCycleTimeCounter {
     /**
      * Exception +1 for a request that started at {@code time}: counted in
      * that second while the ring still holds it (else now), never wiping a
-     * newer second. The sliding sum now.
+     * newer second. The sliding sum of the window ending at the second
+     * counted in, as SDS returns.
      */
     public long exceptionAddAndGet(long time) {
         return addLate(exceptionData, time);

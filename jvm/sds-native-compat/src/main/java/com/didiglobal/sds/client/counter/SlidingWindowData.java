@@ -70,12 +70,14 @@ public class SlidingWindowData extends AbstractCycleData {
      * Adds one for an event of {@code time} recorded at the present
      * {@code now} (an exception counted at its request's start): into
      * {@code time}'s bucket while the ring still holds it, else into
-     * {@code now}'s, never restarting a newer bucket. The sliding sum at
-     * {@code now}.
+     * {@code now}'s, never restarting a newer bucket. The sliding sum of the
+     * window ending at the bucket written, as SDS's
+     * {@code incrementAndGet(time).getSlidingCycleValue()}: a newer second
+     * of the present outside {@code time}'s window is not in it.
      */
     long addLate(long time, long now) {
-        Native.check(Native.windowAddAt(window, this, time, now, 1));
-        return Native.check(Native.windowSum(window, this, now));
+        long packed = Native.windowIncrementAt(window, this, time, now);
+        return (packed < 0 ? Native.check(packed) : packed) >>> 32;
     }
 
     /** A negative value is stored as 0 (a native bucket holds 0 .. 2^32 - 1; SDS would store it). */
