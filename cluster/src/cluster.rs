@@ -144,9 +144,11 @@ impl Cluster {
 
     /// Stops the thread and waits for it: at most one round trip's timeout.
     /// The points stay cluster points; their remote counts age out of the
-    /// window within 10 s.
-    pub fn stop(mut self) {
+    /// window within 10 s. Returns the last state, as of the join (what
+    /// the bindings' `status()` gives after `close()`).
+    pub fn stop(mut self) -> Status {
         self.halt();
+        self.status()
     }
 
     fn halt(&mut self) {
