@@ -4,11 +4,11 @@
 use std::io::Read;
 use std::time::Duration;
 
-use sds_tls::CertificateDer;
-use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
 
 use crate::config::MAX_RESPONSE_BYTES;
 use crate::protocol::FORM_FIELD;
+use crate::tls::TlsFiles;
 
 pub struct Servers {
     http: ureq::Agent,
@@ -17,17 +17,31 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// `urls` already checked and shuffled; `roots`: the certificates
-    /// `https://` servers must chain to.
-    pub fn new(urls: Vec<String>, timeout_ms: u64, roots: &[CertificateDer<'static>]) -> Servers {
+    /// `urls` already checked and shuffled; `tls`: the certificates
+    /// `https://` servers must chain to and the client identity, checked.
+    pub fn new(urls: Vec<String>, timeout_ms: u64, tls: &TlsFiles) -> Servers {
         let timeout = Some(Duration::from_millis(timeout_ms));
         // ureq's rustls uses the process's provider (sds-tls installed ring
         // when a server is https://) and only these roots.
-        let roots = roots
+        let roots = tls
+            .roots
             .iter()
             .map(|der| Certificate::from_der(der).to_owned());
+        let client = tls.client.as_ref().map(|identity| {
+            let chain: Vec<Certificate<'static>> = identity
+                .chain
+                .iter()
+                .map(|der| Certificate::from_der(der).to_owned())
+                .collect();
+            // The key was parsed from this PEM at start: it parses again.
+            let key = PrivateKey::from_pem(&identity.key_pem)
+                .expect("the key parsed at start")
+                .to_owned();
+            ClientCert::new_with_certs(&chain, key)
+        });
         let tls = TlsConfig::builder()
             .root_certs(RootCerts::from(roots))
+            .client_cert(client)
             .build();
         let config = ureq::Agent::config_builder()
             .tls_config(tls)
