@@ -58,6 +58,9 @@ impl Agent {
             log: config.log,
             version: 0,
             role: None,
+            set_text: None,
+            waiting: Vec::new(),
+            left_out: Default::default(),
         };
         let thread = std::thread::Builder::new()
             .name("sds-agent".into())
@@ -82,14 +85,24 @@ impl Agent {
 
     /// Stops the agent and joins its thread: at once when it sleeps, within
     /// one request timeout when a request is in flight. The table keeps the
-    /// strategies in force; the reporter role is given up. Idempotent.
+    /// strategies in force; the reporter role is given up. Idempotent, and
+    /// safe from any thread: called from the agent's own log callback it
+    /// does not join (the thread ends when the callback returns). After
+    /// it, [`Agent::status`] keeps giving the last state.
     pub fn stop(&self) {
         *lock(&self.shared.stop) = true;
         self.shared.wake.notify_all();
         let thread = lock(&self.thread).take();
         if let Some(thread) = thread {
-            // A panic on the agent's thread has nothing left to report here.
-            let _ = thread.join();
+            if thread.thread().id() == std::thread::current().id() {
+                // Called on the agent's own thread (from its log callback):
+                // a join would wait for itself. Detached instead: the thread
+                // ends as soon as the callback returns.
+                drop(thread);
+            } else {
+                // A panic on the agent's thread has nothing left to report here.
+                let _ = thread.join();
+            }
         }
     }
 

@@ -10,6 +10,9 @@ use std::time::Duration;
 pub const DEFAULT_PULL_INTERVAL_MS: u64 = 5_000;
 /// Connect and read timeout of one request unless configured: SDS's 1000 ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
+/// Timeouts above this (about 1.1 years) are taken as this one: a larger
+/// one would overflow the deadlines computed from it.
+pub const MAX_TIMEOUT_MS: u64 = 1 << 35;
 /// The largest response body read; a longer one fails the request.
 pub const MAX_RESPONSE_BYTES: u64 = 4 << 20;
 /// The largest file a config may name (a CA bundle, a certificate, a
@@ -90,9 +93,11 @@ pub struct AgentConfig {
     pub ip: Option<String>,
     /// This instance's host name; `None`: the system's.
     pub hostname: Option<String>,
-    /// Milliseconds between pulls; 0 is refused.
+    /// Milliseconds between pulls; 0 is refused. Any value is safe: the
+    /// schedule saturates (`u64::MAX`: one pull at start, then none).
     pub pull_interval_ms: u64,
-    /// Connect-and-read timeout of one request, in milliseconds; 0 is refused.
+    /// Connect-and-read timeout of one request, in milliseconds; 0 is
+    /// refused; above [`MAX_TIMEOUT_MS`] it is that.
     pub timeout_ms: u64,
     /// The clock; [`SystemClock`] unless a test injects one.
     pub clock: Arc<dyn Clock>,
