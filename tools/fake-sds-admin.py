@@ -62,6 +62,9 @@ The control side (JSON bodies and answers):
                    "nullVersion": bool (optional)}
       replaces the app's strategy list (SdsStrategy objects, sent as given,
       returnValueStr included) and bumps its version (1 for a new app);
+      "strategiesJson": TEXT instead of "strategies" gives the list as JSON
+      text sent verbatim (values Python's json cannot carry: 1e400,
+      duplicated keys, 1.0000000000000000001);
       answers {"version": n}. "nullVersion": true makes the version null
       from then on (the shipped H2 schema: null + 1 stays null; answers
       {"version": null}); "nullVersion": false gives it a number again.
@@ -332,6 +335,7 @@ class Handler(BaseHTTPRequestHandler):
                 elif app["version"] is not None:
                     app["version"] += 1
                 app["strategies"] = request.get("strategies", [])
+                app["raw"] = request.get("strategiesJson")
                 answer = {"version": app["version"]}
             elif self.path == "/_fake/mode":
                 for endpoint in ("pull", "add"):
@@ -365,6 +369,9 @@ def pull_answer(request):
         if request["version"] == app["version"] and (request["version"] is None) == (app["version"] is None):
             return {"sdsSchemeName": "default", "changed": False, "version": None,
                     "strategies": None, "errorMsg": None}
+        if app.get("raw") is not None:
+            return ('{"sdsSchemeName": "default", "changed": true, "version": %s, '
+                    '"strategies": %s, "errorMsg": null}' % (json.dumps(app["version"]), app["raw"])).encode()
         return {
             "sdsSchemeName": "default",
             "changed": True,

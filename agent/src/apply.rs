@@ -66,21 +66,22 @@ pub struct Applied {
     pub return_values: HashMap<String, String>,
 }
 
-/// A JSON object's members in order, duplicates kept, values as raw text.
-struct Members(Vec<(String, Box<RawValue>)>);
+/// A JSON object's members in order, duplicates kept, each value as its
+/// slice of the object's text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
 
-impl<'de> Deserialize<'de> for Members {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
         struct MembersVisitor;
         impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = Members;
+            type Value = Members<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
                 let mut members = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
-                    members.push((key, map.next_value::<Box<RawValue>>()?));
+                    members.push((key, map.next_value::<&'de RawValue>()?));
                 }
                 Ok(Members(members))
             }
@@ -100,29 +101,42 @@ fn delay_refused(e: &StrategyError) -> bool {
     )
 }
 
-/// The strategy object as the core's reader takes it: `point` and the
-/// strategy fields, each value's text as the console sent it (duplicates
-/// included, so the core refuses them); other keys (`returnValueStr`, the
-/// console's own) left out, as the reference's lenient reader skips them.
-fn core_text(members: &[(String, Box<RawValue>)], without_delay: bool) -> String {
-    let mut text = String::from("{");
-    for (key, value) in members {
+/// The strategy object as the core's reader takes it: the console's text
+/// with every member that is neither `point` nor a strategy field
+/// (`returnValueStr`, the console's own keys, skipped as the reference's
+/// lenient reader skips them) overwritten by spaces, and the delay's too
+/// when `without_delay`. Everything else keeps its bytes and offsets, so
+/// the core's verdict and message are those of the console's text
+/// (duplicates included, which the core refuses).
+fn core_text(text: &str, members: &[(String, &RawValue)], without_delay: bool) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    let open = text.find('{').map_or(0, |at| at + 1);
+    // Where each member's value ends, as an offset into `text`.
+    let ends: Vec<usize> = members
+        .iter()
+        .map(|(_, value)| {
+            value.get().as_ptr() as usize - text.as_ptr() as usize + value.get().len()
+        })
+        .collect();
+    for (i, (key, _)) in members.iter().enumerate() {
         let field = Field::from_json_name(key);
-        if key != POINT_KEY && field.is_none() {
-            continue;
+        let keep = (key == POINT_KEY || field.is_some())
+            && !(without_delay && matches!(field, Some(Field::DelayTime | Field::RetryInterval)));
+        if !keep {
+            // A member after the first starts at its comma.
+            let start = if i == 0 { open } else { ends[i - 1] };
+            bytes[start..ends[i]].fill(b' ');
         }
-        if without_delay && matches!(field, Some(Field::DelayTime | Field::RetryInterval)) {
-            continue;
-        }
-        if text.len() > 1 {
-            text.push(',');
-        }
-        text.push_str(&serde_json::to_string(key).expect("a string serialises"));
-        text.push(':');
-        text.push_str(value.get());
     }
-    text.push('}');
-    text
+    // The first member kept may have lost every member before it: its
+    // comma goes too.
+    if let Some(at) = bytes[open..].iter().position(|b| !b.is_ascii_whitespace()) {
+        if bytes[open + at] == b',' {
+            bytes[open + at] = b' ';
+        }
+    }
+    // Whole members were replaced by ASCII spaces: still UTF-8.
+    String::from_utf8(bytes).expect("UTF-8 with whole members blanked")
 }
 
 /// Reads one `SdsStrategy` object: the entry and a warning when its delay
@@ -139,15 +153,17 @@ fn read_entry(raw: &RawValue) -> Result<(Entry, Option<String>), (Option<String>
         .and_then(|(_, v)| serde_json::from_str::<Option<String>>(v.get()).ok())
         .flatten()
         .filter(|name| !name.is_empty());
-    let verdict = Strategy::from_json(&core_text(&members, false));
+    let verdict = Strategy::from_json(&core_text(raw.get(), &members, false));
     let (strategy, warning) = {
         let fail = |message: String| (name.clone(), message);
         match verdict {
             Ok(strategy) => (strategy, None),
-            Err(e) if delay_refused(&e) => match Strategy::from_json(&core_text(&members, true)) {
-                Ok(strategy) => (strategy, Some(e.to_string())),
-                Err(_) => return Err(fail(e.to_string())),
-            },
+            Err(e) if delay_refused(&e) => {
+                match Strategy::from_json(&core_text(raw.get(), &members, true)) {
+                    Ok(strategy) => (strategy, Some(e.to_string())),
+                    Err(_) => return Err(fail(e.to_string())),
+                }
+            }
             Err(e) => return Err(fail(e.to_string())),
         }
     };
@@ -321,5 +337,47 @@ impl Room {
         }
         table.set_strategy(name, &entry.strategy)?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blanked(text: &str, without_delay: bool) -> String {
+        let members: Members = serde_json::from_str(text).unwrap();
+        core_text(text, &members.0, without_delay)
+    }
+
+    #[test]
+    fn members_the_core_does_not_know_are_blanked_in_place() {
+        let text = r#"{"returnValueStr": "x", "id": 7, "point": "p", "visitThreshold": 2, "sdsSchemeName": null}"#;
+        let core = blanked(text, false);
+        assert_eq!(core.len(), text.len());
+        assert_eq!(
+            core.split_whitespace().collect::<String>(),
+            r#"{"point":"p","visitThreshold":2}"#
+        );
+        let text =
+            r#"{ "point" : "p" , "delayTime": 5, "retryInterval": 1, "returnValueStr": null }"#;
+        assert_eq!(
+            blanked(text, true).split_whitespace().collect::<String>(),
+            r#"{"point":"p"}"#
+        );
+        assert_eq!(blanked("{}", true), "{}");
+        assert_eq!(
+            blanked(r#"{"a": 1, "b": 2}"#, false)
+                .split_whitespace()
+                .collect::<String>(),
+            "{}"
+        );
+        // Duplicates stay, for the core to refuse.
+        let core = r#"{"returnValueStr": "x", "visitThreshold": 2, "visitThreshold": 3}"#;
+        assert_eq!(
+            Strategy::from_json(&blanked(core, false))
+                .unwrap_err()
+                .to_string(),
+            r#"invalid strategy: "visitThreshold" is given twice"#
+        );
     }
 }

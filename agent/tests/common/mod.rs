@@ -65,6 +65,11 @@ impl FakeConsole {
         FakeConsole::spawn(None, 0, false)
     }
 
+    /// [`FakeConsole::start`] on a given port (one a console just left).
+    pub fn start_on(port: u16) -> FakeConsole {
+        FakeConsole::spawn(None, port, false)
+    }
+
     /// A console on HTTPS with the server certificate of `tls` (for
     /// 127.0.0.1); the test's own control requests trust `tls.ca`.
     pub fn start_tls(tls: &Tls) -> FakeConsole {
@@ -160,6 +165,17 @@ impl FakeConsole {
         self.control(
             "app",
             json!({"appGroupName": group, "appName": app, "strategies": strategies}),
+        )["version"]
+            .as_i64()
+            .unwrap()
+    }
+
+    /// Replaces the app's strategies with `json`, a JSON list sent verbatim;
+    /// returns the new version.
+    pub fn set_app_json(&self, group: &str, app: &str, json: &str) -> i64 {
+        self.control(
+            "app",
+            json!({"appGroupName": group, "appName": app, "strategiesJson": json}),
         )["version"]
             .as_i64()
             .unwrap()
