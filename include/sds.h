@@ -340,6 +340,16 @@ typedef struct sds_agent_config {
      * roots. Refused without an `https://` server.
      */
     const char *tls_ca_file;
+    /**
+     * For `https://` servers that ask for one (mutual TLS): a PEM file of
+     * the client certificate (chain), with `tls_key_file`. A
+     * NUL-terminated path, read at start; NULL: none.
+     */
+    const char *tls_cert_file;
+    /**
+     * The PEM private key of `tls_cert_file`; NULL: none.
+     */
+    const char *tls_key_file;
 } sds_agent_config;
 
 /**
@@ -709,8 +719,10 @@ extern "C" {
  * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
  * blank app group or name, a server that is not an `http://` or `https://`
  * URL, an ip longer than 16 characters, text that is not UTF-8, a
- * `tls_ca_file` that cannot be read or holds no valid certificate, or one
- * without an `https://` server), with the reason as the last error
+ * `tls_ca_file` that cannot be read or holds no valid certificate, a
+ * `tls_cert_file` without `tls_key_file` or the other way round, a
+ * certificate and key that do not match, a file that is not a regular file
+ * of at most 4 MiB, TLS files without an `https://` server), with the reason as the last error
  * message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
  * a required string or `out` is NULL.
  *

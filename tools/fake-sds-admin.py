@@ -1,46 +1,76 @@
 #!/usr/bin/env python3
 """A strict fake of SDS's console (sds-admin) for the agent's tests in every
-language. Python 3 standard library only.
+language. Python 3 standard library only. It answers and stores as the
+console as it ships does (../shared/SDS-ADMIN.md, "What the shipped console
+does (measured)").
 
 Run: python3 tools/fake-sds-admin.py [--port N] [--app JSON]
-                                     [--tls-cert FILE --tls-key FILE]
+                                     [--tls-cert FILE --tls-key FILE
+                                      [--tls-client-ca FILE]]
 (--app takes the body of POST /_fake/app below, to start with an app.)
 It listens on 127.0.0.1 (a free port unless --port), prints the port alone
 on its first stdout line, and exits when its stdin reaches end of file (so a
-test that dies takes it along: start it with a pipe as stdin).
+test that dies takes it along: start it with a pipe as stdin). A test may
+freeze it with SIGSTOP and thaw it with SIGCONT (a console in a long GC): the
+kernel still accepts connections and queues requests meanwhile, and the fake
+processes every one of them after SIGCONT, as the console does.
 
 With --tls-cert and --tls-key (PEM, e.g. from tools/test-pki.sh) it speaks
 HTTPS only, control side included: the handshake is done on each
 connection's own thread, and a client that refuses the certificate is
-dropped quietly (that is what the tests provoke).
+dropped quietly (that is what the tests provoke). With --tls-client-ca too
+it requires a client certificate signed by that CA (mutual TLS), the control
+side included; a client without one is dropped at the handshake.
 
 The protocol side (../shared/SDS-ADMIN.md), checked strictly:
   POST /sds/heartbeat/pullstrategy and POST /sds/heartbeat/add only;
   Content-Type application/x-www-form-urlencoded; a body of exactly one form
   field `client` holding a JSON object with exactly the request's fields and
   their types (pull: appGroupName, appName, ip, hostname: strings, version:
-  integer, pointList: list of strings; add: the four strings,
+  integer or null, pointList: list of strings; add: the four strings,
   statisticsCycleTime: integer multiple of 10000, pointInfoMap: point name ->
-  {point (= the key), visitNum > 0, exceptionNum, timeoutNum, downgradeNum,
+  {point (= the key), visitNum, exceptionNum, timeoutNum, downgradeNum,
   concurrentNum: integers >= 0}); appGroupName, appName and ip not blank, ip
   at most 16 characters. Anything else is answered 400 and recorded as a
   violation. A valid request is recorded, then answered as the failure mode
   of its endpoint says.
 
-  A pull for an app the control side never set is answered with errorMsg.
-  Otherwise: changed=false when the request's version is the app's, else
-  changed=true with the app's version and whole strategy list. An upload is
-  answered {"errorMsg": null}. The fake keeps no statistics: a test reads the
-  uploads it recorded.
+  Pull ("ok" mode), as the console's checkAndGetNewestPointStrategy: an app
+  the control side never set is answered with errorMsg. Otherwise the
+  request's version is compared with the app's as Java's Objects.equals does
+  (null equals only null): equal: {"changed": false, "version": null,
+  "strategies": null}; else {"changed": true, "version": the app's (null for
+  an app set with "nullVersion"), "strategies": the app's whole list, or null
+  when the list is empty (no enabled strategy)}; "sdsSchemeName" always.
+
+  Upload ("ok" mode), as the console's saveRecord: an unknown app is
+  answered with errorMsg and nothing is stored; else the answer is
+  {"errorMsg": null} whatever happens below. Every processed upload is
+  stored, so a cycle sent twice is stored twice:
+    - points with visitNum 0 are not stored; no point with visits: nothing
+      happens at all;
+    - the visited names go into the app's point list (a name longer than 200
+      UTF-16 units fails that insert: nothing of the upload happens);
+    - one row per visited point is inserted in one batch; one name longer
+      than 164 UTF-16 units (the VARCHAR(164) column) fails the whole batch:
+      no row of that upload is stored, silently;
+    - then every name of the app's point list missing from the upload's
+      pointInfoMap (zero-visit points count as present) is deleted from it.
 
 The control side (JSON bodies and answers):
-  POST /_fake/app {"appGroupName": g, "appName": a, "strategies": [...]}
+  POST /_fake/app {"appGroupName": g, "appName": a, "strategies": [...],
+                   "nullVersion": bool (optional)}
       replaces the app's strategy list (SdsStrategy objects, sent as given,
-      returnValueStr included), bumps its version (1 for a new app);
-      answers {"version": n}.
+      returnValueStr included) and bumps its version (1 for a new app);
+      "strategiesJson": TEXT instead of "strategies" gives the list as JSON
+      text sent verbatim (values Python's json cannot carry: 1e400,
+      duplicated keys, 1.0000000000000000001);
+      answers {"version": n}. "nullVersion": true makes the version null
+      from then on (the shipped H2 schema: null + 1 stays null; answers
+      {"version": null}); "nullVersion": false gives it a number again.
   POST /_fake/mode {"pull": MODE, "add": MODE} (either key) sets how that
       endpoint answers from now on; answers both modes. MODE is one of
-      ok            the protocol's answer
+      ok            the console's answer (above)
       unknown_app   200 {"errorMsg": "app ... does not exist"}
       http_500      500 with a short text body
       malformed     200 with a body that is not JSON
@@ -50,9 +80,16 @@ The control side (JSON bodies and answers):
       hang          never answers (holds the connection until the mode changes)
       close         closes the connection without an answer
   GET /_fake/requests answers {"pulls": [...], "uploads": [...],
-      "violations": [...]}: each pull/upload {"time": epoch seconds, "request":
-      the decoded JSON}, each violation {"time", "method", "path", "reason"}.
-  POST /_fake/reset forgets the recorded requests and violations.
+      "violations": [...], "stored": [...], "points": {...}}: each pull/upload
+      {"time": epoch seconds, "request": the decoded JSON} (every valid
+      request received, whatever the mode), each violation {"time",
+      "method", "path", "reason"}; "stored": the rows of the console's
+      heartbeat table in insertion order, each {"appGroupName", "appName",
+      "ip", "statisticsCycleTime", "point", "visitNum", "exceptionNum",
+      "timeoutNum", "downgradeNum", "maxConcurrentNum"}; "points": each app's
+      point list, "group/app" -> sorted names.
+  POST /_fake/reset forgets the recorded requests, violations and stored
+      rows (the apps and their point lists stay).
 """
 
 import argparse
@@ -89,6 +126,8 @@ class State:
         self.pulls = []
         self.uploads = []
         self.violations = []
+        self.stored = []  # heartbeat rows
+        self.point_lists = {}  # (group, name) -> set of point names
 
 
 STATE = State()
@@ -115,8 +154,8 @@ def check_request(path, obj):
     if len(obj["ip"]) > 16:
         raise Violation("ip is longer than 16 characters")
     if path == PULL:
-        if not is_int(obj["version"]):
-            raise Violation("version is not an integer")
+        if obj["version"] is not None and not is_int(obj["version"]):
+            raise Violation("version is neither an integer nor null")
         points = obj["pointList"]
         if not isinstance(points, list) or not all(isinstance(p, str) for p in points):
             raise Violation("pointList is not a list of strings")
@@ -135,8 +174,6 @@ def check_request(path, obj):
         for key in CYCLE_FIELDS - {"point"}:
             if not is_int(info[key]) or info[key] < 0:
                 raise Violation("pointInfoMap[%r].%s is not an integer >= 0" % (name, key))
-        if info["visitNum"] == 0:
-            raise Violation("pointInfoMap[%r] has visitNum 0 (must be omitted)" % name)
 
 
 class Server(ThreadingHTTPServer):
@@ -192,7 +229,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_fake/requests":
             with STATE.lock:
                 self.answer(200, {
-                    "pulls": STATE.pulls, "uploads": STATE.uploads, "violations": STATE.violations})
+                    "pulls": STATE.pulls, "uploads": STATE.uploads, "violations": STATE.violations,
+                    "stored": STATE.stored,
+                    "points": {"%s/%s" % key: sorted(names) for key, names in STATE.point_lists.items()}})
         else:
             self.violation("method GET")
 
@@ -234,7 +273,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def fail_or_answer(self, endpoint, mode, obj):
         if mode == "ok":
-            self.answer(200, pull_answer(obj) if endpoint == "pull" else {"errorMsg": None})
+            self.answer(200, pull_answer(obj) if endpoint == "pull" else save_upload(obj))
         elif mode == "unknown_app":
             self.answer(200, {"errorMsg": "app %s/%s does not exist" % (obj["appGroupName"], obj["appName"])})
         elif mode == "http_500":
@@ -288,8 +327,15 @@ class Handler(BaseHTTPRequestHandler):
             if self.path == "/_fake/app":
                 key = (request["appGroupName"], request["appName"])
                 app = STATE.apps.setdefault(key, {"version": 0, "strategies": []})
-                app["version"] += 1
+                null_version = request.get("nullVersion")
+                if null_version is True:
+                    app["version"] = None
+                elif null_version is False and app["version"] is None:
+                    app["version"] = 1
+                elif app["version"] is not None:
+                    app["version"] += 1
                 app["strategies"] = request.get("strategies", [])
+                app["raw"] = request.get("strategiesJson")
                 answer = {"version": app["version"]}
             elif self.path == "/_fake/mode":
                 for endpoint in ("pull", "add"):
@@ -303,25 +349,74 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.pulls.clear()
                 STATE.uploads.clear()
                 STATE.violations.clear()
+                STATE.stored.clear()
                 answer = {}
             else:
                 return self.answer(404, {"error": "unknown control path"})
         self.answer(200, answer)
 
 
+def unknown_app(request):
+    return {"errorMsg": "app %s/%s does not exist" % (request["appGroupName"], request["appName"])}
+
+
 def pull_answer(request):
     with STATE.lock:
         app = STATE.apps.get((request["appGroupName"], request["appName"]))
         if app is None:
-            return {"errorMsg": "app %s/%s does not exist" % (request["appGroupName"], request["appName"])}
-        changed = request["version"] != app["version"]
+            return unknown_app(request)
+        # Objects.equals(request version, app version): None equals None only.
+        if request["version"] == app["version"] and (request["version"] is None) == (app["version"] is None):
+            return {"sdsSchemeName": "default", "changed": False, "version": None,
+                    "strategies": None, "errorMsg": None}
+        if app.get("raw") is not None:
+            return ('{"sdsSchemeName": "default", "changed": true, "version": %s, '
+                    '"strategies": %s, "errorMsg": null}' % (json.dumps(app["version"]), app["raw"])).encode()
         return {
             "sdsSchemeName": "default",
-            "changed": changed,
+            "changed": True,
             "version": app["version"],
-            "strategies": app["strategies"] if changed else None,
+            # The console sets the list only when the scheme has a strategy.
+            "strategies": app["strategies"] or None,
             "errorMsg": None,
         }
+
+
+def java_length(text):
+    """A string's length as Java (and H2's VARCHAR) counts it: UTF-16 units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+POINT_DICT_CHARS = 200  # point_dict.point VARCHAR(200)
+HEARTBEAT_POINT_CHARS = 164  # heartbeat.point VARCHAR(164)
+
+
+def save_upload(request):
+    key = (request["appGroupName"], request["appName"])
+    with STATE.lock:
+        if key not in STATE.apps:
+            return unknown_app(request)
+        infos = request["pointInfoMap"]
+        visited = [info for info in infos.values() if info["visitNum"] > 0]
+        if not visited:
+            return {"errorMsg": None}
+        # Each insert is one batch: one name too long fails it whole, and
+        # the console only logs the exception.
+        if any(java_length(info["point"]) > POINT_DICT_CHARS for info in visited):
+            return {"errorMsg": None}
+        points = STATE.point_lists.setdefault(key, set())
+        points.update(info["point"] for info in visited)
+        if any(java_length(info["point"]) > HEARTBEAT_POINT_CHARS for info in visited):
+            return {"errorMsg": None}
+        for info in visited:
+            STATE.stored.append({
+                "appGroupName": key[0], "appName": key[1], "ip": request["ip"],
+                "statisticsCycleTime": request["statisticsCycleTime"], "point": info["point"],
+                "visitNum": info["visitNum"], "exceptionNum": info["exceptionNum"],
+                "timeoutNum": info["timeoutNum"], "downgradeNum": info["downgradeNum"],
+                "maxConcurrentNum": info["concurrentNum"]})
+        points.intersection_update(infos.keys())
+        return {"errorMsg": None}
 
 
 def main():
@@ -330,17 +425,23 @@ def main():
     parser.add_argument("--app", help="an app to start with, as the body of POST /_fake/app")
     parser.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS")
     parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    parser.add_argument("--tls-client-ca", help="PEM CA that client certificates must chain to (mutual TLS)")
     args = parser.parse_args()
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca needs --tls-cert and --tls-key")
     if args.app:
         app = json.loads(args.app)
         STATE.apps[(app["appGroupName"], app["appName"])] = {
-            "version": 1, "strategies": app.get("strategies", [])}
+            "version": None if app.get("nullVersion") else 1, "strategies": app.get("strategies", [])}
     server = Server(("127.0.0.1", args.port), Handler)
     if args.tls_cert:
         server.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         server.tls.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.tls_client_ca:
+            server.tls.verify_mode = ssl.CERT_REQUIRED
+            server.tls.load_verify_locations(args.tls_client_ca)
     print(server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     sys.stdin.read()  # until the test closes our stdin or dies

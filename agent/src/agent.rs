@@ -3,18 +3,17 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use sds_shm::AnyTable;
-use sds_tls::CertificateDer;
 
 use crate::config::{AgentConfig, StartError, MAX_IP_LEN};
 use crate::http::Servers;
 use crate::identity::{detect_hostname, detect_ip};
 use crate::protocol::Identity;
 use crate::status::Status;
+use crate::tls::tls_files;
 use crate::worker::{lock, Shared, Worker};
 
 /// The SDS console protocol running for one table on its own thread. Its
@@ -38,8 +37,8 @@ impl Agent {
         if config.timeout_ms == 0 {
             return Err(StartError("the timeout must be above 0 ms".into()));
         }
-        let roots = tls_roots(&urls, config.tls_ca_file.as_deref())?;
-        let servers = Servers::new(urls, config.timeout_ms, &roots);
+        let tls = tls_files(&urls, &config)?;
+        let servers = Servers::new(urls, config.timeout_ms, &tls);
         let shared = Arc::new(Shared {
             stop: Mutex::new(false),
             wake: Condvar::new(),
@@ -59,6 +58,9 @@ impl Agent {
             log: config.log,
             version: 0,
             role: None,
+            set_text: None,
+            waiting: Vec::new(),
+            left_out: Default::default(),
         };
         let thread = std::thread::Builder::new()
             .name("sds-agent".into())
@@ -83,14 +85,24 @@ impl Agent {
 
     /// Stops the agent and joins its thread: at once when it sleeps, within
     /// one request timeout when a request is in flight. The table keeps the
-    /// strategies in force; the reporter role is given up. Idempotent.
+    /// strategies in force; the reporter role is given up. Idempotent, and
+    /// safe from any thread: called from the agent's own log callback it
+    /// does not join (the thread ends when the callback returns). After
+    /// it, [`Agent::status`] keeps giving the last state.
     pub fn stop(&self) {
         *lock(&self.shared.stop) = true;
         self.shared.wake.notify_all();
         let thread = lock(&self.thread).take();
         if let Some(thread) = thread {
-            // A panic on the agent's thread has nothing left to report here.
-            let _ = thread.join();
+            if thread.thread().id() == std::thread::current().id() {
+                // Called on the agent's own thread (from its log callback):
+                // a join would wait for itself. Detached instead: the thread
+                // ends as soon as the callback returns.
+                drop(thread);
+            } else {
+                // A panic on the agent's thread has nothing left to report here.
+                let _ = thread.join();
+            }
         }
     }
 
@@ -136,31 +148,6 @@ fn server_urls(servers: &str) -> Result<Vec<String>, StartError> {
     }
     shuffle(&mut urls);
     Ok(urls)
-}
-
-/// The roots `https://` servers are verified with, read now so that a bad
-/// file is refused at start: the CA(s) of `ca_file`, or the system's roots;
-/// none without an `https://` server. Installs the process's rustls
-/// provider when a server is `https://`.
-fn tls_roots(
-    urls: &[String],
-    ca_file: Option<&Path>,
-) -> Result<Vec<CertificateDer<'static>>, StartError> {
-    let https = urls.iter().any(|url| url.starts_with("https://"));
-    let roots = match (https, ca_file) {
-        (false, None) => return Ok(Vec::new()),
-        (false, Some(_)) => {
-            return Err(StartError(
-                "tls_ca_file is given but no server is an https:// URL (the CA file only verifies HTTPS servers)".into(),
-            ))
-        }
-        (true, Some(path)) => sds_tls::ca_certificates("tls_ca_file", path),
-        (true, None) => sds_tls::system_roots()
-            .map_err(|e| std::io::Error::other(format!("https:// servers without tls_ca_file: {e}"))),
-    };
-    let roots = roots.map_err(|e| StartError(e.to_string()))?;
-    sds_tls::install_provider();
-    Ok(roots)
 }
 
 /// Fisher-Yates with the standard library's random hash keys as the seed:

@@ -10,8 +10,15 @@ use std::time::Duration;
 pub const DEFAULT_PULL_INTERVAL_MS: u64 = 5_000;
 /// Connect and read timeout of one request unless configured: SDS's 1000 ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
+/// Timeouts above this (about 1.1 years) are taken as this one: a larger
+/// one would overflow the deadlines computed from it.
+pub const MAX_TIMEOUT_MS: u64 = 1 << 35;
 /// The largest response body read; a longer one fails the request.
 pub const MAX_RESPONSE_BYTES: u64 = 4 << 20;
+/// The largest file a config may name (a CA bundle, a certificate, a
+/// key); a longer one, or one that is not a regular file (a FIFO, a
+/// device), is refused at start.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
 /// The console's `ip` column is 16 characters.
 pub const MAX_IP_LEN: usize = 16;
 
@@ -70,6 +77,13 @@ pub struct AgentConfig {
     /// own); `None`: the system's roots. Read at start; refused without an
     /// `https://` server.
     pub tls_ca_file: Option<PathBuf>,
+    /// PEM file of the client certificate (chain) shown to `https://`
+    /// servers that ask for one (mutual TLS); with `tls_key_file`. Read at
+    /// start; refused without an `https://` server.
+    pub tls_cert_file: Option<PathBuf>,
+    /// PEM file of the private key of `tls_cert_file` (PKCS#8, SEC1 or
+    /// PKCS#1).
+    pub tls_key_file: Option<PathBuf>,
     /// The app group, as created in the console.
     pub app_group: String,
     /// The app, as created in the console.
@@ -79,9 +93,11 @@ pub struct AgentConfig {
     pub ip: Option<String>,
     /// This instance's host name; `None`: the system's.
     pub hostname: Option<String>,
-    /// Milliseconds between pulls; 0 is refused.
+    /// Milliseconds between pulls; 0 is refused. Any value is safe: the
+    /// schedule saturates (`u64::MAX`: one pull at start, then none).
     pub pull_interval_ms: u64,
-    /// Connect-and-read timeout of one request, in milliseconds; 0 is refused.
+    /// Connect-and-read timeout of one request, in milliseconds; 0 is
+    /// refused; above [`MAX_TIMEOUT_MS`] it is that.
     pub timeout_ms: u64,
     /// The clock; [`SystemClock`] unless a test injects one.
     pub clock: Arc<dyn Clock>,
@@ -101,6 +117,8 @@ impl AgentConfig {
         AgentConfig {
             servers: servers.into(),
             tls_ca_file: None,
+            tls_cert_file: None,
+            tls_key_file: None,
             app_group: app_group.into(),
             app_name: app_name.into(),
             ip: None,
@@ -118,6 +136,8 @@ impl fmt::Debug for AgentConfig {
         f.debug_struct("AgentConfig")
             .field("servers", &self.servers)
             .field("tls_ca_file", &self.tls_ca_file)
+            .field("tls_cert_file", &self.tls_cert_file)
+            .field("tls_key_file", &self.tls_key_file)
             .field("app_group", &self.app_group)
             .field("app_name", &self.app_name)
             .field("ip", &self.ip)

@@ -4,11 +4,49 @@
 use std::io::Read;
 use std::time::Duration;
 
-use sds_tls::CertificateDer;
-use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
 
-use crate::config::MAX_RESPONSE_BYTES;
+use crate::config::{MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS};
 use crate::protocol::FORM_FIELD;
+use crate::tls::TlsFiles;
+
+/// A request that failed, and whether it may have reached the server.
+#[derive(Debug)]
+pub struct PostError {
+    /// The URL and what went wrong.
+    pub message: String,
+    /// False only when the request was certainly not sent (no connection:
+    /// refused, unreachable, no such host, connect timeout, TLS handshake
+    /// refused): sending it again cannot make the server process it twice.
+    pub maybe_sent: bool,
+}
+
+impl std::fmt::Display for PostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Whether `e` came before any byte of the request left (the connection
+/// was never made), so the server cannot have seen the request.
+fn before_sending(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind;
+    match e {
+        ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::Tls(_)
+        | ureq::Error::Rustls(_) => true,
+        ureq::Error::Timeout(t) => matches!(t, ureq::Timeout::Resolve | ureq::Timeout::Connect),
+        ureq::Error::Io(e) => matches!(
+            e.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::HostUnreachable
+                | ErrorKind::NetworkUnreachable
+                | ErrorKind::AddrNotAvailable
+        ),
+        _ => false,
+    }
+}
 
 pub struct Servers {
     http: ureq::Agent,
@@ -17,17 +55,33 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// `urls` already checked and shuffled; `roots`: the certificates
-    /// `https://` servers must chain to.
-    pub fn new(urls: Vec<String>, timeout_ms: u64, roots: &[CertificateDer<'static>]) -> Servers {
-        let timeout = Some(Duration::from_millis(timeout_ms));
+    /// `urls` already checked and shuffled; `tls`: the certificates
+    /// `https://` servers must chain to and the client identity, checked.
+    pub fn new(urls: Vec<String>, timeout_ms: u64, tls: &TlsFiles) -> Servers {
+        // Saturated: a timeout of u64::MAX ms would overflow the deadlines
+        // ureq computes from it; MAX_TIMEOUT_MS is over a year.
+        let timeout = Some(Duration::from_millis(timeout_ms.min(MAX_TIMEOUT_MS)));
         // ureq's rustls uses the process's provider (sds-tls installed ring
         // when a server is https://) and only these roots.
-        let roots = roots
+        let roots = tls
+            .roots
             .iter()
             .map(|der| Certificate::from_der(der).to_owned());
+        let client = tls.client.as_ref().map(|identity| {
+            let chain: Vec<Certificate<'static>> = identity
+                .chain
+                .iter()
+                .map(|der| Certificate::from_der(der).to_owned())
+                .collect();
+            // The key was parsed from this PEM at start: it parses again.
+            let key = PrivateKey::from_pem(&identity.key_pem)
+                .expect("the key parsed at start")
+                .to_owned();
+            ClientCert::new_with_certs(&chain, key)
+        });
         let tls = TlsConfig::builder()
             .root_certs(RootCerts::from(roots))
+            .client_cert(client)
             .build();
         let config = ureq::Agent::config_builder()
             .tls_config(tls)
@@ -58,24 +112,39 @@ impl Servers {
         path: &str,
         json: &str,
         read: impl FnOnce(&str) -> Result<T, String>,
-    ) -> Result<T, String> {
+    ) -> Result<T, PostError> {
         let url = format!("{}{}", self.current(), path);
-        let result = self.exchange(&url, json).and_then(|body| read(&body));
+        let result = self.exchange(&url, json).and_then(|body| {
+            read(&body).map_err(|message| PostError {
+                message,
+                maybe_sent: true,
+            })
+        });
         if result.is_err() {
             self.at = (self.at + 1) % self.urls.len();
         }
-        result.map_err(|e| format!("{url}: {e}"))
+        result.map_err(|e| PostError {
+            message: format!("{url}: {}", e.message),
+            maybe_sent: e.maybe_sent,
+        })
     }
 
-    fn exchange(&self, url: &str, json: &str) -> Result<String, String> {
+    fn exchange(&self, url: &str, json: &str) -> Result<String, PostError> {
+        let sent = |message: String| PostError {
+            message,
+            maybe_sent: true,
+        };
         let mut response = self
             .http
             .post(url)
             .send_form([(FORM_FIELD, json)])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PostError {
+                message: e.to_string(),
+                maybe_sent: !before_sending(&e),
+            })?;
         let status = response.status().as_u16();
         if status != 200 {
-            return Err(format!("HTTP status {status}"));
+            return Err(sent(format!("HTTP status {status}")));
         }
         // One byte past the limit tells a body that is too long from one
         // that fits exactly, without reading the rest.
@@ -85,12 +154,12 @@ impl Servers {
             .as_reader()
             .take(MAX_RESPONSE_BYTES + 1)
             .read_to_end(&mut body)
-            .map_err(|e| format!("reading the response: {e}"))?;
+            .map_err(|e| sent(format!("reading the response: {e}")))?;
         if body.len() as u64 > MAX_RESPONSE_BYTES {
-            return Err(format!(
+            return Err(sent(format!(
                 "response body longer than {MAX_RESPONSE_BYTES} bytes"
-            ));
+            )));
         }
-        String::from_utf8(body).map_err(|_| "response body is not UTF-8".into())
+        String::from_utf8(body).map_err(|_| sent("response body is not UTF-8".into()))
     }
 }

@@ -30,12 +30,13 @@ mod protocol;
 mod status;
 #[cfg(feature = "test-hooks")]
 pub mod testing;
+mod tls;
 mod worker;
 
 pub use agent::Agent;
 pub use config::{
     AgentConfig, Clock, Level, LogFn, StartError, SystemClock, DEFAULT_PULL_INTERVAL_MS,
-    DEFAULT_TIMEOUT_MS, MAX_IP_LEN, MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT_MS, MAX_CONFIG_FILE_BYTES, MAX_IP_LEN, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS,
 };
 pub use identity::{detect_hostname, detect_ip};
 pub use status::Status;

@@ -44,8 +44,9 @@ pub struct PullResponse {
     pub changed: Option<bool>,
     #[serde(default)]
     pub version: Option<i64>,
+    /// The set's JSON text as sent; each strategy is read on its own.
     #[serde(default)]
-    pub strategies: Option<Vec<serde_json::Value>>,
+    pub strategies: Option<Box<serde_json::value::RawValue>>,
     #[serde(default)]
     pub error_msg: Option<String>,
 }

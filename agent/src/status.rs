@@ -13,7 +13,10 @@ pub struct Status {
     pub last_upload_ms: u64,
     /// Whether that upload succeeded.
     pub last_upload_ok: bool,
-    /// The strategy version held (0 until the first applied set).
+    /// The strategy version held: 0 until the first applied set; -1 when
+    /// the console's version is null (the shipped console on H2), where
+    /// every pull brings the whole set and a set that differs from the one
+    /// in force is applied.
     pub version: i64,
     /// Whether this process is the host's reporter (uploads); always on a
     /// private table.
@@ -29,4 +32,11 @@ pub struct Status {
     pub upload_failures: u64,
     /// Uploads delivered since start.
     pub uploads: u64,
+    /// Strategies of the set in force that wait for room: their points are
+    /// not in the table and the console may create points only while the
+    /// table is at most half full. Tried again at each pull.
+    pub strategies_waiting: u64,
+    /// Points left out of every upload because the console cannot store
+    /// their names (over 164 characters); the log names each once.
+    pub points_left_out: u64,
 }

@@ -2,13 +2,14 @@
 //! cycle when this process is the host's reporter, and sleeps in between
 //! until the next of the two is due or `stop` wakes it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use sds_core::Points;
 use sds_shm::{AnyTable, Role, RoleHold};
+use serde_json::value::RawValue;
 
-use crate::apply::apply;
+use crate::apply::{apply, read_set, retry_waiting, Entry, CONSOLE_SHARE_DIVISOR};
 use crate::config::{Clock, Level, LogFn};
 use crate::http::Servers;
 use crate::protocol::{
@@ -17,8 +18,17 @@ use crate::protocol::{
 };
 use crate::status::Status;
 
-/// How long after a failed upload it is tried again (within its cycle).
+/// How long after an upload that was never sent it is tried again (within
+/// its cycle).
 const UPLOAD_RETRY_MS: u64 = 1_000;
+/// The version held and sent while the console's version is null: any
+/// number differs from null, so the console answers every pull with the
+/// whole set (a client that sent null back would never see an edit).
+pub const NULL_VERSION: i64 = -1;
+/// The console's `heartbeat.point` column is VARCHAR(164): one longer name
+/// fails the whole upload's insert, silently. Counted in UTF-16 units, as
+/// Java counts a string's length.
+pub const MAX_CONSOLE_NAME_CHARS: usize = 164;
 
 /// What the agent's thread and its handle share.
 pub struct Shared {
@@ -43,6 +53,13 @@ pub struct Worker {
     pub log: Option<LogFn>,
     pub version: i64,
     pub role: Option<RoleHold>,
+    /// The JSON text of the set in force, to tell an edit on a console
+    /// whose version stays null.
+    pub set_text: Option<String>,
+    /// Strategies of the set in force waiting for room in the table.
+    pub waiting: Vec<Entry>,
+    /// Names left out of uploads, each logged once.
+    pub left_out: BTreeSet<String>,
 }
 
 /// The first upload time at or after `now_ms`: second 5 of its cycle, or of
@@ -64,7 +81,7 @@ impl Worker {
         while !self.stopped() {
             let now = self.clock.now_ms();
             // A wall clock stepped back must not postpone the work.
-            if next_pull > now + self.pull_interval_ms {
+            if next_pull > now.saturating_add(self.pull_interval_ms) {
                 next_pull = now;
             }
             if next_upload > next_upload_after(now) + CYCLE_MS {
@@ -72,7 +89,9 @@ impl Worker {
             }
             if now >= next_pull {
                 self.pull(now);
-                next_pull = self.clock.now_ms() + self.pull_interval_ms;
+                // Saturated: a huge interval means no pull before the end
+                // of time, not an overflow into the past (a busy loop).
+                next_pull = self.clock.now_ms().saturating_add(self.pull_interval_ms);
             } else if now >= next_upload {
                 next_upload = self.upload(now);
             } else {
@@ -132,6 +151,7 @@ impl Worker {
         let outcome = self
             .servers
             .post(PULL_PATH, &json, pull_answer)
+            .map_err(|e| e.message)
             .and_then(|response| self.take_response(response));
         let ok = match outcome {
             Ok(()) => true,
@@ -140,13 +160,41 @@ impl Worker {
                 false
             }
         };
+        self.retry_waiting();
         let version = self.version;
+        let waiting = self.waiting.len() as u64;
         self.status(|s| {
             s.last_pull_ms = now;
             s.last_pull_ok = ok;
             s.version = version;
             s.pull_failures += u64::from(!ok);
+            s.strategies_waiting = waiting;
         });
+    }
+
+    /// Applies the strategies that waited for room, if there is room now
+    /// (or their point was created by the application meanwhile).
+    fn retry_waiting(&mut self) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let capacity = self.table.capacity();
+        let mut values = (**lock(&self.shared.return_values)).clone();
+        let waiting = &mut self.waiting;
+        let applied = self
+            .table
+            .with_points(|t| retry_waiting(t, capacity, waiting, &mut values))
+            .unwrap_or(0);
+        if applied > 0 {
+            *lock(&self.shared.return_values) = Arc::new(values);
+            self.log(
+                Level::Info,
+                &format!(
+                    "SDS strategies: {applied} that waited for room applied, {} still wait",
+                    self.waiting.len()
+                ),
+            );
+        }
     }
 
     /// Applies a pull's response; `Err` for a response that is refused
@@ -155,34 +203,58 @@ impl Worker {
         if response.changed != Some(true) {
             return Ok(());
         }
-        let version = response
-            .version
-            .ok_or("malformed response: \"changed\" without a \"version\"")?;
-        let strategies = response
+        let text = response
             .strategies
-            .ok_or("malformed response: \"changed\" without \"strategies\"")?;
+            .as_ref()
+            .map(|raw| raw.get().to_string());
+        // A console whose version is null answers every pull with the whole
+        // set: only a set that differs from the one in force is applied.
+        if response.version.is_none() && self.version == NULL_VERSION && text == self.set_text {
+            return Ok(());
+        }
+        // Null strategies: the scheme has no enabled strategy, the empty set.
+        let raws: Vec<Box<RawValue>> = match &text {
+            None => Vec::new(),
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| format!("malformed response: \"strategies\" is not a list: {e}"))?,
+        };
+        let read = read_set(&raws);
         let old = lock(&self.shared.return_values).clone();
+        let capacity = self.table.capacity();
         let applied = self
             .table
-            .with_points(|t| apply(t, &strategies, &old))
+            .with_points(|t| apply(t, capacity, read, &old))
             .map_err(|e| format!("cannot apply the strategies: {e}"))?;
-        for reason in &applied.refused {
-            self.log(Level::Warn, &format!("SDS strategy refused: {reason}"));
+        for warning in &applied.warnings {
+            self.log(Level::Warn, &format!("SDS strategy {warning}"));
+        }
+        if !applied.waiting.is_empty() {
+            self.log(
+                Level::Warn,
+                &format!(
+                    "SDS strategies: {} wait for room: their points are not in the table and the \
+                     console may create points only while the table holds at most {} of its {capacity}",
+                    applied.waiting.len(),
+                    capacity / CONSOLE_SHARE_DIVISOR
+                ),
+            );
         }
         *lock(&self.shared.return_values) = Arc::new(applied.return_values);
-        if applied.retry {
-            return Err(format!(
-                "version {version} applied in part; it is pulled again"
-            ));
-        }
-        self.version = version;
+        self.version = response.version.unwrap_or(NULL_VERSION);
+        self.set_text = text;
+        self.waiting = applied.waiting;
+        let version = match response.version {
+            Some(v) => v.to_string(),
+            None => "null".into(),
+        };
         self.log(
             Level::Info,
             &format!(
-                "SDS strategies version {version}: {} in force, {} removed, {} refused",
+                "SDS strategies version {version}: {} in force, {} removed, {} waiting, {} warnings",
                 applied.set,
                 applied.removed,
-                applied.refused.len()
+                self.waiting.len(),
+                applied.warnings.len()
             ),
         );
         Ok(())
@@ -197,8 +269,8 @@ impl Worker {
         }
         let points = self.cycle_infos(now);
         if points.is_empty() {
-            // Nothing had traffic: the console would drop every point of the
-            // app from its list, so nothing is sent.
+            // No point at all: nothing to report (the console would store
+            // nothing of an empty map).
             return next;
         }
         let request = UploadRequest {
@@ -209,17 +281,33 @@ impl Worker {
         let json = serde_json::to_string(&request).expect("the request serialises");
         let outcome = self.servers.post(UPLOAD_PATH, &json, upload_answer);
         let ok = outcome.is_ok();
-        if let Err(e) = outcome {
-            self.log(Level::Warn, &format!("SDS statistics upload failed: {e}"));
-        }
+        // The console stores every request it processes: one that may have
+        // reached it (a timeout, an answer it gave) is never sent again, so
+        // a cycle is stored at most once; one never sent is retried.
+        let retry_allowed = match &outcome {
+            Ok(()) => false,
+            Err(e) if e.maybe_sent => {
+                self.log(
+                    Level::Warn,
+                    &format!(
+                        "SDS statistics upload failed: {e} (the console may have received it: not sent again)"
+                    ),
+                );
+                false
+            }
+            Err(e) => {
+                self.log(Level::Warn, &format!("SDS statistics upload failed: {e}"));
+                true
+            }
+        };
         self.status(|s| {
             s.last_upload_ms = now;
             s.last_upload_ok = ok;
             s.uploads += u64::from(ok);
             s.upload_failures += u64::from(!ok);
         });
-        let retry = self.clock.now_ms() + UPLOAD_RETRY_MS;
-        if ok || retry >= cycle_start(now) + CYCLE_MS {
+        let retry = self.clock.now_ms().saturating_add(UPLOAD_RETRY_MS);
+        if !retry_allowed || retry >= cycle_start(now) + CYCLE_MS {
             next
         } else {
             retry
@@ -245,31 +333,49 @@ impl Worker {
         self.role.is_some()
     }
 
-    /// The points with visits in the last whole cycle before `now`.
-    fn cycle_infos(&self, now: u64) -> BTreeMap<String, CycleInfo> {
+    /// Every point of the table with its last whole cycle before `now`,
+    /// zero-visit ones too (the console deletes a point missing from an
+    /// upload from the app's point list), except names the console cannot
+    /// store: one would cost every point its cycle.
+    fn cycle_infos(&mut self, now: u64) -> BTreeMap<String, CycleInfo> {
         let mut points = BTreeMap::new();
+        let mut too_long = BTreeSet::new();
         let read = self.table.with_points(|t: &dyn Points| {
             t.for_each_point(&mut |_, name, point| {
-                let cycle = point.stats(now).last_cycle;
-                if cycle.visit_num > 0 {
-                    let name = String::from_utf8_lossy(name).into_owned();
-                    points.insert(
-                        name.clone(),
-                        CycleInfo {
-                            point: name,
-                            visit_num: cycle.visit_num,
-                            exception_num: cycle.exception_num,
-                            timeout_num: cycle.timeout_num,
-                            downgrade_num: cycle.downgrade_num,
-                            concurrent_num: cycle.concurrent_num,
-                        },
-                    );
+                let name = String::from_utf8_lossy(name).into_owned();
+                if name.encode_utf16().count() > MAX_CONSOLE_NAME_CHARS {
+                    too_long.insert(name);
+                    return;
                 }
+                let cycle = point.stats(now).last_cycle;
+                points.insert(
+                    name.clone(),
+                    CycleInfo {
+                        point: name,
+                        visit_num: cycle.visit_num,
+                        exception_num: cycle.exception_num,
+                        timeout_num: cycle.timeout_num,
+                        downgrade_num: cycle.downgrade_num,
+                        concurrent_num: cycle.concurrent_num,
+                    },
+                );
             })
         });
         if let Err(e) = read {
             self.log(Level::Warn, &format!("cannot read the table: {e}"));
         }
+        for name in too_long.difference(&self.left_out) {
+            self.log(
+                Level::Warn,
+                &format!(
+                    "SDS statistics leave out point \"{name}\": the console stores names of at most \
+                     {MAX_CONSOLE_NAME_CHARS} characters (its forms manage letters, digits and '-')"
+                ),
+            );
+        }
+        let count = too_long.len() as u64;
+        self.left_out = too_long;
+        self.status(|s| s.points_left_out = count);
         points
     }
 }

@@ -117,8 +117,11 @@ fn an_invalid_strategy_is_refused_alone_and_its_point_keeps_the_old_one() {
         ]),
     );
     let status = status_until(&agent, "version 2", |s| s.version == 2);
-    assert_eq!(strategy(&table, "a").unwrap().visit_threshold, 5);
-    assert_eq!(agent.return_value("a").as_deref(), Some("old"));
+    // "a": the core refuses a 5 ms delay; the console's strategy applies
+    // without it, as the reference client does.
+    let a = strategy(&table, "a").unwrap();
+    assert_eq!((a.visit_threshold, a.delay_time), (9, -1));
+    assert_eq!(agent.return_value("a").as_deref(), Some("new"));
     assert_eq!(strategy(&table, "b"), None);
     assert_eq!(strategy(&table, "c").unwrap().visit_threshold, 3);
     assert!(status.last_pull_ok);
@@ -130,8 +133,11 @@ fn an_invalid_strategy_is_refused_alone_and_its_point_keeps_the_old_one() {
         .map(|(_, line)| line.clone())
         .collect();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
-    assert!(warnings[0].starts_with("SDS strategy refused: point \"a\": "));
-    assert!(warnings[0].contains("delayTime"), "{}", warnings[0]);
+    assert_eq!(
+        warnings[0],
+        "SDS strategy of point \"a\" applied without its delay: invalid strategy: \
+         delayTime must be >= 10000 ms (or negative: no delay)"
+    );
     assert_eq!(
         warnings[1],
         "SDS strategy refused: point \"b\": invalid strategy: visitThreshold must be an integer"
@@ -219,8 +225,17 @@ fn the_upload_carries_the_cores_last_whole_cycle_at_second_five() {
         json!({"appGroupName": GROUP, "appName": APP, "ip": "10.1.2.3", "hostname": "test-host",
                "statisticsCycleTime": C0 + 10_000,
                "pointInfoMap": {"api": cycle_json(&table, "api", now),
-                                "db": cycle_json(&table, "db", now)}})
+                                "db": cycle_json(&table, "db", now),
+                                "idle": cycle_json(&table, "idle", now)}})
     );
+    // Every known point goes in, zero visits too (the console deletes a
+    // point missing from an upload from the app's point list).
+    assert_eq!(
+        cycle_json(&table, "idle", now),
+        json!({"point": "idle", "visitNum": 0, "exceptionNum": 0, "timeoutNum": 0,
+               "downgradeNum": 0, "concurrentNum": 0})
+    );
+    assert_eq!(fake.point_list(GROUP, APP), ["api", "db"]);
     // The core's numbers are the traffic above.
     assert_eq!(
         cycle_json(&table, "api", now),
@@ -236,7 +251,8 @@ fn the_upload_carries_the_cores_last_whole_cycle_at_second_five() {
 }
 
 /// One failure mode of both endpoints: the strategies stay in force, the
-/// status says so, and the cycle is delivered once the console is back.
+/// status says so. The upload reached the console (it may have stored it),
+/// so that cycle is not sent again; the next one is delivered.
 fn survives(mode: &str, expected_error: &str) {
     let fake = FakeConsole::start();
     fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 1}]));
@@ -272,18 +288,30 @@ fn survives(mode: &str, expected_error: &str) {
     assert!(!visit(&table, "api", C0 + 15_000, 0, Outcome::Ok));
     assert!(visit(&table, "api", C0 + 15_001, 0, Outcome::Ok));
 
+    assert!(
+        status
+            .last_error
+            .ends_with("(the console may have received it: not sent again)"),
+        "{status:?}"
+    );
+
     fake.mode("ok", "ok");
     fake.reset();
-    clock.set(C0 + 16_000);
-    let status = status_until(&agent, "recovery", |s| s.uploads == 1 && s.version == 2);
-    assert!(status.last_pull_ok && status.last_upload_ok, "{status:?}");
+    clock.set(C0 + 17_000);
+    let status = status_until(&agent, "recovery", |s| s.version == 2);
+    assert!(status.last_pull_ok, "{status:?}");
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(fake.uploads().len(), 0, "the cycle is not sent again");
+    clock.set(C0 + 25_000);
+    let status = status_until(&agent, "the next cycle", |s| s.uploads == 1);
+    assert!(status.last_upload_ok, "{status:?}");
     let uploads = fake.uploads();
     assert_eq!(uploads.len(), 1);
-    assert_eq!(uploads[0]["statisticsCycleTime"], json!(C0 + 10_000));
+    assert_eq!(uploads[0]["statisticsCycleTime"], json!(C0 + 20_000));
     assert_eq!(
         uploads[0]["pointInfoMap"]["api"],
-        json!({"point": "api", "visitNum": 3, "exceptionNum": 0, "timeoutNum": 0,
-               "downgradeNum": 2, "concurrentNum": 1})
+        json!({"point": "api", "visitNum": 2, "exceptionNum": 0, "timeoutNum": 0,
+               "downgradeNum": 1, "concurrentNum": 1})
     );
     agent.stop();
     fake.assert_no_violation();

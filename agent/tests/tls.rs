@@ -196,3 +196,145 @@ fn bad_tls_settings_are_refused_at_start() {
     let mixed = config(format!("http://127.0.0.1:1,{https}"), Some(&tls));
     Agent::start(table.clone(), mixed).unwrap().stop();
 }
+
+#[test]
+fn mutual_tls_shows_the_client_certificate_and_a_console_requiring_one_refuses_an_agent_without() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fake = FakeConsole::start_mtls(&tls);
+    fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 2}]));
+
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let without = Agent::start(table.clone(), config(fake.url(), Some(&tls))).unwrap();
+    let status = status_until(&without, "a pull refused at the handshake", |s| {
+        s.pull_failures >= 1
+    });
+    assert_eq!(status.version, 0, "{status:?}");
+    without.stop();
+    assert_eq!(fake.pulls().len(), 0);
+
+    let mut mutual = config(fake.url(), Some(&tls));
+    mutual.tls_cert_file = Some(tls.client_cert.clone());
+    mutual.tls_key_file = Some(tls.client_key.clone());
+    let agent = Agent::start(table.clone(), mutual).unwrap();
+    let status = status_until(&agent, "version 1", |s| s.version == 1);
+    assert!(status.last_pull_ok, "{status:?}");
+    assert_eq!(visit_threshold(&table, "api"), Some(2));
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn bad_client_certificate_settings_are_refused_at_start() {
+    let table = Arc::new(AnyTable::private(4).unwrap());
+    let refusal =
+        |config: AgentConfig| Agent::start(table.clone(), config).unwrap_err().to_string();
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let https = || config("https://127.0.0.1:1".into(), Some(&tls));
+
+    let mut alone = https();
+    alone.tls_cert_file = Some(tls.client_cert.clone());
+    assert_eq!(
+        refusal(alone),
+        "cannot start the SDS agent: tls_cert_file and tls_key_file go together (mutual TLS)"
+    );
+
+    let mut plain = config("http://127.0.0.1:1".into(), None);
+    plain.tls_cert_file = Some(tls.client_cert.clone());
+    plain.tls_key_file = Some(tls.client_key.clone());
+    assert_eq!(
+        refusal(plain),
+        "cannot start the SDS agent: tls_cert_file is given but no server is an https:// URL \
+         (the client certificate is only shown to HTTPS servers)"
+    );
+
+    let mut wrong_key = https();
+    wrong_key.tls_cert_file = Some(tls.client_cert.clone());
+    wrong_key.tls_key_file = Some(tls.key.clone());
+    let message = refusal(wrong_key);
+    assert!(
+        message.starts_with(&format!(
+            "cannot start the SDS agent: tls_cert_file {} and tls_key_file {}: ",
+            tls.client_cert.display(),
+            tls.key.display()
+        )),
+        "{message}"
+    );
+
+    let mut no_key = https();
+    no_key.tls_cert_file = Some(tls.client_cert.clone());
+    no_key.tls_key_file = Some(tls.client_cert.clone());
+    let message = refusal(no_key);
+    assert!(
+        message.starts_with(&format!(
+            "cannot start the SDS agent: tls_key_file {}: holds no PEM private key",
+            tls.client_cert.display()
+        )),
+        "{message}"
+    );
+
+    let mut no_cert = https();
+    no_cert.tls_cert_file = Some(tls.client_key.clone());
+    no_cert.tls_key_file = Some(tls.client_key.clone());
+    assert_eq!(
+        refusal(no_cert),
+        format!(
+            "cannot start the SDS agent: tls_cert_file {}: holds no PEM certificate",
+            tls.client_key.display()
+        )
+    );
+}
+
+#[test]
+fn files_that_are_not_regular_or_too_long_are_refused_without_blocking() {
+    let table = Arc::new(AnyTable::private(4).unwrap());
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fifo = dir.path().join("fifo.pem");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path in our temp dir.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let long = dir.path().join("long.pem");
+    std::fs::write(
+        &long,
+        vec![b'\n'; (sds_agent::MAX_CONFIG_FILE_BYTES + 1) as usize],
+    )
+    .unwrap();
+
+    let started = std::time::Instant::now();
+    for (field, path, why) in [
+        ("tls_ca_file", fifo.clone(), "not a regular file"),
+        (
+            "tls_ca_file",
+            PathBuf::from("/dev/zero"),
+            "not a regular file",
+        ),
+        ("tls_ca_file", long.clone(), "longer than 4194304 bytes"),
+        ("tls_cert_file", fifo.clone(), "not a regular file"),
+        (
+            "tls_key_file",
+            PathBuf::from("/dev/zero"),
+            "not a regular file",
+        ),
+        ("tls_key_file", long.clone(), "longer than 4194304 bytes"),
+    ] {
+        let mut config = config("https://127.0.0.1:1".into(), Some(&tls));
+        config.tls_cert_file = Some(tls.client_cert.clone());
+        config.tls_key_file = Some(tls.client_key.clone());
+        match field {
+            "tls_ca_file" => config.tls_ca_file = Some(path.clone()),
+            "tls_cert_file" => config.tls_cert_file = Some(path.clone()),
+            _ => config.tls_key_file = Some(path.clone()),
+        }
+        let message = Agent::start(table.clone(), config).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "cannot start the SDS agent: {field} {}: {why}",
+                path.display()
+            )
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}

@@ -171,9 +171,11 @@ impl Cluster {
     /// server is cut short (its socket shut down), a connect in progress
     /// ends within `timeout_ms` (on a Redis Cluster: the crate's timeouts).
     /// The points stay cluster points; their remote counts age out of the
-    /// window within 10 s.
-    pub fn stop(mut self) {
+    /// window within 10 s. Returns the last state, as of the join (what
+    /// the bindings' `status()` gives after `close()`).
+    pub fn stop(mut self) -> Status {
         self.halt();
+        self.status()
     }
 
     fn halt(&mut self) {

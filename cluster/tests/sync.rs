@@ -109,6 +109,15 @@ fn the_others_counts_arrive_and_decide() {
     assert_eq!(s.round_trips, s.syncs, "one round trip per sync");
     assert_eq!(s.last_sync_ms, t + 10_000);
     assert_eq!(s.points, 1);
+
+    // stop() gives the state as of the join (what status() gives after close).
+    let last = a.cluster.stop();
+    assert!(last.connected, "{last:?}");
+    assert_eq!(
+        last.syncs, s.syncs,
+        "no sync since: the thread syncs only at start"
+    );
+    assert_eq!((last.last_sync_ms, last.points), (t + 10_000, 1));
 }
 
 #[test]

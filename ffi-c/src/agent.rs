@@ -63,6 +63,12 @@ pub struct sds_agent_config {
     /// its own). A NUL-terminated path, read at start; NULL: the system's
     /// roots. Refused without an `https://` server.
     pub tls_ca_file: *const c_char,
+    /// For `https://` servers that ask for one (mutual TLS): a PEM file of
+    /// the client certificate (chain), with `tls_key_file`. A
+    /// NUL-terminated path, read at start; NULL: none.
+    pub tls_cert_file: *const c_char,
+    /// The PEM private key of `tls_cert_file`; NULL: none.
+    pub tls_key_file: *const c_char,
 }
 
 /// An agent's state, written by `sds_agent_status_get`. Times are UTC
@@ -155,8 +161,10 @@ unsafe fn required(ptr: *const c_char, what: &'static str) -> Result<String, Fai
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
 /// blank app group or name, a server that is not an `http://` or `https://`
 /// URL, an ip longer than 16 characters, text that is not UTF-8, a
-/// `tls_ca_file` that cannot be read or holds no valid certificate, or one
-/// without an `https://` server), with the reason as the last error
+/// `tls_ca_file` that cannot be read or holds no valid certificate, a
+/// `tls_cert_file` without `tls_key_file` or the other way round, a
+/// certificate and key that do not match, a file that is not a regular file
+/// of at most 4 MiB, TLS files without an `https://` server), with the reason as the last error
 /// message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
 /// a required string or `out` is NULL.
 ///
@@ -183,6 +191,8 @@ pub unsafe extern "C" fn sds_agent_start(
             config.ip = text(c.ip, "ip")?;
             config.hostname = text(c.hostname, "hostname")?;
             config.tls_ca_file = c_path(c.tls_ca_file);
+            config.tls_cert_file = c_path(c.tls_cert_file);
+            config.tls_key_file = c_path(c.tls_key_file);
             config.pull_interval_ms = match c.pull_interval_ms {
                 0 => DEFAULT_PULL_INTERVAL_MS,
                 ms => ms,

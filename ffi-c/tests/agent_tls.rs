@@ -74,6 +74,8 @@ fn config(servers: &CString, ca: Option<&CString>) -> sds_agent_config {
         log: None,
         log_context: null_mut(),
         tls_ca_file: ca.map_or(null(), |ca| ca.as_ptr()),
+        tls_cert_file: null(),
+        tls_key_file: null(),
     }
 }
 

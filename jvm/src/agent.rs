@@ -11,7 +11,7 @@ use sds_core::ErrorCode;
 use crate::agent_log::JvmLog;
 use crate::args::{optional_path, optional_text};
 use crate::boundary::{clamp, setup_native, Fail};
-use crate::service::{free_service, service_handle, stop_service, with_service};
+use crate::service::{free_service, service_handle, service_status, stop_service, with_service};
 use crate::table::table_arc;
 
 /// The status values `agentStatus` writes, in the order `AdminStatus` reads
@@ -72,7 +72,7 @@ setup_native! {
     }
 
     /// Writes the agent's numbers to `out` (see [`status_values`]) and
-    /// returns `{server, lastError}`.
+    /// returns `{server, lastError}`; once stopped, its last state.
     fn Java_io_sdsnative_Native_agentStatus(
         env,
         handle: jlong,
@@ -81,7 +81,7 @@ setup_native! {
     ) -> JObjectArray<'l> {
         // SAFETY: the Java `AdminAgent` passes its own handle and itself as
         // owner (see `with_service`).
-        let status = unsafe { with_service(handle, |a: &Agent| Ok(a.status())) }?;
+        let status = unsafe { service_status::<Agent>(handle) }?;
         out.set_region(env, 0, &status_values(&status))?;
         let texts = env.new_object_array(2, jni_str!("java/lang/String"), JObject::null())?;
         let server = env.new_string(&status.server)?;
@@ -107,7 +107,8 @@ setup_native! {
         })
     }
 
-    /// Stops the agent and joins its thread; idempotent.
+    /// Stops the agent and joins its thread, keeping its last state;
+    /// idempotent.
     fn Java_io_sdsnative_Native_agentStop(_env, handle: jlong, _owner: JObject<'l>) {
         // SAFETY: as in `agentStatus`.
         unsafe { stop_service::<Agent>(handle) }

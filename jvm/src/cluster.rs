@@ -12,7 +12,7 @@ use sds_core::{time, ErrorCode};
 
 use crate::args::optional_path;
 use crate::boundary::{clamp, setup_native, Fail};
-use crate::service::{free_service, service_handle, stop_service, with_service};
+use crate::service::{free_service, service_handle, service_status, stop_service, with_service};
 use crate::table::table_arc;
 
 impl From<Error> for Fail {
@@ -133,7 +133,7 @@ setup_native! {
     }
 
     /// Writes the syncer's numbers to `out` (see [`status_values`]) and
-    /// returns the last error (`null`: none).
+    /// returns the last error (`null`: none); once stopped, its last state.
     fn Java_io_sdsnative_Native_clusterStatus(
         env,
         handle: jlong,
@@ -141,7 +141,7 @@ setup_native! {
         out: JLongArray<'l>,
     ) -> JString<'l> {
         // SAFETY: see `with_cluster`.
-        let status = unsafe { with_cluster(handle, |c| Ok(c.status())) }?;
+        let status = unsafe { service_status::<Cluster>(handle) }?;
         out.set_region(env, 0, &status_values(&status))?;
         Ok(match &status.last_error {
             Some(text) => env.new_string(text)?,
@@ -173,7 +173,8 @@ setup_native! {
         Ok(decision_bits(&decision))
     }
 
-    /// Stops the sync and joins its thread; idempotent.
+    /// Stops the sync and joins its thread, keeping its last state;
+    /// idempotent.
     fn Java_io_sdsnative_Native_clusterStop(_env, handle: jlong, _owner: JObject<'l>) {
         // SAFETY: see `with_cluster`.
         unsafe { stop_service::<Cluster>(handle) }

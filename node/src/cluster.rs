@@ -176,8 +176,7 @@ impl NativeCluster {
             Err(poisoned) => poisoned.into_inner(),
         };
         if let Some(cluster) = guard.take() {
-            self.last_status = Some(cluster.status());
-            cluster.stop();
+            self.last_status = Some(cluster.stop());
         }
         drop(guard);
         if let Some(table) = self.table.take() {

@@ -200,6 +200,7 @@ test('run without a fallback returns the console return value when downgraded', 
   } finally {
     agent.close();
   }
+  assert.equal(agent.status().version, 1, 'the last status stays readable');
   assert.throws(() => client.run('r', () => 'work'), DowngradedError, 'no agent after close');
   await assert.rejects(client.run('r', async () => 'work'), DowngradedError);
 });

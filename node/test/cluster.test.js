@@ -246,7 +246,10 @@ test('close() joins the syncer thread, is idempotent; one sync per client until 
   assert.equal(syncerThreads(), 0);
   assert.equal(cluster.running, false);
   cluster.close();
-  assert.ok(cluster.status().syncs > 0, 'the last status stays readable');
+  const last = cluster.status();
+  assert.ok(last.syncs > 0 && last.connected && last.points === 1, 'the last status stays readable');
+  await new Promise((r) => setTimeout(r, 60));
+  assert.deepEqual(cluster.status(), last, 'as of the join');
   assert.throws(() => cluster.syncNow(), { code: 'SDS_CLOSED', message: 'this cluster sync is closed' });
   await assert.rejects(cluster.enterExact('c'), { code: 'SDS_CLOSED', message: 'this cluster sync is closed' });
   const again = client.connectCluster(options);

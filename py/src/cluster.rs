@@ -17,7 +17,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
-use sds_cluster::{Cluster as RustCluster, Config, Error};
+use sds_cluster::{Cluster as RustCluster, Config, Error, Status};
 
 use crate::args::{self, Time};
 use crate::background::{Owned, Refused, Registry, Service};
@@ -29,28 +29,26 @@ use crate::table::{Inner, Table};
 /// once that ran, none starts any more.
 static SYNCS: Registry<Syncer> = Registry::new();
 
-/// A cluster sync, `None` once closed. Readers: status, sync_now,
-/// enter_exact (which may wait a round trip); the writer: close. Only
-/// locked with the interpreter released.
-pub struct Syncer(RwLock<Option<RustCluster>>);
+/// A cluster sync: `Ok` while it runs, its last state once closed.
+/// Readers: status, sync_now, enter_exact (which may wait a round trip);
+/// the writer: close. Only locked with the interpreter released.
+pub struct Syncer(RwLock<Result<RustCluster, Status>>);
 
 impl Service for Syncer {
     fn stop(&self) {
-        let taken = self
-            .0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(cluster) = taken {
-            cluster.stop();
-        }
+        let mut live = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        let last = match std::mem::replace(&mut *live, Err(Status::default())) {
+            Ok(cluster) => cluster.stop(),
+            Err(last) => last,
+        };
+        *live = Err(last);
     }
 
     fn is_running(&self) -> bool {
         self.0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
+            .is_ok()
     }
 }
 
@@ -153,9 +151,8 @@ impl Cluster {
         config.tls_cert_file = args::optional_path(tls_cert_file, "tls_cert_file")?;
         config.tls_key_file = args::optional_path(tls_key_file, "tls_key_file")?;
         let inner: &Arc<Inner> = &client.get().inner;
-        let start = || {
-            RustCluster::start(inner.table.clone(), config).map(|c| Syncer(RwLock::new(Some(c))))
-        };
+        let start =
+            || RustCluster::start(inner.table.clone(), config).map(|c| Syncer(RwLock::new(Ok(c))));
         let cell = py
             .detach(|| SYNCS.start(&inner.cluster, start))
             .map_err(|e| match e {
@@ -180,11 +177,16 @@ impl Cluster {
         visit.call(&self.client)
     }
 
-    /// The syncer's state as a tuple in `sds_cluster::Status`'s field order.
+    /// The syncer's state as a tuple in `sds_cluster::Status`'s field order;
+    /// after `close`, the last one.
     fn _status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let s = self
-            .with(py, RustCluster::status)
-            .ok_or_else(|| self.gone(py))?;
+        let syncer = self.cell.get().ok_or_else(|| self.gone(py))?;
+        let s = py.detach(
+            || match &*syncer.0.read().unwrap_or_else(PoisonError::into_inner) {
+                Ok(cluster) => cluster.status(),
+                Err(last) => last.clone(),
+            },
+        );
         (
             s.connected,
             s.syncing,
@@ -254,7 +256,7 @@ impl Cluster {
         let syncer = self.cell.get()?;
         py.detach(|| {
             let cluster = syncer.0.read().unwrap_or_else(PoisonError::into_inner);
-            cluster.as_ref().map(work)
+            cluster.as_ref().ok().map(work)
         })
     }
 

@@ -275,18 +275,24 @@ def test_a_table_without_room_raises_table_full() -> None:
         client.connect_cluster("redis://127.0.0.1:1", ["pay"])
 
 
-def test_close_is_idempotent_leaves_no_thread_and_a_closed_sync_refuses_calls(redis: RedisServer) -> None:
+def test_close_is_idempotent_leaves_no_thread_keeps_the_last_status_and_refuses_calls(redis: RedisServer) -> None:
     client = sds.Client(64)
     sync = client.connect_cluster(redis.url, ["pay"], sync_interval=SYNC)
     assert sync.running
     wait_for("the thread named", lambda: cluster_threads() == 1)
     with pytest.raises(sds.InvalidArgument, match="already syncs cluster points"):
         client.connect_cluster(redis.url, ["other"])
+    wait_for("a sync", lambda: sync.status().syncs > 0)
     sync.close()
     sync.close()
     assert not sync.running
     wait_for("the sync thread gone", lambda: cluster_threads() == 0)
-    for call in (sync.status, sync.sync_now, lambda: sync.enter_exact("pay")):
+    # status() gives the last state; it stays as it was at the join.
+    last = sync.status()
+    assert last.connected and last.syncs > 0 and last.points == 1
+    time.sleep(3 * SYNC)
+    assert sync.status() == last
+    for call in (sync.sync_now, lambda: sync.enter_exact("pay")):
         with pytest.raises(sds.Closed, match="^this cluster sync is closed$") as err:
             call()
         assert isinstance(err.value, ValueError) and err.value.code == "SDS_CLOSED"

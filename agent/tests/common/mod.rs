@@ -12,7 +12,7 @@ use sds_agent::{Agent, Status};
 use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
-use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
 
 // Not every test file uses every helper.
 #[allow(unused_imports)]
@@ -62,21 +62,33 @@ pub struct FakeConsole {
 impl FakeConsole {
     /// A console on plain HTTP.
     pub fn start() -> FakeConsole {
-        FakeConsole::spawn(None, 0)
+        FakeConsole::spawn(None, 0, false)
+    }
+
+    /// [`FakeConsole::start`] on a given port (one a console just left).
+    pub fn start_on(port: u16) -> FakeConsole {
+        FakeConsole::spawn(None, port, false)
     }
 
     /// A console on HTTPS with the server certificate of `tls` (for
     /// 127.0.0.1); the test's own control requests trust `tls.ca`.
     pub fn start_tls(tls: &Tls) -> FakeConsole {
-        FakeConsole::spawn(Some(tls), 0)
+        FakeConsole::spawn(Some(tls), 0, false)
     }
 
     /// [`FakeConsole::start_tls`] on a given port (one a console just left).
     pub fn start_tls_on(tls: &Tls, port: u16) -> FakeConsole {
-        FakeConsole::spawn(Some(tls), port)
+        FakeConsole::spawn(Some(tls), port, false)
     }
 
-    fn spawn(tls: Option<&Tls>, port: u16) -> FakeConsole {
+    /// [`FakeConsole::start_tls`] that also requires a client certificate
+    /// signed by `tls.ca` (mutual TLS); the test's control requests show
+    /// `tls.client_cert`.
+    pub fn start_mtls(tls: &Tls) -> FakeConsole {
+        FakeConsole::spawn(Some(tls), 0, true)
+    }
+
+    fn spawn(tls: Option<&Tls>, port: u16, mutual: bool) -> FakeConsole {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
         let mut command = Command::new("python3");
         command.arg(script).arg("--port").arg(port.to_string());
@@ -93,6 +105,18 @@ impl FakeConsole {
                 .iter()
                 .map(|der| Certificate::from_der(der).to_owned());
             tls_config = tls_config.root_certs(RootCerts::from(roots));
+            if mutual {
+                command.arg("--tls-client-ca").arg(&tls.ca);
+                let pem = std::fs::read(&tls.client_cert).unwrap();
+                let chain: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
+                    .filter_map(|item| match item.unwrap() {
+                        ureq::tls::PemItem::Certificate(c) => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                let key = PrivateKey::from_pem(&std::fs::read(&tls.client_key).unwrap()).unwrap();
+                tls_config = tls_config.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
+            }
         }
         let mut child = command
             .stdin(Stdio::piped())
@@ -146,6 +170,56 @@ impl FakeConsole {
             .unwrap()
     }
 
+    /// Replaces the app's strategies with `json`, a JSON list sent verbatim;
+    /// returns the new version.
+    pub fn set_app_json(&self, group: &str, app: &str, json: &str) -> i64 {
+        self.control(
+            "app",
+            json!({"appGroupName": group, "appName": app, "strategiesJson": json}),
+        )["version"]
+            .as_i64()
+            .unwrap()
+    }
+
+    /// Replaces the app's strategies and makes its version null for good
+    /// (the shipped console on H2).
+    pub fn set_app_null_version(&self, group: &str, app: &str, strategies: Value) {
+        let answer = self.control(
+            "app",
+            json!({"appGroupName": group, "appName": app, "strategies": strategies,
+                   "nullVersion": true}),
+        );
+        assert_eq!(answer["version"], Value::Null);
+    }
+
+    /// The rows the console stored from uploads, in order.
+    pub fn stored(&self) -> Vec<Value> {
+        self.requests()["stored"].as_array().unwrap().clone()
+    }
+
+    /// The app's point list (the monitor page's), sorted.
+    pub fn point_list(&self, group: &str, app: &str) -> Vec<String> {
+        let points = self.requests()["points"][format!("{group}/{app}")].clone();
+        serde_json::from_value(points).unwrap_or_default()
+    }
+
+    /// Freezes the console (SIGSTOP): connections are still accepted by the
+    /// kernel, nothing is answered until [`FakeConsole::thaw`].
+    pub fn freeze(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    /// Lets a frozen console go on (SIGCONT): it processes what queued up.
+    pub fn thaw(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        let rc = unsafe { libc::kill(self.child.id() as i32, signal) };
+        assert_eq!(rc, 0, "kill({signal})");
+    }
+
     pub fn mode(&self, pull: &str, add: &str) {
         self.control("mode", json!({"pull": pull, "add": add}));
     }
@@ -191,6 +265,7 @@ impl FakeConsole {
 
 impl Drop for FakeConsole {
     fn drop(&mut self) {
+        // A frozen child still dies of SIGKILL.
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -62,8 +62,8 @@ class AdminAgent(Background, _native.Agent):
     _REPR_NAME = "sds.AdminAgent"
 
     def status(self) -> AgentStatus:
-        """The agent's state now. In a fork child of the process that
-        started it: ``sds.InvalidArgument``."""
+        """The agent's state now; once closed, its last state. In a fork
+        child of the process that started it: ``sds.InvalidArgument``."""
         return AgentStatus(*self._status())
 
 

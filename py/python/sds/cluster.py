@@ -71,8 +71,9 @@ class ClusterSync(Background, _native.Cluster):
     _REPR_NAME = "sds.ClusterSync"
 
     def status(self) -> ClusterStatus:
-        """The syncer's state now. Closed, or in a fork child of the process
-        that started it: ``sds.InvalidArgument``."""
+        """The syncer's state now; once closed, its last state (as of the
+        join). In a fork child of the process that started it:
+        ``sds.InvalidArgument``."""
         return ClusterStatus(*self._status())
 
     def enter_exact(self, point: str, now_ms: Optional[int] = None) -> ExactDecision:

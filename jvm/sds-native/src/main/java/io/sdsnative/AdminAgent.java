@@ -22,17 +22,21 @@ public final class AdminAgent implements AutoCloseable, Client.Attached {
     /** The level numbers of the native log lines. */
     private static final int INFO = 0;
 
-    private final ServiceHandle agent;
+    private final ServiceHandle<AdminStatus> agent;
 
     AdminAgent(Client client, long nativeAgent) {
-        this.agent = new ServiceHandle(client, nativeAgent, Native::agentFree, Native::agentStop);
+        this.agent = new ServiceHandle<>(client, nativeAgent, Native::agentFree, Native::agentStop, this::readStatus);
     }
 
-    /** The agent's state now. */
-    public AdminStatus status() {
+    private AdminStatus readStatus(long handle) {
         long[] values = new long[STATUS_VALUES];
-        String[] texts = agent.call(handle -> Native.agentStatus(handle, this, values));
+        String[] texts = Native.agentStatus(handle, this, values);
         return new AdminStatus(values, texts);
+    }
+
+    /** The agent's state now; once closed, its last state. */
+    public AdminStatus status() {
+        return agent.status();
     }
 
     /**
@@ -56,7 +60,8 @@ public final class AdminAgent implements AutoCloseable, Client.Attached {
      * Stops the agent and waits for its thread to end: at once while it sleeps,
      * within one request timeout while a request is in flight. The strategies
      * in force stay; on a shared table the reporter role is given up. A second
-     * call does nothing; later {@link #status()} calls throw {@code CLOSED}.
+     * call does nothing; later {@link #status()} calls give the last state and
+     * {@link #returnValue} throws {@code CLOSED}.
      */
     @Override
     public void close() {

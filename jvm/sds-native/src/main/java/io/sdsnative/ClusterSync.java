@@ -16,17 +16,22 @@ package io.sdsnative;
 public final class ClusterSync implements AutoCloseable, Client.Attached {
     private static final int STATUS_VALUES = 11;
 
-    private final ServiceHandle cluster;
+    private final ServiceHandle<ClusterStatus> cluster;
 
     ClusterSync(Client client, long nativeCluster) {
-        this.cluster = new ServiceHandle(client, nativeCluster, Native::clusterFree, Native::clusterStop);
+        this.cluster =
+                new ServiceHandle<>(client, nativeCluster, Native::clusterFree, Native::clusterStop, this::readStatus);
     }
 
-    /** The syncer's state now. */
-    public ClusterStatus status() {
+    private ClusterStatus readStatus(long handle) {
         long[] values = new long[STATUS_VALUES];
-        String lastError = cluster.call(handle -> Native.clusterStatus(handle, this, values));
+        String lastError = Native.clusterStatus(handle, this, values);
         return new ClusterStatus(values, lastError);
+    }
+
+    /** The syncer's state now; once closed, its last state (as of the join). */
+    public ClusterStatus status() {
+        return cluster.status();
     }
 
     /**
@@ -77,8 +82,9 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
     /**
      * Stops the sync and waits for its thread to end: at once while it sleeps,
      * within one {@code timeoutMs} while a round trip is in flight (and after
-     * the exact decisions running). A second call does nothing; later calls
-     * throw {@code CLOSED}.
+     * the exact decisions running). A second call does nothing; later
+     * {@link #status()} calls give the last state, the others throw
+     * {@code CLOSED}.
      */
     @Override
     public void close() {

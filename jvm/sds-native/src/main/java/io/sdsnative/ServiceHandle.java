@@ -1,15 +1,17 @@
 package io.sdsnative;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 
 /**
  * The native side of a background service attached to a {@link Client}
  * ({@link AdminAgent}, {@link ClusterSync}): its handle, the calls on it,
- * and the close that stops the native thread, frees the handle once no call
- * uses it and detaches the service from its client.
+ * its status (of type {@code S}), and the close that stops the native
+ * thread, keeps the last status, frees the handle once no call uses it and
+ * detaches the service from its client.
  */
-final class ServiceHandle {
+final class ServiceHandle<S> {
     /** A native stop: stops the service's thread and joins it; idempotent. */
     interface Stop {
         void stop(long handle, Object owner);
@@ -18,11 +20,34 @@ final class ServiceHandle {
     private final NativeHandle handle;
     private final Client client;
     private final Stop stop;
+    private final LongFunction<S> status;
+    /** The status read after the native stop; set before the handle closes. */
+    private volatile S last;
+    private final AtomicBoolean closing = new AtomicBoolean();
 
-    ServiceHandle(Client client, long address, LongConsumer free, Stop stop) {
+    ServiceHandle(Client client, long address, LongConsumer free, Stop stop, LongFunction<S> status) {
         this.client = client;
         this.handle = new NativeHandle(address, free);
         this.stop = stop;
+        this.status = status;
+    }
+
+    /** The service's status now; once closed, its last one. */
+    S status() {
+        S closed = last;
+        if (closed != null) {
+            return closed;
+        }
+        try {
+            return call(status);
+        } catch (SdsException e) {
+            // Closed between the two reads: the last status is set by then.
+            closed = last;
+            if (closed == null) {
+                throw e;
+            }
+            return closed;
+        }
     }
 
     /**
@@ -55,14 +80,18 @@ final class ServiceHandle {
 
     /**
      * Stops the native thread of {@code owner} (the service, passed to the
-     * native stop to keep it reachable), then frees the handle and detaches
-     * the service from its client; a second call does nothing.
+     * native stop to keep it reachable), keeps its last status, then frees
+     * the handle and detaches the service from its client. Only the first
+     * call does this; the others return at once, also while the first still
+     * waits for the thread (which may be the caller: a log handler closing
+     * its own agent must not wait for itself).
      */
-    synchronized void close(Client.Attached owner) {
-        if (handle.isClosed()) {
+    void close(Client.Attached owner) {
+        if (!closing.compareAndSet(false, true)) {
             return;
         }
         run(address -> stop.stop(address, owner));
+        last = call(status);
         handle.close();
         client.forget(owner);
     }

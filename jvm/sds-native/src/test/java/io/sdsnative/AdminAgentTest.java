@@ -316,7 +316,8 @@ class AdminAgentTest {
         assertGone("sds-agent");
         assertTrue(agent.isClosed());
         agent.close();
-        SdsException closed = assertThrows(SdsException.class, agent::status);
+        assertEquals(fake.url(), agent.status().server(), "the last state stays readable");
+        SdsException closed = assertThrows(SdsException.class, () -> agent.returnValue("p"));
         assertSame(ErrorCode.CLOSED, closed.code());
         assertFalse(client.isClosed(), "the client stays open");
         client.close();
@@ -331,6 +332,10 @@ class AdminAgentTest {
         statusUntil(second, "a pull", s -> s.lastPullOk());
         client.close();
         assertTrue(first.isClosed() && second.isClosed());
+        AdminStatus last = second.status();
+        assertTrue(last.lastPullOk() && last.pullFailures() == 0, last.toString());
+        Thread.sleep(250);
+        assertEquals(last, second.status(), "the last state, as of the join");
         assertGone("sds-agent");
         assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> client.connectAdmin(config().build())).code());
     }

@@ -313,7 +313,7 @@ class ClusterSyncTest {
     }
 
     @Test
-    void closeJoinsTheThreadAndIsIdempotent() throws Exception {
+    void closeJoinsTheThreadIsIdempotentAndKeepsTheLastStatus() throws Exception {
         Client client = clientLimitedTo(10);
         ClusterSync cluster = client.connectCluster(config().syncMs(20).build());
         statusUntil(cluster, "a sync", s -> s.syncs() >= 1);
@@ -325,8 +325,13 @@ class ClusterSyncTest {
         assertGone("sds-cluster");
         assertTrue(cluster.isClosed());
         cluster.close();
-        assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, cluster::status).code());
+        // The last state stays readable, as of the join.
+        ClusterStatus last = cluster.status();
+        assertTrue(last.isConnected() && last.syncs() >= 1 && last.points() == 1, last.toString());
+        Thread.sleep(60);
+        assertEquals(last, cluster.status());
         assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> cluster.enterExact(POINT)).code());
+        assertSame(ErrorCode.CLOSED, assertThrows(SdsException.class, cluster::syncNow).code());
         assertFalse(client.isClosed(), "the client stays open");
         assertEquals(1, admit(client, POINT, 1), "the point still works");
         client.close();

@@ -1,0 +1,437 @@
+//! The agent against what the console as it ships does (SDS-ADMIN.md, "What
+//! the shipped console does (measured)"), reproduced by the fake: a null
+//! version, null strategies, uploads stored once per request, the point
+//! list, the 164-character column; and the console's sets read by the
+//! core's one strategy path, within the console's share of the table.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{status_until, strategy, visit, wait_until, FakeConsole, SECONDS};
+use sds_agent::testing::ManualClock;
+use sds_agent::{Agent, AgentConfig, Level};
+use sds_core::{Outcome, Strategy};
+use sds_shm::AnyTable;
+use serde_json::{json, Value};
+
+const GROUP: &str = "group";
+const APP: &str = "app";
+/// A cycle start, so test times read as offsets into cycles.
+const C0: u64 = 1_700_000_000_000;
+
+type Lines = Arc<Mutex<Vec<(Level, String)>>>;
+
+fn config(fake: &FakeConsole) -> (AgentConfig, Lines) {
+    let mut config = AgentConfig::new(fake.url(), GROUP, APP);
+    config.ip = Some("10.1.2.3".into());
+    config.hostname = Some("test-host".into());
+    config.pull_interval_ms = 100;
+    config.timeout_ms = 300;
+    let lines: Lines = Arc::default();
+    let sink = lines.clone();
+    config.log = Some(Arc::new(move |level, line: &str| {
+        sink.lock().unwrap().push((level, line.to_string()))
+    }));
+    (config, lines)
+}
+
+fn lines_with(lines: &Lines, text: &str) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, line)| line.contains(text))
+        .map(|(_, line)| line.clone())
+        .collect()
+}
+
+fn threshold(table: &AnyTable, name: &str) -> Option<i64> {
+    strategy(table, name).map(|s| s.visit_threshold)
+}
+
+/// The stored rows of cycle `cycle`, as (point, visitNum).
+fn stored_rows(fake: &FakeConsole, cycle: u64) -> Vec<(String, u64)> {
+    fake.stored()
+        .iter()
+        .filter(|row| row["statisticsCycleTime"] == json!(cycle))
+        .map(|row| {
+            (
+                row["point"].as_str().unwrap().to_string(),
+                row["visitNum"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_null_version_applies_the_set_and_every_edit_within_one_pull_interval() {
+    let fake = FakeConsole::start();
+    fake.set_app_null_version(GROUP, APP, json!([{"point": "a", "visitThreshold": 3}]));
+    let (config, lines) = config(&fake);
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    wait_until(SECONDS, "a in force", || threshold(&table, "a") == Some(3));
+    let status = agent.status();
+    assert_eq!(status.version, -1, "{status:?}");
+    assert!(
+        status.last_pull_ok && status.last_error.is_empty(),
+        "{status:?}"
+    );
+
+    // The console's version stays null through the edit.
+    fake.set_app_null_version(GROUP, APP, json!([{"point": "a", "visitThreshold": 7}]));
+    let edited = Instant::now();
+    wait_until(SECONDS, "the edit", || threshold(&table, "a") == Some(7));
+    assert!(edited.elapsed() < Duration::from_millis(100 + 300 + 200));
+    // Pulls go on with -1 (any number differs from null) and the same set
+    // is not applied again: one line per set.
+    std::thread::sleep(Duration::from_millis(500));
+    let pulls = fake.pulls();
+    assert!(pulls.len() >= 6, "{}", pulls.len());
+    assert_eq!(pulls.last().unwrap()["version"], json!(-1));
+    assert_eq!(
+        lines_with(&lines, "SDS strategies version null").len(),
+        2,
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn null_strategies_are_the_empty_set() {
+    let fake = FakeConsole::start();
+    fake.set_app(
+        GROUP,
+        APP,
+        json!([{"point": "a", "visitThreshold": 3, "returnValueStr": "x"}]),
+    );
+    let (config, _) = config(&fake);
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    status_until(&agent, "version 1", |s| s.version == 1);
+    assert_eq!(threshold(&table, "a"), Some(3));
+
+    // The last strategy deleted: the console answers "strategies": null.
+    fake.set_app(GROUP, APP, json!([]));
+    let status = status_until(&agent, "version 2", |s| s.version == 2);
+    assert!(
+        status.last_pull_ok && status.last_error.is_empty(),
+        "{status:?}"
+    );
+    assert_eq!(threshold(&table, "a"), None);
+    assert_eq!(agent.return_value("a"), None);
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn an_upload_that_timed_out_on_a_frozen_console_is_stored_once() {
+    let fake = FakeConsole::start();
+    fake.set_app(GROUP, APP, json!([]));
+    let clock = Arc::new(ManualClock::new(C0 + 1_000));
+    let (mut config, _) = config(&fake);
+    config.clock = clock.clone();
+    config.pull_interval_ms = 60_000;
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    status_until(&agent, "the first pull", |s| s.last_pull_ok);
+    visit(&table, "api", C0 + 2_000, 0, Outcome::Ok);
+
+    fake.freeze();
+    clock.set(C0 + 15_000);
+    let status = status_until(&agent, "a timed-out upload", |s| s.upload_failures == 1);
+    assert!(
+        status
+            .last_error
+            .ends_with("(the console may have received it: not sent again)"),
+        "{status:?}"
+    );
+    // Later in the same cycle: still not sent again.
+    for at in [16_500, 18_000, 19_500] {
+        clock.set(C0 + at);
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    fake.thaw();
+    wait_until(SECONDS, "the queued upload processed", || {
+        !stored_rows(&fake, C0 + 10_000).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(stored_rows(&fake, C0 + 10_000), [("api".to_string(), 1)]);
+    assert_eq!(fake.uploads().len(), 1);
+    assert_eq!(agent.status().upload_failures, 1);
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn an_upload_refused_before_it_was_sent_is_retried_within_its_cycle() {
+    let gone = FakeConsole::start();
+    let port = gone.port;
+    let url = gone.url();
+    drop(gone);
+    let clock = Arc::new(ManualClock::new(C0 + 1_000));
+    let mut config = AgentConfig::new(url, GROUP, APP);
+    config.ip = Some("10.1.2.3".into());
+    config.timeout_ms = 300;
+    config.pull_interval_ms = 60_000;
+    config.clock = clock.clone();
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    visit(&table, "api", C0 + 2_000, 0, Outcome::Ok);
+    clock.set(C0 + 15_000);
+    let status = status_until(&agent, "a refused upload", |s| s.upload_failures == 1);
+    assert!(!status.last_error.contains("not sent again"), "{status:?}");
+
+    let fake = FakeConsole::start_on(port);
+    fake.set_app(GROUP, APP, json!([]));
+    clock.set(C0 + 16_500);
+    status_until(&agent, "the retry", |s| s.uploads == 1);
+    assert_eq!(stored_rows(&fake, C0 + 10_000), [("api".to_string(), 1)]);
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
+    let fake = FakeConsole::start();
+    fake.set_app(GROUP, APP, json!([]));
+    let clock = Arc::new(ManualClock::new(C0 + 1_000));
+    let (mut config, _) = config(&fake);
+    config.clock = clock.clone();
+    config.pull_interval_ms = 60_000;
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    visit(&table, "a", C0 + 2_000, 0, Outcome::Ok);
+    visit(&table, "b", C0 + 2_000, 0, Outcome::Ok);
+    clock.set(C0 + 15_000);
+    status_until(&agent, "upload 1", |s| s.uploads == 1);
+    assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
+
+    // Next cycle only "a" is visited: "b" goes with zeros and stays listed.
+    visit(&table, "a", C0 + 16_000, 0, Outcome::Ok);
+    clock.set(C0 + 25_000);
+    status_until(&agent, "upload 2", |s| s.uploads == 2);
+    let uploads = fake.uploads();
+    assert_eq!(
+        uploads[1]["pointInfoMap"]["b"],
+        json!({"point": "b", "visitNum": 0, "exceptionNum": 0, "timeoutNum": 0,
+               "downgradeNum": 0, "concurrentNum": 0})
+    );
+    assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
+    assert_eq!(stored_rows(&fake, C0 + 20_000), [("a".to_string(), 1)]);
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn a_name_the_console_cannot_store_is_left_out_and_named_once() {
+    let fake = FakeConsole::start();
+    fake.set_app(GROUP, APP, json!([]));
+    let clock = Arc::new(ManualClock::new(C0 + 1_000));
+    let (mut config, lines) = config(&fake);
+    config.clock = clock.clone();
+    config.pull_interval_ms = 60_000;
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    let longest = "m".repeat(164);
+    let too_long = "x".repeat(165);
+    for name in ["orders-create", longest.as_str(), too_long.as_str()] {
+        visit(&table, name, C0 + 2_000, 0, Outcome::Ok);
+    }
+    clock.set(C0 + 15_000);
+    let status = status_until(&agent, "upload 1", |s| s.uploads == 1);
+    assert_eq!(status.points_left_out, 1);
+    let warning = format!(
+        "SDS statistics leave out point \"{too_long}\": the console stores names of at most 164 \
+         characters (its forms manage letters, digits and '-')"
+    );
+    assert_eq!(status.last_error, warning);
+    let mut rows = stored_rows(&fake, C0 + 10_000);
+    rows.sort();
+    assert_eq!(
+        rows,
+        [(longest.clone(), 1), ("orders-create".to_string(), 1)]
+    );
+
+    visit(&table, too_long.as_str(), C0 + 12_000, 0, Outcome::Ok);
+    clock.set(C0 + 25_000);
+    status_until(&agent, "upload 2", |s| s.uploads == 2);
+    assert_eq!(lines_with(&lines, "leave out point").len(), 1);
+    assert!(fake.uploads()[1]["pointInfoMap"].get(&too_long).is_none());
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+/// Each object of `list` alone, as `Strategy::from_json` judges it.
+fn verdicts(objects: &[&str]) -> Vec<Result<Strategy, String>> {
+    objects
+        .iter()
+        .map(|text| Strategy::from_json(text).map_err(|e| e.to_string()))
+        .collect()
+}
+
+#[test]
+fn console_strategies_get_the_cores_verdict_one_by_one() {
+    let objects = [
+        r#"{"point": "big", "visitThreshold": 1e400}"#,
+        r#"{"point": "tiny", "visitThreshold": 1e-400}"#,
+        r#"{"point": "long", "visitThreshold": 1.0000000000000000001}"#,
+        r#"{"point": "low", "visitThreshold": -9223372036854775809}"#,
+        r#"{"point": "dup", "visitThreshold": 1, "visitThreshold": 2}"#,
+        r#"{"point": "whole", "visitThreshold": 1e3}"#,
+        r#"{"point": "lone\ud800", "visitThreshold": 3}"#,
+        r#"{"point": "good", "visitThreshold": 4, "exceptionThreshold": null}"#,
+    ];
+    let names = ["big", "tiny", "long", "low", "dup", "whole"];
+    let fake = FakeConsole::start();
+    fake.set_app_json(GROUP, APP, &format!("[{}]", objects.join(", ")));
+    let (config, lines) = config(&fake);
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    let status = status_until(&agent, "version 1", |s| s.version == 1);
+    assert!(status.last_pull_ok, "{status:?}");
+    assert_eq!(threshold(&table, "good"), Some(4));
+    let expected = verdicts(&objects);
+    for (name, verdict) in names.iter().zip(&expected) {
+        assert_eq!(
+            strategy(&table, name),
+            verdict.clone().ok(),
+            "{name}: {verdict:?}"
+        );
+        if let Err(message) = verdict {
+            let line = format!("SDS strategy refused: point \"{name}\": {message}");
+            assert_eq!(lines_with(&lines, &line).len(), 1, "{line}");
+        }
+    }
+    assert_eq!(threshold(&table, "whole"), Some(1000));
+    // The lone surrogate's strategy is refused alone, with the core's word.
+    let lone = expected[6].clone().unwrap_err();
+    assert_eq!(
+        lines_with(&lines, &format!("SDS strategy refused: {lone}")).len(),
+        1,
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+#[test]
+fn a_point_named_three_times_takes_its_last_valid_entry_whole() {
+    let fake = FakeConsole::start();
+    fake.set_app(
+        GROUP,
+        APP,
+        json!([{"point": "d", "visitThreshold": 9, "returnValueStr": "zero"}]),
+    );
+    let (config, _) = config(&fake);
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    status_until(&agent, "version 1", |s| s.version == 1);
+    fake.set_app(
+        GROUP,
+        APP,
+        json!([
+            {"point": "d", "visitThreshold": 1, "returnValueStr": "one"},
+            {"point": "d", "visitThreshold": 2, "returnValueStr": "two"},
+            {"point": "d", "visitThreshold": "3", "returnValueStr": "three"},
+        ]),
+    );
+    let status = status_until(&agent, "version 2", |s| s.version == 2);
+    assert_eq!(threshold(&table, "d"), Some(2));
+    assert_eq!(agent.return_value("d").as_deref(), Some("two"));
+    assert_eq!(
+        status.last_error,
+        "SDS strategy refused: point \"d\": invalid strategy: visitThreshold must be an integer"
+    );
+
+    // Only invalid entries: the point keeps what it had, both together.
+    fake.set_app(
+        GROUP,
+        APP,
+        json!([{"point": "d", "visitThreshold": "x", "returnValueStr": "four"}]),
+    );
+    status_until(&agent, "version 3", |s| s.version == 3);
+    assert_eq!(threshold(&table, "d"), Some(2));
+    assert_eq!(agent.return_value("d").as_deref(), Some("two"));
+    agent.stop();
+}
+
+#[test]
+fn a_console_set_larger_than_its_share_never_takes_the_applications_slots() {
+    let fake = FakeConsole::start();
+    let set: Vec<Value> = (0..20)
+        .map(|i| json!({"point": format!("c{i}"), "visitThreshold": 5}))
+        .collect();
+    fake.set_app(GROUP, APP, Value::Array(set));
+    let (config, lines) = config(&fake);
+    // 16 slots: the console may create points while the table holds 8.
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    visit(&table, "app-1", C0, 0, Outcome::Ok);
+    visit(&table, "c12", C0, 0, Outcome::Ok);
+    let agent = Agent::start(table.clone(), config).unwrap();
+    let status = status_until(&agent, "version 1", |s| s.version == 1);
+    assert_eq!(status.strategies_waiting, 13, "{status:?}");
+    assert_eq!(threshold(&table, "c12"), Some(5));
+    let created: Vec<String> = (0..20)
+        .map(|i| format!("c{i}"))
+        .filter(|name| threshold(&table, name).is_some())
+        .collect();
+    assert_eq!(created, ["c0", "c1", "c2", "c3", "c4", "c5", "c12"]);
+    // The application still has the other half of the table.
+    for i in 0..8 {
+        visit(&table, &format!("app-new-{i}"), C0, 0, Outcome::Ok);
+    }
+    // One warning for the set, not one per strategy or per pull.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(lines_with(&lines, "wait for room").len(), 1);
+    assert_eq!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(l, _)| *l == Level::Warn)
+            .count(),
+        1
+    );
+    agent.stop();
+}
+
+#[test]
+fn a_waiting_strategy_applies_once_the_application_creates_its_point() {
+    let fake = FakeConsole::start();
+    let set: Vec<Value> = (0..6)
+        .map(|i| json!({"point": format!("c{i}"), "visitThreshold": 5}))
+        .collect();
+    fake.set_app(GROUP, APP, Value::Array(set));
+    let (config, _) = config(&fake);
+    let table = Arc::new(AnyTable::private(8).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    let status = status_until(&agent, "version 1", |s| s.version == 1);
+    assert_eq!(status.strategies_waiting, 2);
+    assert_eq!(threshold(&table, "c5"), None);
+    visit(&table, "c5", C0, 0, Outcome::Ok);
+    status_until(&agent, "c5 applied", |s| s.strategies_waiting == 1);
+    assert_eq!(threshold(&table, "c5"), Some(5));
+    agent.stop();
+}
+
+#[test]
+fn a_huge_pull_interval_and_timeout_saturate() {
+    let fake = FakeConsole::start();
+    fake.set_app(GROUP, APP, json!([{"point": "a", "visitThreshold": 3}]));
+    let (mut config, _) = config(&fake);
+    config.pull_interval_ms = u64::MAX;
+    config.timeout_ms = u64::MAX;
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    status_until(&agent, "version 1", |s| s.version == 1);
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert_eq!(fake.pulls().len(), 1);
+    assert!(agent.is_running());
+    agent.stop();
+}
