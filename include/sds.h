@@ -318,11 +318,13 @@ typedef struct sds_agent_config {
      */
     const char *hostname;
     /**
-     * Milliseconds between strategy pulls; 0: 5000.
+     * Milliseconds between strategy pulls; 0: 5000. Saturating:
+     * `UINT64_MAX` pulls once at start and never again.
      */
     uint64_t pull_interval_ms;
     /**
-     * Connect-and-read timeout of one request in milliseconds; 0: 1000.
+     * Connect-and-read timeout of one request in milliseconds; 0: 1000;
+     * above 2^35 (about 1.1 years): 2^35.
      */
     uint64_t timeout_ms;
     /**
@@ -366,7 +368,9 @@ typedef struct sds_agent_status {
      */
     uint64_t last_upload_ms;
     /**
-     * The strategy version held (0 until the first set is applied).
+     * The strategy version held (0 until the first set is applied; -1
+     * while the console's version is null, as on the shipped console with
+     * H2: every pull brings the whole set, applied when it changed).
      */
     int64_t version;
     /**
@@ -381,6 +385,17 @@ typedef struct sds_agent_status {
      * Uploads delivered since start.
      */
     uint64_t uploads;
+    /**
+     * Console strategies waiting for room: their points are not in the
+     * table and the console may create points only while the table is at
+     * most half full (tried again at each pull).
+     */
+    uint64_t strategies_waiting;
+    /**
+     * Points left out of uploads: names the console cannot store (over
+     * 164 characters); the log names each once.
+     */
+    uint64_t points_left_out;
     /**
      * Whether the last pull succeeded.
      */
@@ -739,7 +754,9 @@ sds_result sds_agent_start(const struct sds_table *table,
 /**
  * Stops the agent, joins its thread (at once while it sleeps, within one
  * timeout while a request is in flight) and frees it; NULL is a no-op.
- * Infallible. The table keeps the strategies in force.
+ * Infallible. The table keeps the strategies in force. Safe from the
+ * agent's own log callback: there it does not join (the agent's thread
+ * ends when the callback returns).
  *
  * # Safety
  * `agent` must be NULL or come from `sds_agent_start` and not be stopped

@@ -149,7 +149,7 @@ fn read_entry(raw: &RawValue) -> Result<(Entry, Option<String>), (Option<String>
     // The name as JSON gives it; a name JSON cannot carry as a string (a
     // lone surrogate) is no name, and the core's verdict below says why.
     let name = value_of(POINT_KEY)
-        .last()
+        .next_back()
         .and_then(|(_, v)| serde_json::from_str::<Option<String>>(v.get()).ok())
         .flatten()
         .filter(|name| !name.is_empty());

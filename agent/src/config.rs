@@ -41,7 +41,8 @@ impl Level {
     }
 }
 
-/// Receives the agent's log lines, on the agent's thread.
+/// Receives the agent's log lines, on the agent's thread; never again once
+/// [`crate::Agent::stop`] was called (also from the callback itself).
 pub type LogFn = Arc<dyn Fn(Level, &str) + Send + Sync>;
 
 /// The time the agent schedules by and reports with: UTC milliseconds, as

@@ -116,7 +116,10 @@ impl Worker {
         if level >= Level::Warn {
             lock(&self.shared.status).last_error = message.to_string();
         }
-        if let Some(log) = &self.log {
+        // No line once stop was asked: a stop from the callback itself
+        // returns before the thread ends, and its caller may free what
+        // the callback uses.
+        if let Some(log) = self.log.as_ref().filter(|_| !self.stopped()) {
             log(level, message);
         }
     }

@@ -58,7 +58,8 @@ fn child_main() {
 fn uploads_per_cycle(fake: &FakeConsole) -> BTreeMap<u64, usize> {
     let mut cycles = BTreeMap::new();
     for upload in fake.uploads() {
-        assert!(upload["pointInfoMap"]["w"]["visitNum"].as_u64().unwrap() > 0);
+        // Every upload carries "w", with zeros for a cycle before its traffic.
+        assert!(upload["pointInfoMap"]["w"]["visitNum"].as_u64().is_some());
         *cycles
             .entry(upload["statisticsCycleTime"].as_u64().unwrap())
             .or_insert(0) += 1;

@@ -50,9 +50,11 @@ pub struct sds_agent_config {
     pub ip: *const c_char,
     /// This instance's host name; NULL: the system's.
     pub hostname: *const c_char,
-    /// Milliseconds between strategy pulls; 0: 5000.
+    /// Milliseconds between strategy pulls; 0: 5000. Saturating:
+    /// `UINT64_MAX` pulls once at start and never again.
     pub pull_interval_ms: u64,
-    /// Connect-and-read timeout of one request in milliseconds; 0: 1000.
+    /// Connect-and-read timeout of one request in milliseconds; 0: 1000;
+    /// above 2^35 (about 1.1 years): 2^35.
     pub timeout_ms: u64,
     /// Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
     pub log: sds_agent_log_fn,
@@ -79,7 +81,9 @@ pub struct sds_agent_status {
     pub last_pull_ms: u64,
     /// When the last upload finished (or failed).
     pub last_upload_ms: u64,
-    /// The strategy version held (0 until the first set is applied).
+    /// The strategy version held (0 until the first set is applied; -1
+    /// while the console's version is null, as on the shipped console with
+    /// H2: every pull brings the whole set, applied when it changed).
     pub version: i64,
     /// Pulls that failed since start.
     pub pull_failures: u64,
@@ -87,6 +91,13 @@ pub struct sds_agent_status {
     pub upload_failures: u64,
     /// Uploads delivered since start.
     pub uploads: u64,
+    /// Console strategies waiting for room: their points are not in the
+    /// table and the console may create points only while the table is at
+    /// most half full (tried again at each pull).
+    pub strategies_waiting: u64,
+    /// Points left out of uploads: names the console cannot store (over
+    /// 164 characters); the log names each once.
+    pub points_left_out: u64,
     /// Whether the last pull succeeded.
     pub last_pull_ok: bool,
     /// Whether the last upload succeeded.
@@ -217,7 +228,9 @@ pub unsafe extern "C" fn sds_agent_start(
 
 /// Stops the agent, joins its thread (at once while it sleeps, within one
 /// timeout while a request is in flight) and frees it; NULL is a no-op.
-/// Infallible. The table keeps the strategies in force.
+/// Infallible. The table keeps the strategies in force. Safe from the
+/// agent's own log callback: there it does not join (the agent's thread
+/// ends when the callback returns).
 ///
 /// # Safety
 /// `agent` must be NULL or come from `sds_agent_start` and not be stopped
@@ -249,6 +262,8 @@ pub unsafe extern "C" fn sds_agent_status_get(
             pull_failures: status.pull_failures,
             upload_failures: status.upload_failures,
             uploads: status.uploads,
+            strategies_waiting: status.strategies_waiting,
+            points_left_out: status.points_left_out,
             last_pull_ok: status.last_pull_ok,
             last_upload_ok: status.last_upload_ok,
             is_reporter: status.is_reporter,

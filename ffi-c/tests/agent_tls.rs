@@ -1,10 +1,13 @@
 //! `sds_agent_*` through the C ABI against the fake console on HTTPS
 //! (tools/fake-sds-admin.py --tls-cert/--tls-key, certificates from
 //! tools/test-pki.sh): `tls_ca_file` trusts the console's own CA, a console
-//! of another CA is a pull failure in the status, a bad file is refused.
+//! of another CA is a pull failure in the status, a bad file is refused;
+//! mutual TLS through `tls_cert_file`/`tls_key_file`; a `UINT64_MAX` pull
+//! interval pulls once; `sds_agent_stop` from the agent's own log callback.
 
 use std::ffi::CString;
 use std::io::{BufRead, BufReader};
+use std::os::raw::c_char;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::ptr::{null, null_mut};
 use std::time::{Duration, Instant};
@@ -29,15 +32,29 @@ struct FakeConsole {
 
 impl FakeConsole {
     fn start(tls: &Tls) -> FakeConsole {
+        FakeConsole::spawn(tls, false)
+    }
+
+    /// A console that requires a client certificate of `tls.ca`.
+    fn start_mutual(tls: &Tls) -> FakeConsole {
+        FakeConsole::spawn(tls, true)
+    }
+
+    fn spawn(tls: &Tls, mutual: bool) -> FakeConsole {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
-        let mut child = Command::new("python3")
+        let mut command = Command::new("python3");
+        command
             .arg(script)
             .arg("--app")
             .arg(APP)
             .arg("--tls-cert")
             .arg(&tls.cert)
             .arg("--tls-key")
-            .arg(&tls.key)
+            .arg(&tls.key);
+        if mutual {
+            command.arg("--tls-client-ca").arg(&tls.ca);
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -210,6 +227,134 @@ fn a_bad_tls_ca_file_is_refused_at_start() {
             "SDS_INVALID_ARGUMENT: tls_ca_file is given but no server is an https:// URL \
              (the CA file only verifies HTTPS servers)"
         );
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fake = FakeConsole::start_mutual(&tls);
+    let servers = CString::new(fake.url.as_str()).unwrap();
+    let (ca, cert, key) = (
+        c_path(&tls.ca),
+        c_path(&tls.client_cert),
+        c_path(&tls.client_key),
+    );
+    unsafe {
+        let (t, mut agent) = (table(), null_mut());
+        let mut c = config(&servers, Some(&ca));
+        c.tls_cert_file = cert.as_ptr();
+        c.tls_key_file = key.as_ptr();
+        assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+        let s = status_until(agent, |s| s.version == 1);
+        assert!(s.last_pull_ok && s.pull_failures == 0);
+        assert_eq!((s.strategies_waiting, s.points_left_out), (0, 0));
+        sds_agent_stop(agent);
+
+        // Without the certificate the handshake is refused.
+        let mut without = null_mut();
+        assert_eq!(
+            sds_agent_start(t, &config(&servers, Some(&ca)), &mut without),
+            sds_result::Ok
+        );
+        let s = status_until(without, |s| s.pull_failures >= 1);
+        assert_eq!(s.version, 0);
+        sds_agent_stop(without);
+
+        // A certificate without its key is refused at start.
+        let mut c = config(&servers, Some(&ca));
+        c.tls_cert_file = cert.as_ptr();
+        let mut refused = null_mut();
+        assert_eq!(
+            sds_agent_start(t, &c, &mut refused),
+            sds_result::InvalidArgument
+        );
+        assert_eq!(
+            last_error(),
+            "SDS_INVALID_ARGUMENT: tls_cert_file and tls_key_file go together (mutual TLS)"
+        );
+        sds_table_free(t);
+    }
+}
+
+#[test]
+fn a_uint64_max_pull_interval_pulls_once() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fake = FakeConsole::start(&tls);
+    let servers = CString::new(fake.url.as_str()).unwrap();
+    let ca = c_path(&tls.ca);
+    unsafe {
+        let (t, mut agent) = (table(), null_mut());
+        let mut c = config(&servers, Some(&ca));
+        c.pull_interval_ms = u64::MAX;
+        c.timeout_ms = u64::MAX;
+        assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+        let first = status_until(agent, |s| s.version == 1).last_pull_ms;
+        std::thread::sleep(Duration::from_millis(1_000));
+        let s = status_until(agent, |_| true);
+        assert_eq!(s.last_pull_ms, first, "no second pull");
+        sds_agent_stop(agent);
+        sds_table_free(t);
+    }
+}
+
+/// The agent a log callback stops, and whether `sds_agent_stop` returned.
+struct StopFromLog {
+    agent: std::sync::Mutex<*mut sds_agent>,
+    returned: std::sync::atomic::AtomicBool,
+}
+
+unsafe extern "C" fn stop_on_log(
+    context: *mut std::ffi::c_void,
+    _: u32,
+    _: *const c_char,
+    _: usize,
+) {
+    let stop = &*(context as *const StopFromLog);
+    let agent = std::mem::replace(&mut *stop.agent.lock().unwrap(), null_mut());
+    if !agent.is_null() {
+        sds_agent_stop(agent);
+        stop.returned
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn sds_agent_stop_from_the_agents_own_log_callback_returns() {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    let fake = FakeConsole::start(&tls);
+    let servers = CString::new(fake.url.as_str()).unwrap();
+    let ca = c_path(&tls.ca);
+    let stop = StopFromLog {
+        agent: std::sync::Mutex::new(null_mut()),
+        returned: std::sync::atomic::AtomicBool::new(false),
+    };
+    unsafe {
+        let t = table();
+        let mut c = config(&servers, Some(&ca));
+        c.log = Some(stop_on_log);
+        c.log_context = &stop as *const StopFromLog as *mut std::ffi::c_void;
+        {
+            // Held while starting, so the callback sees the handle.
+            let mut slot = stop.agent.lock().unwrap();
+            let mut agent = null_mut();
+            assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+            *slot = agent;
+        }
+        let started = Instant::now();
+        while !stop.returned.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "stop never returned"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Give the detached thread time to end before `stop` goes away.
+        std::thread::sleep(Duration::from_millis(200));
         sds_table_free(t);
     }
 }

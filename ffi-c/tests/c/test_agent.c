@@ -1,8 +1,10 @@
 /* The console agent from C: started on a table against the fake console
  * (tools/fake-sds-admin.py, run from the repository root), its strategies
  * in force, the return value, the status, the log callback, a refused
- * config, and stop. */
+ * config, stop (also from the agent's own log callback), and a
+ * UINT64_MAX pull interval that pulls once. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -191,10 +193,95 @@ static void test_console_down(void) {
     sds_table_free(t);
 }
 
+static void start_agent(int port, sds_table **t, sds_agent **agent, sds_agent_config *config,
+                        char *servers, size_t servers_len) {
+    snprintf(servers, servers_len, "http://127.0.0.1:%d", port);
+    config->servers = servers;
+    config->app_group = "g";
+    config->app_name = "a";
+    config->ip = "10.0.0.7";
+    CHECK_OK(sds_table_new(8, t));
+    CHECK_OK(sds_agent_start(*t, config, agent));
+}
+
+/* UINT64_MAX as the pull interval: one pull at start, no busy loop. */
+static void test_never_again(int port) {
+    char servers[64];
+    sds_table *t = NULL;
+    sds_agent *agent = NULL;
+    sds_agent_config config = {0};
+    sds_agent_status st;
+    uint64_t first;
+    config.pull_interval_ms = UINT64_MAX;
+    config.timeout_ms = UINT64_MAX;
+    start_agent(port, &t, &agent, &config, servers, sizeof servers);
+    st = status_at_version(agent, 1);
+    CHECK(st.version == 1);
+    first = st.last_pull_ms;
+    sleep_ms(1000);
+    CHECK_OK(sds_agent_status_get(agent, &st));
+    CHECK(st.last_pull_ms == first && st.pull_failures == 0);
+    CHECK(st.strategies_waiting == 0 && st.points_left_out == 0);
+    sds_agent_stop(agent);
+    sds_table_free(t);
+}
+
+/* sds_agent_stop from the agent's own log callback returns (it does not
+ * join its own thread), and no line comes after it. */
+static pthread_mutex_t stopping = PTHREAD_MUTEX_INITIALIZER;
+static sds_agent *to_stop;
+static int stopped_lines;
+
+static void stop_on_log(void *context, uint32_t level, const char *message, size_t len) {
+    sds_agent *agent;
+    (void)context;
+    (void)level;
+    (void)message;
+    (void)len;
+    pthread_mutex_lock(&stopping);
+    agent = to_stop;
+    to_stop = NULL;
+    stopped_lines++;
+    pthread_mutex_unlock(&stopping);
+    if (agent != NULL) {
+        sds_agent_stop(agent);
+    }
+}
+
+static void test_stop_from_callback(int port) {
+    char servers[64];
+    sds_table *t = NULL;
+    sds_agent *agent = NULL;
+    sds_agent_config config = {0};
+    int i, lines = 0;
+    config.pull_interval_ms = 100;
+    config.log = stop_on_log;
+    pthread_mutex_lock(&stopping);
+    start_agent(port, &t, &agent, &config, servers, sizeof servers);
+    to_stop = agent;
+    pthread_mutex_unlock(&stopping);
+    for (i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&stopping);
+        lines = stopped_lines;
+        pthread_mutex_unlock(&stopping);
+        if (lines > 0) {
+            break;
+        }
+        sleep_ms(10);
+    }
+    sleep_ms(500);
+    pthread_mutex_lock(&stopping);
+    CHECK(stopped_lines == 1 && to_stop == NULL);
+    pthread_mutex_unlock(&stopping);
+    sds_table_free(t);
+}
+
 int main(void) {
     int port = start_fake();
     CHECK(port > 0);
     test_agent(port);
+    test_never_again(port);
+    test_stop_from_callback(port);
     test_refused_configs();
     test_console_down();
     stop_fake();
