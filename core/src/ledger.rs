@@ -1,5 +1,5 @@
 //! The permit ledger: which process holds a point's concurrency permits, so
-//! that the permits of a process that died are given back.
+//! that the permits of a process that died are given back, exactly.
 //!
 //! A point's `in_flight` is one word every process of a shared table counts
 //! its permits in. A process killed while it holds some would leave them
@@ -7,52 +7,60 @@
 //! refusing everything. So each process of a shared table also counts the
 //! permits it holds on each point in its own **ledger row**: a `&[Held]` of
 //! one counter per slot (index = point index), in shared memory, written
-//! only by the process's own views. When a process is found dead, whoever
-//! finds it calls [`crate::PointTable::reclaim`] on its row: every counter
-//! is taken (swapped to 0) and subtracted from its point's `in_flight`. No
-//! background thread and no syscall on the hot path: the cost of a call is
-//! one more uncontended atomic add on a line only this process writes. A
-//! private table has no ledger ([`crate::TableStorage::ledger`] is `None`).
+//! only by the process's own views (and tagged by recounts, below). No
+//! background thread and no syscall on the hot path: the cost of a permit is
+//! one more uncontended atomic add and one subtraction on a line only this
+//! process writes. A private table has no ledger
+//! ([`crate::TableStorage::ledger`] is `None`).
 //!
-//! # Why a death can only make `in_flight` too low
+//! # A row holds at least what its process put in `in_flight`
 //!
 //! A permit is counted in the row for longer than in `in_flight`, on both
-//! sides:
+//! sides: acquire counts it in the row, *then* raises `in_flight` by
+//! compare-and-swap; release lowers `in_flight`, *then* the row. So at any
+//! instruction a process's row holds its permits in `in_flight`, plus at
+//! most one per thread caught between the two steps.
 //!
-//! - acquire: the row's counter goes up, *then* `in_flight` is raised by
-//!   compare-and-swap (its release ordering keeps the row's add before it);
-//!   a refusal takes the row's count back down.
-//! - release: `in_flight` goes down (its acquire ordering keeps the row's
-//!   subtraction after it), *then* the row's counter, saturating at 0.
+//! # A dead process's permits: the count is made again, not subtracted
 //!
-//! So at any instruction a process's row holds at least what it added to
-//! `in_flight`, and reclaiming a row never leaves a dead process's permit
-//! counted. What the row holds beyond that is a permit caught between its
-//! two steps: a process killed after the row's add and before the
-//! compare-and-swap succeeds (or before a refusal's undo), or after
-//! `in_flight` went down and before the row did. Each such permit is
-//! subtracted once too many: `in_flight` is one too low, so the point may
-//! admit one request more than its threshold, per thread of the dead process
-//! caught in those few instructions (in practice at most one per death).
-//! The deficit heals: `in_flight` never goes below 0 (releases saturate), so
-//! when the point's permits of that time have come back and a release finds
-//! it at 0, the count is exact again.
+//! Subtracting a dead row from `in_flight` cannot be exact: a permit caught
+//! between the two steps is in the row and not in `in_flight`, and nothing
+//! tells it apart. So whoever finds a process dead empties its row and
+//! **recounts** each point it held permits on
+//! ([`crate::PointTable::reclaim`], [`crate::PointTable::recount`]):
+//! `in_flight` becomes the sum of the live processes' rows (in_flight.rs).
+//! While a recount reads the rows, the point's `in_flight` is frozen (no
+//! permit is taken or returned), and each row it reads is tagged with the
+//! recount's epoch, which the frozen word's thaw publishes. A thread caught
+//! between its two steps learns from the tag whether the recount counted its
+//! step, and settles it: an acquire that was counted holds its permit (and
+//! gives it back if that put the point over its threshold); a refusal's undo
+//! or a release that was counted takes the extra one out of `in_flight`, if
+//! no later recount has already left it out. So a recount's result is the
+//! live processes' permits exactly, and stays so.
 //!
 //! # Rules for the memory that holds the rows
 //!
 //! A row starts all zero ([`Held::new`]) and belongs to one process (every
 //! view of that process may use it; entries are exited in the process that
-//! entered them). Reclaim a dead process's row before its slot and row are
-//! given to another process: reclaiming leaves the row all zero. Two
-//! processes may reclaim the same row at once (each count is taken once),
-//! while live processes use the table. Keep each process's row apart from
-//! the others' cache lines: the counters are written on every call.
+//! entered them). Empty a dead process's row before its slot and row are
+//! given to another process: [`crate::PointTable::reclaim`] leaves it all
+//! zero. Two processes may reclaim the same row at once (each count is taken
+//! once), while live processes use the table. Keep each process's row apart
+//! from the others' cache lines: the counters are written on every call.
 
 use crate::sync::{const_fn, AtomicU32, Ordering};
 
+/// Bits of the permit count, low in the word.
+const COUNT_BITS: u32 = 24;
+const COUNT_MASK: u32 = (1 << COUNT_BITS) - 1;
+/// The recount epoch that last read the counter, above the count.
+const TAG_MASK: u32 = 0x7f;
+
 /// One process's count of the permits it holds on one point: one counter
 /// of a ledger row (module doc). All zero is [`Held::new`]; any value is a
-/// valid count.
+/// valid count. The low 24 bits count permits, the next 7 name the last
+/// recount that read them (in_flight.rs).
 #[repr(transparent)]
 pub struct Held(AtomicU32);
 
@@ -66,29 +74,69 @@ impl Held {
 
     /// The permits counted now.
     pub fn get(&self) -> u32 {
-        self.0.load(Ordering::Acquire)
+        self.0.load(Ordering::Acquire) & COUNT_MASK
     }
 
-    /// Counts a permit about to be taken: before `in_flight`'s raise.
+    /// The epoch of the last recount that read this counter.
     #[inline]
-    pub(crate) fn add(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn tag(&self) -> u32 {
+        tag_of(self.0.load(Ordering::Acquire))
     }
 
-    /// Uncounts a permit: after `in_flight`'s decrease, or after a refusal.
-    /// Never left below 0: a forged entry's subtraction from 0 is undone at
-    /// once (one atomic subtraction on the usual path, not a loop).
+    /// Counts a permit about to be taken, before `in_flight`'s raise;
+    /// returns the tag it found.
     #[inline]
-    pub(crate) fn remove(&self) {
-        if self.0.fetch_sub(1, Ordering::Relaxed) == 0 {
-            self.0.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn add(&self) -> u32 {
+        tag_of(self.0.fetch_add(1, Ordering::AcqRel))
+    }
+
+    /// Uncounts a permit: after `in_flight`'s decrease, or a refusal's
+    /// undo. Never below 0 (a forged entry's exit changes nothing). Returns
+    /// the tag it found.
+    #[inline]
+    pub(crate) fn remove(&self) -> u32 {
+        let mut seen = self.0.load(Ordering::Relaxed);
+        while seen & COUNT_MASK != 0 {
+            match self
+                .0
+                .compare_exchange_weak(seen, seen - 1, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => seen = now,
+            }
+        }
+        tag_of(seen)
+    }
+
+    /// A recount of epoch `epoch` reads the count: the count, the counter
+    /// tagged with `epoch` when it holds any (an empty one is not written).
+    pub(crate) fn read_for(&self, epoch: u32) -> u32 {
+        let mut seen = self.0.load(Ordering::Acquire);
+        loop {
+            let count = seen & COUNT_MASK;
+            if count == 0 {
+                return 0;
+            }
+            let tagged = count | (epoch & TAG_MASK) << COUNT_BITS;
+            match self
+                .0
+                .compare_exchange_weak(seen, tagged, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return count,
+                Err(now) => seen = now,
+            }
         }
     }
 
-    /// Takes the whole count, leaving 0: a reclaimer's share.
+    /// Takes the whole count, leaving the counter all zero: a dead row's.
     pub(crate) fn take(&self) -> u32 {
-        self.0.swap(0, Ordering::AcqRel)
+        self.0.swap(0, Ordering::AcqRel) & COUNT_MASK
     }
+}
+
+#[inline]
+fn tag_of(word: u32) -> u32 {
+    (word >> COUNT_BITS) & TAG_MASK
 }
 
 impl Default for Held {

@@ -50,6 +50,7 @@ mod counters;
 mod delay;
 mod entry;
 mod error;
+mod in_flight;
 mod json;
 mod layout;
 mod ledger;

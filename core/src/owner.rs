@@ -20,9 +20,9 @@ pub(crate) const NOBODY: u32 = u32::MAX;
 
 /// How many spins a waiter waits before it asks whether the holder lives.
 #[cfg(not(loom))]
-const SPINS_BEFORE_ASKING: u32 = 1 << 10;
+pub(crate) const SPINS_BEFORE_ASKING: u32 = 1 << 10;
 #[cfg(loom)]
-const SPINS_BEFORE_ASKING: u32 = 1;
+pub(crate) const SPINS_BEFORE_ASKING: u32 = 1;
 
 /// Who holds a transition: a table view's id, stored in the words it takes.
 /// An id is within `1..=u32::MAX - 1` (0 means "free", `u32::MAX` is a name
@@ -123,6 +123,10 @@ pub enum Transition {
     /// A permit returned by a view with a ledger. Steps: 0 `in_flight`
     /// lowered, the row's count not yet.
     Release,
+    /// A point's permits recounted from the ledger rows (in_flight.rs).
+    /// Steps: 0 the table's recount word taken, 1 `in_flight` frozen, no
+    /// row read yet.
+    Recount,
 }
 
 /// A point in a transition where a test may park or crash a process.
@@ -140,18 +144,26 @@ pub struct Checkpoint {
 pub(crate) struct Holder<'a> {
     pub(crate) owner: u32,
     liveness: &'a dyn Liveness,
+    /// The table's recount word (in_flight.rs), if the point is in a table.
+    pub(crate) recounter: Option<&'a AtomicU32>,
 }
 
 impl<'a> Holder<'a> {
     pub(crate) const PRIVATE: Holder<'static> = Holder {
         owner: Owner::PRIVATE.0,
         liveness: &AlwaysAlive,
+        recounter: None,
     };
 
-    pub(crate) fn new(owner: Owner, liveness: &'a dyn Liveness) -> Holder<'a> {
+    pub(crate) fn new(
+        owner: Owner,
+        liveness: &'a dyn Liveness,
+        recounter: &'a AtomicU32,
+    ) -> Holder<'a> {
         Holder {
             owner: owner.0,
             liveness,
+            recounter: Some(recounter),
         }
     }
 

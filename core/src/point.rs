@@ -15,8 +15,9 @@ use crate::counters::{Counter, Counters, Sums};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
+use crate::in_flight::InFlight;
 use crate::ledger::Held;
-use crate::owner::{Holder, Transition};
+use crate::owner::Holder;
 use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
@@ -84,7 +85,7 @@ pub struct Point {
     triggers: AtomicU64,
     pub(crate) strategy: StrategyCell,
     pub(crate) delay: Delay,
-    in_flight: AtomicU32,
+    in_flight: InFlight,
     /// Non-zero: a cluster point. Next to `in_flight`, which every decision
     /// with a strategy touches, so reading it costs no other cache line.
     cluster: AtomicU32,
@@ -107,7 +108,7 @@ impl Point {
                 triggers: AtomicU64::new(0),
                 strategy: StrategyCell::new(),
                 delay: Delay::new(),
-                in_flight: AtomicU32::new(0),
+                in_flight: InFlight::new(),
                 cluster: AtomicU32::new(0),
                 remote: Remote::new(),
             }
@@ -371,7 +372,7 @@ impl Point {
 
     /// Requests holding a permit now.
     pub fn in_flight(&self) -> u32 {
-        self.in_flight.load(Ordering::Acquire)
+        self.in_flight.count()
     }
 
     /// Whether a delay is running at `now_ms`.
@@ -381,11 +382,8 @@ impl Point {
 
     /// Takes a permit unless `limit` (negative: none) is reached. Every
     /// attempt, taken or refused, raises the cycle's maximum in flight to the
-    /// number it saw, as the reference's `concurrentAcquire` does.
-    ///
-    /// `ledger` counts the permit before `in_flight` does (ledger.rs: a
-    /// death in between leaves `in_flight` too low, never too high); the
-    /// compare-and-swap's release ordering keeps that order.
+    /// number it saw, as the reference's `concurrentAcquire` does. `ledger`
+    /// counts the permit too (ledger.rs, in_flight.rs).
     #[inline]
     fn try_acquire(
         &self,
@@ -394,62 +392,25 @@ impl Point {
         ledger: Option<&Held>,
         holder: &Holder<'_>,
     ) -> bool {
-        if let Some(row) = ledger {
-            row.add();
-            holder.reached(Transition::Acquire, 0);
-        }
-        let mut held = self.in_flight.load(Ordering::Relaxed);
-        loop {
-            if (limit >= 0 && held as i64 >= limit) || held == u32::MAX {
-                if let Some(row) = ledger {
-                    holder.reached(Transition::Acquire, 1);
-                    row.remove();
-                }
-                self.max_concurrency.raise(now_ms, held as u64);
-                return false;
-            }
-            match self.in_flight.compare_exchange_weak(
-                held,
-                held + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(seen) => held = seen,
-            }
-        }
-        self.max_concurrency.raise(now_ms, held as u64 + 1);
-        true
+        let (taken, seen) = match self.in_flight.acquire(limit, ledger, holder) {
+            Ok(count) => (true, count),
+            Err(count) => (false, count),
+        };
+        self.max_concurrency.raise(now_ms, seen as u64);
+        taken
     }
 
     /// Returns a permit; never below zero, even for a forged entry. `ledger`
-    /// uncounts it after `in_flight` does (the compare-and-swap's acquire
-    /// ordering keeps that order).
+    /// uncounts it after `in_flight` does.
     #[inline]
     fn release(&self, ledger: Option<&Held>, holder: &Holder<'_>) {
-        self.release_many(1);
-        if let Some(row) = ledger {
-            holder.reached(Transition::Release, 0);
-            row.remove();
-        }
+        self.in_flight.release(ledger, holder);
     }
 
-    /// Returns `n` permits at once (a dead process's, see
-    /// [`crate::PointTable::reclaim`]), saturating at zero.
-    #[inline]
-    pub(crate) fn release_many(&self, n: u32) {
-        let mut held = self.in_flight.load(Ordering::Relaxed);
-        while held > 0 && n > 0 {
-            match self.in_flight.compare_exchange_weak(
-                held,
-                held.saturating_sub(n),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(seen) => held = seen,
-            }
-        }
+    /// Makes the point's count of permits in flight the sum of its counters
+    /// in `rows` (in_flight.rs); `holder` holds the table's recount word.
+    pub(crate) fn recount(&self, index: usize, rows: &[&[Held]], holder: &Holder<'_>) -> u32 {
+        self.in_flight.recount(index, rows, holder)
     }
 }
 

@@ -373,8 +373,11 @@ pub struct TableState {
     len: AtomicU32,
     /// The most buckets any insert has walked: where a lookup may stop.
     longest_probe: AtomicU32,
+    /// The owner of the recount in progress (in_flight.rs), or 0: one at a
+    /// time per table.
+    recounter: AtomicU32,
     /// Unused (zero): the rest of the line, with no hidden padding.
-    reserved: [AtomicU32; 14],
+    reserved: [AtomicU32; 13],
 }
 
 #[cfg(not(loom))]
@@ -394,6 +397,7 @@ impl TableState {
             TableState {
                 len: AtomicU32::new(0),
                 longest_probe: AtomicU32::new(0),
+                recounter: AtomicU32::new(0),
                 reserved: zeroed_u32(),
             }
         }
@@ -556,7 +560,7 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 
     #[inline]
     fn holder(&self) -> Holder<'_> {
-        Holder::new(self.owner, &self.liveness)
+        Holder::new(self.owner, &self.liveness, &self.state().recounter)
     }
 
     /// This view's ledger counter of point `index`, if it has a ledger.
@@ -568,24 +572,48 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     }
 
     /// Gives back the permits counted in `dead_row`, the ledger row of a
-    /// process that died (ledger.rs): each counter is taken (left 0) and
-    /// subtracted from its point's requests in flight, never below 0.
-    /// Returns how many permits came back. Any process may call it, at once
-    /// with others (each count is taken once) and while live views work; it
-    /// reads every counter of the row (O(capacity)), so call it when a dead
-    /// process is found, not per request. A row whose length is not the
-    /// capacity is [`ArgumentRule::LedgerRowLength`].
-    pub fn reclaim(&self, dead_row: &[Held]) -> Result<u64, Error> {
+    /// process that died (ledger.rs): each counter is taken (the row is left
+    /// all zero), and each point it held permits on is recounted from
+    /// `live_rows` ([`PointTable::recount`]), so that a permit the dead
+    /// process was taking or returning at its death is neither lost nor
+    /// counted twice. Returns how many permits the row held. Any process may
+    /// call it, at once with others (each count is taken once) and while live
+    /// views work; it reads every counter of the row (O(capacity)), so call
+    /// it when a dead process is found, not per request. A row whose length
+    /// is not the capacity is [`ArgumentRule::LedgerRowLength`].
+    pub fn reclaim(&self, dead_row: &[Held], live_rows: &[&[Held]]) -> Result<u64, Error> {
         check_row(Some(dead_row), self.capacity())?;
         let mut returned = 0u64;
-        for (slot, held) in self.slots().iter().zip(dead_row) {
+        for (index, held) in dead_row.iter().enumerate() {
             let n = held.take();
             if n > 0 {
-                slot.point.release_many(n);
+                self.recount_index(index, live_rows);
                 returned += n as u64;
             }
         }
         Ok(returned)
+    }
+
+    /// Makes point `id`'s count of permits in flight exact again: the sum of
+    /// its counters in `live_rows`, the ledger rows of every process that
+    /// may hold permits on the table (this one's included; an empty row
+    /// costs one read). The point takes and returns no permit while the rows
+    /// are read (a few loads per row); one recount at a time per table
+    /// (the table's recount word, taken over from a recounter that died).
+    /// Returns the new count. A point not created is [`Error::InvalidEntry`].
+    pub fn recount(&self, id: PointId, live_rows: &[&[Held]]) -> Result<u32, Error> {
+        self.point(id)?;
+        Ok(self.recount_index(id.index() as usize, live_rows))
+    }
+
+    fn recount_index(&self, index: usize, live_rows: &[&[Held]]) -> u32 {
+        let holder = self.holder();
+        let word = &self.state().recounter;
+        holder.take(word);
+        holder.reached(Transition::Recount, 0);
+        let count = self.slots()[index].point.recount(index, live_rows, &holder);
+        holder.give_back(word);
+        count
     }
 
     /// The owner of this view.

@@ -18,7 +18,7 @@ fn sizes_and_alignments_are_pinned() {
     );
     assert_eq!((size_of::<Point>(), align_of::<Point>()), (1784, 8));
     assert_eq!(size_of::<LayoutDescriptor>(), 4 * LayoutField::ALL.len());
-    assert_eq!(LAYOUT_VERSION, 2);
+    assert_eq!(LAYOUT_VERSION, 3);
 }
 
 /// The bytes of `v`. Every type read here is made of integer atomics with no

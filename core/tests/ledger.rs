@@ -34,6 +34,11 @@ fn memory(processes: usize) -> Memory {
 
 type View<'a> = PointTable<Shared<'a>>;
 
+/// Every process's row, as a recount reads them.
+fn rows(m: &Memory) -> Vec<&[Held]> {
+    m.rows.iter().map(Vec::as_slice).collect()
+}
+
 /// The view of process `p` (owner `p + 2`, row `p`).
 fn view(m: &Memory, p: usize) -> View<'_> {
     let storage = Shared::with_ledger(&m.state, &m.slots, &m.rows[p]);
@@ -94,10 +99,10 @@ fn reclaim_gives_back_exactly_the_dead_rows_permits_and_zeroes_it() {
     let kept = enter_n(&live, p, 1);
 
     assert_eq!((in_flight(&live, p), in_flight(&live, q)), (4, 2));
-    assert_eq!(live.reclaim(&m.rows[0]), Ok(5));
+    assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(5));
     assert_eq!((in_flight(&live, p), in_flight(&live, q)), (1, 0));
     assert!(m.rows[0].iter().all(|h| h.get() == 0), "a fresh row again");
-    assert_eq!(live.reclaim(&m.rows[0]), Ok(0), "nothing twice");
+    assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(0), "nothing twice");
 
     live.exit(&kept[0], T, Outcome::Ok).unwrap();
     assert_eq!(in_flight(&live, p), 0);
@@ -112,6 +117,7 @@ fn a_refused_permit_leaves_the_row_as_it_was() {
     let first = t.enter_point(p, T, Flags::NONE).unwrap();
     let refused = t.enter_point(p, T, Flags::NONE).unwrap();
     assert!(!refused.holds_permit());
+    // Refused on sight of the count: the row was never touched.
     assert_eq!(m.rows[0][p.index() as usize].get(), 1);
     t.exit(&refused, T, Outcome::Ok).unwrap();
     t.exit(&first, T, Outcome::Ok).unwrap();
@@ -140,7 +146,7 @@ fn two_reclaimers_take_each_count_once() {
                     s.spawn(move || {
                         let t = view(m, p);
                         barrier.wait();
-                        t.reclaim(&m.rows[0]).unwrap()
+                        t.reclaim(&m.rows[0], &rows(m)).unwrap()
                     })
                 })
                 .collect();
@@ -162,7 +168,7 @@ fn rows_of_the_wrong_length_are_refused() {
         let storage = Shared::with_ledger(&m.state, &m.slots, &row);
         let made = PointTable::with_owner(storage, Owner::new(3).unwrap(), AlwaysAlive);
         assert_eq!(made.err(), Some(bad), "len {len}");
-        assert_eq!(view(&m, 0).reclaim(&row), Err(bad), "len {len}");
+        assert_eq!(view(&m, 0).reclaim(&row, &[]), Err(bad), "len {len}");
     }
     assert_eq!(bad.code(), ErrorCode::InvalidArgument);
     assert_eq!(
@@ -198,7 +204,7 @@ fn tables_without_a_ledger_count_permits_as_before() {
     let unledgered = PointTable::over(&state, &slots).unwrap();
     limits_and_returns(&unledgered);
     let row: Vec<Held> = (0..CAPACITY).map(|_| Held::new()).collect();
-    assert_eq!(unledgered.reclaim(&row), Ok(0));
+    assert_eq!(unledgered.reclaim(&row, &[]), Ok(0));
 }
 
 /// Views of four processes hammer one point limited to `C`: never more than
@@ -260,7 +266,7 @@ fn views_with_their_own_rows_never_exceed_the_threshold_and_a_dead_ones_permits_
     for e in &before {
         live.exit(e, T, Outcome::Ok).unwrap();
     }
-    assert_eq!(live.reclaim(&m.rows[0]), Ok(K as u64));
+    assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(K as u64));
     assert_eq!(in_flight(&live, p), 0);
     let after = enter_n(&live, p, C);
     assert!(!live.enter_point(p, T, Flags::NONE).unwrap().holds_permit());
@@ -268,4 +274,125 @@ fn views_with_their_own_rows_never_exceed_the_threshold_and_a_dead_ones_permits_
         live.exit(e, T, Outcome::Ok).unwrap();
     }
     assert_eq!(in_flight(&live, p), 0);
+}
+
+/// Views hammer one point limited to `C` while another thread recounts it
+/// from the rows again and again (in_flight.rs): never more than `C` held
+/// at once, and the count ends exact (0), so no recount lost or added one.
+#[test]
+fn recounts_racing_busy_views_keep_the_count_exact() {
+    const VIEWS: usize = 3;
+    const C: usize = 2;
+    const ROUNDS: usize = 20_000;
+    let m = memory(VIEWS + 1);
+    let p = view(&m, 0).set_strategy(b"p", &limited(C as i64)).unwrap();
+    let holding = AtomicUsize::new(0);
+    let most = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let recounts = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for v in 0..VIEWS {
+            let (m, holding, most, done) = (&m, &holding, &most, &done);
+            s.spawn(move || {
+                let t = view(m, v);
+                for _ in 0..ROUNDS {
+                    let e = t.enter_point(p, T, Flags::NONE).unwrap();
+                    if e.holds_permit() {
+                        let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        holding.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    t.exit(&e, T, Outcome::Ok).unwrap();
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        let (m, done, recounts) = (&m, &done, &recounts);
+        s.spawn(move || {
+            let t = view(m, VIEWS);
+            while done.load(Ordering::SeqCst) < VIEWS {
+                let n = t.recount(p, &rows(m)).unwrap();
+                assert!(n as usize <= C + VIEWS, "recounted {n}");
+                recounts.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    });
+    assert!(most.load(Ordering::SeqCst) <= C);
+    assert!(recounts.load(Ordering::Relaxed) > 0);
+    assert_eq!(in_flight(&view(&m, 0), p), 0);
+    assert!(m.rows.iter().flatten().all(|h| h.get() == 0));
+    assert_eq!(view(&m, 0).recount(p, &rows(&m)), Ok(0));
+}
+
+/// A view killed between its row's step and the point's (it unwinds out of
+/// the checkpoint, as a `kill -9` would stop it): reclaiming its row leaves
+/// the count exact, so the point admits exactly its threshold again. (A
+/// subtraction of the row left it one short: one request over the limit.)
+#[cfg(feature = "test-hooks")]
+mod caught_mid_step {
+    use super::*;
+    use sds_core::{Checkpoint, Liveness, Transition};
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+    struct DiesAt(Checkpoint);
+
+    impl Liveness for DiesAt {
+        fn is_alive(&self, _owner: u32) -> bool {
+            true
+        }
+        fn checkpoint(&self, at: Checkpoint) {
+            if at == self.0 {
+                resume_unwind(Box::new("killed"));
+            }
+        }
+    }
+
+    fn dying(m: &Memory, at: Transition, step: u8) -> PointTable<Shared<'_>, DiesAt> {
+        let storage = Shared::with_ledger(&m.state, &m.slots, &m.rows[0]);
+        let fate = DiesAt(Checkpoint {
+            transition: at,
+            step,
+        });
+        PointTable::with_owner(storage, Owner::new(2).unwrap(), fate).unwrap()
+    }
+
+    /// Limit 3, the live view holding 2; the dying view dies at `at`
+    /// (holding one permit first when `holds`); its row is reclaimed.
+    /// Returns how many more the live view is admitted.
+    fn admitted_after(at: Transition, step: u8, holds: bool) -> usize {
+        let m = memory(2);
+        let live = view(&m, 1);
+        let p = live.set_strategy(b"p", &limited(3)).unwrap();
+        let kept = enter_n(&live, p, 2);
+        let d = dying(&m, at, step);
+        let died = catch_unwind(AssertUnwindSafe(|| {
+            let e = d.enter_point(p, T, Flags::NONE).unwrap();
+            if holds {
+                d.exit(&e, T, Outcome::Ok).unwrap();
+            }
+        }));
+        assert!(died.is_err(), "{at:?}:{step} reached");
+        assert_eq!(m.rows[0][p.index() as usize].get(), 1, "caught mid-step");
+        assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(1));
+        assert_eq!(in_flight(&live, p), 2, "{at:?}:{step}: exact");
+        let more: Vec<Entry> = (0..3)
+            .map(|_| live.enter_point(p, T, Flags::NONE).unwrap())
+            .collect();
+        let admitted = more.iter().filter(|e| e.holds_permit()).count();
+        for e in kept.iter().chain(&more) {
+            live.exit(e, T, Outcome::Ok).unwrap();
+        }
+        assert_eq!(in_flight(&live, p), 0);
+        admitted
+    }
+
+    #[test]
+    fn a_view_killed_after_counting_in_its_row_leaves_the_count_exact() {
+        assert_eq!(admitted_after(Transition::Acquire, 0, false), 1);
+    }
+
+    #[test]
+    fn a_view_killed_between_lowering_the_count_and_its_row_leaves_it_exact() {
+        assert_eq!(admitted_after(Transition::Release, 0, true), 1);
+    }
 }

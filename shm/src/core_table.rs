@@ -4,7 +4,7 @@
 
 use std::mem::{align_of, size_of};
 
-use sds_core::{AlwaysAlive, Held, Owner, PointTable, Shared as SharedStorage};
+use sds_core::{Held, Liveness, Owner, PointTable, Shared as SharedStorage};
 pub use sds_core::{Slot, TableState};
 
 use crate::layout::{Layout, HELD_SIZE, MAX_PROCESSES, TABLE_STATE_OFFSET, TABLE_STATE_SIZE};
@@ -81,16 +81,37 @@ impl<'a> Memory<'a> {
     }
 
     /// Gives back the permits counted in process slot `process`'s row,
-    /// leaving it all zero; how many came back. The caller holds the slot's
-    /// lock, so its holder is dead or is this process detaching.
-    pub fn reclaim(&self, process: usize) -> u64 {
-        PointTable::with_owner(
-            SharedStorage::new(self.state, self.slots),
-            Owner::PRIVATE,
-            AlwaysAlive,
-        )
-        .and_then(|view| view.reclaim(self.row(process)))
-        // Only a row of the wrong length is refused: none is made here.
-        .unwrap_or(0)
+    /// leaving it all zero, and recounts each point it held permits on from
+    /// `live` (the rows of every process slot in use): how many the row
+    /// held. The caller holds the slot's lock, so its holder is dead or is
+    /// this process detaching; it recounts as `owner` (this process, alive
+    /// to `liveness`).
+    pub fn reclaim(
+        &self,
+        process: usize,
+        owner: u32,
+        liveness: impl Liveness,
+        live: &[&[Held]],
+    ) -> u64 {
+        let Some(owner) = Owner::new(owner) else {
+            return 0;
+        };
+        PointTable::with_owner(SharedStorage::new(self.state, self.slots), owner, liveness)
+            .and_then(|view| view.reclaim(self.row(process), live))
+            // Only a row of the wrong length is refused: none is made here.
+            .unwrap_or(0)
+    }
+
+    /// Recounts point `id` as `owner` from `live` (the rows of every
+    /// process slot in use): its new count of permits in flight.
+    pub fn recount(
+        &self,
+        id: sds_core::PointId,
+        owner: Owner,
+        liveness: impl Liveness,
+        live: &[&[Held]],
+    ) -> Result<u32, sds_core::Error> {
+        PointTable::with_owner(SharedStorage::new(self.state, self.slots), owner, liveness)?
+            .recount(id, live)
     }
 }

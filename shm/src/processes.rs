@@ -25,6 +25,8 @@ use std::io;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use sds_core::{Held, Liveness};
+
 use crate::core_table::Memory;
 use crate::layout::{MAX_PROCESSES, PROCESS_LOCK_BASE, PROCESS_RECORD_SIZE};
 use crate::mapping::Shared;
@@ -99,9 +101,6 @@ pub fn claim(
             continue;
         }
         let previous_owner_died = record.state.load(Ordering::Acquire) != FREE;
-        if previous_owner_died {
-            reclaim_dead_owner(index, memory);
-        }
         let generation = record
             .generation
             .fetch_add(1, Ordering::AcqRel)
@@ -110,8 +109,15 @@ pub fn claim(
             .pid
             .store(u64::from(std::process::id()), Ordering::Relaxed);
         record.state.store(IN_USE, Ordering::Release);
+        let owner = owner_id(index, generation);
+        if previous_owner_died {
+            // The row is this process's now, unused until `claim` returns:
+            // emptied and its points recounted as the new owner.
+            let live = live_rows(records, memory);
+            memory.reclaim(index, owner, Others::new(file, records, owner), &live);
+        }
         return Ok(Some(Registration {
-            owner: owner_id(index, generation),
+            owner,
             slot: index,
             generation,
             previous_owner_died,
@@ -120,14 +126,41 @@ pub fn claim(
     Ok(None)
 }
 
-/// Gives back the permits a dead process held in `slot`. The slot's lock is
-/// ours, so no other process does it at the same time, and the slot is
-/// still "in use", so no process did it before. The flags a dead process
-/// held need nothing here: waiters take them over (its id reads dead: the
-/// slot's lock is no longer its, and once the slot is taken again its
-/// generation is stale).
-fn reclaim_dead_owner(slot: usize, memory: &Memory<'_>) -> u64 {
-    memory.reclaim(slot)
+/// The ledger rows of every process slot in use (a free slot's row is all
+/// zero): what a recount sums.
+pub fn live_rows<'a>(records: &[ProcessRecord], memory: &Memory<'a>) -> Vec<&'a [Held]> {
+    records
+        .iter()
+        .enumerate()
+        .take(MAX_PROCESSES)
+        .filter(|(_, record)| record.state.load(Ordering::Acquire) != FREE)
+        .map(|(index, _)| memory.row(index))
+        .collect()
+}
+
+/// The liveness a recount asks while it waits for the table's recount word:
+/// `own` (this process) lives, another id as [`held_by_other`] says.
+pub struct Others<'a> {
+    file: &'a File,
+    records: &'a [ProcessRecord],
+    own: u32,
+}
+
+impl<'a> Others<'a> {
+    pub fn new(file: &'a File, records: &'a [ProcessRecord], own: u32) -> Others<'a> {
+        Others { file, records, own }
+    }
+}
+
+impl Liveness for Others<'_> {
+    fn is_alive(&self, owner: u32) -> bool {
+        owner == self.own || held_by_other(self.file, self.records, owner)
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn checkpoint(&self, at: sds_core::Checkpoint) {
+        crate::hooks::checkpoint(at);
+    }
 }
 
 /// Gives back the permits of every process slot whose holder died without
@@ -144,9 +177,11 @@ pub fn reclaim_dead(
     file: &File,
     records: &[ProcessRecord],
     ours: Option<usize>,
+    owner: u32,
     memory: &Memory<'_>,
 ) -> io::Result<u64> {
     let mut returned = 0;
+    let live = live_rows(records, memory);
     for (index, record) in records.iter().enumerate().take(MAX_PROCESSES) {
         if Some(index) == ours || record.state.load(Ordering::Acquire) == FREE {
             continue;
@@ -156,7 +191,11 @@ pub fn reclaim_dead(
             continue;
         }
         if record.state.load(Ordering::Acquire) != FREE {
-            returned += reclaim_dead_owner(index, memory);
+            // The slot's lock is ours, so no other process reclaims it at
+            // the same time, and it is still "in use", so none did before.
+            // The flags a dead process held need nothing here: waiters take
+            // them over (its id reads dead).
+            returned += memory.reclaim(index, owner, Others::new(file, records, owner), &live);
             record.state.store(FREE, Ordering::Release);
         }
         // Closing the file drops it anyway if this fails.
@@ -168,9 +207,16 @@ pub fn reclaim_dead(
 /// Gives back the permits this process still holds in `slot` (entries never
 /// exited: a free slot's row must be all zero for its next holder), marks
 /// the slot free and drops its lock (a clean detach).
-pub fn release(file: &File, records: &[ProcessRecord], slot: usize, memory: &Memory<'_>) {
+pub fn release(
+    file: &File,
+    records: &[ProcessRecord],
+    registration: &Registration,
+    memory: &Memory<'_>,
+) {
+    let (slot, owner) = (registration.slot, registration.owner);
     if let Some(record) = records.get(slot) {
-        memory.reclaim(slot);
+        let live = live_rows(records, memory);
+        memory.reclaim(slot, owner, Others::new(file, records, owner), &live);
         record.state.store(FREE, Ordering::Release);
     }
     // Closing the file drops the lock anyway if this fails.

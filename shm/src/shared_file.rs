@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sds_core::{Held, LayoutField, Owner};
+use sds_core::{Held, LayoutField, Owner, PointId};
 
 use crate::core_table::{Memory, Slot, Table, TableState};
 use crate::error::Error;
@@ -302,18 +302,20 @@ impl SharedFile {
             })
     }
 
-    /// Call when a request on this table was refused for its concurrency
-    /// threshold (`Reason::Concurrent`), with the request's `now_ms`: at most
-    /// once per [`SCAN_INTERVAL_MS`] per table, host-wide (a timestamp in
-    /// the file's header), it scans the process slots for holders that died
-    /// and gives their permits back ([`SharedFile::reclaim_dead`]); otherwise
-    /// one load. A refused request is the only sign a dead process's permits
-    /// give, so a threshold blocked by them frees itself within about a
-    /// second of refusals, and the passing path pays nothing. A clock more
-    /// than an interval behind the stored time counts as due (another clock
-    /// base, or a reset). Returns the permits given back (0 on errors).
+    /// Call when a request on point `point` was refused for its
+    /// concurrency threshold (`Reason::Concurrent`), with the request's
+    /// `now_ms`: at most once per [`SCAN_INTERVAL_MS`] per table, host-wide
+    /// (a timestamp in the file's header), it scans the process slots for
+    /// holders that died, gives their permits back
+    /// ([`SharedFile::reclaim_dead`]), and recounts `point` from the live
+    /// processes' ledger rows ([`SharedFile::recount`]); otherwise one load.
+    /// A refused request is the only sign a dead process's permits give, so
+    /// a threshold blocked by them frees itself within about a second of
+    /// refusals, and the passing path pays nothing. A clock more than an
+    /// interval behind the stored time counts as due (another clock base, or
+    /// a reset). Returns the permits given back (0 on errors).
     #[cold]
-    pub fn on_refused(&self, now_ms: u64) -> u64 {
+    pub fn on_refused(&self, point: PointId, now_ms: u64) -> u64 {
         let Some(last_scan) = self.inner.last_scan() else {
             return 0;
         };
@@ -328,29 +330,60 @@ impl SharedFile {
         {
             return 0;
         }
-        self.reclaim_dead().unwrap_or(0)
+        let returned = self.reclaim_dead().unwrap_or(0);
+        let _ = self.recount(point);
+        returned
     }
 
     /// Gives back the permits of every process that died attached to the
     /// file (its process slot still "in use", its lock free), each exactly
-    /// once however many processes notice, and frees their process slots.
-    /// Done on attach and by [`SharedFile::on_refused`]; one `fcntl` per
-    /// process slot in use. Returns the permits given back.
+    /// once however many processes notice, and frees their process slots;
+    /// each point a dead process held permits on is recounted from the live
+    /// processes' rows. Done on attach and by [`SharedFile::on_refused`];
+    /// one `fcntl` per process slot in use. Returns the permits given back.
     pub fn reclaim_dead(&self) -> Result<u64, Error> {
         let inner = &self.inner;
+        self.owner()?; // a fork child registers first: it recounts as itself
         // Held so no thread of this process claims a slot meanwhile.
         let registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
-        let ours =
-            (inner.epoch.load(Ordering::Acquire) == sys::fork_epoch()).then_some(registration.slot);
         let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;
         let memory = inner
             .memory()
             .ok_or_else(|| inner.corrupt("table memory"))?;
-        processes::reclaim_dead(inner.file(), records, ours, &memory).map_err(|source| Error::Io {
+        processes::reclaim_dead(
+            inner.file(),
+            records,
+            Some(registration.slot),
+            registration.owner,
+            &memory,
+        )
+        .map_err(|source| Error::Io {
             path: inner.path.clone(),
             action: "fcntl(F_SETLK)",
             source,
         })
+    }
+
+    /// Makes point `id`'s count of permits in flight the sum of the live
+    /// processes' ledger rows (`sds_core::PointTable::recount`): exact
+    /// again, whatever happened to it. The point takes and returns no permit
+    /// while the rows are read (one load per process slot in use). Returns
+    /// the new count.
+    pub fn recount(&self, id: PointId) -> Result<u32, Error> {
+        let inner = &self.inner;
+        let owner = self.owner()?;
+        let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;
+        let memory = inner
+            .memory()
+            .ok_or_else(|| inner.corrupt("table memory"))?;
+        let live = processes::live_rows(records, &memory);
+        let owner = Owner::new(owner).ok_or_else(|| inner.corrupt("owner id"))?;
+        memory
+            .recount(id, owner, &**inner, &live)
+            .map_err(|source| Error::Core {
+                path: inner.path.clone(),
+                source,
+            })
     }
 }
 
@@ -502,7 +535,14 @@ fn claim(
                 path: path.into(),
                 max: MAX_PROCESSES,
             })?;
-    processes::reclaim_dead(file, records, Some(registration.slot), memory).map_err(io)?;
+    processes::reclaim_dead(
+        file,
+        records,
+        Some(registration.slot),
+        registration.owner,
+        memory,
+    )
+    .map_err(io)?;
     Ok(registration)
 }
 
@@ -518,12 +558,8 @@ impl Drop for Attachment {
             Memory::of(&self.mapping, &self.layout),
         ) {
             if self.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
-                let slot = self
-                    .registration
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .slot;
-                processes::release(&handles.file, records, slot, &memory);
+                let registration = *self.registration.lock().unwrap_or_else(|e| e.into_inner());
+                processes::release(&handles.file, records, &registration, &memory);
             }
         }
         self.handles = None;

@@ -74,7 +74,7 @@ impl View<'_> {
     ) -> Result<Entry, sds_core::Error> {
         let entry = (**self).enter_point(id, now_ms, flags)?;
         if entry.reason() == Some(Reason::Concurrent) {
-            self.file.on_refused(now_ms);
+            self.file.on_refused(id, now_ms);
         }
         Ok(entry)
     }

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::{report, var, Kid, TempDir, ROLE};
-use sds_core::{Entry, Flags, Outcome, Reason, Strategy};
+use sds_core::{Entry, Flags, Outcome, PointId, Reason, Strategy};
 use sds_shm::{Options, SharedFile, Table, SCAN_INTERVAL_MS};
 
 const NOW: u64 = 1_000_000;
@@ -36,6 +36,10 @@ fn take(t: &Table<'_>, n: usize) -> Vec<Entry> {
             entry
         })
         .collect()
+}
+
+fn point(t: &Table<'_>) -> PointId {
+    t.lookup(POINT).unwrap().unwrap()
 }
 
 fn in_flight(t: &Table<'_>) -> u32 {
@@ -120,25 +124,25 @@ fn a_dead_holders_permits_come_back_within_a_scan_interval_of_refusals() {
 
     // Refused while the holder lives: the scan this starts finds no one dead.
     assert!(refused(&t, NOW));
-    assert_eq!(shared.on_refused(NOW), 0);
+    assert_eq!(shared.on_refused(point(&t), NOW), 0);
     assert_eq!(in_flight(&t), 5);
 
     kid.kill();
     // Still refused: nothing noticed the death yet, and no scan is due.
     let later = NOW + SCAN_INTERVAL_MS - 1;
     assert!(refused(&t, later));
-    assert_eq!(shared.on_refused(later), 0);
+    assert_eq!(shared.on_refused(point(&t), later), 0);
     assert_eq!(in_flight(&t), 5);
 
     // A second after the last scan, a refused request scans: the 3 come back.
     let due = NOW + SCAN_INTERVAL_MS;
     assert!(refused(&t, due));
-    assert_eq!(shared.on_refused(due), 3);
+    assert_eq!(shared.on_refused(point(&t), due), 3);
     assert_eq!(in_flight(&t), 2, "only this process's permits are left");
     assert!(!refused(&t, due));
 
     // Nothing comes back twice: not by the next scan, not by an attach.
-    assert_eq!(shared.on_refused(due + SCAN_INTERVAL_MS), 0);
+    assert_eq!(shared.on_refused(point(&t), due + SCAN_INTERVAL_MS), 0);
     let attach = Kid::spawn("attach", &[("TABLE", path.clone())]);
     attach.value("attached");
     assert_eq!(shared.reclaim_dead().unwrap(), 0);

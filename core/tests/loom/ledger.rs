@@ -43,6 +43,10 @@ impl Liveness for Fate {
     }
 }
 
+fn rows(m: &Memory) -> [&[Held]; 2] {
+    [&m.rows[0], &m.rows[1]]
+}
+
 fn view(m: &Memory, p: usize, crash_at: Option<Checkpoint>) -> PointTable<Shared<'_>, Fate> {
     let storage = Shared::with_ledger(&m.state, &m.slots, &m.rows[p]);
     PointTable::with_owner(storage, Owner::new(p as u32 + 2).unwrap(), Fate(crash_at)).unwrap()
@@ -100,7 +104,7 @@ fn run(death: Death, limit: i64, taken: usize) {
 
         let reclaimer = {
             let m = m.clone();
-            thread::spawn(move || view(&m, 1, None).reclaim(&m.rows[0]).unwrap())
+            thread::spawn(move || view(&m, 1, None).reclaim(&m.rows[0], &rows(&m)).unwrap())
         };
         let e = live.enter_point(P, T, Flags::NONE).unwrap();
         let in_flight = live.point(P).unwrap().in_flight();
@@ -147,7 +151,7 @@ fn two_reclaimers_return_a_dead_permit_once() {
         let reclaimers: Vec<_> = (0..2)
             .map(|_| {
                 let m = m.clone();
-                thread::spawn(move || view(&m, 1, None).reclaim(&m.rows[0]).unwrap())
+                thread::spawn(move || view(&m, 1, None).reclaim(&m.rows[0], &rows(&m)).unwrap())
             })
             .collect();
         let live = view(&m, 1, None);
