@@ -343,7 +343,8 @@ impl SharedFile {
     /// one `fcntl` per process slot in use. Returns the permits given back.
     pub fn reclaim_dead(&self) -> Result<u64, Error> {
         let inner = &self.inner;
-        self.owner()?; // a fork child registers first: it recounts as itself
+        // A fork child registers first: it recounts as itself.
+        self.owner()?;
         // Held so no thread of this process claims a slot meanwhile.
         let registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
         let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;

@@ -246,8 +246,7 @@ fn in_flight_is_exact_after_a_kill_storm_and_never_over_the_limit_in_the_calm() 
         stormed += started.elapsed();
         // Once at the start and once half-way, not counted in the storm's
         // time (a parked process may wait long for the count to drop).
-        if parked_kills == 0 || (parked_kills == 1 && stormed.as_millis() as u64 >= storm_ms / 2)
-        {
+        if parked_kills == 0 || (parked_kills == 1 && stormed.as_millis() as u64 >= storm_ms / 2) {
             let at = ["Acquire:0", "Release:0"][parked_kills];
             storm.kill_parked(at);
             parked_kills += 1;
