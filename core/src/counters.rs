@@ -26,6 +26,16 @@ pub(crate) enum Counter {
 /// Sums of the four counters, indexed by [`Counter`].
 pub(crate) type Sums = [u64; KINDS];
 
+/// A second of the ring: its number, its lap and its four buckets.
+#[derive(Copy, Clone)]
+pub(crate) struct Place<'a> {
+    pub(crate) b: u64,
+    /// The slot in the ring of `RING` seconds.
+    pub(crate) slot: usize,
+    pub(crate) lap: u32,
+    buckets: &'a [Bucket; KINDS],
+}
+
 /// `repr(C)`: 30 × 4 lap-tagged words, then the cache; 1 024 bytes.
 #[repr(C)]
 pub(crate) struct Counters {
@@ -56,11 +66,24 @@ impl Counters {
         now_ms / BUCKET_MS
     }
 
-    /// Adds `n` to `counter` in bucket `b`, the present: a slot holding a
+    /// Second `b` and its four buckets: worked out once per decision, for
+    /// the visit's write and the sums' read alike.
+    #[inline]
+    pub(crate) fn place(&self, b: u64) -> Place<'_> {
+        let (slot, lap) = locate(b, RING);
+        Place {
+            b,
+            slot,
+            lap,
+            buckets: &self.seconds[slot],
+        }
+    }
+
+    /// Adds `n` to `counter` in second `at`, the present: a slot holding a
     /// newer lap (a clock step back, an outlier) is restarted. The new value.
     #[inline]
-    pub(crate) fn add(&self, counter: Counter, b: u64, n: u32) -> u64 {
-        self.write(counter, b, true, n).unwrap_or(0)
+    pub(crate) fn add(&self, counter: Counter, at: Place<'_>, n: u32) -> u64 {
+        self.write(counter, at, true, n).unwrap_or(0)
     }
 
     /// Counts an event of bucket `at` recorded in bucket `now` (an exception
@@ -68,40 +91,50 @@ impl Counters {
     /// it and no newer lap took its slot, else in `now`, so it is never lost.
     pub(crate) fn add_late(&self, counter: Counter, at: u64, now: u64) {
         let held = at <= now && now - at < RING as u64;
-        if !(held && self.write(counter, at, false, 1).is_some()) {
-            self.add(counter, now, 1);
+        if !(held && self.write(counter, self.place(at), false, 1).is_some()) {
+            self.add(counter, self.place(now), 1);
         }
     }
 
     #[inline]
-    fn write(&self, counter: Counter, b: u64, restart_newer: bool, n: u32) -> Option<u64> {
-        let (slot, lap) = locate(b, RING);
+    fn write(&self, counter: Counter, at: Place<'_>, restart_newer: bool, n: u32) -> Option<u64> {
         let (value, replaced) =
-            self.seconds[slot][counter as usize]
-                .update(lap, restart_newer, |c| c.saturating_add(n))?;
-        if discarded_unusual(replaced, lap) {
+            at.buckets[counter as usize].update(at.lap, restart_newer, |c| c.saturating_add(n))?;
+        if discarded_unusual(replaced, at.lap) {
             // A step or an outlier may have thrown away a second the cache
             // holds: it is rebuilt by the next decision.
             self.completed.invalidate();
         } else {
-            self.completed.wrote(b);
+            self.completed.wrote(at.b);
         }
         Some(u64::from(value))
     }
 
     /// The sliding sums (10 buckets ending at `b`): the nine completed ones
     /// from the cache when it holds them, and bucket `b` itself.
-    #[inline]
     pub(crate) fn sums(&self, b: u64) -> Sums {
-        let completed = self.completed.get(b).unwrap_or_else(|| {
-            self.completed.rebuild(b, || {
-                b.checked_sub(1)
-                    .map_or([0; KINDS], |last| self.walk(last, COMPLETED))
-            })
-        });
-        let (slot, lap) = locate(b, RING);
-        let now = &self.seconds[slot];
-        [0, 1, 2, 3].map(|k| completed[k] + now[k].count_in(lap))
+        self.sums_at(self.place(b))
+    }
+
+    /// [`Counters::sums`] of a second already placed: inlined into the
+    /// decision, with the rebuild of the cache out of line.
+    #[inline(always)]
+    pub(crate) fn sums_at(&self, at: Place<'_>) -> Sums {
+        let completed = match self.completed.get(at.b) {
+            Some(sums) => sums,
+            None => self.rebuild(at.b),
+        };
+        let now = at.buckets;
+        [0, 1, 2, 3].map(|k| completed[k] + now[k].count_in(at.lap))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn rebuild(&self, b: u64) -> Sums {
+        self.completed.rebuild(b, || {
+            b.checked_sub(1)
+                .map_or([0; KINDS], |last| self.walk(last, COMPLETED))
+        })
     }
 
     /// The counts of second `b` alone (0 when the ring no longer holds it).
@@ -153,8 +186,8 @@ mod tests {
     fn cached_sums_equal_a_walk_of_the_whole_window() {
         let c = Counters::new();
         for (i, b) in (B - 12..=B).enumerate() {
-            c.add(Counter::Visit, b, i as u32 + 1);
-            c.add(Counter::Timeout, b, 1);
+            c.add(Counter::Visit, c.place(b), i as u32 + 1);
+            c.add(Counter::Timeout, c.place(b), 1);
         }
         for b in [B, B + 3, B + 9, B + 10, B + 40] {
             assert_eq!(c.sums(b), c.walk(b, WINDOW), "second {b}, first read");
@@ -165,12 +198,12 @@ mod tests {
     #[test]
     fn a_late_write_into_a_cached_second_is_counted_next_time() {
         let c = Counters::new();
-        c.add(Counter::Visit, B - 3, 2);
+        c.add(Counter::Visit, c.place(B - 3), 2);
         assert_eq!(visits(&c, B), 2);
-        c.add(Counter::Visit, B - 3, 1);
-        c.add(Counter::Visit, B - 9, 1);
+        c.add(Counter::Visit, c.place(B - 3), 1);
+        c.add(Counter::Visit, c.place(B - 9), 1);
         assert_eq!(visits(&c, B), 4);
-        c.add(Counter::Visit, B - 10, 1); // outside the window
+        c.add(Counter::Visit, c.place(B - 10), 1); // outside the window
         assert_eq!(visits(&c, B), 4);
     }
 
@@ -180,11 +213,11 @@ mod tests {
         c.sums(B);
         let epoch = || c.completed_epoch();
         let before = epoch();
-        c.add(Counter::Visit, B, 1); // the current second is read live
-        c.add(Counter::Exception, B - 10, 1);
-        c.add(Counter::Exception, B + 1, 1);
+        c.add(Counter::Visit, c.place(B), 1); // the current second is read live
+        c.add(Counter::Exception, c.place(B - 10), 1);
+        c.add(Counter::Exception, c.place(B + 1), 1);
         assert_eq!(epoch(), before);
-        c.add(Counter::Exception, B - 1, 1);
+        c.add(Counter::Exception, c.place(B - 1), 1);
         assert_eq!(epoch(), before + 1);
         assert_eq!(c.sums(B)[Counter::Exception as usize], 1);
     }
@@ -193,11 +226,11 @@ mod tests {
     fn a_write_far_ahead_into_a_cached_second_rebuilds_the_cache() {
         let c = Counters::new();
         for b in B - 9..=B {
-            c.add(Counter::Visit, b, 1);
+            c.add(Counter::Visit, c.place(b), 1);
         }
         assert_eq!(visits(&c, B), 10);
         // 1000 laps ahead, in the slot of B - 5: that second is gone.
-        c.add(Counter::Visit, B - 5 + 30_000, 1);
+        c.add(Counter::Visit, c.place(B - 5 + 30_000), 1);
         assert_eq!(c.sums(B), c.walk(B, WINDOW));
         assert_eq!(visits(&c, B), 9);
     }
@@ -205,7 +238,7 @@ mod tests {
     #[test]
     fn a_late_write_counts_in_its_second_or_at_the_present() {
         let c = Counters::new();
-        c.add(Counter::Visit, B + 25, 1); // the slot of B - 5, a lap later
+        c.add(Counter::Visit, c.place(B + 25), 1); // the slot of B - 5, a lap later
         c.add_late(Counter::Exception, B - 5, B + 25);
         assert_eq!(c.sums(B + 25)[Counter::Exception as usize], 1);
         c.add_late(Counter::Exception, B + 20, B + 25);
@@ -217,8 +250,8 @@ mod tests {
     #[test]
     fn the_window_starts_at_time_zero() {
         let c = Counters::new();
-        c.add(Counter::Visit, 0, 1);
-        c.add(Counter::Visit, 1, 1);
+        c.add(Counter::Visit, c.place(0), 1);
+        c.add(Counter::Visit, c.place(1), 1);
         assert_eq!(visits(&c, 0), 1);
         assert_eq!(visits(&c, 1), 2);
         assert_eq!(visits(&c, 10), 1);

@@ -5,6 +5,7 @@
 //! The buckets are [`crate::SlidingWindow`]'s (lap-tagged words), and it reads
 //! exactly like `SlidingWindow::sds_max_concurrency()`.
 
+use crate::counters::{self, BUCKET_MS};
 use crate::sync::const_fn;
 use crate::window::{locate, Bucket};
 
@@ -12,6 +13,8 @@ use crate::window::{locate, Bucket};
 pub(crate) const CYCLE_MS: u64 = 10_000;
 /// Cycles in the ring.
 pub(crate) const RING: usize = 3;
+const SECONDS_PER_CYCLE: usize = (CYCLE_MS / BUCKET_MS) as usize;
+const _: () = assert!(SECONDS_PER_CYCLE * RING == counters::RING);
 
 /// `repr(C)`: three lap-tagged words, 24 bytes.
 #[repr(C)]
@@ -26,12 +29,26 @@ impl Peak {
         }
     }
 
-    /// Raises the cycle of `now_ms` (the present) to at least `value`.
+    /// Raises the cycle of a second (the present) to at least `value`,
+    /// given that second's slot and lap in the counters' ring: that ring of
+    /// 30 s is this ring's three cycles of 10 s, so the lap is the same and
+    /// the cycle's slot is a tenth of the second's (no division of the time
+    /// again).
     #[inline]
-    pub(crate) fn raise(&self, now_ms: u64, value: u64) {
+    pub(crate) fn raise(&self, second_slot: usize, lap: u32, value: u64) {
         let v = u32::try_from(value).unwrap_or(u32::MAX);
-        let (slot, lap) = locate(now_ms / CYCLE_MS, RING);
-        self.ring[slot].update(lap, true, |c| c.max(v));
+        let slot = second_slot / SECONDS_PER_CYCLE;
+        let Some(bucket) = self.ring.get(slot) else {
+            return;
+        };
+        bucket.update(lap, true, |c| c.max(v));
+    }
+
+    /// [`Peak::raise`] at `now_ms`.
+    #[cfg(test)]
+    fn raise_at(&self, now_ms: u64, value: u64) {
+        let (slot, lap) = locate(now_ms / BUCKET_MS, counters::RING);
+        self.raise(slot, lap, value);
     }
 
     /// The peak of the cycle before the one holding `now_ms`; 0 in the first.
@@ -63,10 +80,10 @@ mod tests {
             (31_000, 4),
         ];
         for (at, v) in writes {
-            peak.raise(at, v);
+            peak.raise_at(at, v);
             window.fetch_max(at, v);
         }
-        peak.raise(200_000, u64::MAX);
+        peak.raise_at(200_000, u64::MAX);
         window.fetch_max(200_000, u64::MAX);
         for now in [0, 9_999, 10_000, 19_999, 20_000, 40_000, 45_000, 210_000] {
             assert_eq!(

@@ -11,7 +11,7 @@
 use core::cell::Cell;
 
 use crate::check::{first_failure, Reading};
-use crate::counters::{Counter, Counters, Sums};
+use crate::counters::{Counter, Counters, Place, Sums};
 use crate::delay::Delay;
 use crate::entry::{Entry, Flags, Outcome, DOWNGRADED, PROBE};
 use crate::error::Error;
@@ -157,11 +157,11 @@ impl Point {
     ) -> Entry {
         // The visit's bucket is also the second's token count; sums are read
         // later, and only those the strategy's rules need.
-        let bucket = Counters::bucket_of(now_ms);
-        let token = self.counters.add(Counter::Visit, bucket, 1);
+        let at = self.counters.place(Counters::bucket_of(now_ms));
+        let token = self.counters.add(Counter::Visit, at, 1);
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
-        let mut entry = Entry::started(now_ms, self.try_acquire(limit, now_ms, held, holder));
+        let mut entry = Entry::started(now_ms, self.try_acquire(limit, at, held, holder));
         let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
@@ -169,10 +169,10 @@ impl Point {
         // One branch: a local point's decision is the code it was before
         // cluster points (`Live<false>` never looks at remote counts).
         let verdict = if self.is_cluster() {
-            let reading = Live::<true>::new(self, bucket, token, acquired);
+            let reading = Live::<true>::new(self, at, token, acquired);
             self.judge(now_ms, flags, &s, &reading, holder)
         } else {
-            let reading = Live::<false>::new(self, bucket, token, acquired);
+            let reading = Live::<false>::new(self, at, token, acquired);
             self.judge(now_ms, flags, &s, &reading, holder)
         };
         match verdict {
@@ -183,7 +183,7 @@ impl Point {
             }
             Verdict::Triggered(reason) => {
                 if self.spread(s.downgrade_rate) {
-                    self.counters.add(Counter::Downgrade, bucket, 1);
+                    self.counters.add(Counter::Downgrade, at, 1);
                     entry.state |= DOWNGRADED;
                     entry.reason = Some(reason);
                 }
@@ -380,15 +380,15 @@ impl Point {
         self.delay.active(now_ms)
     }
 
-    /// Takes a permit unless `limit` (negative: none) is reached. Every
-    /// attempt, taken or refused, raises the cycle's maximum in flight to the
+    /// Takes a permit at second `second` unless `limit` (negative: none) is
+    /// reached. Every attempt, taken or refused, raises the cycle's maximum in flight to the
     /// number it saw, as the reference's `concurrentAcquire` does. `ledger`
     /// counts the permit too (ledger.rs, in_flight.rs).
     #[inline]
     fn try_acquire(
         &self,
         limit: i64,
-        now_ms: u64,
+        second: Place<'_>,
         ledger: Option<&Held>,
         holder: &Holder<'_>,
     ) -> bool {
@@ -396,7 +396,8 @@ impl Point {
             Ok(count) => (true, count),
             Err(count) => (false, count),
         };
-        self.max_concurrency.raise(now_ms, seen as u64);
+        self.max_concurrency
+            .raise(second.slot, second.lap, seen as u64);
         taken
     }
 
@@ -419,7 +420,7 @@ impl Point {
 struct Live<'a, const CLUSTER: bool> {
     point: &'a Point,
     /// The 1 s bucket of the decision.
-    bucket: u64,
+    at: Place<'a>,
     token: u64,
     acquired: bool,
     sums: Cell<Option<Sums>>,
@@ -427,22 +428,22 @@ struct Live<'a, const CLUSTER: bool> {
 
 impl<'a, const CLUSTER: bool> Live<'a, CLUSTER> {
     #[inline]
-    fn new(point: &'a Point, bucket: u64, token: u64, acquired: bool) -> Self {
+    fn new(point: &'a Point, at: Place<'a>, token: u64, acquired: bool) -> Self {
         Live {
             point,
-            bucket,
+            at,
             token,
             acquired,
             sums: Cell::new(None),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn sum(&self, counter: Counter) -> u64 {
         let sums = self.sums.get().unwrap_or_else(|| {
-            let local = self.point.counters.sums(self.bucket);
+            let local = self.point.counters.sums_at(self.at);
             let sums = match CLUSTER {
-                true => with_remote(local, &self.point.remote, self.bucket),
+                true => with_remote(local, &self.point.remote, self.at.b),
                 false => local,
             };
             self.sums.set(Some(sums));
@@ -461,24 +462,30 @@ fn with_remote(mut local: Sums, remote: &Remote, b: u64) -> Sums {
 }
 
 impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
+    #[inline(always)]
     fn visit(&self) -> u64 {
         self.sum(Counter::Visit)
     }
+    #[inline(always)]
     fn token(&self) -> u64 {
         match CLUSTER {
-            true => self.token + self.point.remote.visits(self.bucket),
+            true => self.token + self.point.remote.visits(self.at.b),
             false => self.token,
         }
     }
+    #[inline(always)]
     fn acquired(&self) -> bool {
         self.acquired
     }
+    #[inline(always)]
     fn downgrade(&self) -> u64 {
         self.sum(Counter::Downgrade)
     }
+    #[inline(always)]
     fn exception(&self) -> u64 {
         self.sum(Counter::Exception)
     }
+    #[inline(always)]
     fn timeout(&self) -> u64 {
         self.sum(Counter::Timeout)
     }

@@ -156,22 +156,25 @@ impl Slot {
         }
     }
 
-    fn holds(&self, hash: u64, name: &[u8]) -> bool {
+    /// Whether the slot holds `name`, of this hash and last word
+    /// ([`tail_of`]).
+    #[inline]
+    fn holds(&self, hash: u64, name: &[u8], tail: u64) -> bool {
         if self.hash.load(Ordering::Relaxed) != hash
             || self.len.load(Ordering::Relaxed) as usize != name.len()
         {
             return false;
         }
         let whole = name.chunks_exact(8);
-        let tail = whole.remainder();
+        let partial = !whole.remainder().is_empty();
         let mut words = self.name.iter();
         whole
             .zip(&mut words)
             .all(|(chunk, word)| word.load(Ordering::Relaxed) == full_word(chunk))
-            && (tail.is_empty()
+            && (!partial
                 || words
                     .next()
-                    .is_some_and(|word| word.load(Ordering::Relaxed) == tail_word(tail)))
+                    .is_some_and(|word| word.load(Ordering::Relaxed) == tail))
     }
 
     fn fill(&self, hash: u64, name: &[u8], holder: &Holder<'_>) {
@@ -236,7 +239,21 @@ fn tail_word(bytes: &[u8]) -> u64 {
 /// names that differ in their last bytes would share most bits: the final
 /// fold and multiply spread every bit over the high half (the home bucket)
 /// and the last fold over the low half (the stride).
+#[cfg(test)]
 fn hash(name: &[u8]) -> u64 {
+    hash_with(name, tail_of(name))
+}
+
+/// The name's last, partial word (0 when its length is a multiple of 8):
+/// worked out once for the hash and the comparisons.
+#[inline]
+fn tail_of(name: &[u8]) -> u64 {
+    tail_word(name.chunks_exact(8).remainder())
+}
+
+/// [`hash`] given the name's [`tail_of`].
+#[inline]
+fn hash_with(name: &[u8], tail_word: u64) -> u64 {
     let mix = |h: u64, word: u64| {
         let h = (h ^ word).wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^ (h >> 29)
@@ -247,7 +264,7 @@ fn hash(name: &[u8]) -> u64 {
         mix(h, full_word(chunk))
     });
     if !tail.is_empty() {
-        h = mix(h, tail_word(tail));
+        h = mix(h, tail_word);
     }
     let h = (h ^ (h >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     h ^ (h >> 32)
@@ -640,7 +657,17 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     /// the longest insert walked, and stops at the first empty slot.
     pub fn lookup(&self, name: &[u8]) -> Result<Option<PointId>, Error> {
         check_name(name)?;
-        let h = hash(name);
+        let tail = tail_of(name);
+        let h = hash_with(name, tail);
+        if let Some(index) = self.find_at_home(h, name, tail) {
+            return Ok(Some(PointId(index as u32)));
+        }
+        self.lookup_beyond(h, name)
+    }
+
+    /// [`PointTable::lookup`] of a name not found by `find_at_home`.
+    #[inline(never)]
+    fn lookup_beyond(&self, h: u64, name: &[u8]) -> Result<Option<PointId>, Error> {
         let walked = self.state().longest_probe.load(Ordering::Acquire) as usize;
         for bucket in Buckets::of(h, self.capacity(), walked) {
             match self.seek(bucket, h, name) {
@@ -658,7 +685,34 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     /// it is seen empty.
     pub fn insert(&self, name: &[u8]) -> Result<PointId, Error> {
         check_name(name)?;
-        let h = hash(name);
+        let tail = tail_of(name);
+        let h = hash_with(name, tail);
+        match self.find_at_home(h, name, tail) {
+            Some(index) => Ok(PointId(index as u32)),
+            None => self.insert_beyond(h, name),
+        }
+    }
+
+    /// The slot of a ready name in its home bucket, the usual place of an
+    /// existing name: read without the walk's set-up (the lanes whose tag
+    /// matches, then that slot's state and name). `None` tells nothing: the
+    /// walk decides (the name may be further, being claimed, or absent).
+    #[inline]
+    fn find_at_home(&self, h: u64, name: &[u8], tail: u64) -> Option<usize> {
+        let slots = self.slots();
+        let first = Buckets::of(h, slots.len(), 1).next()? * BUCKET;
+        for at in slots[first].tags.matches(Tags::of(h)) {
+            let slot = slots.get(first + at)?;
+            if slot.state.load(Ordering::Acquire) == READY && slot.holds(h, name, tail) {
+                return Some(first + at);
+            }
+        }
+        None
+    }
+
+    /// [`PointTable::insert`] of a name not found by `find_at_home`.
+    #[inline(never)]
+    fn insert_beyond(&self, h: u64, name: &[u8]) -> Result<PointId, Error> {
         for (walked, bucket) in Buckets::of(h, self.capacity(), PROBE_BUCKETS).enumerate() {
             // Each lost race fills a slot of the bucket, so this ends.
             loop {
@@ -698,7 +752,7 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
             self.slot_reads.fetch_add(1, Ordering::Relaxed);
             match slot.settled_state(&holder) {
                 EMPTY => return Seen::Empty(first + at),
-                _ if slot.holds(h, name) => return Seen::Name(first + at),
+                _ if slot.holds(h, name, tail_of(name)) => return Seen::Name(first + at),
                 _ => {}
             }
         }
@@ -766,11 +820,21 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 
     /// Enters the point with this id.
     pub fn enter_point(&self, id: PointId, now_ms: u64, flags: Flags) -> Result<Entry, Error> {
-        let mut entry = self
-            .point(id)?
+        match self.slots().get(id.0 as usize) {
+            Some(slot) if slot.state.load(Ordering::Acquire) == READY => {
+                Ok(self.enter_slot(slot, id, now_ms, flags))
+            }
+            _ => Err(Error::InvalidEntry),
+        }
+    }
+
+    #[inline]
+    fn enter_slot(&self, slot: &Slot, id: PointId, now_ms: u64, flags: Flags) -> Entry {
+        let mut entry = slot
+            .point
             .enter_as(now_ms, flags, &self.holder(), self.held(id.0));
         entry.point = id.0;
-        Ok(entry)
+        entry
     }
 
     /// Exits an entry of this table.

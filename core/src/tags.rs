@@ -53,6 +53,59 @@ impl Tags {
     }
 }
 
+impl Tags {
+    /// The slots of the bucket (in order) whose tag is `tag`, up to the
+    /// first slot with no tag: where a published name usually is (one may
+    /// lie past a slot whose claimer has not published its tag yet).
+    #[inline]
+    pub(crate) fn matches(&self, tag: u16) -> Matches<'_> {
+        Matches {
+            words: &self.0,
+            wanted: tag as u64 * ONES,
+            next_word: 0,
+            lanes: 0,
+            first: 0,
+        }
+    }
+}
+
+/// See [`Tags::matches`]: one word's lanes at a time, lowest first.
+pub(crate) struct Matches<'a> {
+    words: &'a [AtomicU64; WORDS],
+    wanted: u64,
+    /// The next word to read; `WORDS` once a word had an untagged lane.
+    next_word: usize,
+    /// The matching lanes of the word last read not yet returned.
+    lanes: u64,
+    /// The slot of that word's first lane.
+    first: usize,
+}
+
+impl Iterator for Matches<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.lanes == 0 {
+            let word = self.words.get(self.next_word)?;
+            let bits = word.load(Ordering::Acquire);
+            let untagged = zero_lanes(bits);
+            // The lanes below the first untagged one (all when none is).
+            let before = (untagged & untagged.wrapping_neg()).wrapping_sub(1);
+            self.lanes = zero_lanes(bits ^ self.wanted) & before;
+            self.first = self.next_word * LANES;
+            self.next_word = if untagged == 0 {
+                self.next_word + 1
+            } else {
+                WORDS
+            };
+        }
+        let lane = self.lanes.trailing_zeros() as usize / 16;
+        self.lanes &= self.lanes - 1;
+        Some(self.first + lane)
+    }
+}
+
 /// The top bit of each 16-bit lane of `v` that is 0, exactly: adding 0x7fff
 /// to a lane's low 15 bits sets its top bit unless they are all 0, and no
 /// carry crosses into the next lane.
@@ -115,5 +168,24 @@ mod tests {
         let sevens: Vec<usize> = tags.candidates(7).collect();
         assert_eq!(sevens, [0, 5, 10, 15, 20, 25, 30]);
         assert_eq!(tags.candidates(3).count(), 0);
+    }
+
+    #[test]
+    fn matches_stop_at_the_first_untagged_slot() {
+        let tags = Tags::new();
+        assert_eq!(tags.matches(7).count(), 0);
+        for at in [0, 2, 3, 6, 9] {
+            tags.publish(at, 7);
+        }
+        tags.publish(1, 9);
+        tags.publish(5, 9);
+        tags.publish(4, 9);
+        // Slot 7 has no tag yet: slot 9 is not read.
+        assert_eq!(tags.matches(7).collect::<Vec<_>>(), [0, 2, 3, 6]);
+        for at in (7..BUCKET).filter(|&at| at != 9) {
+            tags.publish(at, if at == 31 { 7 } else { 9 });
+        }
+        assert_eq!(tags.matches(7).collect::<Vec<_>>(), [0, 2, 3, 6, 9, 31]);
+        assert_eq!(tags.matches(9).count(), BUCKET - 6);
     }
 }

@@ -1,0 +1,168 @@
+//! `tools/callgrind-pair.sh` runs this under callgrind: `pair_count MODE N`
+//! does N enter + exit pairs (5 rules, as `benches/point.rs`) of one kind,
+//! so that the instructions of one pair are `(count(2N) - count(N)) / N`,
+//! whatever the set-up costs.
+//!
+//! Modes: `point` (a private point, not a cluster point), `cluster` (a
+//! cluster point with published remote counts), `id` (a private table by
+//! id), `name` (a private table by name), `ledger` (a shared view with a
+//! ledger row, by id), `governor` (governor's direct `check()`).
+//!
+//! `pair_count ns BLOCKS` times instead: the private point, the table by
+//! name and governor in alternated blocks of 20 000 calls, and prints the
+//! best block of each (ns per call), so that a loaded machine's noise hits
+//! all three alike.
+
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::time::Instant;
+
+use governor::{Quota, RateLimiter};
+use sds_core::{
+    AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts, Shared, Slot,
+    Strategy, TableState,
+};
+
+const T: u64 = 1_700_000_000_000;
+const NAME: &[u8] = b"orderService.process";
+const CAPACITY: usize = 1024;
+
+fn five_rules() -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    s.visit_threshold = i64::MAX;
+    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
+    s.concurrent_threshold = 1_000;
+    s.timeout_threshold = 1_000;
+    s.timeout_count_threshold = i64::MAX;
+    s.exception_threshold = i64::MAX;
+    s
+}
+
+fn slots() -> Vec<Slot> {
+    (0..CAPACITY).map(|_| Slot::new()).collect()
+}
+
+fn points(n: u64, cluster: bool) {
+    let point = Point::new();
+    point.set_strategy(Some(&five_rules())).unwrap();
+    if cluster {
+        point.set_cluster(true);
+        let second = T / 1000;
+        let counts = SecondCounts {
+            visit: 3,
+            ..SecondCounts::default()
+        };
+        point.store_remote(second, second - 1, &counts);
+        point.publish_remote(second);
+    }
+    for _ in 0..n {
+        let e = point.enter(black_box(T), Flags::NONE);
+        point.exit(&e, black_box(T), Outcome::Ok);
+        black_box(e);
+    }
+}
+
+fn by_id<S: sds_core::TableStorage>(table: &PointTable<S>, n: u64) {
+    let id = table.set_strategy(NAME, &five_rules()).unwrap();
+    for _ in 0..n {
+        let e = table.enter_point(black_box(id), black_box(T), Flags::NONE);
+        let e = e.unwrap();
+        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
+        black_box(e);
+    }
+}
+
+fn by_name(n: u64) {
+    let table = PointTable::new(slots()).unwrap();
+    table.set_strategy(NAME, &five_rules()).unwrap();
+    for _ in 0..n {
+        let e = table.enter(black_box(NAME), black_box(T), Flags::NONE);
+        let e = e.unwrap();
+        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
+        black_box(e);
+    }
+}
+
+fn ledger(n: u64) {
+    let (state, slots) = (TableState::new(), slots());
+    let row: Vec<Held> = (0..CAPACITY).map(|_| Held::new()).collect();
+    let storage = Shared::with_ledger(&state, &slots, &row);
+    let table = PointTable::with_owner(storage, Owner::new(2).unwrap(), AlwaysAlive).unwrap();
+    let id = table.set_strategy(NAME, &five_rules()).unwrap();
+    for _ in 0..n {
+        let e = table.enter_point(black_box(id), black_box(T), Flags::NONE);
+        let e = e.unwrap();
+        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
+        black_box(e);
+    }
+}
+
+fn governor(n: u64) {
+    let limiter = RateLimiter::direct(Quota::per_second(NonZeroU32::MAX));
+    for _ in 0..n {
+        black_box(limiter.check().is_ok());
+    }
+}
+
+/// Nanoseconds per call of `f` over `n` calls.
+fn ns(n: u32, mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    start.elapsed().as_nanos() as f64 / f64::from(n)
+}
+
+fn timed(blocks: u64) {
+    const CALLS: u32 = 20_000;
+    let point = Point::new();
+    point.set_strategy(Some(&five_rules())).unwrap();
+    let table = PointTable::new(slots()).unwrap();
+    table.set_strategy(NAME, &five_rules()).unwrap();
+    let limiter = RateLimiter::direct(Quota::per_second(NonZeroU32::MAX));
+    let mut best = [f64::MAX; 3];
+    for _ in 0..blocks {
+        best[0] = best[0].min(ns(CALLS, || {
+            let e = point.enter(black_box(T), Flags::NONE);
+            point.exit(&e, black_box(T), Outcome::Ok);
+            black_box(e);
+        }));
+        best[1] = best[1].min(ns(CALLS, || {
+            let e = table.enter(black_box(NAME), black_box(T), Flags::NONE);
+            let e = e.unwrap();
+            table.exit(&e, black_box(T), Outcome::Ok).unwrap();
+            black_box(e);
+        }));
+        best[2] = best[2].min(ns(CALLS, || {
+            black_box(limiter.check().is_ok());
+        }));
+    }
+    let [point, name, governor] = best;
+    println!(
+        "best of {blocks} alternated blocks: point enter+exit {point:.1} ns ({:.2}x faster \
+         than governor), by name {name:.1} ns ({:.2}x governor), governor check {governor:.1} ns",
+        governor / point,
+        name / governor
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(mode), Some(Ok(n))) = (args.get(1), args.get(2).map(|n| n.parse::<u64>())) else {
+        eprintln!("usage: pair_count point|cluster|id|name|ledger|governor|ns N");
+        std::process::exit(2);
+    };
+    match mode.as_str() {
+        "point" => points(n, false),
+        "cluster" => points(n, true),
+        "id" => by_id(&PointTable::new(slots()).unwrap(), n),
+        "name" => by_name(n),
+        "ledger" => ledger(n),
+        "governor" => governor(n),
+        "ns" => timed(n),
+        _ => {
+            eprintln!("unknown mode {mode}");
+            std::process::exit(2);
+        }
+    }
+}
