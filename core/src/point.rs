@@ -260,6 +260,12 @@ impl Point {
         held: Option<&Held>,
     ) {
         if entry.holds_permit() {
+            if held.is_some_and(|row| row.get() == 0) {
+                // This process holds no permit on the point: the entry was
+                // entered by another process (a fork child's inherited
+                // copy). Its own process exits it; nothing is counted here.
+                return;
+            }
             self.release(held, holder);
         }
         let failed = outcome == Outcome::Error;

@@ -75,13 +75,34 @@ fn a_view_counts_its_permits_in_its_own_row() {
     assert_eq!(m.rows[0][p.index() as usize].get(), 3);
     assert_eq!(m.rows[1][p.index() as usize].get(), 1);
     assert_eq!(in_flight(&a, p), 4);
-    for e in held.iter().chain(&other) {
+    for e in &held {
         a.exit(e, T, Outcome::Ok).unwrap();
     }
-    // a's view exits b's entry: the permit is back, a's row does not wrap.
-    assert_eq!(in_flight(&a, p), 0);
+    assert_eq!(in_flight(&a, p), 1);
     assert_eq!(m.rows[0][p.index() as usize].get(), 0);
-    assert_eq!(m.rows[1][p.index() as usize].get(), 1);
+    b.exit(&other[0], T, Outcome::Ok).unwrap();
+    assert_eq!(in_flight(&a, p), 0);
+    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+}
+
+/// An entry belongs to the process that entered it: another process's
+/// exit of it (a fork child's inherited copy) returns no permit and counts
+/// nothing, so the point stays as full as it is.
+#[test]
+fn an_exit_by_a_view_that_holds_no_permit_changes_nothing() {
+    let m = memory(2);
+    let (parent, child) = (view(&m, 0), view(&m, 1));
+    let p = parent.set_strategy(b"p", &limited(1)).unwrap();
+    let held = enter_n(&parent, p, 1);
+    child.exit(&held[0], T + 5, Outcome::Error).unwrap();
+    assert_eq!(in_flight(&parent, p), 1);
+    assert_eq!(m.rows[0][p.index() as usize].get(), 1);
+    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+    assert!(!parent.enter_point(p, T + 5, Flags::NONE).unwrap().holds_permit());
+    let stats = parent.point(p).unwrap().stats(T + 5);
+    assert_eq!(stats.exception, 0, "the child's exit counted an exception");
+    parent.exit(&held[0], T + 5, Outcome::Ok).unwrap();
+    assert_eq!(in_flight(&parent, p), 0);
 }
 
 #[test]

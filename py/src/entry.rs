@@ -43,12 +43,18 @@ pub fn reason_name(py: Python<'_>, reason: Option<Reason>) -> Option<Py<PyString
 /// A request between `enter` and `exit`; a context manager that marks an
 /// `Exception` raised in its body and always exits. Collected without
 /// `exit`, it exits then as failed (unless downgraded) and warns
-/// (`ResourceWarning`).
+/// (`ResourceWarning`). It belongs to the process that entered it: in a
+/// fork child the parent's entries exit as nothing (no permit returned,
+/// nothing counted, no warning).
 #[pyclass(frozen, module = "sds._native")]
 pub struct Entry {
     inner: Arc<Inner>,
     entry: sds_core::Entry,
     marks: AtomicU8,
+    /// The fork epoch (`sds_shm::fork_epoch`) of `enter`: an entry belongs
+    /// to the process that entered it, so a fork child's inherited copy
+    /// exits as nothing (its parent still serves the request and exits it).
+    epoch: u64,
 }
 
 impl Entry {
@@ -58,6 +64,7 @@ impl Entry {
             inner,
             entry,
             marks: AtomicU8::new(if given_time { GIVEN_TIME } else { 0 }),
+            epoch: sds_shm::fork_epoch(),
         }
     }
 
@@ -67,7 +74,7 @@ impl Entry {
     /// added in the same atomic step.
     fn settle(&self, py: Python<'_>, now: Option<u64>, extra: u8) -> PyResult<()> {
         let before = self.marks.fetch_or(EXITED | extra, Ordering::AcqRel);
-        if before & EXITED != 0 {
+        if before & EXITED != 0 || self.inherited() {
             return Ok(());
         }
         let outcome = if (before | extra) & FAILED != 0 {
@@ -82,6 +89,11 @@ impl Entry {
             None => sds_clock::now_ms(),
         };
         self.inner.exit_with(py, &self.entry, outcome, clock)
+    }
+
+    /// Whether this is a fork child's copy of its parent's entry.
+    fn inherited(&self) -> bool {
+        sds_shm::fork_epoch() != self.epoch
     }
 
     /// Marks the request failed by `exc` (an exception instance), unless it
@@ -104,6 +116,10 @@ impl Entry {
     }
 
     fn abandoned_attached(&self, py: Python<'_>) {
+        if self.inherited() {
+            // The parent's request, not abandoned: nothing to exit or warn.
+            return;
+        }
         let (mut kind, mut value, mut traceback) =
             (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         // SAFETY: attached to the interpreter; the three references taken

@@ -3,10 +3,13 @@ modes and refused files."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +173,71 @@ def test_listeners_stay_per_process(tmp_path: Path) -> None:
     assert heard == []
     client.enter("p", now_ms=T0).exit()
     assert heard == [("p", "VISIT")]
+
+
+_FORK_CHILD_JUST_EXITS = """
+import json, os, sys
+import sds
+client = sds.Client.shared(sys.argv[1], 64)
+client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+held = client.enter("p")
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # the interpreter's shutdown finalises the inherited entry
+_, status = os.waitpid(pid, 0)
+second = client.enter("p")
+print(json.dumps({"status": status, "stats": client.stats("p"), "second": second.reason}))
+second.exit()
+held.exit()
+print(json.dumps(client.stats("p")))
+"""
+
+
+def test_a_fork_child_that_just_exits_leaves_its_parents_entry_alone(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-W", "error::ResourceWarning", "-c", _FORK_CHILD_JUST_EXITS, str(tmp_path / "t.sds")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""  # no ResourceWarning from the child
+    during, after = (json.loads(line) for line in run.stdout.splitlines())
+    assert during["status"] == 0
+    assert during["stats"]["concurrent"] == 1
+    assert during["stats"]["exception"] == 0
+    assert during["second"] == "CONCURRENT"
+    assert after["concurrent"] == 0
+    assert after["exception"] == 0
+
+
+@pytest.mark.parametrize("how", ["exit", "with", "error"])
+def test_a_fork_childs_exit_of_an_inherited_entry_counts_nothing(tmp_path: Path, how: str) -> None:
+    client = sds.Client.shared(str(tmp_path / "t.sds"), CAPACITY)
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+    held = client.enter("p", now_ms=T0)
+    pid = os.fork()
+    if pid == 0:  # the child: any exception must still end it
+        code = 1
+        try:
+            if how == "exit":
+                held.exit(now_ms=T0 + 10)
+            elif how == "with":
+                with held:
+                    pass
+            else:
+                held.error(ValueError("in the child"))
+                held.exit(now_ms=T0 + 10)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+    stats = client.stats("p", now_ms=T0 + 10)
+    assert (stats["concurrent"], stats["exception"]) == (1, 0)
+    assert not held.exited
+    refused = client.enter("p", now_ms=T0 + 10)
+    assert refused.reason == "CONCURRENT"
+    refused.exit()
+    held.exit(now_ms=T0 + 10)
+    assert client.stats("p", now_ms=T0 + 10)["concurrent"] == 0

@@ -110,7 +110,9 @@ class Entry:
     `Exception` raised in its body and always exits. Collected without
     `exit`, it exits then as failed (unless downgraded) and warns
     (`ResourceWarning`). An exit without `now_ms` is at the wall clock, or at
-    the start when `enter` was given `now_ms`."""
+    the start when `enter` was given `now_ms`. It belongs to the process
+    that entered it: in a fork child the parent's entries exit as nothing
+    (no permit returned, nothing counted, no warning)."""
 
     @property
     def downgraded(self) -> bool: ...
