@@ -98,7 +98,10 @@ fn an_exit_by_a_view_that_holds_no_permit_changes_nothing() {
     assert_eq!(in_flight(&parent, p), 1);
     assert_eq!(m.rows[0][p.index() as usize].get(), 1);
     assert_eq!(m.rows[1][p.index() as usize].get(), 0);
-    assert!(!parent.enter_point(p, T + 5, Flags::NONE).unwrap().holds_permit());
+    assert!(!parent
+        .enter_point(p, T + 5, Flags::NONE)
+        .unwrap()
+        .holds_permit());
     let stats = parent.point(p).unwrap().stats(T + 5);
     assert_eq!(stats.exception, 0, "the child's exit counted an exception");
     parent.exit(&held[0], T + 5, Outcome::Ok).unwrap();

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -117,6 +118,61 @@ def test_group_mode_and_path_like(tmp_path: Path) -> None:
     assert isinstance(client, sds.Client)
     # Created as open(2) creates: the mode less the process's umask.
     assert stat.S_IMODE(os.stat(tmp_path / "group.sds").st_mode) == 0o660 & ~umask
+
+
+def _as_user(uid: int, gid: int, groups: list[int], work: Callable[[], str]) -> str:
+    """Runs ``work`` in a fork child dropped from root to ``uid``, ``gid``
+    and exactly ``groups`` (umask 002, as the docs ask for group files);
+    returns what it returned, or the error it raised."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups(groups)
+            os.setgid(gid)
+            os.setuid(uid)
+            os.umask(0o002)
+            try:
+                out = work()
+            except sds.SdsError as e:
+                out = f"{type(e).__name__}: {e}"
+            os.write(write, out.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        out = pipe.read()
+    assert os.waitpid(pid, 0)[1] == 0
+    return out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running children as other users needs root")
+def test_mode_660_lets_two_users_of_one_group_count_in_one_file(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o1777)
+    path = tmp_path / "group.sds"
+    group, a, b = 4321, 65534, 65533
+
+    def visits(n: int) -> Callable[[], str]:
+        def work() -> str:
+            client = sds.Client.shared(path, CAPACITY, mode=0o660)
+            for _ in range(n):
+                client.enter("p", now_ms=T0).exit()
+            return str(client.stats("p", now_ms=T0)["visit"])
+
+        return work
+
+    assert _as_user(a, group, [], visits(3)) == "3"  # creates it, group 4321
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (a, group, 0o660)
+    assert _as_user(b, b, [group], visits(4)) == "7"
+    # Another user's file without the group mode, or of a group it is not in.
+    assert _as_user(b, b, [group], lambda: str(sds.Client.shared(path, CAPACITY))) == (
+        f"InvalidArgument: {path}: owned by uid {a}, not by this process's uid {b} (refused)"
+    )
+    with pytest.raises(sds.InvalidArgument, match=f"owned by uid {a} and group {group}: neither"):
+        sds.Client.shared(path, CAPACITY, mode=0o660)  # root, not in the group
 
 
 @pytest.mark.parametrize("name", ["", ".", ".."])

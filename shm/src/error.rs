@@ -28,11 +28,13 @@ pub enum Error {
     Symlink { path: PathBuf },
     /// The path is not a regular file (`kind`: "directory", "socket", ...).
     NotRegularFile { path: PathBuf, kind: &'static str },
-    /// The file belongs to another user.
+    /// The file belongs to another user (and, when a group mode was asked
+    /// for, to `group`, which this process is not in).
     WrongOwner {
         path: PathBuf,
         owner: u32,
         euid: u32,
+        group: Option<u32>,
     },
     /// The file grants permissions beyond the mode asked for.
     ModeTooWide {
@@ -135,9 +137,25 @@ impl fmt::Display for Error {
             Error::NotRegularFile { path, kind } => {
                 write!(f, "{}: is a {kind}, not a regular file", path.display())
             }
-            Error::WrongOwner { path, owner, euid } => write!(
+            Error::WrongOwner {
+                path,
+                owner,
+                euid,
+                group: None,
+            } => write!(
                 f,
                 "{}: owned by uid {owner}, not by this process's uid {euid} (refused)",
+                path.display()
+            ),
+            Error::WrongOwner {
+                path,
+                owner,
+                euid,
+                group: Some(gid),
+            } => write!(
+                f,
+                "{}: owned by uid {owner} and group {gid}: neither this process's uid \
+                 {euid} nor one of its groups (refused)",
                 path.display()
             ),
             Error::ModeTooWide {
@@ -248,9 +266,21 @@ mod tests {
                     path: p(),
                     owner: 0,
                     euid: 1000,
+                    group: None,
                 },
                 ErrorCode::InvalidArgument,
                 "/dev/shm/app.sds: owned by uid 0, not by this process's uid 1000 (refused)",
+            ),
+            (
+                Error::WrongOwner {
+                    path: p(),
+                    owner: 0,
+                    euid: 1000,
+                    group: Some(50),
+                },
+                ErrorCode::InvalidArgument,
+                "/dev/shm/app.sds: owned by uid 0 and group 50: neither this process's uid \
+                 1000 nor one of its groups (refused)",
             ),
             (
                 Error::ModeTooWide {

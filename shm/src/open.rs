@@ -89,7 +89,9 @@ fn kind(meta: &Metadata) -> &'static str {
     }
 }
 
-/// A regular file of this user, granting nothing beyond `allowed`.
+/// A regular file granting nothing beyond `allowed`, of this user; or, when
+/// `allowed` opens the file to a group (0660), of a group this process is
+/// in (workers of one group under several users).
 fn check(path: &Path, meta: &Metadata, allowed: u32) -> Result<(), Error> {
     if !meta.file_type().is_file() {
         return Err(Error::NotRegularFile {
@@ -98,11 +100,13 @@ fn check(path: &Path, meta: &Metadata, allowed: u32) -> Result<(), Error> {
         });
     }
     let euid = sys::euid();
-    if meta.uid() != euid {
+    let group = (allowed & 0o060 != 0).then_some(meta.gid());
+    if meta.uid() != euid && !group.is_some_and(sys::in_group) {
         return Err(Error::WrongOwner {
             path: path.into(),
             owner: meta.uid(),
             euid,
+            group,
         });
     }
     let mode = meta.mode() & 0o7777;

@@ -68,6 +68,25 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Whether `gid` is this process's effective group or one of its
+/// supplementary groups.
+pub fn in_group(gid: u32) -> bool {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    if unsafe { libc::getegid() } == gid {
+        return true;
+    }
+    // SAFETY: a count of 0 asks only for the number of groups.
+    let count = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if count <= 0 {
+        return false;
+    }
+    let mut groups = vec![0 as libc::gid_t; count as usize];
+    // SAFETY: `groups` has room for `count` ids; the call writes at most
+    // that many and returns how many it wrote (or -1 when they grew since).
+    let written = unsafe { libc::getgroups(count, groups.as_mut_ptr()) };
+    written > 0 && groups[..written as usize].contains(&gid)
+}
+
 /// Maps `len` bytes of `file` shared, readable and writable.
 pub fn map_shared(file: &File, len: usize) -> io::Result<NonNull<u8>> {
     // SAFETY: a fresh mapping at an address the kernel picks, of a file
