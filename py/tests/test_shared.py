@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -149,9 +150,15 @@ def _as_user(uid: int, gid: int, groups: list[int], work: Callable[[], str]) -> 
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="running children as other users needs root")
-def test_mode_660_lets_two_users_of_one_group_count_in_one_file(tmp_path: Path) -> None:
-    os.chmod(tmp_path, 0o1777)
-    path = tmp_path / "group.sds"
+def test_mode_660_lets_two_users_of_one_group_count_in_one_file() -> None:
+    # pytest's tmp_path sits under a directory only root may enter, so the
+    # other users get a sticky world-writable one of their own, as /dev/shm is.
+    with tempfile.TemporaryDirectory(prefix="sds-group-") as shared_dir:
+        os.chmod(shared_dir, 0o1777)
+        _count_as_two_users_of_one_group(Path(shared_dir) / "group.sds")
+
+
+def _count_as_two_users_of_one_group(path: Path) -> None:
     group, a, b = 4321, 65534, 65533
 
     def visits(n: int) -> Callable[[], str]:
