@@ -158,7 +158,7 @@ class AdminAgentTest {
             assertTrue(limitedToOne(client, "b"));
             assertEquals(Optional.empty(), agent.returnValue("a"));
             assertTrue(lines.at(Level.INFO).stream().anyMatch(l -> l.equals(
-                    "sds-agent group/app: SDS strategies version 2: 1 in force, 1 removed, 0 refused")),
+                    "sds-agent group/app: SDS strategies version 2: 1 in force, 1 removed, 0 waiting, 0 warnings")),
                     lines.at(Level.INFO).toString());
         }
         JsonNode pull = fake.pulls().get(0);
@@ -172,7 +172,7 @@ class AdminAgentTest {
         fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"old\"}]");
         try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
             statusUntil(agent, "version 1", s -> s.version() == 1);
-            fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":50,\"delayTime\":5,\"returnValueStr\":\"new\"}]");
+            fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":\"50\",\"returnValueStr\":\"new\"}]");
             AdminStatus status = statusUntil(agent, "version 2", s -> s.version() == 2);
             assertTrue(limitedToOne(client, "a"), "the old strategy is kept");
             assertEquals(Optional.of("old"), agent.returnValue("a"));
@@ -180,7 +180,7 @@ class AdminAgentTest {
             assertEquals(1, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).startsWith("sds-agent group/app: SDS strategy refused: point \"a\": "),
                     warnings.get(0));
-            assertTrue(warnings.get(0).contains("delayTime"), warnings.get(0));
+            assertTrue(warnings.get(0).contains("visitThreshold"), warnings.get(0));
             assertEquals(warnings.get(0), "sds-agent group/app: " + status.lastError());
             // Logged on the agent's own thread, attached as a daemon for the line.
             for (String thread : lines.threads()) {

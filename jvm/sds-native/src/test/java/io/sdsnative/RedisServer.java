@@ -102,7 +102,8 @@ public final class RedisServer implements AutoCloseable {
         }
         List<String> command = new ArrayList<>(Arrays.asList("sh", "-c", GUARD, "sh",
                 "--bind", "127.0.0.1", "--dir", dir.toString(),
-                "--save", "", "--appendonly", "no", "--logfile", log().toString()));
+                "--save", "", "--appendonly", "no", "--logfile", log().toString(),
+                "--pidfile", pidFile().toString()));
         if (tls == null) {
             command.addAll(Arrays.asList("--port", Integer.toString(port)));
         } else {
@@ -126,7 +127,9 @@ public final class RedisServer implements AutoCloseable {
 
     /** Sends {@code signal} ("STOP", "CONT") to the server: paused, it accepts connections and never answers. */
     public synchronized void signal(String signal) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+        // The server's own pid (from its pid file): the process this JVM started is the guarding sh.
+        String pid = new String(Files.readAllBytes(pidFile()), StandardCharsets.US_ASCII).trim();
+        Process kill = new ProcessBuilder("kill", "-" + signal, pid).start();
         if (kill.waitFor() != 0) {
             throw new IOException("kill -" + signal + " failed");
         }
@@ -199,6 +202,10 @@ public final class RedisServer implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    private Path pidFile() {
+        return dir.resolve("redis.pid");
     }
 
     private Path log() {
