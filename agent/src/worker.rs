@@ -244,6 +244,10 @@ impl Worker {
         }
         *lock(&self.shared.return_values) = Arc::new(applied.return_values);
         self.version = response.version.unwrap_or(NULL_VERSION);
+        // Recorded at once, not at the end of the pull: a reader who sees
+        // the new set sees its version a moment later at most.
+        let held = self.version;
+        self.status(|s| s.version = held);
         self.set_text = text;
         self.waiting = applied.waiting;
         let version = match response.version {

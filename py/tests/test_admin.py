@@ -108,6 +108,12 @@ def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
     return None if strategy is None else strategy.visit_threshold
 
 
+def changed(client: sds.Client, agent: sds.AdminAgent, threshold: int, version: int) -> bool:
+    """The set is in force on "orders" and the status holds its version
+    (the agent records the version a moment after the table changes)."""
+    return visit_threshold(client, "orders") == threshold and agent.status().version == version
+
+
 def test_a_strategy_change_is_in_force_within_one_pull_interval_and_a_removed_point_loses_it(
     fake: FakeConsole,
 ) -> None:
@@ -123,7 +129,7 @@ def test_a_strategy_change_is_in_force_within_one_pull_interval_and_a_removed_po
 
         assert fake.app([{"point": "orders", "visitThreshold": 7}]) == 2
         # One interval (0.1 s), plus what this loaded machine adds.
-        took = wait_for("the change", lambda: visit_threshold(client, "orders") == 7, within=1.0)
+        took = wait_for("the change", lambda: changed(client, agent, 7, 2), within=1.0)
         assert took < 1.0
         assert client.strategy("users") is None
         status = agent.status()
@@ -200,7 +206,7 @@ def test_a_second_server_that_works_takes_over(fake: FakeConsole) -> None:
         client = sds.Client(64)
         servers = f"{hanging.url},{fake.url}"
         with client.connect_admin(servers, "g", "a", pull_interval=0.1, timeout=0.2, **IDENTITY) as agent:
-            wait_for("the set from the working server", lambda: visit_threshold(client, "orders") == 5)
+            wait_for("the set from the working server", lambda: changed(client, agent, 5, 1))
             status = agent.status()
             assert status.version == 1
             assert status.server == fake.url
@@ -450,7 +456,7 @@ def test_over_https_with_the_ca_file_a_change_is_in_force_within_one_pull_interv
             assert visit_threshold(client, "orders") == 5
             assert fake.app([{"point": "orders", "visitThreshold": 7}]) == 2
             # One interval (0.1 s), plus what this loaded machine adds.
-            took = wait_for("the change", lambda: visit_threshold(client, "orders") == 7, within=1.0)
+            took = wait_for("the change", lambda: changed(client, agent, 7, 2), within=1.0)
             assert took < 1.0
             status = agent.status()
             assert (status.version, status.last_pull_ok, status.pull_failures) == (2, True, 0)
