@@ -27,6 +27,7 @@ mod config;
 mod http;
 mod identity;
 mod protocol;
+mod settings;
 mod status;
 #[cfg(feature = "test-hooks")]
 pub mod testing;
@@ -39,4 +40,5 @@ pub use config::{
     DEFAULT_TIMEOUT_MS, MAX_CONFIG_FILE_BYTES, MAX_IP_LEN, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS,
 };
 pub use identity::{detect_hostname, detect_ip};
+pub use settings::SETTINGS;
 pub use status::Status;

@@ -1,5 +1,6 @@
 //! What a binding can read of a running agent.
 
+sds_settings::fields_struct! {
 /// A snapshot of the agent's state. Times are the agent clock's UTC
 /// milliseconds, 0 for never.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,4 +40,5 @@ pub struct Status {
     /// Points left out of every upload because the console cannot store
     /// their names (over 164 characters); the log names each once.
     pub points_left_out: u64,
+}
 }

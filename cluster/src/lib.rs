@@ -36,6 +36,7 @@ mod keys;
 mod link;
 mod pushed;
 mod resp;
+mod settings;
 mod slots;
 mod status;
 mod sync;
@@ -43,8 +44,9 @@ mod table;
 mod tls;
 
 pub use cluster::{Clock, Cluster};
-pub use config::{Config, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
+pub use config::{Config, DEFAULT_MAX_BACKOFF_MS, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 pub use error::Error;
 pub use exact::Decision;
+pub use settings::SETTINGS;
 pub use status::{Status, MAX_ERROR_BYTES};
 pub use table::SyncTable;

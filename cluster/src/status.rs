@@ -1,5 +1,6 @@
 //! [`Status`]: what a cluster's syncer has done, readable at any time.
 
+sds_settings::fields_struct! {
 /// A snapshot of a cluster's syncer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Status {
@@ -38,6 +39,7 @@ pub struct Status {
     /// failed with them (a Redis Cluster master that is down fails only the
     /// points of its slots); 0 once every point syncs again.
     pub points_failing: usize,
+}
 }
 
 /// The longest `last_error` kept, bytes: a message naming many points or a

@@ -1,0 +1,145 @@
+//! The cases of `settings.json` for the Rust runners (the agent's and the
+//! cluster's tests, the C ABI's): each runner says how its surface starts a
+//! service from pairs; the driver checks the verdict.
+
+use std::path::Path;
+
+use sds_settings::Value;
+use serde_json::Value as Json;
+
+/// One case of `settings.json`.
+pub struct SettingsCase {
+    pub name: String,
+    /// `"agent"` or `"cluster"`.
+    pub service: String,
+    /// The pairs, in order, snake_case keys.
+    pub settings: Vec<(String, Value)>,
+    /// For a case that starts: the config fields it must have.
+    pub config: Option<serde_json::Map<String, Json>>,
+    /// For a case that is refused: the message, `{name}` standing for a
+    /// setting's name as the surface spells it.
+    pub error: Option<String>,
+}
+
+/// A JSON value as a binding would hand it over.
+pub fn settings_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::Int(i.into()),
+            (None, Some(u)) => Value::Int(u.into()),
+            _ => Value::Float(n.as_f64().expect("a JSON number")),
+        },
+        Json::String(s) => Value::Text(s.clone()),
+        Json::Array(items) => Value::List(items.iter().map(settings_value).collect()),
+        Json::Object(_) => Value::Other("object".to_string()),
+    }
+}
+
+/// The cases of one service.
+pub fn settings_cases(service: &str) -> Vec<SettingsCase> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("settings.json");
+    let text = std::fs::read_to_string(&path).expect("conformance/settings.json");
+    let json: Json = serde_json::from_str(&text).expect("settings.json is JSON");
+    json["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|case| case["service"] == service)
+        .map(|case| SettingsCase {
+            name: case["name"].as_str().expect("name").to_string(),
+            service: service.to_string(),
+            settings: case["settings"]
+                .as_array()
+                .expect("settings")
+                .iter()
+                .map(|pair| {
+                    let key = pair[0].as_str().expect("a key").to_string();
+                    (key, settings_value(&pair[1]))
+                })
+                .collect(),
+            config: case["config"].as_object().cloned(),
+            error: case["error"].as_str().map(str::to_string),
+        })
+        .collect()
+}
+
+/// `template` with each `{name}` replaced by `spell(name)`.
+pub fn spelled(template: &str, spell: impl Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let name = &rest[open + 1..open + close];
+        out.push_str(&rest[..open]);
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            out.push_str(&spell(name));
+        } else {
+            out.push_str(&rest[open..=open + close]);
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Runs every case of `service`: `start` gives the surface's verdict
+/// (`Ok` with the config fields it can show as JSON, or the message).
+/// Returns how many cases ran; panics naming every case that differs.
+pub fn run_settings_cases(
+    service: &str,
+    spell: impl Fn(&str) -> String,
+    start: impl Fn(&[(String, Value)]) -> Result<serde_json::Map<String, Json>, String>,
+) -> usize {
+    let cases = settings_cases(service);
+    let mut failures = Vec::new();
+    for case in &cases {
+        let pairs: Vec<(String, Value)> = case
+            .settings
+            .iter()
+            .map(|(k, v)| (spell(k), v.clone()))
+            .collect();
+        match (start(&pairs), &case.error) {
+            (Ok(fields), None) => {
+                for (key, want) in case.config.iter().flatten() {
+                    if let Some(got) = fields.get(key) {
+                        if got != want {
+                            failures.push(format!("{}: {key} is {got}, not {want}", case.name));
+                        }
+                    }
+                }
+            }
+            (Ok(_), Some(error)) => failures.push(format!("{}: started, not {error:?}", case.name)),
+            (Err(got), None) => failures.push(format!("{}: refused: {got:?}", case.name)),
+            (Err(got), Some(template)) => {
+                let want = spelled(template, &spell);
+                if got != want {
+                    failures.push(format!("{}:\n  got  {got:?}\n  want {want:?}", case.name));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    cases.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spelled_replaces_only_setting_placeholders() {
+        let camel = |n: &str| sds_settings::camel_case(n);
+        assert_eq!(spelled("{timeout_ms} must be", camel), "timeoutMs must be");
+        assert_eq!(spelled("x {} {A} {a_b}", camel), "x {} {A} aB");
+    }
+}

@@ -1,0 +1,92 @@
+//! One path from each language's values to a service's configuration.
+//!
+//! A binding turns what its caller gave (keyword arguments, an options
+//! object, builder calls, a C struct) into `(key, Value)` pairs and hands
+//! them to the service (`AgentConfig::from_settings`,
+//! `Config::from_settings`), which checks them against its table of
+//! [`Setting`]s here. So every language gets the same verdict and the same
+//! message for one input, and a new setting is declared once.
+//!
+//! Statuses leave Rust the other way, as [`Fields`]: names in one table and
+//! values in that order, which each binding turns into its idiom.
+
+#![forbid(unsafe_code)]
+
+mod fields;
+mod parse;
+
+pub use fields::{camel_case, FieldValue, Fields, ToField};
+pub use parse::{Parsed, SettingsError};
+
+/// A setting's value as a binding's language gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// None, null, undefined, a null pointer: the setting's default.
+    Null,
+    /// A boolean (Python's `True` is a boolean here, not an integer).
+    Bool(bool),
+    /// An integer of any size the language has.
+    Int(i128),
+    /// A floating-point number (a JavaScript number that is not an integer).
+    Float(f64),
+    /// Text (a path too: the binding hands it over as text).
+    Text(String),
+    /// A list (a Python list or tuple, a JavaScript array, a Java list).
+    List(Vec<Value>),
+    /// A value of a type no setting takes, by the language's name for its
+    /// type (`dict`, `object`, `java.util.Map`): for the message only.
+    Other(String),
+}
+
+/// What a setting takes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Text; absent or null is the empty text (the service says whether
+    /// it may be empty).
+    Text,
+    /// Text, or absent / null for the service's default.
+    OptionalText,
+    /// A file's path as text, or absent / null for none.
+    Path,
+    /// Whole milliseconds (0 to `u64::MAX`), or absent / null for the
+    /// default; also given in seconds under [`Setting::seconds`].
+    Millis,
+    /// True or false, or absent / null for the default.
+    Bool,
+    /// A list of text, or one text as a list of one; absent / null: empty.
+    TextList,
+}
+
+/// One setting of a service.
+#[derive(Copy, Clone, Debug)]
+pub struct Setting {
+    /// Its name, snake_case (Python, C); its camelCase spelling
+    /// ([`camel_case`]) is taken too (Node, Java).
+    pub name: &'static str,
+    /// What it takes.
+    pub kind: Kind,
+    /// For [`Kind::Millis`]: the name under which it is given in seconds
+    /// (any finite number at least 0, rounded to the millisecond), as
+    /// Python's APIs take time.
+    pub seconds: Option<&'static str>,
+}
+
+impl Setting {
+    /// A setting without a seconds spelling.
+    pub const fn new(name: &'static str, kind: Kind) -> Setting {
+        Setting {
+            name,
+            kind,
+            seconds: None,
+        }
+    }
+
+    /// A [`Kind::Millis`] setting also given in seconds as `seconds`.
+    pub const fn millis(name: &'static str, seconds: &'static str) -> Setting {
+        Setting {
+            name,
+            kind: Kind::Millis,
+            seconds: Some(seconds),
+        }
+    }
+}
