@@ -143,6 +143,10 @@ export interface AdminOptions {
    * it replaces the system's roots, which `https://` trusts without it.
    */
   tlsCaFile?: string
+  /** PEM client certificate (chain) shown to `https://` servers that ask for one (mutual TLS); with `tlsKeyFile`. */
+  tlsCertFile?: string
+  /** PEM private key of `tlsCertFile` (PKCS#8, SEC1 or PKCS#1). */
+  tlsKeyFile?: string
 }
 
 /** A snapshot of a console agent's state. Times are UTC ms, 0 for never. */
@@ -151,7 +155,11 @@ export interface AdminStatus {
   lastPullOk: boolean
   lastUploadMs: number
   lastUploadOk: boolean
-  /** The strategy version held (0 until the first applied set). */
+  /**
+   * The strategy version held: 0 until the first applied set; -1 when the
+   * console's version is null (a console on H2: every pull brings the whole
+   * set, and one that differs from the set in force is applied).
+   */
   version: number
   /** Whether this process uploads for the host (always on a private table). */
   isReporter: boolean
@@ -162,6 +170,14 @@ export interface AdminStatus {
   pullFailures: number
   uploadFailures: number
   uploads: number
+  /**
+   * Strategies of the set in force waiting for room: their points are not
+   * in the table, and the console may create points only while it is at
+   * most half full. Tried again at each pull.
+   */
+  strategiesWaiting: number
+  /** Points left out of every upload: names over 164 characters, which the console cannot store. */
+  pointsLeftOut: number
 }
 
 /** One line of a console agent: `info` (a change applied) or `warn` (a failure). */

@@ -16,7 +16,7 @@ use crate::table::table_arc;
 
 /// The status values `agentStatus` writes, in the order `AdminStatus` reads
 /// them (flags as 0 or 1).
-fn status_values(s: &Status) -> [i64; 9] {
+fn status_values(s: &Status) -> [i64; 11] {
     [
         clamp(s.last_pull_ms),
         clamp(s.last_upload_ms),
@@ -27,6 +27,8 @@ fn status_values(s: &Status) -> [i64; 9] {
         i64::from(s.last_pull_ok),
         i64::from(s.last_upload_ok),
         i64::from(s.is_reporter),
+        clamp(s.strategies_waiting),
+        clamp(s.points_left_out),
     ]
 }
 
@@ -38,15 +40,17 @@ setup_native! {
 
     /// Starts the agent for the client's table `table`. A `null` required
     /// string reads as empty and a negative time as 0, which the agent
-    /// refuses with its reason (`INVALID_ARGUMENT`), as it refuses a CA file
+    /// refuses with its reason (`INVALID_ARGUMENT`), as it refuses TLS files
     /// it cannot use; a `null` ip or host name is detected, a `null` CA file
-    /// is none (the system's roots).
+    /// is none (the system's roots), a `null` certificate or key file none.
     fn Java_io_sdsnative_Native_agentStart(
         env,
         table: jlong,
         _owner: JObject<'l>,
         servers: JString<'l>,
         tls_ca_file: JString<'l>,
+        tls_cert_file: JString<'l>,
+        tls_key_file: JString<'l>,
         app_group: JString<'l>,
         app_name: JString<'l>,
         ip: JString<'l>,
@@ -60,6 +64,8 @@ setup_native! {
         let text = |s: &JString| optional_text(env, s).map(Option::unwrap_or_default);
         let mut config = AgentConfig::new(text(&servers)?, text(&app_group)?, text(&app_name)?);
         config.tls_ca_file = optional_path(env, &tls_ca_file)?;
+        config.tls_cert_file = optional_path(env, &tls_cert_file)?;
+        config.tls_key_file = optional_path(env, &tls_key_file)?;
         config.ip = optional_text(env, &ip)?;
         config.hostname = optional_text(env, &hostname)?;
         config.pull_interval_ms = u64::try_from(pull_interval_ms).unwrap_or(0);

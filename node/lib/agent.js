@@ -6,7 +6,10 @@ const { EventEmitter } = require('node:events');
 const { native } = require('./native.js');
 const { checkOptions } = require('./arguments.js');
 
-const ADMIN_OPTIONS = ['servers', 'appGroup', 'appName', 'ip', 'hostname', 'pullIntervalMs', 'timeoutMs', 'tlsCaFile'];
+const ADMIN_OPTIONS = [
+  'servers', 'appGroup', 'appName', 'ip', 'hostname', 'pullIntervalMs', 'timeoutMs',
+  'tlsCaFile', 'tlsCertFile', 'tlsKeyFile',
+];
 
 const AGENT_WARNING = 'SDS_AGENT_WARNING';
 const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
@@ -41,11 +44,16 @@ class AdminAgent extends EventEmitter {
       o.pullIntervalMs,
       o.timeoutMs,
       o.tlsCaFile,
+      o.tlsCertFile,
+      o.tlsKeyFile,
       (level, message) => this._log(level, message),
     );
   }
 
-  /** The agent's state: last pull and upload, version, role, server, last error, counts. */
+  /**
+   * The agent's state: last pull and upload, version, role, server, last
+   * error, counts (failures, uploads, strategies waiting, points left out).
+   */
   status() {
     return this._native.status();
   }

@@ -7,10 +7,10 @@ export declare namespace native {
     /**
      * Starts the agent of `table`'s points; `undefined` options take the
      * agent's defaults (the detected ip and host name, 5000 ms, 1000 ms,
-     * the system's roots for `https://` servers).
+     * the system's roots for `https://` servers, no client certificate).
      * `log(level, message)` gets its lines ("info" / "warn").
      */
-    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, log: (level: string, message: string) => void)
+    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined, log: (level: string, message: string) => void)
     /** A snapshot of the agent's state. */
     status(): native.AgentStatus
     /** The console's `returnValueStr` for `point`; `null` when it has none. */
@@ -134,7 +134,11 @@ export declare namespace native {
     lastUploadMs: number
     /** Whether that upload succeeded. */
     lastUploadOk: boolean
-    /** The strategy version held (0 until the first applied set). */
+    /**
+     * The strategy version held: 0 until the first applied set; -1 when
+     * the console's version is null (every pull brings the whole set, and
+     * one that differs from the set in force is applied).
+     */
     version: number
     /** Whether this process uploads for the host (always on a private table). */
     isReporter: boolean
@@ -148,6 +152,17 @@ export declare namespace native {
     uploadFailures: number
     /** Uploads delivered since start. */
     uploads: number
+    /**
+     * Strategies of the set in force waiting for room: their points are not
+     * in the table, and the console may create points only while it is at
+     * most half full. Tried again at each pull.
+     */
+    strategiesWaiting: number
+    /**
+     * Points left out of every upload because the console cannot store
+     * their names (over 164 characters); the log names each once.
+     */
+    pointsLeftOut: number
   }
   /**
    * A cluster syncer's state (`sds_cluster::Status`). Times are UTC ms, 0

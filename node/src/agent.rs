@@ -42,7 +42,9 @@ pub struct AgentStatus {
     pub last_upload_ms: f64,
     /// Whether that upload succeeded.
     pub last_upload_ok: bool,
-    /// The strategy version held (0 until the first applied set).
+    /// The strategy version held: 0 until the first applied set; -1 when
+    /// the console's version is null (every pull brings the whole set, and
+    /// one that differs from the set in force is applied).
     pub version: f64,
     /// Whether this process uploads for the host (always on a private table).
     pub is_reporter: bool,
@@ -56,6 +58,13 @@ pub struct AgentStatus {
     pub upload_failures: f64,
     /// Uploads delivered since start.
     pub uploads: f64,
+    /// Strategies of the set in force waiting for room: their points are not
+    /// in the table, and the console may create points only while it is at
+    /// most half full. Tried again at each pull.
+    pub strategies_waiting: f64,
+    /// Points left out of every upload because the console cannot store
+    /// their names (over 164 characters); the log names each once.
+    pub points_left_out: f64,
 }
 
 /// The console agent of one table.
@@ -90,12 +99,12 @@ impl ObjectFinalize for NativeAgent {
 impl NativeAgent {
     /// Starts the agent of `table`'s points; `undefined` options take the
     /// agent's defaults (the detected ip and host name, 5000 ms, 1000 ms,
-    /// the system's roots for `https://` servers).
+    /// the system's roots for `https://` servers, no client certificate).
     /// `log(level, message)` gets its lines ("info" / "warn").
     #[allow(clippy::too_many_arguments)]
     #[napi(
         constructor,
-        ts_args_type = "table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, log: (level: string, message: string) => void"
+        ts_args_type = "table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined, log: (level: string, message: string) => void"
     )]
     pub fn new(
         table: &NativeTable,
@@ -107,6 +116,8 @@ impl NativeAgent {
         pull_interval_ms: Unknown,
         timeout_ms: Unknown,
         tls_ca_file: Unknown,
+        tls_cert_file: Unknown,
+        tls_key_file: Unknown,
         log: LogFunction,
     ) -> Result<NativeAgent, SdsError> {
         let mut config = AgentConfig::new(
@@ -121,6 +132,8 @@ impl NativeAgent {
         config.timeout_ms =
             arguments::optional_count(timeout_ms, "timeoutMs")?.unwrap_or(DEFAULT_TIMEOUT_MS);
         config.tls_ca_file = arguments::optional_path(tls_ca_file, "tlsCaFile")?;
+        config.tls_cert_file = arguments::optional_path(tls_cert_file, "tlsCertFile")?;
+        config.tls_key_file = arguments::optional_path(tls_key_file, "tlsKeyFile")?;
         config.log = Some(Arc::new(move |level: Level, line: &str| {
             // Never waits: a full queue or a closing environment drops the line.
             let _ = log.call(
@@ -152,6 +165,8 @@ impl NativeAgent {
             pull_failures: s.pull_failures as f64,
             upload_failures: s.upload_failures as f64,
             uploads: s.uploads as f64,
+            strategies_waiting: s.strategies_waiting as f64,
+            points_left_out: s.points_left_out as f64,
         }
     }
 

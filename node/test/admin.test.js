@@ -66,13 +66,15 @@ test('a change on the console is in force within one pull interval; a removed po
     const status = agent.status();
     assert.deepEqual(Object.keys(status).sort(), [
       'isReporter', 'lastError', 'lastPullMs', 'lastPullOk', 'lastUploadMs', 'lastUploadOk',
-      'pullFailures', 'server', 'uploadFailures', 'uploads', 'version',
+      'pointsLeftOut', 'pullFailures', 'server', 'strategiesWaiting', 'uploadFailures', 'uploads', 'version',
     ]);
     assert.equal(status.lastPullOk, true);
     assert.equal(status.isReporter, true);
     assert.equal(status.server, fake.url);
     assert.equal(status.lastError, '');
     assert.equal(status.pullFailures, 0);
+    assert.equal(status.strategiesWaiting, 0);
+    assert.equal(status.pointsLeftOut, 0);
     assert.ok(Math.abs(status.lastPullMs - Date.now()) < 5000, `lastPullMs ${status.lastPullMs}`);
 
     const last = await until(async () => {

@@ -16,11 +16,14 @@ const SCRIPT = path.join(__dirname, '..', '..', 'tools', 'fake-sds-admin.py');
  * ends it (stdin closed). With `tls` (a PKI of testing/redis-server.js's
  * makePki) it speaks only HTTPS with the PKI's server certificate, control
  * side included (called trusting the PKI's CA), and `url` is `https://`.
+ * With `mutualTls` too it requires a client certificate of the PKI's CA
+ * (the control side is called with the PKI's client certificate).
  */
-async function startFakeConsole({ tls: pki, port: wanted } = {}) {
+async function startFakeConsole({ tls: pki, port: wanted, mutualTls = false } = {}) {
   const options = [
     ...(wanted === undefined ? [] : ['--port', String(wanted)]),
     ...(pki ? ['--tls-cert', pki.cert, '--tls-key', pki.key] : []),
+    ...(pki && mutualTls ? ['--tls-client-ca', pki.ca] : []),
   ];
   // stdin is a pipe: the fake exits when it closes, also if this process dies.
   const child = spawn('python3', [SCRIPT, ...options], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -35,11 +38,15 @@ async function startFakeConsole({ tls: pki, port: wanted } = {}) {
   });
   const url = `${pki ? 'https' : 'http'}://127.0.0.1:${port}`;
   const ca = pki ? fs.readFileSync(pki.ca) : undefined;
+  const clientCertificate = pki && mutualTls
+    ? { cert: fs.readFileSync(pki.clientCert), key: fs.readFileSync(pki.clientKey) }
+    : {};
   const call = (method, route, body) => new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const request = (pki ? https : http).request(url + route, {
       method,
       ca,
+      ...clientCertificate,
       // A connection per call: a restarted fake on the same port gets no stale socket.
       agent: false,
       headers: payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
@@ -59,13 +66,22 @@ async function startFakeConsole({ tls: pki, port: wanted } = {}) {
   return {
     url,
     port,
-    setApp: (appGroupName, appName, strategies) => call('POST', '/_fake/app', { appGroupName, appName, strategies }),
+    // `extra`: `{ nullVersion: true }` makes the app's version null (the console on H2).
+    setApp: (appGroupName, appName, strategies, extra = {}) =>
+      call('POST', '/_fake/app', { appGroupName, appName, strategies, ...extra }),
     setMode: (modes) => call('POST', '/_fake/mode', modes),
     reset: () => call('POST', '/_fake/reset', {}),
     requests: () => call('GET', '/_fake/requests'),
+    // A console in a long GC: connections are still accepted and queued,
+    // and processed after thaw(). The control side does not answer meanwhile.
+    freeze: () => process.kill(child.pid, 'SIGSTOP'),
+    thaw: () => process.kill(child.pid, 'SIGCONT'),
     close() {
+      const ended = child.exitCode !== null || child.signalCode !== null;
+      // A frozen fake would never read the end of its stdin.
+      if (!ended) child.kill('SIGCONT');
       child.stdin.end();
-      return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      return new Promise((resolve) => (ended ? resolve() : child.once('exit', resolve)));
     },
   };
 }

@@ -26,9 +26,11 @@ const bare: number | string = client.run('p', () => 1);
 
 const agent: AdminAgent = client.connectAdmin({
   servers: 'https://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100, tlsCaFile: 'ca.pem',
+  tlsCertFile: 'client-cert.pem', tlsKeyFile: 'client-key.pem',
 });
 const adminStatus: AdminStatus = agent.status();
-const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '';
+const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '' &&
+  adminStatus.strategiesWaiting + adminStatus.pointsLeftOut === 0;
 const fallbackText: string | null = agent.returnValue('p');
 agent.on('log', (line: AdminLogLine) => console.log(line.level, line.message));
 agent.close();

@@ -1,6 +1,7 @@
 //! `Agent` (the base of `sds.AdminAgent`): the SDS console agent
 //! (`sds-agent`) for a client's table. The translation only: the config from
-//! Python values (the CA file as a path `open` takes), `StartError` as
+//! Python values (the CA, certificate and key files as paths `open` takes,
+//! as `connect_cluster` takes them), `StartError` as
 //! `sds.InvalidArgument`, the status as a tuple (`sds.AgentStatus` names
 //! it), log lines to `logging`.
 //!
@@ -10,10 +11,12 @@
 //! and it stops (joins) every agent of the process. A fork child inherits no
 //! agent thread: there an agent is inert (see [`crate::background`]).
 
+use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
 use pyo3::{PyTraverseError, PyVisit};
 use sds_agent::{Agent as RustAgent, AgentConfig, Level};
 
@@ -91,6 +94,11 @@ fn text(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
     }
 }
 
+/// An optional file argument, converted as `connect_cluster`'s are.
+fn path(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<PathBuf>> {
+    v.map_or(Ok(None), |v| args::optional_path(v, what))
+}
+
 fn required(v: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     Ok(text(Some(v), what)?.unwrap_or_default())
 }
@@ -102,7 +110,8 @@ impl Agent {
     #[new]
     #[pyo3(signature = (
         client, servers, app_group, app_name, *,
-        ip = None, hostname = None, pull_interval_ms, timeout_ms, tls_ca_file = None
+        ip = None, hostname = None, pull_interval_ms, timeout_ms,
+        tls_ca_file = None, tls_cert_file = None, tls_key_file = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -116,6 +125,8 @@ impl Agent {
         pull_interval_ms: &Bound<'_, PyAny>,
         timeout_ms: &Bound<'_, PyAny>,
         tls_ca_file: Option<&Bound<'_, PyAny>>,
+        tls_cert_file: Option<&Bound<'_, PyAny>>,
+        tls_key_file: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Agent> {
         let client = client
             .cast::<Table>()
@@ -129,10 +140,10 @@ impl Agent {
         config.hostname = text(hostname, "hostname")?;
         config.pull_interval_ms = args::u64_arg(pull_interval_ms, "pull_interval_ms")?;
         config.timeout_ms = args::u64_arg(timeout_ms, "timeout_ms")?;
-        config.tls_ca_file = match tls_ca_file {
-            Some(v) => args::optional_path(v, "tls_ca_file")?,
-            None => None,
-        };
+        // Whether the files belong together is the agent's to judge.
+        config.tls_ca_file = path(tls_ca_file, "tls_ca_file")?;
+        config.tls_cert_file = path(tls_cert_file, "tls_cert_file")?;
+        config.tls_key_file = path(tls_key_file, "tls_key_file")?;
         config.log = Some(Arc::new(log_line));
         let inner: &Arc<Inner> = &client.get().inner;
         let cell = AGENTS
@@ -173,20 +184,23 @@ impl Agent {
             ));
         };
         let s = agent.status();
-        (
-            s.last_pull_ms,
-            s.last_pull_ok,
-            s.last_upload_ms,
-            s.last_upload_ok,
-            s.version,
-            s.is_reporter,
-            s.server,
-            s.last_error,
-            s.pull_failures,
-            s.upload_failures,
-            s.uploads,
-        )
-            .into_pyobject(py)
+        // 13 fields: more than pyo3's tuple conversions take (12).
+        let fields = [
+            s.last_pull_ms.into_bound_py_any(py)?,
+            s.last_pull_ok.into_bound_py_any(py)?,
+            s.last_upload_ms.into_bound_py_any(py)?,
+            s.last_upload_ok.into_bound_py_any(py)?,
+            s.version.into_bound_py_any(py)?,
+            s.is_reporter.into_bound_py_any(py)?,
+            s.server.into_bound_py_any(py)?,
+            s.last_error.into_bound_py_any(py)?,
+            s.pull_failures.into_bound_py_any(py)?,
+            s.upload_failures.into_bound_py_any(py)?,
+            s.uploads.into_bound_py_any(py)?,
+            s.strategies_waiting.into_bound_py_any(py)?,
+            s.points_left_out.into_bound_py_any(py)?,
+        ];
+        PyTuple::new(py, fields)
     }
 
     /// The console's `returnValueStr` for `point`, or `None`.

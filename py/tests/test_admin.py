@@ -1,102 +1,33 @@
 """The console agent (``Client.connect_admin``) against the strict fake
-console, ``tools/fake-sds-admin.py`` (started with this interpreter), on
-HTTP or on HTTPS with a PKI made per test (``tools/test-pki.sh``)."""
+console (``fake_admin.py``), on HTTP or on HTTPS with a PKI made per test.
+What the console as it ships does: ``test_admin_shipped.py``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-import contextlib
 import os
 import pathlib
-import ssl
 import subprocess
 import sys
 import textwrap
 import time
-import urllib.request
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 import sds
+from fake_admin import IDENTITY, FakeConsole, fake_console, wait_for
 from named_threads import named_threads
 from redis_server import Tls, free_port
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-FAKE = REPO / "tools" / "fake-sds-admin.py"
-IDENTITY = {"ip": "10.1.2.3", "hostname": "test-host"}
-
-
-class FakeConsole:
-    """The fake console as a subprocess; it exits when its stdin closes.
-    With `tls` it speaks only HTTPS with that PKI's server certificate (the
-    test's own control requests trust its CA), on `port` if given."""
-
-    def __init__(self, tls: Optional[Tls] = None, port: int = 0) -> None:
-        command = [sys.executable, str(FAKE), "--port", str(port)]
-        self.context: Optional[ssl.SSLContext] = None
-        if tls is not None:
-            command += ["--tls-cert", tls.server_cert, "--tls-key", tls.server_key]
-            self.context = ssl.create_default_context(cafile=tls.ca)
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.port = int(self.proc.stdout.readline())
-        self.url = f"{'http' if tls is None else 'https'}://127.0.0.1:{self.port}"
-
-    def control(self, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
-        with urllib.request.urlopen(request, timeout=5, context=self.context) as response:
-            return json.loads(response.read())
-
-    def app(self, strategies: List[Dict[str, Any]]) -> int:
-        answer = self.control("/_fake/app", {"appGroupName": "g", "appName": "a", "strategies": strategies})
-        return int(answer["version"])
-
-    def mode(self, **modes: str) -> None:
-        self.control("/_fake/mode", modes)
-
-    def requests(self) -> Dict[str, List[Dict[str, Any]]]:
-        return dict(self.control("/_fake/requests"))
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-
-
-@contextlib.contextmanager
-def fake_console(tls: Optional[Tls] = None, port: int = 0) -> Iterator[FakeConsole]:
-    """A fake console for the block, checked for protocol violations and
-    stopped after it, also when the block fails."""
-    console = FakeConsole(tls, port)
-    try:
-        yield console
-        # Hang mode holds connections open; answer them so the fake can exit.
-        console.mode(pull="ok", add="ok")
-        assert console.requests()["violations"] == []
-    finally:
-        console.close()
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeConsole]:
     with fake_console() as console:
         yield console
-
-
-def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
-    """Polls `check` until it holds; returns how long that took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > within:
-            raise AssertionError(f"not within {within} s: {what}")
-        time.sleep(0.01)
-    return time.monotonic() - start
 
 
 def agent_threads() -> int:
@@ -519,3 +450,77 @@ def test_bad_tls_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls
 def test_a_ca_file_of_the_wrong_type_is_an_invalid_argument(ca_file: Any, message: str) -> None:
     with pytest.raises(sds.InvalidArgument, match="^" + message + "$"):
         sds.Client(8).connect_admin("https://127.0.0.1:1", "g", "a", tls_ca_file=ca_file)
+
+
+def test_mutual_tls_pulls_the_set_with_the_client_certificate_and_fails_without(tls: Tls) -> None:
+    with fake_console(tls.requiring_client_certs()) as fake:
+        fake.app([{"point": "orders", "visitThreshold": 5}])
+        without = sds.Client(64)
+        with without.connect_admin(fake.url, "g", "a", pull_interval=0.1, tls_ca_file=tls.ca, **IDENTITY) as agent:
+            wait_for("a pull refused at the handshake", lambda: agent.status().pull_failures >= 1)
+            status = agent.status()
+            assert (status.last_pull_ok, status.version) == (False, 0)
+            assert status.last_error.startswith(f"SDS strategy pull failed: {fake.url}/sds/heartbeat/pullstrategy: ")
+            assert without.strategy("orders") is None
+        # The console dropped it at the handshake: no request reached it.
+        assert fake.requests()["pulls"] == []
+
+        client = sds.Client(64)
+        with client.connect_admin(
+            fake.url,
+            "g",
+            "a",
+            pull_interval=0.1,
+            tls_ca_file=tls.ca,
+            tls_cert_file=pathlib.Path(tls.client_cert),
+            tls_key_file=tls.client_key,
+            **IDENTITY,
+        ) as agent:
+            wait_for("the set", lambda: changed(client, agent, 5, 1))
+            status = agent.status()
+            assert (status.last_pull_ok, status.pull_failures, status.last_error) == (True, 0, "")
+        assert fake.requests()["pulls"][0]["request"]["version"] == 0
+
+
+def test_bad_client_certificate_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls) -> None:
+    https = "https://127.0.0.1:1"
+    together = "tls_cert_file and tls_key_file go together (mutual TLS)"
+    refusals: List[Tuple[str, Dict[str, Any], str]] = [
+        (https, {"tls_cert_file": tls.client_cert}, together),
+        (https, {"tls_key_file": pathlib.Path(tls.client_key)}, together),
+        (
+            "http://127.0.0.1:1",
+            {"tls_cert_file": tls.client_cert, "tls_key_file": tls.client_key},
+            "tls_cert_file is given but no server is an https:// URL "
+            "(the client certificate is only shown to HTTPS servers)",
+        ),
+        (
+            https,
+            {"tls_cert_file": tls.client_cert, "tls_key_file": tls.server_key},
+            f"tls_cert_file {tls.client_cert} and tls_key_file {tls.server_key}: ",
+        ),
+        (
+            https,
+            {"tls_cert_file": tls.client_cert, "tls_key_file": tls.client_cert},
+            f"tls_key_file {tls.client_cert}: holds no PEM private key",
+        ),
+    ]
+    for servers, files, reason in refusals:
+        with pytest.raises(sds.InvalidArgument) as raised:
+            ca_file = tls.ca if servers.startswith("https://") else None
+            sds.Client(8).connect_admin(servers, "g", "a", tls_ca_file=ca_file, **files)
+        assert str(raised.value).startswith(f"cannot start the SDS agent: {reason}"), str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"tls_cert_file": 5}, "tls_cert_file must be a str or an os.PathLike of one, not int"),
+        ({"tls_key_file": b"/tmp/key.pem"}, "tls_key_file must be a str or an os.PathLike of one, not bytes"),
+    ],
+)
+def test_a_certificate_or_key_file_of_the_wrong_type_is_an_invalid_argument(
+    files: Dict[str, Any], message: str
+) -> None:
+    with pytest.raises(sds.InvalidArgument, match="^" + message + "$"):
+        sds.Client(8).connect_admin("https://127.0.0.1:1", "g", "a", **files)

@@ -201,8 +201,10 @@ class Agent:
         pull_interval_ms: int,
         timeout_ms: int,
         tls_ca_file: Optional[str | PathLike[str]] = None,
+        tls_cert_file: Optional[str | PathLike[str]] = None,
+        tls_key_file: Optional[str | PathLike[str]] = None,
     ) -> Agent: ...
-    def _status(self) -> Tuple[int, bool, int, bool, int, bool, str, str, int, int, int]:
+    def _status(self) -> Tuple[int, bool, int, bool, int, bool, str, str, int, int, int, int, int]:
         """The agent's state as a tuple in `sds_agent::Status`'s field order."""
     def return_value(self, point: str) -> Optional[str]:
         """The console's `returnValueStr` for `point`, or `None`."""

@@ -4,8 +4,10 @@ started with ``Client.connect_admin``. The protocol runs in the native
 and makes it a context manager.
 
 Log lines go to the logger ``"sds.admin"``: ``WARNING`` for a failure the
-agent recovers from (a server down, a strategy refused), ``INFO`` for a
-change applied (a new strategy version, the reporter role taken).
+agent recovers from (a server down, a strategy refused or applied without
+its delay, strategies waiting for room, a point name the console cannot
+store), ``INFO`` for a change applied (a new strategy version, the reporter
+role taken).
 
 Every agent of the process is stopped (joined) by an ``atexit`` hook, so the
 interpreter exits normally with agents running (waiting at most one request
@@ -38,7 +40,10 @@ class AgentStatus(NamedTuple):
     last_upload_ok: bool
     """Whether it succeeded."""
     version: int
-    """The console's strategy version held (0 until a set is applied)."""
+    """The console's strategy version held: 0 until a set is applied, -1
+    when the console's version is null (the shipped console on H2: every
+    pull then brings the whole set, and a set that differs from the one in
+    force is applied)."""
     is_reporter: bool
     """Whether this process uploads for the host (always on a private table;
     one process per shared table file)."""
@@ -52,6 +57,13 @@ class AgentStatus(NamedTuple):
     """Uploads that failed since start."""
     uploads: int
     """Uploads delivered since start."""
+    strategies_waiting: int
+    """Strategies of the set in force that wait for room: their points are
+    not in the table, and the console may create points only while the
+    table is at most half full. Tried again at each pull."""
+    points_left_out: int
+    """Points left out of every upload because the console cannot store
+    their names (over 164 characters); the log names each once."""
 
 
 class AdminAgent(Background, _native.Agent):

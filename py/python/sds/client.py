@@ -105,6 +105,8 @@ class Client(_native.Table):
         pull_interval: float = 5.0,
         timeout: float = 1.0,
         tls_ca_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        tls_cert_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        tls_key_file: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> AdminAgent:
         """Lets the SDS console (``sds-admin``) manage this client's table:
         an agent thread pulls the app's strategies at once and every
@@ -121,10 +123,14 @@ class Client(_native.Table):
         against the system's roots, or with ``tls_ca_file`` (a ``str`` or
         ``os.PathLike``) against the CA(s) of that PEM file instead; a
         certificate that does not verify fails the request like a console
-        down (``status().last_error`` says why). A config the agent refuses
-        (a CA file that cannot be read, or without an ``https://`` server
-        among ``servers``, included) raises ``sds.InvalidArgument``
-        with its reason, as does a second agent while one runs. The agent
+        down (``status().last_error`` says why). ``tls_cert_file`` and
+        ``tls_key_file`` (together, each a ``str`` or ``os.PathLike``) are a
+        PEM client certificate (chain) and its key, shown to ``https://``
+        servers that ask for one (mutual TLS). A config the agent refuses
+        (a CA, certificate or key file that cannot be read, a certificate
+        without its key or the other way round, TLS files without an
+        ``https://`` server among ``servers``, included) raises
+        ``sds.InvalidArgument`` with its reason, as does a second agent while one runs. The agent
         runs until ``close()`` (or the ``with`` block ends), the client is
         collected, or the interpreter exits. In a fork child, call this
         again (the agent thread is not inherited)."""
@@ -138,6 +144,8 @@ class Client(_native.Table):
             pull_interval_ms=millis("pull_interval", pull_interval),
             timeout_ms=millis("timeout", timeout),
             tls_ca_file=tls_ca_file,
+            tls_cert_file=tls_cert_file,
+            tls_key_file=tls_key_file,
         )
 
     def connect_cluster(

@@ -18,7 +18,7 @@ import java.util.Optional;
  * an agent running. Keep log handlers quick: the agent waits for them.
  */
 public final class AdminAgent implements AutoCloseable, Client.Attached {
-    private static final int STATUS_VALUES = 9;
+    private static final int STATUS_VALUES = 11;
     /** The level numbers of the native log lines. */
     private static final int INFO = 0;
 

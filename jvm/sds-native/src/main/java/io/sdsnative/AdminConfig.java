@@ -16,6 +16,8 @@ public final class AdminConfig {
 
     private final String servers;
     private final Path tlsCaFile;
+    private final Path tlsCertFile;
+    private final Path tlsKeyFile;
     private final String appGroup;
     private final String appName;
     private final String ip;
@@ -26,6 +28,8 @@ public final class AdminConfig {
     private AdminConfig(Builder b) {
         servers = b.servers;
         tlsCaFile = b.tlsCaFile;
+        tlsCertFile = b.tlsCertFile;
+        tlsKeyFile = b.tlsKeyFile;
         appGroup = b.appGroup;
         appName = b.appName;
         ip = b.ip;
@@ -47,6 +51,16 @@ public final class AdminConfig {
     /** The PEM file of the CA(s) the {@code https://} servers are checked against; null: the system's roots. */
     public Path tlsCaFile() {
         return tlsCaFile;
+    }
+
+    /** The PEM client certificate (chain) shown to {@code https://} servers that ask for one; null: none. */
+    public Path tlsCertFile() {
+        return tlsCertFile;
+    }
+
+    /** The PEM private key of {@link #tlsCertFile()}; null: none. */
+    public Path tlsKeyFile() {
+        return tlsKeyFile;
     }
 
     /** The app group, as created in the console. */
@@ -83,6 +97,8 @@ public final class AdminConfig {
     public static final class Builder {
         private String servers;
         private Path tlsCaFile;
+        private Path tlsCertFile;
+        private Path tlsKeyFile;
         private String appGroup;
         private String appName;
         private String ip;
@@ -109,6 +125,24 @@ public final class AdminConfig {
          */
         public Builder tlsCaFile(Path tlsCaFile) {
             this.tlsCaFile = tlsCaFile;
+            return this;
+        }
+
+        /**
+         * The PEM client certificate (chain) for mutual TLS, with
+         * {@link #tlsKeyFile}: shown to the {@code https://} servers that ask
+         * for one. Read when the agent starts, which refuses one without its
+         * key (or the reverse), a key that is not the certificate's, and the
+         * pair without an {@code https://} server. Null: none.
+         */
+        public Builder tlsCertFile(Path tlsCertFile) {
+            this.tlsCertFile = tlsCertFile;
+            return this;
+        }
+
+        /** The PEM private key of {@link #tlsCertFile} (PKCS#8, SEC1 or PKCS#1). Null: none. */
+        public Builder tlsKeyFile(Path tlsKeyFile) {
+            this.tlsKeyFile = tlsKeyFile;
             return this;
         }
 

@@ -14,6 +14,8 @@ public final class AdminStatus {
     private final boolean lastPullOk;
     private final boolean lastUploadOk;
     private final boolean reporter;
+    private final long strategiesWaiting;
+    private final long pointsLeftOut;
     private final String server;
     private final String lastError;
 
@@ -28,6 +30,8 @@ public final class AdminStatus {
         lastPullOk = values[6] != 0;
         lastUploadOk = values[7] != 0;
         reporter = values[8] != 0;
+        strategiesWaiting = values[9];
+        pointsLeftOut = values[10];
         server = texts[0];
         lastError = texts[1];
     }
@@ -55,7 +59,12 @@ public final class AdminStatus {
         return lastUploadOk;
     }
 
-    /** The strategy version held: 0 until the first set is applied. */
+    /**
+     * The strategy version held: 0 until the first set is applied; -1 when
+     * the console's version is null (the shipped console on H2), where every
+     * pull brings the whole set and one that differs from the set in force is
+     * applied.
+     */
     public long version() {
         return version;
     }
@@ -70,7 +79,11 @@ public final class AdminStatus {
         return server;
     }
 
-    /** The text of the last failure; empty if none yet. A later success does not clear it. */
+    /**
+     * The text of the last failure or warning (a request that failed, a
+     * strategy refused, a delay dropped, a name left out of uploads); empty if
+     * none yet. A later success does not clear it.
+     */
     public String lastError() {
         return lastError;
     }
@@ -90,6 +103,24 @@ public final class AdminStatus {
         return uploads;
     }
 
+    /**
+     * Strategies of the set in force that wait for room: their points are not
+     * in the table, and the console may create points only while the table
+     * holds at most half its capacity. Tried again at each pull: one applies
+     * as soon as the application enters its point or room comes back.
+     */
+    public long strategiesWaiting() {
+        return strategiesWaiting;
+    }
+
+    /**
+     * Points left out of every upload because the console cannot store their
+     * names (over 164 characters); the log names each once.
+     */
+    public long pointsLeftOut() {
+        return pointsLeftOut;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof AdminStatus)) {
@@ -99,13 +130,14 @@ public final class AdminStatus {
         return lastPullMs == s.lastPullMs && lastUploadMs == s.lastUploadMs && version == s.version
                 && pullFailures == s.pullFailures && uploadFailures == s.uploadFailures && uploads == s.uploads
                 && lastPullOk == s.lastPullOk && lastUploadOk == s.lastUploadOk && reporter == s.reporter
+                && strategiesWaiting == s.strategiesWaiting && pointsLeftOut == s.pointsLeftOut
                 && server.equals(s.server) && lastError.equals(s.lastError);
     }
 
     @Override
     public int hashCode() {
         return java.util.Objects.hash(lastPullMs, lastUploadMs, version, pullFailures, uploadFailures, uploads,
-                lastPullOk, lastUploadOk, reporter, server, lastError);
+                lastPullOk, lastUploadOk, reporter, strategiesWaiting, pointsLeftOut, server, lastError);
     }
 
     @Override
@@ -114,6 +146,7 @@ public final class AdminStatus {
                 + ", lastUploadMs=" + lastUploadMs + ", lastUploadOk=" + lastUploadOk
                 + ", version=" + version + ", reporter=" + reporter + ", server=" + server
                 + ", lastError=" + lastError + ", pullFailures=" + pullFailures
-                + ", uploadFailures=" + uploadFailures + ", uploads=" + uploads + "}";
+                + ", uploadFailures=" + uploadFailures + ", uploads=" + uploads
+                + ", strategiesWaiting=" + strategiesWaiting + ", pointsLeftOut=" + pointsLeftOut + "}";
     }
 }

@@ -275,22 +275,25 @@ public final class Client implements AutoCloseable {
      *
      * @throws SdsException {@code INVALID_ARGUMENT} with the agent's reason for a
      *     config it refuses (no server, a server that is not an {@code http://}
-     *     or {@code https://} URL, a TLS CA file that cannot be read or holds
-     *     no certificate, a TLS CA file without any {@code https://} server, a
-     *     blank or missing app group, app name, ip or host name, an ip longer
-     *     than 16 characters, an interval or timeout not above 0), or for a TLS
-     *     CA file not of the default file system; {@code NULL_ARGUMENT} for a
-     *     null config; {@code CLOSED}
+     *     or {@code https://} URL, a TLS file that cannot be read or holds no
+     *     certificate or key, a client certificate without its key or the
+     *     reverse, a key that is not the certificate's, TLS files without any
+     *     {@code https://} server, a blank or missing app group, app name, ip
+     *     or host name, an ip longer than 16 characters, an interval or timeout
+     *     not above 0), or for a TLS file not of the default file system;
+     *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
      */
     public AdminAgent connectAdmin(AdminConfig config) {
         if (config == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "admin config is null");
         }
         String caFile = pathText(config.tlsCaFile(), "TLS CA file");
+        String certFile = pathText(config.tlsCertFile(), "TLS certificate file");
+        String keyFile = pathText(config.tlsKeyFile(), "TLS key file");
         long handle = table.acquire();
         AdminAgent agent;
         try {
-            agent = new AdminAgent(this, Native.agentStart(handle, this, config.servers(), caFile,
+            agent = new AdminAgent(this, Native.agentStart(handle, this, config.servers(), caFile, certFile, keyFile,
                     config.appGroup(), config.appName(), config.ip(), config.hostname(), config.pullIntervalMs(),
                     config.timeoutMs()));
         } finally {

@@ -40,8 +40,9 @@ public final class Native {
     static native String agentDefaults();
 
     /** Starts an agent for the table {@code table} of {@code owner}: its handle. */
-    static native long agentStart(long table, Object owner, String servers, String tlsCaFile, String appGroup,
-            String appName, String ip, String hostname, long pullIntervalMs, long timeoutMs);
+    static native long agentStart(long table, Object owner, String servers, String tlsCaFile, String tlsCertFile,
+            String tlsKeyFile, String appGroup, String appName, String ip, String hostname, long pullIntervalMs,
+            long timeoutMs);
 
     /** Writes the status numbers to {@code out} (see AdminStatus); returns {server, lastError}. */
     static native String[] agentStatus(long agent, Object owner, long[] out);

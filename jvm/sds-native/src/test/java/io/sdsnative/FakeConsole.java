@@ -25,18 +25,29 @@ import javax.net.ssl.SSLSocketFactory;
  * The repository's strict fake SDS console, {@code tools/fake-sds-admin.py},
  * run with python3 as a child process (its stdin a pipe: it exits when that
  * closes, so it dies with the test JVM), and its control API. Plain HTTP, or
- * HTTPS only ({@link #startTls}) with a certificate of a test PKI.
+ * HTTPS only ({@link #startTls}) with a certificate of a test PKI, asking for
+ * a client certificate of that PKI when it is {@link RedisServer.Tls#mutual()}.
  */
 final class FakeConsole implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * Starts the command after it, printing its pid first: {@code exec} keeps
+     * the pid and the stdin pipe, and Java 8 has no {@code Process.pid()}.
+     */
+    private static final String WITH_PID = "echo $$; exec \"$@\"";
+
     private final Process process;
+    /** The python process's own pid, for SIGSTOP / SIGCONT. */
+    private final String pid;
     private final int port;
+    private boolean frozen;
     /** How the control API connects over HTTPS (trusting the PKI's CA); null: plain HTTP. */
     private final SSLSocketFactory tlsSockets;
 
-    private FakeConsole(Process process, int port, SSLSocketFactory tlsSockets) {
+    private FakeConsole(Process process, String pid, int port, SSLSocketFactory tlsSockets) {
         this.process = process;
+        this.pid = pid;
         this.port = port;
         this.tlsSockets = tlsSockets;
     }
@@ -57,22 +68,27 @@ final class FakeConsole implements AutoCloseable {
 
     private static FakeConsole start(RedisServer.Tls tls, int port) throws IOException {
         File script = new File(repoRoot(), "tools/fake-sds-admin.py");
-        List<String> command = new ArrayList<>(Arrays.asList("python3", script.getPath(), "--port", String.valueOf(port)));
+        List<String> command = new ArrayList<>(Arrays.asList("sh", "-c", WITH_PID, "sh",
+                "python3", script.getPath(), "--port", String.valueOf(port)));
         SSLSocketFactory tlsSockets = null;
         if (tls != null) {
             command.addAll(Arrays.asList("--tls-cert", tls.cert.toString(), "--tls-key", tls.key.toString()));
+            if (tls.requireClientCert) {
+                command.addAll(Arrays.asList("--tls-client-ca", tls.ca.toString()));
+            }
             tlsSockets = (SSLSocketFactory) tls.clientSockets();
         }
         Process p = new ProcessBuilder(command)
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String pid = out.readLine();
         String line = out.readLine();
-        if (line == null) {
+        if (pid == null || line == null) {
             p.destroy();
             throw new IOException("fake-sds-admin.py printed no port");
         }
-        return new FakeConsole(p, Integer.parseInt(line.trim()), tlsSockets);
+        return new FakeConsole(p, pid.trim(), Integer.parseInt(line.trim()), tlsSockets);
     }
 
     /** The repository root: the first folder up from the working directory holding the fake. */
@@ -95,9 +111,20 @@ final class FakeConsole implements AutoCloseable {
 
     /** Replaces the app's strategies (a JSON array); the app's new version. */
     int setApp(String group, String app, String strategies) throws IOException {
+        return setApp(group, app, strategies, false).asInt();
+    }
+
+    /** The same, the app's version null from now on, as on the shipped console with H2. */
+    void setAppNullVersion(String group, String app, String strategies) throws IOException {
+        JsonNode version = setApp(group, app, strategies, true);
+        assertTrue(version.isNull(), version.toString());
+    }
+
+    private JsonNode setApp(String group, String app, String strategies, boolean nullVersion) throws IOException {
         String body = "{\"appGroupName\":" + JSON.writeValueAsString(group) + ",\"appName\":"
-                + JSON.writeValueAsString(app) + ",\"strategies\":" + strategies + "}";
-        return call("POST", "/_fake/app", body).get("version").asInt();
+                + JSON.writeValueAsString(app) + ",\"strategies\":" + strategies
+                + (nullVersion ? ",\"nullVersion\":true" : "") + "}";
+        return call("POST", "/_fake/app", body).get("version");
     }
 
     /** How the endpoint ({@code pull} or {@code add}) answers from now on. */
@@ -111,6 +138,42 @@ final class FakeConsole implements AutoCloseable {
 
     List<JsonNode> uploads() throws IOException {
         return requests("uploads");
+    }
+
+    /** The console's stored heartbeat rows, in insertion order. */
+    List<JsonNode> stored() throws IOException {
+        List<JsonNode> rows = new ArrayList<>();
+        call("GET", "/_fake/requests", null).get("stored").forEach(rows::add);
+        return rows;
+    }
+
+    /** The app's point list (its monitor page), sorted. */
+    List<String> pointList(String group, String app) throws IOException {
+        List<String> names = new ArrayList<>();
+        JsonNode list = call("GET", "/_fake/requests", null).get("points").get(group + "/" + app);
+        if (list != null) {
+            list.forEach(name -> names.add(name.asText()));
+        }
+        return names;
+    }
+
+    /** Freezes the fake (SIGSTOP): the kernel still accepts connections, nothing is answered. */
+    synchronized void freeze() throws IOException, InterruptedException {
+        signal("STOP");
+        frozen = true;
+    }
+
+    /** Thaws it (SIGCONT): it processes every request queued meanwhile. */
+    synchronized void thaw() throws IOException, InterruptedException {
+        signal("CONT");
+        frozen = false;
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, pid).start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill -" + signal + " " + pid + " failed");
+        }
     }
 
     void assertNoViolation() throws IOException {
@@ -147,9 +210,12 @@ final class FakeConsole implements AutoCloseable {
         }
     }
 
-    /** Ends the fake: its stdin closes, so it exits. */
+    /** Ends the fake (thawed first if frozen): its stdin closes, so it exits. */
     @Override
-    public void close() throws Exception {
+    public synchronized void close() throws Exception {
+        if (frozen) {
+            thaw();
+        }
         process.getOutputStream().close();
         if (!process.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
             process.destroyForcibly();
