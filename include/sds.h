@@ -291,8 +291,10 @@ typedef void (*sds_agent_log_fn)(void *context,
 
 /**
  * What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
- * three required strings: the zeros are the defaults. Strings are
- * NUL-terminated UTF-8 and are copied by `sds_agent_start`.
+ * three required strings: NULL and 0 are the agent's defaults. Strings are
+ * NUL-terminated UTF-8 (text that is not is `SDS_RESULT_INVALID_ARGUMENT`)
+ * and are copied by `sds_agent_start`. The fields are the agent's settings
+ * under their names (`agent/README.md`), judged by the agent itself.
  */
 typedef struct sds_agent_config {
     /**
@@ -318,13 +320,13 @@ typedef struct sds_agent_config {
      */
     const char *hostname;
     /**
-     * Milliseconds between strategy pulls; 0: 5000. Saturating:
-     * `UINT64_MAX` pulls once at start and never again.
+     * Milliseconds between strategy pulls; 0: the default (5000).
+     * Saturating: `UINT64_MAX` pulls once at start and never again.
      */
     uint64_t pull_interval_ms;
     /**
-     * Connect-and-read timeout of one request in milliseconds; 0: 1000;
-     * above 2^35 (about 1.1 years): 2^35.
+     * Connect-and-read timeout of one request in milliseconds; 0: the
+     * default (1000); above 2^35 (about 1.1 years): 2^35.
      */
     uint64_t timeout_ms;
     /**
@@ -419,12 +421,16 @@ typedef struct sds_agent_status {
 } sds_agent_status;
 
 /**
- * How a cluster syncs (`sds_cluster_start`). Zero fields take defaults.
+ * How a cluster syncs (`sds_cluster_start`). Zero-initialise it (`= {0}`):
+ * NULL and 0 are the cluster's defaults. Text is UTF-8 (text that is not
+ * is `SDS_RESULT_INVALID_ARGUMENT`). The fields are the cluster's settings
+ * under their names (`cluster/README.md`), judged by the cluster itself.
  */
 typedef struct sds_cluster_config {
     /**
      * `redis://[user[:password]@]host[:port][/db]` (`rediss://` for TLS); several seed nodes of
      * a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
+     * Required: NULL or no URL is refused.
      */
     const char *urls;
     /**
@@ -445,15 +451,15 @@ typedef struct sds_cluster_config {
      */
     size_t points_len;
     /**
-     * Sync period in ms; 0: 100.
+     * Sync period in ms; 0: the default (100).
      */
     uint64_t sync_ms;
     /**
-     * Connect and round-trip timeout in ms; 0: 1000.
+     * Connect and round-trip timeout in ms; 0: the default (1000).
      */
     uint64_t timeout_ms;
     /**
-     * Prefix of the keys and hash tags; NULL: "sds".
+     * Prefix of the keys and hash tags; NULL: the default ("sds").
      */
     const char *key_prefix;
     /**
@@ -479,6 +485,12 @@ typedef struct sds_cluster_config {
      * The PEM private key of `tls_cert_file`. A NUL-terminated path.
      */
     const char *tls_key_file;
+    /**
+     * The longest wait between reconnection attempts while Redis is
+     * unreachable, in ms (the wait doubles from `sync_ms` up to it); 0:
+     * the default (5000).
+     */
+    uint64_t max_backoff_ms;
 } sds_cluster_config;
 
 /**
@@ -731,15 +743,16 @@ extern "C" {
  * wait on it. The agent holds the table: `sds_table_free` may come before
  * `sds_agent_stop`. In a process that forks, start the agent after the fork.
  *
- * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
- * blank app group or name, a server that is not an `http://` or `https://`
- * URL, an ip longer than 16 characters, text that is not UTF-8, a
- * `tls_ca_file` that cannot be read or holds no valid certificate, a
- * `tls_cert_file` without `tls_key_file` or the other way round, a
- * certificate and key that do not match, a file that is not a regular file
- * of at most 4 MiB, TLS files without an `https://` server), with the reason as the last error
- * message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
- * a required string or `out` is NULL.
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses,
+ * with the agent's reason as the last error message (`SDS_INVALID_ARGUMENT:
+ * cannot start the SDS agent: the app name is blank`): a required string
+ * NULL or blank, a server that is not an `http://` or `https://` URL, an
+ * ip longer than 16 characters, text that is not UTF-8, a `tls_ca_file`
+ * that cannot be read or holds no valid certificate, a `tls_cert_file`
+ * without `tls_key_file` or the other way round, a certificate and key
+ * that do not match, a file that is not a regular file of at most 4 MiB,
+ * TLS files without an `https://` server; `SDS_RESULT_NULL_ARGUMENT` if
+ * `table`, `config` or `out` is NULL.
  *
  * # Safety
  * `table` must be a live table, `config` point to a readable struct whose
@@ -822,11 +835,15 @@ const char *sds_version(void);
  * `sds_cluster_status`, and decisions go on with local counts plus the
  * remote counts still inside the window.
  *
- * Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
- * (no URL, a name empty or too long, a key prefix with a brace, unknown
- * flags; TLS files that cannot be read or parsed, a certificate without
- * its key, TLS files with a URL that is not `rediss://`), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
- * `SDS_RESULT_NULL_ARGUMENT`.
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration the cluster
+ * refuses, with its reason as the last error message
+ * (`SDS_INVALID_ARGUMENT: invalid cluster configuration: ...`): no URL
+ * (`urls` NULL included), a name empty, too long or listed twice, a key
+ * prefix with a brace, text that is not UTF-8, unknown flags; TLS files
+ * that cannot be read or parsed, a certificate without its key, TLS files
+ * with a URL that is not `rediss://`. `SDS_RESULT_TABLE_FULL` when the
+ * table has no room for a point, `SDS_RESULT_NULL_ARGUMENT` if `table`,
+ * `config`, `out`, or `points` or `point_lens` with points, is NULL.
  *
  * # Safety
  * `table` must be a live table (the cluster keeps its own reference: the

@@ -1,18 +1,20 @@
 //! `sds_agent`: the SDS console protocol (`sds-agent`) for a table, from C.
 //! The translation only: what the agent does is the agent crate's.
 
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::os::raw::c_char;
 use std::sync::Arc;
 
-use ::sds_agent::{
-    Agent, AgentConfig, Level, Status, DEFAULT_PULL_INTERVAL_MS, DEFAULT_TIMEOUT_MS,
-};
+use ::sds_agent::{Agent, AgentConfig, Level, StartError, Status};
+use sds_shm::AnyTable;
 
-use crate::args::{c_path, c_text, input, into_box, name as point_name, out, unbox};
+use crate::args::{input, name as point_name, out};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::table::{sds_table, table_arc, table_input};
+use crate::service::{self, Service};
+use crate::settings::c_settings;
+use crate::status::c_status;
+use crate::table::sds_table;
 
 /// Log level of an agent's log line: a change applied.
 pub const SDS_AGENT_LOG_INFO: u32 = 0;
@@ -34,8 +36,10 @@ pub type sds_agent_log_fn = Option<
 >;
 
 /// What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
-/// three required strings: the zeros are the defaults. Strings are
-/// NUL-terminated UTF-8 and are copied by `sds_agent_start`.
+/// three required strings: NULL and 0 are the agent's defaults. Strings are
+/// NUL-terminated UTF-8 (text that is not is `SDS_RESULT_INVALID_ARGUMENT`)
+/// and are copied by `sds_agent_start`. The fields are the agent's settings
+/// under their names (`agent/README.md`), judged by the agent itself.
 #[repr(C)]
 pub struct sds_agent_config {
     /// Required: comma-separated base URLs of the console, `http://` or
@@ -50,11 +54,11 @@ pub struct sds_agent_config {
     pub ip: *const c_char,
     /// This instance's host name; NULL: the system's.
     pub hostname: *const c_char,
-    /// Milliseconds between strategy pulls; 0: 5000. Saturating:
-    /// `UINT64_MAX` pulls once at start and never again.
+    /// Milliseconds between strategy pulls; 0: the default (5000).
+    /// Saturating: `UINT64_MAX` pulls once at start and never again.
     pub pull_interval_ms: u64,
-    /// Connect-and-read timeout of one request in milliseconds; 0: 1000;
-    /// above 2^35 (about 1.1 years): 2^35.
+    /// Connect-and-read timeout of one request in milliseconds; 0: the
+    /// default (1000); above 2^35 (about 1.1 years): 2^35.
     pub timeout_ms: u64,
     /// Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
     pub log: sds_agent_log_fn,
@@ -110,6 +114,15 @@ pub struct sds_agent_status {
     pub last_error: [c_char; SDS_AGENT_TEXT_LEN],
 }
 
+// Filled from the status by name (`crate::status`); the order is the ABI's.
+c_status! {
+    sds_agent_status {
+        last_pull_ms, last_upload_ms, version, pull_failures, upload_failures, uploads,
+        strategies_waiting, points_left_out, last_pull_ok, last_upload_ok, is_reporter, server,
+        last_error,
+    }
+}
+
 /// A running agent. Opaque: `sds_agent_start` makes it, `sds_agent_stop`
 /// stops and frees it. Its functions may be called from any thread.
 pub struct sds_agent {
@@ -141,22 +154,35 @@ impl CLog {
     }
 }
 
-/// A required or optional string of the config.
-///
-/// # Safety
-/// `ptr` must be NULL or a NUL-terminated string.
-unsafe fn text(ptr: *const c_char, what: &'static str) -> Result<Option<String>, Failure> {
-    if ptr.is_null() {
-        return Ok(None);
+impl Service for sds_agent {
+    const HANDLE: &'static str = "agent";
+    type Config = sds_agent_config;
+    type Status = Status;
+    type CStatus = sds_agent_status;
+
+    unsafe fn start(table: Arc<AnyTable>, c: &sds_agent_config) -> Result<Self, Failure> {
+        let pairs = c_settings!(c; servers, app_group, app_name, ip, hostname,
+            pull_interval_ms, timeout_ms, tls_ca_file, tls_cert_file, tls_key_file);
+        let mut config = AgentConfig::from_settings(pairs).map_err(invalid)?;
+        if let Some(log) = c.log {
+            let log = CLog {
+                log,
+                context: c.log_context,
+            };
+            config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
+        }
+        let agent = Agent::start(table, config).map_err(invalid)?;
+        Ok(sds_agent { agent })
     }
-    CStr::from_ptr(ptr)
-        .to_str()
-        .map(|s| Some(s.to_string()))
-        .map_err(|_| Failure::invalid(&format_args!("`{what}` is not UTF-8")))
+
+    fn status(&self) -> Status {
+        self.agent.status()
+    }
 }
 
-unsafe fn required(ptr: *const c_char, what: &'static str) -> Result<String, Failure> {
-    text(ptr, what)?.ok_or_else(|| Failure::null(what))
+/// The agent's refusal, word for word (`cannot start the SDS agent: ...`).
+fn invalid(e: StartError) -> Failure {
+    Failure::invalid(&e)
 }
 
 /// Starts the SDS console agent for `table` on a thread of its own: it
@@ -169,15 +195,16 @@ unsafe fn required(ptr: *const c_char, what: &'static str) -> Result<String, Fai
 /// wait on it. The agent holds the table: `sds_table_free` may come before
 /// `sds_agent_stop`. In a process that forks, start the agent after the fork.
 ///
-/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses (a
-/// blank app group or name, a server that is not an `http://` or `https://`
-/// URL, an ip longer than 16 characters, text that is not UTF-8, a
-/// `tls_ca_file` that cannot be read or holds no valid certificate, a
-/// `tls_cert_file` without `tls_key_file` or the other way round, a
-/// certificate and key that do not match, a file that is not a regular file
-/// of at most 4 MiB, TLS files without an `https://` server), with the reason as the last error
-/// message; `SDS_RESULT_NULL_ARGUMENT` if `table`, `config`,
-/// a required string or `out` is NULL.
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses,
+/// with the agent's reason as the last error message (`SDS_INVALID_ARGUMENT:
+/// cannot start the SDS agent: the app name is blank`): a required string
+/// NULL or blank, a server that is not an `http://` or `https://` URL, an
+/// ip longer than 16 characters, text that is not UTF-8, a `tls_ca_file`
+/// that cannot be read or holds no valid certificate, a `tls_cert_file`
+/// without `tls_key_file` or the other way round, a certificate and key
+/// that do not match, a file that is not a regular file of at most 4 MiB,
+/// TLS files without an `https://` server; `SDS_RESULT_NULL_ARGUMENT` if
+/// `table`, `config` or `out` is NULL.
 ///
 /// # Safety
 /// `table` must be a live table, `config` point to a readable struct whose
@@ -190,40 +217,7 @@ pub unsafe extern "C" fn sds_agent_start(
     config: *const sds_agent_config,
     out: *mut *mut sds_agent,
 ) -> sds_result {
-    boundary(|| {
-        table_input(table)?;
-        let c = input(config, "config")?;
-        into_box(out, || {
-            let mut config = AgentConfig::new(
-                required(c.servers, "servers")?,
-                required(c.app_group, "app_group")?,
-                required(c.app_name, "app_name")?,
-            );
-            config.ip = text(c.ip, "ip")?;
-            config.hostname = text(c.hostname, "hostname")?;
-            config.tls_ca_file = c_path(c.tls_ca_file);
-            config.tls_cert_file = c_path(c.tls_cert_file);
-            config.tls_key_file = c_path(c.tls_key_file);
-            config.pull_interval_ms = match c.pull_interval_ms {
-                0 => DEFAULT_PULL_INTERVAL_MS,
-                ms => ms,
-            };
-            config.timeout_ms = match c.timeout_ms {
-                0 => DEFAULT_TIMEOUT_MS,
-                ms => ms,
-            };
-            if let Some(log) = c.log {
-                let log = CLog {
-                    log,
-                    context: c.log_context,
-                };
-                config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
-            }
-            let agent =
-                Agent::start(table_arc(table), config).map_err(|e| Failure::invalid(&e.0))?;
-            Ok(sds_agent { agent })
-        })
-    })
+    boundary(|| service::start(table, config, out))
 }
 
 /// Stops the agent, joins its thread (at once while it sleeps, within one
@@ -237,7 +231,7 @@ pub unsafe extern "C" fn sds_agent_start(
 /// yet, with no other thread using it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_agent_stop(agent: *mut sds_agent) {
-    boundary_or((), || unbox(agent))
+    boundary_or((), || service::stop(agent))
 }
 
 /// Writes the agent's state to `*out`.
@@ -251,27 +245,7 @@ pub unsafe extern "C" fn sds_agent_status_get(
     agent: *const sds_agent,
     out: *mut sds_agent_status,
 ) -> sds_result {
-    boundary(|| {
-        let agent = input(agent, "agent")?;
-        let out = crate::args::out(out, "out")?;
-        let status: Status = agent.agent.status();
-        out.write(sds_agent_status {
-            last_pull_ms: status.last_pull_ms,
-            last_upload_ms: status.last_upload_ms,
-            version: status.version,
-            pull_failures: status.pull_failures,
-            upload_failures: status.upload_failures,
-            uploads: status.uploads,
-            strategies_waiting: status.strategies_waiting,
-            points_left_out: status.points_left_out,
-            last_pull_ok: status.last_pull_ok,
-            last_upload_ok: status.last_upload_ok,
-            is_reporter: status.is_reporter,
-            server: c_text(&status.server),
-            last_error: c_text(&status.last_error),
-        });
-        Ok(())
-    })
+    boundary(|| service::status(agent, out))
 }
 
 /// The console's `returnValueStr` for point `name`, from the strategy in

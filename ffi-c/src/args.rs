@@ -3,10 +3,7 @@
 //! argument leaves the state as it was.
 
 use core::fmt;
-use std::ffi::{CStr, OsStr};
 use std::os::raw::c_char;
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 use sds_core::{Error, MAX_NAME_LEN};
 
@@ -182,13 +179,4 @@ pub(crate) fn c_text<const N: usize>(text: &str) -> [c_char; N] {
     let mut len = 0;
     let _ = append_fitting(&mut bytes[..N - 1], &mut len, text);
     bytes.map(|b| b as c_char)
-}
-
-/// A NUL-terminated path, any bytes but NUL (paths need not be UTF-8);
-/// NULL: none.
-///
-/// # Safety
-/// `ptr` must be NULL or point to a NUL-terminated string.
-pub(crate) unsafe fn c_path(ptr: *const c_char) -> Option<PathBuf> {
-    (!ptr.is_null()).then(|| PathBuf::from(OsStr::from_bytes(CStr::from_ptr(ptr).to_bytes())))
 }

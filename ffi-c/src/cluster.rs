@@ -4,25 +4,35 @@
 //! sync, the error bound and what happens while Redis is unreachable.
 
 use std::os::raw::c_char;
+use std::sync::Arc;
 
 use ::sds_cluster::{Cluster, Config, Error, Status};
+use sds_settings::Value;
+use sds_shm::AnyTable;
 
-use crate::args::{bytes, c_path, c_text, input, into_box, name, unbox};
+use crate::args::{bytes, input, name};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::entry::sds_reason;
 use crate::result::{sds_result, SDS_MESSAGE_MAX};
-use crate::table::{sds_table, table_arc, table_input};
+use crate::service::{self, Service};
+use crate::settings::{c_settings, text};
+use crate::status::c_status;
+use crate::table::sds_table;
 
 /// `sds_cluster_config.flags`: the URLs are seed nodes of a Redis Cluster.
 pub const SDS_CLUSTER_REDIS_CLUSTER: u32 = 1;
 
 const _: () = assert!(SDS_MESSAGE_MAX + 1 == 256);
 
-/// How a cluster syncs (`sds_cluster_start`). Zero fields take defaults.
+/// How a cluster syncs (`sds_cluster_start`). Zero-initialise it (`= {0}`):
+/// NULL and 0 are the cluster's defaults. Text is UTF-8 (text that is not
+/// is `SDS_RESULT_INVALID_ARGUMENT`). The fields are the cluster's settings
+/// under their names (`cluster/README.md`), judged by the cluster itself.
 #[repr(C)]
 pub struct sds_cluster_config {
     /// `redis://[user[:password]@]host[:port][/db]` (`rediss://` for TLS); several seed nodes of
     /// a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
+    /// Required: NULL or no URL is refused.
     pub urls: *const c_char,
     /// Bytes of `urls`.
     pub urls_len: usize,
@@ -33,11 +43,11 @@ pub struct sds_cluster_config {
     pub point_lens: *const usize,
     /// How many points.
     pub points_len: usize,
-    /// Sync period in ms; 0: 100.
+    /// Sync period in ms; 0: the default (100).
     pub sync_ms: u64,
-    /// Connect and round-trip timeout in ms; 0: 1000.
+    /// Connect and round-trip timeout in ms; 0: the default (1000).
     pub timeout_ms: u64,
-    /// Prefix of the keys and hash tags; NULL: "sds".
+    /// Prefix of the keys and hash tags; NULL: the default ("sds").
     pub key_prefix: *const c_char,
     /// Bytes of `key_prefix`.
     pub key_prefix_len: usize,
@@ -52,6 +62,10 @@ pub struct sds_cluster_config {
     pub tls_cert_file: *const c_char,
     /// The PEM private key of `tls_cert_file`. A NUL-terminated path.
     pub tls_key_file: *const c_char,
+    /// The longest wait between reconnection attempts while Redis is
+    /// unreachable, in ms (the wait doubles from `sync_ms` up to it); 0:
+    /// the default (5000).
+    pub max_backoff_ms: u64,
 }
 
 /// What a cluster's syncer has done (`sds_cluster_status` writes it).
@@ -85,9 +99,34 @@ pub struct sds_cluster_state {
     pub last_error: [c_char; 256],
 }
 
+// Filled from the status by name (`crate::status`); the order is the ABI's.
+c_status! {
+    sds_cluster_state {
+        connected, syncing, last_sync_ms, lag_ms, rtt_us, syncs, failures, round_trips, commands,
+        points, points_failing, last_error,
+    }
+}
+
 /// A running cluster sync. Opaque: `sds_cluster_start`, `sds_cluster_stop`.
 pub struct sds_cluster {
     cluster: Cluster,
+}
+
+impl Service for sds_cluster {
+    const HANDLE: &'static str = "cluster";
+    type Config = sds_cluster_config;
+    type Status = Status;
+    type CStatus = sds_cluster_state;
+
+    unsafe fn start(table: Arc<AnyTable>, c: &sds_cluster_config) -> Result<Self, Failure> {
+        let config = Config::from_settings(settings(c)?).map_err(failure)?;
+        let cluster = Cluster::start(table, config).map_err(failure)?;
+        Ok(sds_cluster { cluster })
+    }
+
+    fn status(&self) -> Status {
+        self.cluster.status()
+    }
 }
 
 /// Makes the points of `config` cluster points of `table` and starts their
@@ -96,11 +135,15 @@ pub struct sds_cluster {
 /// `sds_cluster_status`, and decisions go on with local counts plus the
 /// remote counts still inside the window.
 ///
-/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration out of range
-/// (no URL, a name empty or too long, a key prefix with a brace, unknown
-/// flags; TLS files that cannot be read or parsed, a certificate without
-/// its key, TLS files with a URL that is not `rediss://`), `SDS_RESULT_TABLE_FULL` when the table has no room for a point,
-/// `SDS_RESULT_NULL_ARGUMENT`.
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration the cluster
+/// refuses, with its reason as the last error message
+/// (`SDS_INVALID_ARGUMENT: invalid cluster configuration: ...`): no URL
+/// (`urls` NULL included), a name empty, too long or listed twice, a key
+/// prefix with a brace, text that is not UTF-8, unknown flags; TLS files
+/// that cannot be read or parsed, a certificate without its key, TLS files
+/// with a URL that is not `rediss://`. `SDS_RESULT_TABLE_FULL` when the
+/// table has no room for a point, `SDS_RESULT_NULL_ARGUMENT` if `table`,
+/// `config`, `out`, or `points` or `point_lens` with points, is NULL.
 ///
 /// # Safety
 /// `table` must be a live table (the cluster keeps its own reference: the
@@ -113,14 +156,7 @@ pub unsafe extern "C" fn sds_cluster_start(
     config: *const sds_cluster_config,
     out: *mut *mut sds_cluster,
 ) -> sds_result {
-    boundary(|| {
-        into_box(out, || {
-            table_input(table)?;
-            let config = read_config(input(config, "config")?)?;
-            let cluster = Cluster::start(table_arc(table), config).map_err(failure)?;
-            Ok(sds_cluster { cluster })
-        })
-    })
+    boundary(|| service::start(table, config, out))
 }
 
 /// Stops the sync and frees the cluster; NULL is a no-op. Infallible.
@@ -131,7 +167,7 @@ pub unsafe extern "C" fn sds_cluster_start(
 /// `cluster` must be NULL or come from `sds_cluster_start`, not stopped yet.
 #[no_mangle]
 pub unsafe extern "C" fn sds_cluster_stop(cluster: *mut sds_cluster) {
-    boundary_or((), || unbox(cluster))
+    boundary_or((), || service::stop(cluster))
 }
 
 /// Writes the syncer's state to `*out`.
@@ -146,12 +182,7 @@ pub unsafe extern "C" fn sds_cluster_status(
     cluster: *const sds_cluster,
     out: *mut sds_cluster_state,
 ) -> sds_result {
-    boundary(|| {
-        let cluster = input(cluster, "cluster")?;
-        let out = crate::args::out(out, "out")?;
-        out.write(c_status(&cluster.cluster.status()));
-        Ok(())
-    })
+    boundary(|| service::status(cluster, out))
 }
 
 /// An exact decision (`sds_cluster_enter_exact` writes it).
@@ -205,79 +236,72 @@ pub unsafe extern "C" fn sds_cluster_enter_exact(
     })
 }
 
-fn c_status(s: &Status) -> sds_cluster_state {
-    let last_error = c_text(s.last_error.as_deref().unwrap_or(""));
-    sds_cluster_state {
-        connected: s.connected,
-        syncing: s.syncing,
-        last_sync_ms: s.last_sync_ms,
-        lag_ms: s.lag_ms,
-        rtt_us: s.rtt_us,
-        syncs: s.syncs,
-        failures: s.failures,
-        round_trips: s.round_trips,
-        commands: s.commands,
-        points: s.points as u64,
-        points_failing: s.points_failing as u64,
-        last_error,
-    }
-}
-
-/// The `Config` of a C configuration.
+/// The settings of a C configuration: the struct's fields under their
+/// names, `urls` split at its commas, the points as a list and `flags` as
+/// `redis_cluster`.
 ///
 /// # Safety
 /// As `sds_cluster_start`'s `config`.
-unsafe fn read_config(c: &sds_cluster_config) -> Result<Config, Failure> {
-    let text = |ptr, len, what| -> Result<String, Failure> {
-        let b = bytes(ptr, len, what)?;
-        String::from_utf8(b.to_vec())
-            .map_err(|_| Failure::invalid(&format_args!("`{what}` is not UTF-8")))
-    };
-    if c.flags & !SDS_CLUSTER_REDIS_CLUSTER != 0 {
+unsafe fn settings(c: &sds_cluster_config) -> Result<Vec<(String, Value)>, Failure> {
+    let unknown = c.flags & !SDS_CLUSTER_REDIS_CLUSTER;
+    if unknown != 0 {
         return Err(Failure::invalid(&format_args!(
-            "unknown flag bits {:#x} (only SDS_CLUSTER_REDIS_CLUSTER is known)",
-            c.flags & !SDS_CLUSTER_REDIS_CLUSTER
+            "unknown flag bits {unknown:#x} (only SDS_CLUSTER_REDIS_CLUSTER is known)"
         )));
     }
-    let urls = text(c.urls, c.urls_len, "urls")?;
-    let mut config = Config::new("");
-    config.urls = urls
-        .split(',')
-        .map(|u| u.trim().to_string())
-        .filter(|u| !u.is_empty())
-        .collect();
-    config.redis_cluster = c.flags & SDS_CLUSTER_REDIS_CLUSTER != 0;
-    if c.points_len > 0 {
-        let names = bytes(
-            c.points.cast(),
-            c.points_len * size_of::<*const c_char>(),
-            "points",
-        )?;
-        let lens = bytes(
-            c.point_lens.cast(),
-            c.points_len * size_of::<usize>(),
-            "point_lens",
-        )?;
-        let names =
-            std::slice::from_raw_parts(names.as_ptr().cast::<*const c_char>(), c.points_len);
-        let lens = std::slice::from_raw_parts(lens.as_ptr().cast::<usize>(), c.points_len);
-        for (&name, &len) in names.iter().zip(lens) {
-            config.points.push(text(name, len, "points[i]")?);
-        }
+    let urls = match text(c.urls, c.urls_len, "urls")? {
+        Value::Text(urls) => Value::List(
+            urls.split(',')
+                .map(str::trim)
+                .filter(|url| !url.is_empty())
+                .map(|url| Value::Text(url.to_string()))
+                .collect(),
+        ),
+        absent => absent,
+    };
+    let flag = Value::Bool(c.flags & SDS_CLUSTER_REDIS_CLUSTER != 0);
+    let prefix = text(c.key_prefix, c.key_prefix_len, "key_prefix")?;
+    let mut pairs: Vec<(String, Value)> = [
+        ("urls", urls),
+        ("points", points(c)?),
+        ("redis_cluster", flag),
+        ("key_prefix", prefix),
+    ]
+    .map(|(key, value)| (key.to_string(), value))
+    .into();
+    pairs.extend(c_settings!(c; sync_ms, timeout_ms, max_backoff_ms,
+        tls_ca_file, tls_cert_file, tls_key_file));
+    Ok(pairs)
+}
+
+/// The point names as a list of text (a NULL name is null, which the
+/// cluster refuses with its index).
+///
+/// # Safety
+/// As `sds_cluster_start`'s `config`.
+unsafe fn points(c: &sds_cluster_config) -> Result<Value, Failure> {
+    if c.points_len == 0 {
+        return Ok(Value::Null);
     }
-    if c.sync_ms > 0 {
-        config.sync_ms = c.sync_ms;
-    }
-    if c.timeout_ms > 0 {
-        config.timeout_ms = c.timeout_ms;
-    }
-    if !c.key_prefix.is_null() {
-        config.key_prefix = text(c.key_prefix, c.key_prefix_len, "key_prefix")?;
-    }
-    config.tls_ca_file = c_path(c.tls_ca_file);
-    config.tls_cert_file = c_path(c.tls_cert_file);
-    config.tls_key_file = c_path(c.tls_key_file);
-    Ok(config)
+    let names = bytes(
+        c.points.cast(),
+        c.points_len * size_of::<*const c_char>(),
+        "points",
+    )?;
+    let lens = bytes(
+        c.point_lens.cast(),
+        c.points_len * size_of::<usize>(),
+        "point_lens",
+    )?;
+    let names = std::slice::from_raw_parts(names.as_ptr().cast::<*const c_char>(), c.points_len);
+    let lens = std::slice::from_raw_parts(lens.as_ptr().cast::<usize>(), c.points_len);
+    let list = names
+        .iter()
+        .zip(lens)
+        .enumerate()
+        .map(|(i, (&name, &len))| text(name, len, &format!("points[{i}]")))
+        .collect::<Result<_, _>>()?;
+    Ok(Value::List(list))
 }
 
 fn failure(e: Error) -> Failure {

@@ -19,6 +19,9 @@ use sds_testkit::{TempDir, Tls};
 mod common;
 use common::{c_path, last_error, text};
 
+/// How the last error message starts when the agent refuses its config.
+const REFUSED: &str = "SDS_INVALID_ARGUMENT: cannot start the SDS agent: ";
+
 const APP: &str = r#"{"appGroupName": "g", "appName": "a",
                       "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
 
@@ -209,23 +212,25 @@ fn a_bad_tls_ca_file_is_refused_at_start() {
         };
         let message = refused(config(&https, Some(&missing)), &mut agent);
         assert!(
-            message.starts_with(
-                "SDS_INVALID_ARGUMENT: tls_ca_file /nonexistent/sds-ca.pem: No such file"
-            ),
+            message.starts_with(&format!(
+                "{REFUSED}tls_ca_file /nonexistent/sds-ca.pem: No such file"
+            )),
             "{message}"
         );
         assert_eq!(
             refused(config(&https, Some(&key)), &mut agent),
             format!(
-                "SDS_INVALID_ARGUMENT: tls_ca_file {}: holds no PEM certificate",
+                "{REFUSED}tls_ca_file {}: holds no PEM certificate",
                 tls.key.display()
             )
         );
         let http = c"http://127.0.0.1:1".into();
         assert_eq!(
             refused(config(&http, Some(&ca)), &mut agent),
-            "SDS_INVALID_ARGUMENT: tls_ca_file is given but no server is an https:// URL \
-             (the CA file only verifies HTTPS servers)"
+            format!(
+                "{REFUSED}tls_ca_file is given but no server is an https:// URL \
+                 (the CA file only verifies HTTPS servers)"
+            )
         );
         sds_table_free(t);
     }
@@ -273,7 +278,7 @@ fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() 
         );
         assert_eq!(
             last_error(),
-            "SDS_INVALID_ARGUMENT: tls_cert_file and tls_key_file go together (mutual TLS)"
+            format!("{REFUSED}tls_cert_file and tls_key_file go together (mutual TLS)")
         );
         sds_table_free(t);
     }

@@ -58,6 +58,7 @@ fn config(url: &str, names: &[*const c_char], lens: &[usize]) -> sds_cluster_con
         tls_ca_file: null(),
         tls_cert_file: null(),
         tls_key_file: null(),
+        max_backoff_ms: 0,
     }
 }
 

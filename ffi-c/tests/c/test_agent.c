@@ -150,22 +150,31 @@ static void test_refused_configs(void) {
     CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
     CHECK(agent == NULL);
     CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: server \"ftp://admin:8887\" is not an "
-                          "http:// or https:// URL") == 0);
+    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
+                          "server \"ftp://admin:8887\" is not an http:// or https:// URL") == 0);
     /* The CA file is read at start (ffi-c/tests/agent_tls.rs: HTTPS itself). */
     config.servers = "https://admin:8887";
     config.tls_ca_file = "/nonexistent/sds-ca.pem";
     CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
     CHECK(agent == NULL);
     CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: tls_ca_file /nonexistent/sds-ca.pem: "
-                          "No such file or directory (os error 2)") == 0);
+    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
+                          "tls_ca_file /nonexistent/sds-ca.pem: No such file or directory "
+                          "(os error 2)") == 0);
     config.tls_ca_file = NULL;
     config.servers = "http://admin:8887";
+    /* NULL is the agent's default for every string: none for the three
+     * required ones, which the agent refuses as it refuses blank ones. */
     config.app_name = NULL;
-    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
+    CHECK_OK(sds_last_error_message(message, sizeof message, &len));
+    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
+                          "the app name is blank") == 0);
     config.app_name = " ";
     CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
+    config.app_name = "a";
+    CHECK_RESULT(sds_agent_start(t, NULL, &agent), SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(sds_agent_start(t, &config, NULL), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_agent_start(NULL, &config, &agent), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_agent_status_get(NULL, &(sds_agent_status){0}), SDS_RESULT_NULL_ARGUMENT);
     sds_table_free(t);
