@@ -123,6 +123,10 @@ export declare class Point {
  */
 export type RunResult<T> = T extends PromiseLike<infer U> ? Promise<U | string> : T | string
 
+/**
+ * The agent crate's settings, checked there; left out or `null`: the default.
+ * Untyped spellings also taken: snake_case, `pullInterval` / `timeout` in seconds.
+ */
 export interface AdminOptions {
   /** Comma-separated `http://` or `https://` base URLs of the console, shuffled at start. */
   servers: string
@@ -131,29 +135,33 @@ export interface AdminOptions {
   /** The app, as created in the console. */
   appName: string
   /** This instance's IPv4 address (default: the host's last non-loopback one). */
-  ip?: string
+  ip?: string | null
   /** This instance's host name (default: the system's). */
-  hostname?: string
+  hostname?: string | null
   /** Milliseconds between strategy pulls. Default 5000. */
-  pullIntervalMs?: number
+  pullIntervalMs?: number | null
   /** Timeout of one request (connect, send, read) in ms. Default 1000. */
-  timeoutMs?: number
+  timeoutMs?: number | null
   /**
    * PEM file of the CA(s) that signed the `https://` servers' certificates;
    * it replaces the system's roots, which `https://` trusts without it.
    */
-  tlsCaFile?: string
+  tlsCaFile?: string | null
   /** PEM client certificate (chain) shown to `https://` servers that ask for one (mutual TLS); with `tlsKeyFile`. */
-  tlsCertFile?: string
+  tlsCertFile?: string | null
   /** PEM private key of `tlsCertFile` (PKCS#8, SEC1 or PKCS#1). */
-  tlsKeyFile?: string
+  tlsKeyFile?: string | null
 }
 
 /** A snapshot of a console agent's state. Times are UTC ms, 0 for never. */
 export interface AdminStatus {
+  /** When the last pull finished (or failed). */
   lastPullMs: number
+  /** Whether that pull succeeded (strategies refused one by one included). */
   lastPullOk: boolean
+  /** When the last upload finished (or failed). */
   lastUploadMs: number
+  /** Whether that upload succeeded. */
   lastUploadOk: boolean
   /**
    * The strategy version held: 0 until the first applied set; -1 when the
@@ -167,8 +175,11 @@ export interface AdminStatus {
   server: string
   /** The last failure's text; empty if none yet (a success does not clear it). */
   lastError: string
+  /** Pulls that failed since start. */
   pullFailures: number
+  /** Uploads that failed since start. */
   uploadFailures: number
+  /** Uploads delivered since start. */
   uploads: number
   /**
    * Strategies of the set in force waiting for room: their points are not
@@ -211,32 +222,37 @@ export declare class AdminAgent extends EventEmitter {
   once(event: string | symbol, listener: (...args: any[]) => void): this
 }
 
+/**
+ * The cluster crate's settings, checked there; left out or `null`: the default.
+ * Untyped spellings also taken: snake_case, `syncInterval` / `timeout` / `maxBackoff` in seconds.
+ */
 export interface ClusterOptions {
-  /** One Redis server: `redis://[user[:password]@]host[:port][/db]`, `rediss://` for TLS. */
-  url?: string
-  /** Several URLs: the seed nodes of a Redis Cluster (give `url` or `urls`). */
-  urls?: string[]
+  /**
+   * The Redis server, `redis://[user[:password]@]host[:port][/db]`
+   * (`rediss://` for TLS), or several: the seed nodes of a Redis Cluster.
+   */
+  urls: string | string[]
   /** The points whose thresholds hold for all instances together (created if absent). */
-  points: string[]
+  points: string | string[]
   /** Talk to a Redis Cluster (slots, redirections). Default false. */
-  redisCluster?: boolean
+  redisCluster?: boolean | null
   /** Sync period in ms: one round trip per period (one per master on a Redis Cluster). Default 100. */
-  syncMs?: number
+  syncMs?: number | null
   /** Connect and round-trip timeout in ms. Default 1000. */
-  timeoutMs?: number
+  timeoutMs?: number | null
   /** Longest wait between reconnects in ms (from `syncMs`, doubling). Default 5000. */
-  maxBackoffMs?: number
+  maxBackoffMs?: number | null
   /** First part of every key and hash tag (`{prefix:point}`); no braces. Default `'sds'`. */
-  keyPrefix?: string
+  keyPrefix?: string | null
   /**
    * PEM file of the CA(s) that signed the servers' certificates (`rediss://`
    * URLs only); it replaces the system's roots, which `rediss://` trusts without it.
    */
-  tlsCaFile?: string
+  tlsCaFile?: string | null
   /** PEM client certificate (chain) for mutual TLS; with `tlsKeyFile`. */
-  tlsCertFile?: string
+  tlsCertFile?: string | null
   /** PEM private key of `tlsCertFile`. */
-  tlsKeyFile?: string
+  tlsKeyFile?: string | null
 }
 
 /** A snapshot of a cluster syncer's state. Times are UTC ms, 0 for never. */
@@ -245,14 +261,17 @@ export interface ClusterStatus {
   connected: boolean
   /** This process holds the host's syncer role (always on a private table). */
   syncing: boolean
+  /** When the last sync that reached Redis was. */
   lastSyncMs: number
   /** The age of the other instances' counts: now minus `lastSyncMs`. */
   lagMs: number
   /** The last successful round trip, µs. */
   rttUs: number
+  /** Successful syncs. */
   syncs: number
   /** Failed connection attempts and round trips. */
   failures: number
+  /** Round trips sent to Redis (one per sync and server; `CLUSTER SLOTS` too on a Redis Cluster). */
   roundTrips: number
   /** Redis commands sent. */
   commands: number

@@ -43,7 +43,7 @@ async function main() {
   try {
     const client = new Client();
     for (const name of ['local', 'cluster']) client.setStrategy(name, { visitThreshold: NEVER, concurrentThreshold: 1000 });
-    cluster = client.connectCluster({ url: redis.url, points: ['cluster'] });
+    cluster = client.connectCluster({ urls: redis.url, points: ['cluster'] });
     const local = client.point('local');
     const clustered = client.point('cluster');
     redisClient = new Redis({ host: '127.0.0.1', port: redis.port });

@@ -4,12 +4,7 @@
 // lines as events.
 const { EventEmitter } = require('node:events');
 const { native } = require('./native.js');
-const { checkOptions } = require('./arguments.js');
-
-const ADMIN_OPTIONS = [
-  'servers', 'appGroup', 'appName', 'ip', 'hostname', 'pullIntervalMs', 'timeoutMs',
-  'tlsCaFile', 'tlsCertFile', 'tlsKeyFile',
-];
+const { backgroundService } = require('./service.js');
 
 const AGENT_WARNING = 'SDS_AGENT_WARNING';
 const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
@@ -18,6 +13,9 @@ const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
 // repeats the same line every pull); past this many the memory starts over.
 const WARNED_LIMIT = 256;
 
+const Service = backgroundService(EventEmitter, '_agent',
+  'this client already has an SDS console agent: close() it first');
+
 /**
  * The SDS console agent of one client: pulls the app's strategies into the
  * client's table and uploads its per-cycle statistics, on a native thread.
@@ -25,57 +23,19 @@ const WARNED_LIMIT = 256;
  * (`'info'`: a version applied, the reporter role taken; `'warn'`: a
  * failure). With no `'log'` listener, each distinct `'warn'` text becomes a
  * process warning (code `SDS_AGENT_WARNING`) once, and `'info'` lines are
- * dropped.
+ * dropped. `close()` leaves the strategies in force in the table.
  */
-class AdminAgent extends EventEmitter {
+class AdminAgent extends Service {
   constructor(client, options) {
     super();
-    const o = checkOptions(options, ADMIN_OPTIONS, 'connectAdmin option');
     this.client = client;
     this._warned = new Set();
-    // The addon checks the types, the agent the values (StartError).
-    this._native = new native.NativeAgent(
-      client._table,
-      o.servers,
-      o.appGroup,
-      o.appName,
-      o.ip,
-      o.hostname,
-      o.pullIntervalMs,
-      o.timeoutMs,
-      o.tlsCaFile,
-      o.tlsCertFile,
-      o.tlsKeyFile,
-      (level, message) => this._log(level, message),
-    );
-  }
-
-  /**
-   * The agent's state: last pull and upload, version, role, server, last
-   * error, counts (failures, uploads, strategies waiting, points left out).
-   */
-  status() {
-    return this._native.status();
+    this._native = new native.NativeAgent(client._table, options, (level, message) => this._log(level, message));
   }
 
   /** The console's `returnValueStr` for `point` (the raw string), or `null`. */
   returnValue(point) {
     return this._native.returnValue(point);
-  }
-
-  /** Whether `close()` has not been called. */
-  get running() {
-    return this._native.running;
-  }
-
-  /**
-   * Stops the agent and joins its thread (at once, or within one request
-   * timeout when a request is in flight). The table keeps the strategies in
-   * force. Idempotent.
-   */
-  close() {
-    this._native.close();
-    if (this.client._agent === this) this.client._agent = null;
   }
 
   /**

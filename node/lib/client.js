@@ -72,9 +72,9 @@ class Client extends EventEmitter {
     // Name -> point id: the name crosses N-API once, later calls pass the id.
     this._ids = new Map();
     this._points = new Map();
-    // The connected console agent (connectAdmin), null when none.
+    // The slots of the background services (lib/service.js): the connected
+    // console agent and the running cluster syncer, null when none.
     this._agent = null;
-    // The running cluster syncer (connectCluster), null when none.
     this._cluster = null;
   }
 
@@ -83,11 +83,7 @@ class Client extends EventEmitter {
    * `AdminAgent` (see lib/agent.js). One agent per client at a time.
    */
   connectAdmin(options) {
-    if (this._agent !== null) {
-      throw invalidArgument('this client already has an SDS console agent: close() it first');
-    }
-    this._agent = new AdminAgent(this, options);
-    return this._agent;
+    return AdminAgent.connect(this, options);
   }
 
   /**
@@ -97,11 +93,7 @@ class Client extends EventEmitter {
    * a time.
    */
   connectCluster(options) {
-    if (this._cluster !== null) {
-      throw invalidArgument('this client already has a cluster sync: close() it first');
-    }
-    this._cluster = new ClusterSync(this, options);
-    return this._cluster;
+    return ClusterSync.connect(this, options);
   }
 
   /** The connected agent's return value for `point`, or null. */

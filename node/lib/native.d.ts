@@ -5,14 +5,20 @@ export declare namespace native {
   /** The console agent of one table. */
   export class NativeAgent {
     /**
-     * Starts the agent of `table`'s points; `undefined` options take the
-     * agent's defaults (the detected ip and host name, 5000 ms, 1000 ms,
-     * the system's roots for `https://` servers, no client certificate).
-     * `log(level, message)` gets its lines ("info" / "warn").
+     * Starts the agent of `table`'s points with `options`, an object of
+     * the agent's settings (`sds_agent::SETTINGS`, camelCase or
+     * snake_case keys) or `undefined`; a setting left out or `null` takes
+     * the agent's default. `log(level, message)` gets its lines ("info" /
+     * "warn").
      */
-    constructor(table: native.NativeTable, servers: string, appGroup: string, appName: string, ip: string | undefined, hostname: string | undefined, pullIntervalMs: number | undefined, timeoutMs: number | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined, log: (level: string, message: string) => void)
-    /** A snapshot of the agent's state. */
-    status(): native.AgentStatus
+    constructor(table: native.NativeTable, options: unknown, log: (level: string, message: string) => void)
+    /** The names of `status()`'s fields, snake_case (`sds_agent::Status`). */
+    static statusNames(): Array<string>
+    /**
+     * A snapshot of the agent's state (the last one after `close`), its
+     * fields camelCased.
+     */
+    status(): Record<string, number | boolean | string>
     /** The console's `returnValueStr` for `point`; `null` when it has none. */
     returnValue(point: string): string | null
     /**
@@ -26,14 +32,20 @@ export declare namespace native {
   /** The cluster points of one table and their syncer. */
   export class NativeCluster {
     /**
-     * Makes `points` cluster points of `table` and starts their syncer;
-     * `undefined` options take the crate's defaults (100 ms, 1000 ms,
-     * 5000 ms, "sds", no TLS files). Never waits for Redis; reads the TLS
-     * files (the crate checks them).
+     * Makes the `points` setting's names cluster points of `table` and
+     * starts their syncer, with `options` an object of the cluster's
+     * settings (`sds_cluster::SETTINGS`, camelCase or snake_case keys) or
+     * `undefined`; a setting left out or `null` takes the crate's default.
+     * Never waits for Redis; reads the TLS files (the crate checks them).
      */
-    constructor(table: native.NativeTable, urls: string[], points: string[], redisCluster: boolean | undefined, syncMs: number | undefined, timeoutMs: number | undefined, maxBackoffMs: number | undefined, keyPrefix: string | undefined, tlsCaFile: string | undefined, tlsCertFile: string | undefined, tlsKeyFile: string | undefined)
-    /** A snapshot of the syncer's state (the last one after `close`). */
-    status(): native.ClusterStatus
+    constructor(table: native.NativeTable, options: unknown)
+    /** The names of `status()`'s fields, snake_case (`sds_cluster::Status`). */
+    static statusNames(): Array<string>
+    /**
+     * A snapshot of the syncer's state (the last one after `close`), its
+     * fields camelCased.
+     */
+    status(): Record<string, number | boolean | string | null>
     /**
      * One sync on this thread now: blocks for one round trip (at most
      * `timeoutMs`, a connection if there is none included).
@@ -123,76 +135,6 @@ export declare namespace native {
     bucket(nowMs?: number): number
     /** The sum of the aligned cycle before the one holding `nowMs`. */
     lastWholeCycle(nowMs?: number): number
-  }
-  /** An agent's state (`sds_agent::Status`). Times are UTC ms, 0 for never. */
-  export interface AgentStatus {
-    /** When the last pull finished (or failed). */
-    lastPullMs: number
-    /** Whether that pull succeeded. */
-    lastPullOk: boolean
-    /** When the last upload finished (or failed). */
-    lastUploadMs: number
-    /** Whether that upload succeeded. */
-    lastUploadOk: boolean
-    /**
-     * The strategy version held: 0 until the first applied set; -1 when
-     * the console's version is null (every pull brings the whole set, and
-     * one that differs from the set in force is applied).
-     */
-    version: number
-    /** Whether this process uploads for the host (always on a private table). */
-    isReporter: boolean
-    /** The server the next request goes to. */
-    server: string
-    /** The last failure's text; empty if none yet. */
-    lastError: string
-    /** Pulls that failed since start. */
-    pullFailures: number
-    /** Uploads that failed since start. */
-    uploadFailures: number
-    /** Uploads delivered since start. */
-    uploads: number
-    /**
-     * Strategies of the set in force waiting for room: their points are not
-     * in the table, and the console may create points only while it is at
-     * most half full. Tried again at each pull.
-     */
-    strategiesWaiting: number
-    /**
-     * Points left out of every upload because the console cannot store
-     * their names (over 164 characters); the log names each once.
-     */
-    pointsLeftOut: number
-  }
-  /**
-   * A cluster syncer's state (`sds_cluster::Status`). Times are UTC ms, 0
-   * for never.
-   */
-  export interface ClusterStatus {
-    /** The last sync reached Redis (for at least one point). */
-    connected: boolean
-    /** This process holds the host's syncer role (always on a private table). */
-    syncing: boolean
-    /** When the last successful sync was. */
-    lastSyncMs: number
-    /** The age of the remote counts: now minus `lastSyncMs`. */
-    lagMs: number
-    /** The last successful round trip, µs. */
-    rttUs: number
-    /** Successful syncs. */
-    syncs: number
-    /** Failed connection attempts and round trips. */
-    failures: number
-    /** Round trips sent to Redis. */
-    roundTrips: number
-    /** Redis commands sent. */
-    commands: number
-    /** The last failure's message; `null` once a sync succeeds again. */
-    lastError: string | null
-    /** The cluster points synced. */
-    points: number
-    /** Cluster points whose last sync failed (a Redis Cluster master down). */
-    pointsFailing: number
   }
   /** The layout of packed entries and the core's reason names. */
   export function entryLayout(): native.EntryLayout

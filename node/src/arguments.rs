@@ -1,15 +1,16 @@
-//! The one place the addon checks what JavaScript hands it. Arguments arrive
-//! as `Unknown`: napi-rs's own conversions would throw its statuses
+//! Where the addon checks what JavaScript hands it (the services' options
+//! are only converted, in `settings.rs`, and judged by their crates, with
+//! [`text`] and [`own_entries`] from here). Arguments arrive as `Unknown`: napi-rs's own conversions would throw its statuses
 //! (`NumberExpected`, ...), which are no codes of the core, and would turn a
 //! lone surrogate into U+FFFD, so that `'\ud800'` and `'\ufffd'` named one
 //! point. A JavaScript value is sorted into the core's [`Value`] once
 //! ([`value`]); strategies and times take the core's verdict on it. Every
 //! refusal here is `SDS_INVALID_ARGUMENT` naming the argument.
 
-use std::path::PathBuf;
+use std::ptr;
 
-use napi::bindgen_prelude::{Array, BigInt, Object, Unknown};
-use napi::{JsString, JsValue, ValueType};
+use napi::bindgen_prelude::{BigInt, FromNapiValue, Object, Unknown};
+use napi::{sys, JsString, JsValue, ValueType};
 use sds_core::{capacity_from_i128, time, Value};
 
 use crate::errors::{from_core, from_core_about, invalid_argument, SdsError};
@@ -120,28 +121,6 @@ fn not_a_count(what: &str) -> SdsError {
     invalid_argument(format!("{what} must be a non-negative integer"))
 }
 
-/// [`count`], or `None` when `n` is `undefined` (the option left out).
-pub fn optional_count(n: Unknown, what: &str) -> Result<Option<u64>, SdsError> {
-    if is(&n, ValueType::Undefined) {
-        return Ok(None);
-    }
-    count(n, what).map(Some)
-}
-
-/// [`text`], or `None` when `value` is `undefined` (the option left out).
-pub fn optional_text(value: Unknown, what: &str) -> Result<Option<String>, SdsError> {
-    if is(&value, ValueType::Undefined) {
-        return Ok(None);
-    }
-    text(value, what).map(Some)
-}
-
-/// A file path given as a string, `None` when left out (the crates check
-/// the file itself).
-pub fn optional_path(value: Unknown, what: &str) -> Result<Option<PathBuf>, SdsError> {
-    Ok(optional_text(value, what)?.map(PathBuf::from))
-}
-
 /// A point id: an integer that fits 32 bits (the table says whether it
 /// names a point).
 pub fn point_id(id: Unknown) -> Result<u32, SdsError> {
@@ -189,34 +168,59 @@ pub fn object<'env>(value: Unknown<'env>, what: &str) -> Result<Object<'env>, Sd
     unsafe { value.cast::<Object>() }.map_err(|_| wrong_type(what, "an object", &value))
 }
 
-/// [`text`] of every element of an array (a list of URLs, of point names).
-pub fn text_list(value: Unknown, what: &str) -> Result<Vec<String>, SdsError> {
-    if !matches!(value.is_array(), Ok(true)) {
-        return Err(wrong_type(what, "an array of strings", &value));
+/// The own enumerable string-keyed properties of `object` in its key order,
+/// as `Object.entries` lists them (a strategy, a service's options). A
+/// getter that throws leaves its exception pending: the call throws that.
+pub fn own_entries<'env>(
+    object: &Object<'env>,
+    what: &str,
+) -> Result<Vec<(String, Unknown<'env>)>, SdsError> {
+    let failed = |step: &str| invalid_argument(format!("{what}: {step} failed"));
+    let check = |status: sys::napi_status, step: &str| {
+        (status == sys::Status::napi_ok)
+            .then_some(())
+            .ok_or_else(|| failed(step))
+    };
+    let env = object.value().env;
+    let object = object.value().value;
+    let mut keys = ptr::null_mut();
+    let mut len = 0;
+    // SAFETY: `object` is a live object of `env`; every value made here
+    // lives in the caller's handle scope.
+    unsafe {
+        check(
+            sys::napi_get_all_property_names(
+                env,
+                object,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut keys,
+            ),
+            "listing its keys",
+        )?;
+        check(
+            sys::napi_get_array_length(env, keys, &mut len),
+            "listing its keys",
+        )?;
     }
-    // SAFETY: the value is an array.
-    let array = unsafe { value.cast::<Array>() }
-        .map_err(|_| wrong_type(what, "an array of strings", &value))?;
-    (0..array.len())
+    (0..len)
         .map(|i| {
-            let element = array
-                .get::<Unknown>(i)
-                .ok()
-                .flatten()
-                .ok_or_else(|| invalid_argument(format!("{what}[{i}] cannot be read")))?;
-            text(element, &format!("{what}[{i}]"))
+            let mut key = ptr::null_mut();
+            let mut value = ptr::null_mut();
+            // SAFETY: as above; `i` is below the array's length.
+            unsafe {
+                check(
+                    sys::napi_get_element(env, keys, i, &mut key),
+                    "reading a key",
+                )?;
+                check(
+                    sys::napi_get_property(env, object, key, &mut value),
+                    "reading a value",
+                )?;
+                let key = String::from_napi_value(env, key).map_err(|_| failed("reading a key"))?;
+                Ok((key, Unknown::from_raw_unchecked(env, value)))
+            }
         })
         .collect()
-}
-
-/// A boolean, or `None` when `value` is `undefined` (the option left out).
-pub fn optional_bool(value: Unknown, what: &str) -> Result<Option<bool>, SdsError> {
-    match value.get_type() {
-        Ok(ValueType::Undefined) => Ok(None),
-        // SAFETY: the value is a boolean.
-        Ok(ValueType::Boolean) => unsafe { value.cast::<bool>() }
-            .map(Some)
-            .map_err(|_| wrong_type(what, "a boolean", &value)),
-        _ => Err(wrong_type(what, "a boolean", &value)),
-    }
 }

@@ -30,6 +30,12 @@ pub fn invalid_argument(message: impl ToString) -> SdsError {
     js_error(ErrorCode::InvalidArgument, message)
 }
 
+/// A failure of N-API itself while building a result (out of memory, a
+/// pending exception): reported with the status's own text.
+pub fn internal(error: napi::Error) -> SdsError {
+    js_error(ErrorCode::Panic, error.reason)
+}
+
 /// The codes the JavaScript half throws itself, read once at load so its
 /// errors carry the core's names without a native call per error.
 #[napi(object, object_from_js = false, namespace = "native")]

@@ -15,6 +15,8 @@ mod entry_bits;
 mod errors;
 mod external_memory;
 mod hot_path;
+mod service;
+mod settings;
 mod shared_table;
 mod strategy_object;
 mod table;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
-use sds_core::{ErrorCode, PointId, PointTable, Slot, Stats, Strategy};
+use sds_core::{PointId, PointTable, Slot, Stats, Strategy};
 use sds_shm::AnyTable;
 
 use crate::arguments;
-use crate::errors::{from_core, from_strategy, invalid_argument, js_error, SdsError};
+use crate::errors::{from_core, from_strategy, internal, invalid_argument, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::hot_functions;
 use crate::strategy_object::{strategy_from_object, strategy_to_object};
@@ -29,12 +29,6 @@ fn stats_object<'env>(env: &'env Env, stats: &Stats) -> napi::Result<Object<'env
     }
     object.set(Stats::LAST_CYCLE, cycle)?;
     Ok(object)
-}
-
-/// A failure of N-API itself while building a result (out of memory, a
-/// pending exception): reported with the status's own text.
-fn internal(error: napi::Error) -> SdsError {
-    js_error(ErrorCode::Panic, error.reason)
 }
 
 fn is_undefined(value: &Unknown) -> bool {

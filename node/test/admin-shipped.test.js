@@ -337,8 +337,9 @@ describe('the SDS console as it ships', { concurrency: true }, () => {
     assert.throws(() => client.connectAdmin({ ...base, tlsCertFile: pki.clientCert, tlsKeyFile: pki.key }), (error) =>
       error.code === 'SDS_INVALID_ARGUMENT' && error.message.startsWith(
         `cannot start the SDS agent: tls_cert_file ${pki.clientCert} and tls_key_file ${pki.key}: `));
-    refused({ tlsCertFile: 5, tlsKeyFile: pki.clientKey }, 'tlsCertFile must be a string, got a number');
-    refused({ tlsCertFile: pki.clientCert, tlsKeyFile: null }, 'tlsKeyFile must be a string, got null');
+    refused({ tlsCertFile: 5, tlsKeyFile: pki.clientKey },
+      'cannot start the SDS agent: tlsCertFile must be a path (text) or null, not 5');
+    refused({ tlsCertFile: pki.clientCert, tlsKeyFile: null }, together);
     // Nothing was left connected by the refusals.
     client.connectAdmin({ ...base, tlsCertFile: pki.clientCert, tlsKeyFile: pki.clientKey }).on('log', () => {}).close();
   });

@@ -287,14 +287,23 @@ test('bad config: the agent\'s message as SDS_INVALID_ARGUMENT', () => {
   refused({ appName: ' ' }, 'cannot start the SDS agent: the app name is blank');
   refused({ ip: '1234567890.1234567' }, 'cannot start the SDS agent: ip "1234567890.1234567" is longer than 16 characters');
   refused({ pullIntervalMs: 0 }, 'cannot start the SDS agent: the pull interval must be above 0 ms');
-  refused({ servers: 5 }, 'servers must be a string, got a number');
-  refused({ timeoutMs: 1.5 }, 'timeoutMs must be a non-negative integer');
-  refused({ pullInterval: 100 }, /unknown connectAdmin option key "pullInterval"/);
-  assert.throws(() => client.connectAdmin(), { code: 'SDS_INVALID_ARGUMENT', message: /servers must be a string/ });
+  // Types and keys, checked by the agent crate too (lib/settings.rs only converts).
+  refused({ servers: 5 }, 'cannot start the SDS agent: servers must be text, not 5');
+  refused({ timeoutMs: 1.5 },
+    'cannot start the SDS agent: timeoutMs must be a whole number of milliseconds from 0 to 18446744073709551615, not 1.5');
+  refused({ pullInterval: '100' },
+    'cannot start the SDS agent: pullInterval must be a finite number of seconds, at least 0, not the text "100"');
+  refused({ pullIntervalSeconds: 100 }, /^cannot start the SDS agent: unknown setting "pullIntervalSeconds"; the settings are: servers, /);
+  refused({ appName: 'a', app_name: 'b' }, 'cannot start the SDS agent: "appName" and "app_name" are one setting: give it once');
+  assert.throws(() => client.connectAdmin(), { code: 'SDS_INVALID_ARGUMENT', message: 'cannot start the SDS agent: no server given' });
+  assert.throws(() => client.connectAdmin([fake.url]),
+    { code: 'SDS_INVALID_ARGUMENT', message: /^cannot start the SDS agent: unknown setting "0"; / });
+  assert.throws(() => client.connectAdmin(fake.url),
+    { code: 'SDS_INVALID_ARGUMENT', message: 'connectAdmin options must be an object, got a string' });
   assert.equal(agentThreads(), 0);
-  // Nothing was left connected by the refusals.
-  const agent = connect(client, 'a');
-  agent.close();
+  // Nothing was left connected by the refusals; null, undefined and seconds are taken.
+  connect(client, 'a', { ip: null, hostname: undefined }).close();
+  client.connectAdmin({ ...base, pullInterval: 0.1, timeout: 1 }).on('log', () => {}).close();
 });
 
 /** A temporary directory for `body(dir)`, removed after it, also when it throws. */
@@ -384,10 +393,13 @@ test('bad TLS config: the agent\'s message as SDS_INVALID_ARGUMENT', async () =>
     refused({ servers: fake.url, tlsCaFile: pki.ca },
       'cannot start the SDS agent: tls_ca_file is given but no server is an https:// URL ' +
       '(the CA file only verifies HTTPS servers)');
-    refused({ tlsCaFile: 5 }, 'tlsCaFile must be a string, got a number');
-    refused({ tlsCaFile: null }, 'tlsCaFile must be a string, got null');
+    refused({ tlsCaFile: 5 }, 'cannot start the SDS agent: tlsCaFile must be a path (text) or null, not 5');
+    refused({ tlsCaFile: Buffer.from(pki.ca) },
+      'cannot start the SDS agent: tlsCaFile must be a path (text) or null, not a value of type Buffer');
     assert.equal(agentThreads(), 0);
-    // Nothing was left connected by the refusals; a mixed list with the CA file starts.
+    // Nothing was left connected by the refusals; null is no CA file; a
+    // mixed list with the CA file starts.
+    connect(client, 'a', { tlsCaFile: null }).close();
     const agent = connect(client, 'a', { servers: `${fake.url},https://127.0.0.1:1`, tlsCaFile: pki.ca });
     agent.close();
   });

@@ -35,7 +35,7 @@ function twoInstances(points, options = {}) {
   const keyPrefix = freshPrefix();
   return [new Client(), new Client()].map((client) => ({
     client,
-    cluster: client.connectCluster({ url: redis.url, points, keyPrefix, syncMs: 50, ...options }),
+    cluster: client.connectCluster({ urls: redis.url, points, keyPrefix, syncMs: 50, ...options }),
   }));
 }
 
@@ -121,7 +121,7 @@ test('the syncer threads carry the counts in the background, within the document
 
 test('status() has every field of the syncer\'s state', async () => {
   const client = new Client();
-  const cluster = client.connectCluster({ url: redis.url, points: ['s1', 's2'], keyPrefix: freshPrefix(), syncMs: 20 });
+  const cluster = client.connectCluster({ urls: redis.url, points: ['s1', 's2'], keyPrefix: freshPrefix(), syncMs: 20 });
   try {
     assert.ok(cluster instanceof ClusterSync);
     assert.equal(cluster.client, client);
@@ -154,7 +154,7 @@ test('with Redis stopped, enter/exit keep their speed and the status says so; it
   const keyPrefix = freshPrefix();
   const client = new Client();
   client.setStrategy('p', { visitThreshold: 1e9 });
-  const cluster = client.connectCluster({ url: server.url, points: ['p'], keyPrefix, syncMs: 20, timeoutMs: 300 });
+  const cluster = client.connectCluster({ urls: server.url, points: ['p'], keyPrefix, syncMs: 20, timeoutMs: 300 });
   const point = client.point('p');
   // The median and the slowest of 2000 enter + exit pairs, each timed.
   const timed = () => {
@@ -199,41 +199,45 @@ test('bad configs: SDS_INVALID_ARGUMENT with the cluster crate\'s message; nothi
   const client = new Client();
   const refused = (options, message) =>
     assert.throws(() => client.connectCluster(options), { code: 'SDS_INVALID_ARGUMENT', message });
-  refused({ points: ['a'] }, 'invalid cluster configuration: urls: at least one Redis URL is needed');
-  refused({ urls: [], points: ['a'] }, 'invalid cluster configuration: urls: at least one Redis URL is needed');
-  refused({ url: 'http://127.0.0.1:6379', points: ['a'] }, /^invalid cluster configuration: urls.* is not a Redis URL: /);
+  const invalid = (text) => `invalid cluster configuration: ${text}`;
+  refused({ points: ['a'] }, invalid('urls: at least one Redis URL is needed'));
+  refused({ urls: [], points: ['a'] }, invalid('urls: at least one Redis URL is needed'));
+  refused({ urls: 'http://127.0.0.1:6379', points: ['a'] }, /^invalid cluster configuration: urls.* is not a Redis URL: /);
   refused({ urls: [redis.url, 'not a url'], points: ['a'] }, /^invalid cluster configuration: urls.* is not a Redis URL: /);
-  refused({ url: redis.url, points: ['a'], syncMs: 0 },
-    'invalid cluster configuration: sync_ms and timeout_ms must be at least 1');
-  refused({ url: redis.url, points: ['a'], timeoutMs: 0 },
-    'invalid cluster configuration: sync_ms and timeout_ms must be at least 1');
-  refused({ url: redis.url, points: ['x'.repeat(257)] },
-    `invalid cluster configuration: point name "${'x'.repeat(257)}" must be 1 to 256 bytes`);
-  refused({ url: redis.url, points: [''] }, 'invalid cluster configuration: point name "" must be 1 to 256 bytes');
-  refused({ url: redis.url, points: ['a', 'b', 'a'] },
-    'invalid cluster configuration: points[2] "a" is listed twice (also points[0])');
-  refused({ url: redis.url, points: ['a'], keyPrefix: 'a{b' },
-    'invalid cluster configuration: key_prefix "a{b" holds a brace, which would break the hash tag');
-  // Types, checked by the binding.
-  refused({ url: redis.url }, 'points must be an array of strings, got undefined');
-  refused({ url: redis.url, points: 'a' }, 'points must be an array of strings, got a string');
-  refused({ url: redis.url, points: ['a', 1] }, 'points[1] must be a string, got a number');
-  refused({ url: 6379, points: ['a'] }, 'url must be a string, got 6379');
-  refused({ urls: redis.url, points: ['a'] }, 'urls must be an array of strings, got a string');
-  refused({ url: redis.url, urls: [redis.url], points: ['a'] }, 'give url or urls, not both');
-  refused({ url: redis.url, points: ['a'], syncMs: -1 }, 'syncMs must be a non-negative integer');
-  refused({ url: redis.url, points: ['a'], redisCluster: 'yes' }, 'redisCluster must be a boolean, got a string');
-  refused({ url: redis.url, points: ['a'], sync: 10 }, /unknown connectCluster option key "sync"/);
-  assert.throws(() => client.connectCluster(), { code: 'SDS_INVALID_ARGUMENT', message: /points must be an array/ });
+  refused({ urls: redis.url, points: ['a'], syncMs: 0 }, invalid('sync_ms and timeout_ms must be at least 1'));
+  refused({ urls: redis.url, points: ['a'], timeoutMs: 0 }, invalid('sync_ms and timeout_ms must be at least 1'));
+  refused({ urls: redis.url, points: ['x'.repeat(257)] }, invalid(`point name "${'x'.repeat(257)}" must be 1 to 256 bytes`));
+  refused({ urls: redis.url, points: [''] }, invalid('point name "" must be 1 to 256 bytes'));
+  refused({ urls: redis.url, points: ['a', 'b', 'a'] }, invalid('points[2] "a" is listed twice (also points[0])'));
+  refused({ urls: redis.url, points: ['a'], keyPrefix: 'a{b' },
+    invalid('key_prefix "a{b" holds a brace, which would break the hash tag'));
+  // Types and keys, checked by the crate too (lib/settings.rs only converts).
+  refused({ urls: redis.url, points: ['a', 1] }, invalid('points[1] must be text, not 1'));
+  refused({ urls: 6379, points: ['a'] }, invalid('urls must be text or a list of text, not 6379'));
+  refused({ urls: redis.url, points: ['a'], syncMs: -1 },
+    invalid('syncMs must be a whole number of milliseconds from 0 to 18446744073709551615, not -1'));
+  refused({ urls: redis.url, points: ['a'], redisCluster: 'yes' },
+    invalid('redisCluster must be true or false, not the text "yes"'));
+  refused({ url: redis.url, points: ['a'] }, invalid('unknown setting "url"; the settings are: urls, points, '
+    + 'redis_cluster, sync_ms, timeout_ms, max_backoff_ms, key_prefix, tls_ca_file, tls_cert_file, tls_key_file '
+    + '(or their camelCase spellings)'));
+  refused({ urls: redis.url, syncMs: 10, sync_ms: 10 }, invalid('"syncMs" and "sync_ms" are one setting: give it once'));
+  refused({ urls: redis.url, points: ['a'], syncInterval: 0.01, syncMs: 10 },
+    invalid('"syncInterval" and "syncMs" are one setting: give it once'));
+  refused('redis://127.0.0.1:6379', 'connectCluster options must be an object, got a string');
+  refused(null, 'connectCluster options must be an object, got null');
+  assert.throws(() => client.connectCluster(), { code: 'SDS_INVALID_ARGUMENT', message: invalid('urls: at least one Redis URL is needed') });
   assert.equal(syncerThreads(), 0);
-  // Nothing was left connected by the refusals.
-  client.connectCluster({ url: redis.url, points: ['a'] }).close();
+  // Nothing was left connected by the refusals; one URL and one point may be strings.
+  const cluster = client.connectCluster({ urls: redis.url, points: 'a', syncInterval: 0.05 });
+  assert.equal(cluster.status().points, 1);
+  cluster.close();
 });
 
 test('close() joins the syncer thread, is idempotent; one sync per client until closed', async () => {
   assert.equal(syncerThreads(), 0, 'no syncer thread left by the tests before');
   const client = new Client();
-  const options = { url: redis.url, points: ['c'], keyPrefix: freshPrefix(), syncMs: 20 };
+  const options = { urls: redis.url, points: ['c'], keyPrefix: freshPrefix(), syncMs: 20 };
   const cluster = client.connectCluster(options);
   try {
     // The thread names itself once it runs.
@@ -263,7 +267,7 @@ test('close() returns within one timeout when Redis accepts and never answers', 
   const silent = require('node:net').createServer((socket) => sockets.push(socket)); // accepts, never answers
   await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const client = new Client();
-  const cluster = client.connectCluster({ url: `redis://127.0.0.1:${silent.address().port}`, points: ['h'], syncMs: 20, timeoutMs: 300 });
+  const cluster = client.connectCluster({ urls: `redis://127.0.0.1:${silent.address().port}`, points: ['h'], syncMs: 20, timeoutMs: 300 });
   try {
     await until(() => sockets.length > 0, 2000, 'the syncer connected');
     await new Promise((resolve) => setTimeout(resolve, 50)); // its round trip waits on the silent server
@@ -283,7 +287,7 @@ test('with Redis paused (SIGSTOP), 20 points: syncNow() within timeoutMs, close(
   const paused = await startRedis();
   const client = new Client();
   const points = Array.from({ length: 20 }, (_, i) => `p${i}`);
-  const cluster = client.connectCluster({ url: paused.url, points, syncMs: 50, timeoutMs: 1000 });
+  const cluster = client.connectCluster({ urls: paused.url, points, syncMs: 50, timeoutMs: 1000 });
   try {
     await until(() => cluster.status().syncs > 0, 3000, 'a first sync');
     process.kill(paused.pid, 'SIGSTOP');
@@ -314,7 +318,7 @@ test('a shared table has one syncer per host', () => {
   const file = path.join(os.tmpdir(), `sds-cluster-${process.pid}.sds`);
   const first = new Client({ capacity: 64, shared: file });
   const second = new Client({ capacity: 64, shared: file });
-  const options = { url: redis.url, points: ['h'], keyPrefix: freshPrefix() };
+  const options = { urls: redis.url, points: ['h'], keyPrefix: freshPrefix() };
   const a = first.connectCluster(options);
   const b = second.connectCluster(options);
   try {
@@ -368,7 +372,7 @@ test('exact mode: two clients admit exactly visitThreshold, decided in Redis', a
 test('exact mode without Redis: the local decision, not exact', async () => {
   const client = new Client();
   client.setStrategy('z', { visitThreshold: 1 });
-  const cluster = client.connectCluster({ url: 'redis://127.0.0.1:1', points: ['z'], timeoutMs: 200 });
+  const cluster = client.connectCluster({ urls: 'redis://127.0.0.1:1', points: ['z'], timeoutMs: 200 });
   try {
     assert.deepEqual(await cluster.enterExact('z'), { admitted: true, reason: null, exact: false });
     assert.deepEqual(await cluster.enterExact('z'), { admitted: false, reason: 'VISIT', exact: false });
@@ -411,7 +415,7 @@ test('rediss:// with tlsCaFile: two clients share a limit, exact mode decides in
     const server = own(await startRedis({ tls: makePki(dir) }));
     assert.match(server.url, /^rediss:\/\//);
     const keyPrefix = freshPrefix();
-    const options = { url: server.url, tlsCaFile: server.tls.ca, keyPrefix };
+    const options = { urls: server.url, tlsCaFile: server.tls.ca, keyPrefix };
     const a = tlsInstance(own, options);
     const b = tlsInstance(own, options);
     assert.equal(admitted(a.client, 'pay', 6), 6);
@@ -432,7 +436,7 @@ test('a server whose certificate another CA signed: not connected (UnknownIssuer
     const server = own(await startRedis({ tls: makePki(path.join(dir, 'server')) }));
     const other = makePki(path.join(dir, 'other'));
     const keyPrefix = freshPrefix();
-    const a = tlsInstance(own, { url: server.url, tlsCaFile: other.ca, keyPrefix });
+    const a = tlsInstance(own, { urls: server.url, tlsCaFile: other.ca, keyPrefix });
     assert.throws(() => a.cluster.syncNow(), { code: 'SDS_UNAVAILABLE', message: /^redis: / });
     const status = a.cluster.status();
     assert.equal(status.connected, false, JSON.stringify(status));
@@ -448,7 +452,7 @@ test('mutual TLS: with tlsCertFile and tlsKeyFile it syncs; without them it is r
   await withCleanup(async (dir, own) => {
     const server = own(await startRedis({ tls: makePki(dir), mutualTls: true }));
     const keyPrefix = freshPrefix();
-    const options = { url: server.url, tlsCaFile: server.tls.ca, keyPrefix };
+    const options = { urls: server.url, tlsCaFile: server.tls.ca, keyPrefix };
     const a = tlsInstance(own, { ...options, tlsCertFile: server.tls.clientCert, tlsKeyFile: server.tls.clientKey });
     assert.equal(admitted(a.client, 'pay', 3), 3);
     a.cluster.syncNow();
@@ -465,32 +469,32 @@ test('mutual TLS: with tlsCertFile and tlsKeyFile it syncs; without them it is r
   });
 });
 
-test('bad TLS options: SDS_INVALID_ARGUMENT with the cluster crate\'s or the option\'s message', async () => {
+test('bad TLS options: SDS_INVALID_ARGUMENT with the cluster crate\'s message', async () => {
   await withCleanup(async (dir) => {
     const pki = makePki(dir);
     const client = new Client();
     const tlsUrl = 'rediss://127.0.0.1:1';
     const refused = (options, message) =>
       assert.throws(() => client.connectCluster({ points: ['a'], ...options }), { code: 'SDS_INVALID_ARGUMENT', message });
-    refused({ url: tlsUrl, tlsCaFile: '/nonexistent/sds-ca.pem' },
+    refused({ urls: tlsUrl, tlsCaFile: '/nonexistent/sds-ca.pem' },
       /^invalid cluster configuration: tls_ca_file \/nonexistent\/sds-ca.pem: No such file/);
-    refused({ url: 'redis://127.0.0.1:1', tlsCaFile: pki.ca },
+    refused({ urls: 'redis://127.0.0.1:1', tlsCaFile: pki.ca },
       'invalid cluster configuration: urls[0]: TLS files are given, so every URL must be rediss://');
-    refused({ url: tlsUrl, tlsCaFile: pki.ca, tlsCertFile: pki.clientCert }, /tls_key_file/);
-    refused({ url: tlsUrl, tlsKeyFile: pki.clientKey }, /tls_cert_file and tls_key_file go together/);
-    refused({ url: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: pki.ca }, /^invalid cluster configuration: TLS files: /);
-    // Types, checked by the binding: paths are strings.
-    refused({ url: tlsUrl, tlsCaFile: 5 }, 'tlsCaFile must be a string, got a number');
-    refused({ url: tlsUrl, tlsCaFile: null }, 'tlsCaFile must be a string, got null');
-    refused({ url: tlsUrl, tlsCertFile: Buffer.from(pki.clientCert), tlsKeyFile: pki.clientKey },
-      'tlsCertFile must be a string, got an object');
-    refused({ url: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: new URL(`file://${pki.clientKey}`) },
-      'tlsKeyFile must be a string, got an object');
-    refused({ url: tlsUrl, tlsCa: pki.ca }, /unknown connectCluster option key "tlsCa"/);
+    refused({ urls: tlsUrl, tlsCaFile: pki.ca, tlsCertFile: pki.clientCert }, /tls_key_file/);
+    refused({ urls: tlsUrl, tlsKeyFile: pki.clientKey }, /tls_cert_file and tls_key_file go together/);
+    refused({ urls: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: pki.ca }, /^invalid cluster configuration: TLS files: /);
+    // Types, checked by the crate: paths are strings, null is none.
+    refused({ urls: tlsUrl, tlsCaFile: 5 }, 'invalid cluster configuration: tlsCaFile must be a path (text) or null, not 5');
+    refused({ urls: tlsUrl, tlsCertFile: Buffer.from(pki.clientCert), tlsKeyFile: pki.clientKey },
+      'invalid cluster configuration: tlsCertFile must be a path (text) or null, not a value of type Buffer');
+    refused({ urls: tlsUrl, tlsCertFile: pki.clientCert, tlsKeyFile: new URL(`file://${pki.clientKey}`) },
+      'invalid cluster configuration: tlsKeyFile must be a path (text) or null, not a value of type URL');
+    refused({ urls: tlsUrl, tlsCa: pki.ca }, /^invalid cluster configuration: unknown setting "tlsCa"; /);
+    client.connectCluster({ urls: tlsUrl, points: ['a'], tlsCaFile: null }).close();
     assert.equal(syncerThreads(), 0);
     // All three, well formed: it starts (and never waits for the server).
     client.connectCluster({
-      url: tlsUrl, points: ['a'], tlsCaFile: pki.ca, tlsCertFile: pki.clientCert, tlsKeyFile: pki.clientKey,
+      urls: tlsUrl, points: ['a'], tlsCaFile: pki.ca, tlsCertFile: pki.clientCert, tlsKeyFile: pki.clientKey,
     }).close();
   });
 });
@@ -499,7 +503,7 @@ test('a process that ends with a syncer running exits normally and promptly', as
   const source = `
     const { Client } = require(${JSON.stringify(PACKAGE)});
     const client = new Client();
-    const cluster = client.connectCluster({ url: ${JSON.stringify(redis.url)}, points: ['p'], syncMs: 20 });
+    const cluster = client.connectCluster({ urls: ${JSON.stringify(redis.url)}, points: ['p'], syncMs: 20 });
     setTimeout(() => console.log('connected', cluster.status().connected), 300);
   `;
   const start = Date.now();
@@ -518,7 +522,7 @@ test('a worker thread\'s syncer stops when the worker ends', { timeout: 10000 },
     const { parentPort, workerData } = require('node:worker_threads');
     const { Client } = require(${JSON.stringify(PACKAGE)});
     const client = new Client();
-    const cluster = client.connectCluster({ url: workerData.url, points: ['w'], syncMs: 20 });
+    const cluster = client.connectCluster({ urls: workerData.url, points: ['w'], syncMs: 20 });
     const poll = setInterval(() => {
       if (!cluster.status().connected) return;
       clearInterval(poll);

@@ -25,7 +25,7 @@ const counted: Promise<number | string> = point.run(async () => 1);
 const bare: number | string = client.run('p', () => 1);
 
 const agent: AdminAgent = client.connectAdmin({
-  servers: 'https://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100, tlsCaFile: 'ca.pem',
+  servers: 'https://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100, ip: null, tlsCaFile: 'ca.pem',
   tlsCertFile: 'client-cert.pem', tlsKeyFile: 'client-key.pem',
 });
 const adminStatus: AdminStatus = agent.status();
@@ -34,7 +34,7 @@ const reporting: boolean = adminStatus.isReporter && adminStatus.lastError === '
 const fallbackText: string | null = agent.returnValue('p');
 agent.on('log', (line: AdminLogLine) => console.log(line.level, line.message));
 agent.close();
-const sync: ClusterSync = client.connectCluster({ url: 'redis://127.0.0.1:6379', points: ['p'], syncMs: 50 });
+const sync: ClusterSync = client.connectCluster({ urls: 'redis://127.0.0.1:6379', points: ['p'], syncMs: 50 });
 const clusterStatus: ClusterStatus = sync.status();
 const clusterError: string | null = clusterStatus.lastError;
 sync.syncNow();
@@ -43,7 +43,7 @@ exactDecision.then((d) => console.log(d.admitted, d.exact, d.reason));
 sync.close();
 client.connectCluster({ urls: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'], points: ['p'], redisCluster: true });
 client.connectCluster({
-  url: 'rediss://10.0.0.5:6380', points: ['p'], tlsCaFile: 'ca.pem', tlsCertFile: 'client.pem', tlsKeyFile: 'client-key.pem',
+  urls: ['rediss://10.0.0.5:6380'], points: 'p', keyPrefix: null, tlsCaFile: 'ca.pem', tlsCertFile: 'client.pem', tlsKeyFile: 'client-key.pem',
 });
 const stats: Stats = point.stats();
 const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
@@ -77,9 +77,11 @@ client.connectAdmin({ servers: 'https://admin:8887', appGroup: 'g', appName: 'a'
 // @ts-expect-error without a fallback, a downgraded run may give the console's string
 const onlyNumber: number = client.run('p', () => 1);
 // @ts-expect-error the cluster points are required
-client.connectCluster({ url: 'redis://127.0.0.1:6379' });
+client.connectCluster({ urls: 'redis://127.0.0.1:6379' });
+// @ts-expect-error one URL or several go under urls
+client.connectCluster({ url: 'redis://127.0.0.1:6379', points: ['p'] });
 // @ts-expect-error TLS files are paths as strings
-client.connectCluster({ url: 'rediss://127.0.0.1:6380', points: ['p'], tlsCaFile: Buffer.from('ca.pem') });
+client.connectCluster({ urls: 'rediss://127.0.0.1:6380', points: ['p'], tlsCaFile: Buffer.from('ca.pem') });
 // @ts-expect-error a shared file's mode is 0o600 or 0o660
 new Client({ shared: 'x', mode: 0o644 });
 // @ts-expect-error the addon's internals are not exported
