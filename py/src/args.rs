@@ -5,7 +5,6 @@
 //! a panic.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
@@ -155,17 +154,6 @@ pub fn path_text<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, 
             ),
         )
     })
-}
-
-/// An optional file path (a TLS file): `None`, or a path as `open` takes
-/// it. Whether the file exists and fits the rest of the config is the
-/// crate's check, at start.
-pub fn optional_path(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<PathBuf>> {
-    if v.is_none() {
-        return Ok(None);
-    }
-    // A path's `str` to the OS's bytes as `open` does (surrogateescape).
-    path_text(v, what)?.extract().map(Some)
 }
 
 /// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8

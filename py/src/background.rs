@@ -1,170 +1,303 @@
-//! The lifecycle shared by the binding's background services (the console
-//! agent, the cluster sync): each runs a Rust thread of its own, at most one
-//! per client, and none may be left running when the interpreter finalizes.
+//! The life cycle of the binding's background services (the console agent,
+//! the cluster sync), written once for both: each runs a Rust thread of its
+//! own, at most one per client, and none may be left running when the
+//! interpreter finalizes.
 //!
-//! [`Owned`] holds a service with the process that started it: a fork child
-//! inherits no thread, so there the service is inert and its memory is left
-//! alone (its locks may be held by a thread that was not copied).
-//! [`Registry`] knows every service of a kind started in this process: `sds`
-//! registers a `_stop_*` function with `atexit` that calls
-//! [`Registry::stop_all`], which runs before finalization starts.
+//! A service implements [`Service`]; its Python class holds a [`Handle`]
+//! and hands every call to it. [`Owned`] holds a service with the process
+//! that started it: a fork child inherits no thread, so there the service
+//! is inert and its memory is left alone (its locks may be held by a thread
+//! that was not copied). `sds` registers [`_stop_services`] with `atexit`;
+//! it stops every service started in this process before finalization.
 
-use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::{PyTraverseError, PyVisit};
+use sds_core::ErrorCode;
+use sds_settings::{Fields, Value};
+use sds_shm::AnyTable;
 
-/// A running service with a thread of its own.
-pub trait Service: Send + Sync + 'static {
-    /// Stops it and joins its thread; idempotent. Called with the
-    /// interpreter released (the thread may be waiting for it).
-    fn stop(&self);
-    /// Whether it has not been stopped; may wait for a lock the service's
-    /// callers hold, so called with the interpreter released where those
-    /// callers release it.
-    fn is_running(&self) -> bool;
+use crate::errors;
+use crate::settings;
+use crate::table::{Inner, Table};
+
+/// A background service as the binding drives it.
+pub trait Service: Sized + Send + Sync + 'static {
+    /// Its status, which leaves Rust as fields.
+    type Status: Fields + Clone + Default + Send + Sync;
+    /// Its name in messages: "console agent".
+    const NAME: &'static str;
+    /// The `Client` method that starts one.
+    const CONNECT: &'static str;
+
+    /// The client's slot for its running one.
+    fn slot(client: &Inner) -> &Slot<Self>;
+    /// Starts it on `table` from the caller's settings; a refusal is the
+    /// error code and the crate's message.
+    fn launch(
+        table: Arc<AnyTable>,
+        settings: Vec<(String, Value)>,
+    ) -> Result<Self, (ErrorCode, String)>;
+    /// Its status now.
+    fn snapshot(&self) -> Self::Status;
+    /// Stops it and joins its thread; its last status.
+    fn shut_down(self) -> Self::Status;
 }
 
-/// A service and the process that started it.
+/// A client's slot for its running service of one kind.
+pub type Slot<S> = Mutex<Option<Arc<Owned<S>>>>;
+
+/// A service, or its last status once stopped.
+enum State<S: Service> {
+    Running(S),
+    Stopped(S::Status),
+}
+
+/// A service and the process that started it. Readers (status, calls that
+/// may wait a round trip) share the lock; `stop` takes it alone. Only
+/// locked with the interpreter released, except by [`Owned::try_with`].
 pub struct Owned<S: Service> {
-    // Dropped only in the process that started it (see `Drop`).
-    service: ManuallyDrop<S>,
+    state: RwLock<State<S>>,
     pid: u32,
 }
 
 impl<S: Service> Owned<S> {
-    /// The service, unless this is a fork child of the process that started
-    /// it.
-    pub fn get(&self) -> Option<&S> {
-        self.ours().then_some(&*self.service)
-    }
-
     /// Whether this process started it.
-    pub fn ours(&self) -> bool {
+    fn ours(&self) -> bool {
         self.pid == std::process::id()
     }
 
-    /// The process that started it.
-    pub fn pid(&self) -> u32 {
-        self.pid
+    fn read(&self) -> RwLockReadGuard<'_, State<S>> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Running, and started by this process.
-    pub fn running(&self) -> bool {
-        self.get().is_some_and(S::is_running)
+    /// Running and started by this process; may wait for a stop.
+    fn running(&self) -> bool {
+        self.ours() && matches!(*self.read(), State::Running(_))
     }
 
-    /// Stops and joins the service with the interpreter released.
-    pub fn stop(&self, py: Python<'_>) {
-        if let Some(service) = self.get() {
-            py.detach(|| service.stop());
+    /// `work` on the running service without waiting: `None` when it is
+    /// stopped, being stopped, or inherited. For callers that hold the
+    /// interpreter, which a stopping agent's thread may need to log.
+    pub fn try_with<T>(&self, work: impl FnOnce(&S) -> T) -> Option<T> {
+        if !self.ours() {
+            return None;
+        }
+        match &*self.state.try_read().ok()? {
+            State::Running(service) => Some(work(service)),
+            State::Stopped(_) => None,
         }
     }
 
-    /// `close()`: stops the service and, if it is still the client's,
-    /// empties the client's `slot`.
-    pub fn close(self: &Arc<Self>, py: Python<'_>, slot: &Mutex<Option<Arc<Self>>>) {
-        self.stop(py);
+    /// Stops and joins the service with the interpreter released;
+    /// idempotent.
+    fn stop(&self, py: Python<'_>) {
+        if !self.ours() {
+            return;
+        }
         py.detach(|| {
-            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, self)) {
-                *slot = None;
-            }
+            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+            let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
+                State::Running(service) => service.shut_down(),
+                State::Stopped(last) => last,
+            };
+            *state = State::Stopped(last);
         });
     }
 }
 
 impl<S: Service> Drop for Owned<S> {
     fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let state = std::mem::replace(state, State::Stopped(S::Status::default()));
         if !self.ours() {
             // A fork child's copy: stopping would join a thread that does
-            // not exist here. Leaked (the service and its table reference).
+            // not exist here, and its locks may be held. Leaked.
+            std::mem::forget(state);
             return;
         }
-        if self.service.is_running() {
-            // The client was collected with its service running: the last
-            // reference goes in a deallocation, so the interpreter is held.
-            let stopped = Python::try_attach(|py| py.detach(|| self.service.stop()));
-            if stopped.is_none() {
-                self.service.stop();
-            }
+        let State::Running(service) = state else {
+            return;
+        };
+        // The client was collected with its service running: the last
+        // reference goes in a deallocation, so the interpreter is held;
+        // released for the join (the thread may be waiting for it).
+        let mut service = Some(service);
+        let _ = Python::try_attach(|py| py.detach(|| service.take().map(S::shut_down)));
+        if let Some(service) = service {
+            service.shut_down();
         }
-        // SAFETY: dropped once, here, in the process that started it; the
-        // service is stopped.
-        unsafe { ManuallyDrop::drop(&mut self.service) };
     }
 }
 
-/// Why a service did not start.
-pub enum Refused<E> {
-    /// The client already has a running one.
-    Running,
-    /// [`Registry::stop_all`] has run.
-    ShuttingDown,
-    /// The service's own start failed.
-    Start(E),
+/// What [`_stop_services`] stops: every service started in this process.
+trait Stop: Send + Sync {
+    fn stop(&self, py: Python<'_>);
 }
 
-/// Every service of one kind started in this process.
-pub struct Registry<S: Service> {
-    shutting_down: AtomicBool,
-    live: Mutex<Vec<Weak<Owned<S>>>>,
+impl<S: Service> Stop for Owned<S> {
+    fn stop(&self, py: Python<'_>) {
+        Owned::stop(self, py);
+    }
 }
 
-impl<S: Service> Registry<S> {
-    pub const fn new() -> Self {
-        Registry {
-            shutting_down: AtomicBool::new(false),
-            live: Mutex::new(Vec::new()),
-        }
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+static LIVE: Mutex<Vec<Weak<dyn Stop>>> = Mutex::new(Vec::new());
+
+/// Whether [`_stop_services`] has run: nothing starts (or logs) any more.
+pub fn shutting_down() -> bool {
+    SHUTTING_DOWN.load(Ordering::Acquire)
+}
+
+/// Stops every background service of this process (joining their threads)
+/// and lets no other start or log: `sds` registers it with `atexit`, so no
+/// service thread is left when the interpreter finalizes.
+#[pyfunction]
+pub fn _stop_services(py: Python<'_>) {
+    SHUTTING_DOWN.store(true, Ordering::Release);
+    let live: Vec<Arc<dyn Stop>> = LIVE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain(..)
+        .filter_map(|weak| weak.upgrade())
+        .collect();
+    for service in live {
+        service.stop(py);
+    }
+}
+
+/// Starts a service into `slot` unless one runs there or the interpreter
+/// shuts down. Called with the interpreter released: the slot's lock, a
+/// running check and the start may wait.
+fn start_in<S: Service>(
+    slot: &Slot<S>,
+    start: impl FnOnce() -> Result<S, (ErrorCode, String)>,
+) -> Result<Arc<Owned<S>>, (ErrorCode, String)> {
+    let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    let refused = |why: String| Err((ErrorCode::InvalidArgument, why));
+    if slot.as_ref().is_some_and(|cell| cell.running()) {
+        return refused(format!(
+            "this client already has a {} running: close it first",
+            S::NAME
+        ));
+    }
+    if shutting_down() {
+        return refused(format!(
+            "the interpreter is shutting down: no {} starts",
+            S::NAME
+        ));
+    }
+    let cell = Arc::new(Owned {
+        state: RwLock::new(State::Running(start()?)),
+        pid: std::process::id(),
+    });
+    *slot = Some(cell.clone());
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.retain(|weak| weak.strong_count() > 0);
+    let stop: Arc<dyn Stop> = cell.clone();
+    live.push(Arc::downgrade(&stop));
+    Ok(cell)
+}
+
+/// What a service's Python object holds: the service, and its client,
+/// kept alive while the object exists.
+pub struct Handle<S: Service> {
+    cell: Arc<Owned<S>>,
+    client: Py<Table>,
+}
+
+impl<S: Service> Handle<S> {
+    /// Starts the service for `client` from `settings`, `(key, value)`
+    /// pairs; every refusal is an `sds` error with its reason.
+    pub fn start(
+        py: Python<'_>,
+        client: &Bound<'_, PyAny>,
+        settings: &Bound<'_, PyAny>,
+    ) -> PyResult<Handle<S>> {
+        let client = client
+            .cast::<Table>()
+            .map_err(|_| errors::argument(py, "client must be an sds.Client".to_string()))?;
+        let pairs = settings::pairs(settings)?;
+        let inner: &Inner = &client.get().inner;
+        let start = || S::launch(inner.table.clone(), pairs);
+        let cell = py
+            .detach(|| start_in(S::slot(inner), start))
+            .map_err(|(code, message)| errors::raise(py, code, message, None))?;
+        Ok(Handle {
+            cell,
+            client: client.clone().unbind(),
+        })
     }
 
-    /// Whether [`Registry::stop_all`] has run: nothing starts (or logs) any
-    /// more.
-    pub fn shutting_down(&self) -> bool {
-        self.shutting_down.load(Ordering::Acquire)
+    pub fn traverse(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.client)
     }
 
-    /// Starts a service into a client's `slot`, unless one runs there or
-    /// the interpreter shuts down. Call with the interpreter released when
-    /// `start`, the slot's lock or [`Service::is_running`] may wait.
-    pub fn start<E>(
-        &self,
-        slot: &Mutex<Option<Arc<Owned<S>>>>,
-        start: impl FnOnce() -> Result<S, E>,
-    ) -> Result<Arc<Owned<S>>, Refused<E>> {
-        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|cell| cell.running()) {
-            return Err(Refused::Running);
-        }
-        if self.shutting_down() {
-            return Err(Refused::ShuttingDown);
-        }
-        let cell = Arc::new(Owned {
-            service: ManuallyDrop::new(start().map_err(Refused::Start)?),
-            pid: std::process::id(),
+    /// `read` on the state with the interpreter released; `None` in a
+    /// fork child (see [`Handle::unusable`]).
+    fn read<T: Send>(&self, py: Python<'_>, read: impl FnOnce(&State<S>) -> T + Send) -> Option<T> {
+        self.cell
+            .ours()
+            .then(|| py.detach(|| read(&self.cell.read())))
+    }
+
+    /// The status as a dict of its fields, in the crate's order; once
+    /// stopped, the last one.
+    pub fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let status = self.read(py, |state| match state {
+            State::Running(service) => service.snapshot(),
+            State::Stopped(last) => last.clone(),
         });
-        *slot = Some(cell.clone());
-        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|weak| weak.strong_count() > 0);
-        live.push(Arc::downgrade(&cell));
-        Ok(cell)
+        settings::fields(py, &status.ok_or_else(|| self.unusable(py))?)
     }
 
-    /// Stops every service of this kind (joining their threads) and lets no
-    /// other start.
-    pub fn stop_all(&self, py: Python<'_>) {
-        self.shutting_down.store(true, Ordering::Release);
-        let cells: Vec<Arc<Owned<S>>> = self
-            .live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .filter_map(|weak| weak.upgrade())
-            .collect();
-        for cell in cells {
-            cell.stop(py);
+    /// Runs `work` on the running service with the interpreter released;
+    /// `None` when stopped or inherited (see [`Handle::unusable`]).
+    pub fn with<T: Send>(&self, py: Python<'_>, work: impl FnOnce(&S) -> T + Send) -> Option<T> {
+        self.read(py, |state| match state {
+            State::Running(service) => Some(work(service)),
+            State::Stopped(_) => None,
+        })
+        .flatten()
+    }
+
+    /// The error of a call that needs the running service: `sds.Closed`
+    /// once closed, `sds.InvalidArgument` in a fork child.
+    pub fn unusable(&self, py: Python<'_>) -> PyErr {
+        if self.cell.ours() {
+            let message = format!("this {} is closed", S::NAME);
+            return errors::raise(py, ErrorCode::Closed, message, None);
         }
+        errors::argument(
+            py,
+            format!(
+                "this {name} belongs to process {pid}: a fork child inherits no {name}; \
+                 call {connect} in the child",
+                name = S::NAME,
+                pid = self.cell.pid,
+                connect = S::CONNECT,
+            ),
+        )
+    }
+
+    /// Whether it runs (not closed, and started by this process).
+    pub fn running(&self, py: Python<'_>) -> bool {
+        self.with(py, |_| ()).is_some()
+    }
+
+    /// `close()`: stops the service and, if it is still the client's,
+    /// empties the client's slot.
+    pub fn close(&self, py: Python<'_>) {
+        self.cell.stop(py);
+        let slot = S::slot(&self.client.get().inner);
+        py.detach(|| {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.cell)) {
+                *slot = None;
+            }
+        });
     }
 }

@@ -10,6 +10,7 @@ mod entry;
 mod errors;
 mod fast;
 mod guard;
+mod settings;
 mod shared;
 mod strategy;
 mod table;
@@ -23,11 +24,14 @@ mod _native {
     use pyo3::prelude::*;
     use pyo3::types::PyTuple;
     use sds_core::{Reason, MAX_CAPACITY, MAX_NAME_LEN};
+    use sds_settings::Fields;
 
     #[pymodule_export]
-    use crate::admin::{_stop_agents, Agent};
+    use crate::admin::Agent;
     #[pymodule_export]
-    use crate::cluster::{_stop_clusters, Cluster};
+    use crate::background::_stop_services;
+    #[pymodule_export]
+    use crate::cluster::Cluster;
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]
@@ -58,6 +62,16 @@ mod _native {
         m.add("MAX_NAME_LEN", MAX_NAME_LEN)?;
         // Which wall clock `now_ms` reads (sds-clock chooses it per machine).
         m.add("CLOCK", sds_clock::source())?;
+        // The statuses' fields, which sds.AgentStatus and sds.ClusterStatus
+        // name (a test checks they agree).
+        m.add(
+            "AGENT_STATUS_FIELDS",
+            PyTuple::new(py, sds_agent::Status::NAMES)?,
+        )?;
+        m.add(
+            "CLUSTER_STATUS_FIELDS",
+            PyTuple::new(py, sds_cluster::Status::NAMES)?,
+        )?;
         crate::fast::install_all(py)?;
         crate::strategy::add_field_properties(py)?;
         Ok(())

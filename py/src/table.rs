@@ -10,9 +10,8 @@ use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{capacity_from_i128, Flags, Outcome, PointId, PointTable, Slot, Stats};
 use sds_shm::AnyTable;
 
-use crate::admin::AdminCell;
 use crate::args::{self, Time};
-use crate::cluster::ClusterCell;
+use crate::background;
 use crate::entry::{reason_name, Entry};
 use crate::errors;
 use crate::strategy::Strategy;
@@ -50,10 +49,10 @@ pub struct Inner {
     listeners: Mutex<Vec<Py<PyAny>>>,
     has_listeners: AtomicBool,
     /// The console agent managing this table, if one is connected.
-    pub admin: Mutex<Option<Arc<AdminCell>>>,
+    pub admin: background::Slot<sds_agent::Agent>,
     /// The sync of this table's cluster points, if one was started (at most
     /// one runs per client).
-    pub cluster: Mutex<Option<Arc<ClusterCell>>>,
+    pub cluster: background::Slot<sds_cluster::Cluster>,
 }
 
 impl Inner {

@@ -9,9 +9,9 @@
 
 from ._native import Entry, SlidingWindow, Strategy, __version__, now_ms
 from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
-from .admin import AdminAgent, AgentStatus
+from .admin import AdminAgent, AgentSettings, AgentStatus
 from .client import Client, Point
-from .cluster import ClusterStatus, ClusterSync, ExactDecision
+from .cluster import ClusterSettings, ClusterStatus, ClusterSync, ExactDecision
 from .stats import CycleStats, Stats
 from . import errors
 # Every exception class; errors.__all__ is their one list.
@@ -22,8 +22,10 @@ __all__ = [
     "Client",
     "Point",
     "AdminAgent",
+    "AgentSettings",
     "AgentStatus",
     "ClusterSync",
+    "ClusterSettings",
     "ClusterStatus",
     "ExactDecision",
     "Entry",

@@ -1,12 +1,16 @@
-"""The sugar shared by the background services (``AdminAgent``,
-``ClusterSync``): a context manager that closes the service, and a
-``__repr__`` that tells whether it runs. Mixed in before the native base,
-which provides ``running`` and ``close``."""
+"""What the background services (``AdminAgent``, ``ClusterSync``) share on
+the Python side: a context manager that closes the service, a ``__repr__``
+that tells whether it runs, and the ``atexit`` hook that stops (joins)
+every service of the process before the interpreter finalizes. Mixed in
+before the native base, which provides ``running`` and ``close``."""
 
 from __future__ import annotations
 
+import atexit
 from types import TracebackType
 from typing import TYPE_CHECKING, ClassVar, Optional, Type, TypeVar
+
+from . import _native
 
 _Self = TypeVar("_Self", bound="Background")
 
@@ -37,3 +41,6 @@ class Background:
 
     def __repr__(self) -> str:
         return f"<{self._REPR_NAME} {'running' if self.running else 'closed'}>"
+
+
+atexit.register(_native._stop_services)

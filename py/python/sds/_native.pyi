@@ -11,9 +11,8 @@ from .stats import Stats
 
 __all__ = [
     "Agent",
-    "_stop_agents",
     "Cluster",
-    "_stop_clusters",
+    "_stop_services",
     "Entry",
     "_register_errors",
     "Guarded",
@@ -28,6 +27,8 @@ __all__ = [
     "MAX_CAPACITY",
     "MAX_NAME_LEN",
     "CLOCK",
+    "AGENT_STATUS_FIELDS",
+    "CLUSTER_STATUS_FIELDS",
 ]
 
 __version__: str
@@ -36,6 +37,8 @@ REASONS: Tuple[str, ...]
 MAX_CAPACITY: int
 MAX_NAME_LEN: int
 CLOCK: str
+AGENT_STATUS_FIELDS: Tuple[str, ...]
+CLUSTER_STATUS_FIELDS: Tuple[str, ...]
 
 _C = TypeVar("_C", bound=Callable[[str, str, int], object])
 _E = TypeVar("_E", bound="Entry")
@@ -44,14 +47,10 @@ def now_ms() -> int:
     """The wall-clock time in ms that calls without `now_ms` use."""
 
 def _register_errors(classes: Dict[str, type], downgraded: type) -> None: ...
-def _stop_agents() -> None:
-    """Stops every console agent of this process; no other starts or logs
-    (registered with `atexit` by `sds`)."""
-
-def _stop_clusters() -> None:
-    """Stops every cluster sync of this process (joining their threads) and
-    lets no other start: `sds` registers it with `atexit`, so no syncer
-    thread is left when the interpreter finalizes."""
+def _stop_services() -> None:
+    """Stops every background service of this process (joining their threads)
+    and lets no other start or log: `sds` registers it with `atexit`, so no
+    service thread is left when the interpreter finalizes."""
 
 @final
 class Strategy:
@@ -189,25 +188,14 @@ class PointHandle:
 class Agent:
     """The console agent of a client (the base of `sds.AdminAgent`)."""
 
-    def __new__(
-        cls,
-        client: Table,
-        servers: str,
-        app_group: str,
-        app_name: str,
-        *,
-        ip: Optional[str] = None,
-        hostname: Optional[str] = None,
-        pull_interval_ms: int,
-        timeout_ms: int,
-        tls_ca_file: Optional[str | PathLike[str]] = None,
-        tls_cert_file: Optional[str | PathLike[str]] = None,
-        tls_key_file: Optional[str | PathLike[str]] = None,
-    ) -> Agent: ...
-    def _status(self) -> Tuple[int, bool, int, bool, int, bool, str, str, int, int, int, int, int]:
-        """The agent's state as a tuple in `sds_agent::Status`'s field order."""
+    def __new__(cls, client: Table, settings: Iterable[Tuple[str, object]]) -> Agent:
+        """Starts the console agent for `client`'s table from `settings`,
+        `(key, value)` pairs (see `sds.Client.connect_admin`)."""
+    def _status(self) -> Dict[str, Any]:
+        """The agent's state: `sds_agent::Status`'s fields by name."""
     def return_value(self, point: str) -> Optional[str]:
-        """The console's `returnValueStr` for `point`, or `None`."""
+        """The console's `returnValueStr` for `point`, or `None` (also once
+        closed)."""
     @property
     def running(self) -> bool: ...
     def close(self) -> None:
@@ -218,24 +206,12 @@ class Agent:
 class Cluster:
     """The cluster sync of a client (the base of `sds.ClusterSync`)."""
 
-    def __new__(
-        cls,
-        client: Table,
-        urls: str | Iterable[str],
-        points: str | Iterable[str],
-        *,
-        redis_cluster: bool,
-        sync_ms: int,
-        timeout_ms: int,
-        key_prefix: str,
-        tls_ca_file: Optional[str | PathLike[str]],
-        tls_cert_file: Optional[str | PathLike[str]],
-        tls_key_file: Optional[str | PathLike[str]],
-    ) -> Cluster: ...
-    def _status(
-        self,
-    ) -> Tuple[bool, bool, int, int, int, int, int, int, int, Optional[str], int, int]:
-        """The syncer's state as a tuple in `sds_cluster::Status`'s field order."""
+    def __new__(cls, client: Table, settings: Iterable[Tuple[str, object]]) -> Cluster:
+        """Starts the cluster sync of `client`'s table from `settings`,
+        `(key, value)` pairs (see `sds.Client.connect_cluster`)."""
+    def _status(self) -> Dict[str, Any]:
+        """The syncer's state: `sds_cluster::Status`'s fields by name; after
+        `close`, the last one."""
     def sync_now(self) -> None:
         """One sync now on the calling thread (after the thread's sync in
         progress, if any); `sds.Unavailable` (a `ConnectionError`) when Redis fails."""

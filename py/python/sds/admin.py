@@ -1,7 +1,7 @@
 """``AdminAgent``: a client managed by the SDS console (``sds-admin``),
 started with ``Client.connect_admin``. The protocol runs in the native
-``sds-agent`` on a thread of its own; this module names its status fields
-and makes it a context manager.
+``sds-agent`` on a thread of its own; this module names its settings and
+its status fields and makes it a context manager.
 
 Log lines go to the logger ``"sds.admin"``: ``WARNING`` for a failure the
 agent recovers from (a server down, a strategy refused or applied without
@@ -18,18 +18,44 @@ an inherited ``AdminAgent`` is not ``running`` there; call
 
 from __future__ import annotations
 
-import atexit
-import math
-from typing import NamedTuple
+import os
+from typing import NamedTuple, Optional, TypedDict, Union
 
 from . import _native
 from ._background import Background
-from .errors import InvalidArgument
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+
+class AgentSettings(TypedDict, total=False):
+    """The keyword arguments of ``Client.connect_admin``; ``None`` (or
+    leaving one out) is the agent's default. Times in seconds, or in
+    milliseconds under the ``_ms`` name (one of the two)."""
+
+    ip: Optional[str]
+    """The host's address the console shows (default: the last non-loopback
+    IPv4 address)."""
+    hostname: Optional[str]
+    """The host's name the console shows (default: the system's)."""
+    pull_interval: Optional[float]
+    """Seconds between the end of a pull and the next (default 5)."""
+    pull_interval_ms: Optional[int]
+    timeout: Optional[float]
+    """Seconds one request may take (default 1)."""
+    timeout_ms: Optional[int]
+    tls_ca_file: Optional[StrPath]
+    """A PEM file of the CA(s) ``https://`` servers are checked against,
+    instead of the system's roots."""
+    tls_cert_file: Optional[StrPath]
+    """A PEM client certificate (chain) for mutual TLS, with ``tls_key_file``."""
+    tls_key_file: Optional[StrPath]
+    """The PEM private key of ``tls_cert_file``."""
 
 
 class AgentStatus(NamedTuple):
     """A snapshot of an agent's state. Times are UTC epoch milliseconds of
-    the agent's clock, 0 for never."""
+    the agent's clock, 0 for never. The fields are the crate's
+    (``sds_agent::Status``), by name."""
 
     last_pull_ms: int
     """When the last pull finished (or failed)."""
@@ -76,15 +102,4 @@ class AdminAgent(Background, _native.Agent):
     def status(self) -> AgentStatus:
         """The agent's state now; once closed, its last state. In a fork
         child of the process that started it: ``sds.InvalidArgument``."""
-        return AgentStatus(*self._status())
-
-
-def millis(name: str, seconds: float) -> int:
-    """``seconds`` (an int or a float) as whole milliseconds; the agent
-    judges the value (0 ms is refused)."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
-        raise InvalidArgument(f"{name} must be a finite number of seconds, not {seconds!r}")
-    return max(0, round(seconds * 1000))
-
-
-atexit.register(_native._stop_agents)
+        return AgentStatus(**self._status())

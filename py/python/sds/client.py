@@ -5,12 +5,20 @@ native methods themselves, so the hot path never runs Python code of ours."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Optional, Type, TypeVar, Union
+import sys
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, TypeVar, Union
 
 from . import _native
-from .admin import AdminAgent, millis
-from .cluster import ClusterSync
+from .admin import AdminAgent, AgentSettings
+from .cluster import ClusterSettings, ClusterSync
 from .guard import ErrorSpec, guard_options, make_guard
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    # Python 3.10 has no typing.Unpack; the annotations are never evaluated
+    # (``from __future__ import annotations``), so only mypy reads this.
+    from typing_extensions import Unpack
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound="Client")
@@ -99,14 +107,7 @@ class Client(_native.Table):
         servers: str,
         app_group: str,
         app_name: str,
-        *,
-        ip: Optional[str] = None,
-        hostname: Optional[str] = None,
-        pull_interval: float = 5.0,
-        timeout: float = 1.0,
-        tls_ca_file: Optional[Union[str, "os.PathLike[str]"]] = None,
-        tls_cert_file: Optional[Union[str, "os.PathLike[str]"]] = None,
-        tls_key_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        **settings: Unpack[AgentSettings],
     ) -> AdminAgent:
         """Lets the SDS console (``sds-admin``) manage this client's table:
         an agent thread pulls the app's strategies at once and every
@@ -117,49 +118,28 @@ class Client(_native.Table):
         host's reporter. ``enter`` never waits on it.
 
         ``servers`` is a comma-separated list of ``http://`` or ``https://``
-        base URLs (failed over in turn); ``ip`` and ``hostname`` default to
-        the host's (the last non-loopback IPv4 address); ``timeout`` bounds
-        one request (seconds). ``https://`` servers' certificates are checked
-        against the system's roots, or with ``tls_ca_file`` (a ``str`` or
-        ``os.PathLike``) against the CA(s) of that PEM file instead; a
-        certificate that does not verify fails the request like a console
-        down (``status().last_error`` says why). ``tls_cert_file`` and
-        ``tls_key_file`` (together, each a ``str`` or ``os.PathLike``) are a
-        PEM client certificate (chain) and its key, shown to ``https://``
-        servers that ask for one (mutual TLS). A config the agent refuses
-        (a CA, certificate or key file that cannot be read, a certificate
-        without its key or the other way round, TLS files without an
-        ``https://`` server among ``servers``, included) raises
-        ``sds.InvalidArgument`` with its reason, as does a second agent while one runs. The agent
-        runs until ``close()`` (or the ``with`` block ends), the client is
-        collected, or the interpreter exits. In a fork child, call this
-        again (the agent thread is not inherited)."""
-        return AdminAgent(
-            self,
-            servers,
-            app_group,
-            app_name,
-            ip=ip,
-            hostname=hostname,
-            pull_interval_ms=millis("pull_interval", pull_interval),
-            timeout_ms=millis("timeout", timeout),
-            tls_ca_file=tls_ca_file,
-            tls_cert_file=tls_cert_file,
-            tls_key_file=tls_key_file,
-        )
+        base URLs (failed over in turn); the keyword arguments are
+        ``sds.AgentSettings`` (times in seconds). ``https://`` servers'
+        certificates are checked against the system's roots, or against
+        ``tls_ca_file``; a certificate that does not verify fails the
+        request like a console down (``status().last_error`` says why).
+
+        A setting the agent refuses (an unknown keyword, a value of the
+        wrong type, a file that cannot be read, a certificate without its
+        key, TLS files without an ``https://`` server...) raises
+        ``sds.InvalidArgument`` with the agent's message, as does a second
+        agent while one runs. The agent runs until ``close()`` (or the
+        ``with`` block ends), the client is collected, or the interpreter
+        exits. In a fork child, call this again (the agent thread is not
+        inherited)."""
+        names = [("servers", servers), ("app_group", app_group), ("app_name", app_name)]
+        return AdminAgent(self, [*names, *settings.items()])
 
     def connect_cluster(
         self,
-        urls: Union[str, Iterable[str]],
-        points: Iterable[str],
-        *,
-        redis_cluster: bool = False,
-        sync_interval: float = 0.1,
-        timeout: float = 1.0,
-        key_prefix: str = "sds",
-        tls_ca_file: Optional[Union[str, "os.PathLike[str]"]] = None,
-        tls_cert_file: Optional[Union[str, "os.PathLike[str]"]] = None,
-        tls_key_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        urls: Union[str, List[str], Tuple[str, ...]],
+        points: Union[str, List[str], Tuple[str, ...]],
+        **settings: Unpack[ClusterSettings],
     ) -> ClusterSync:
         """Makes ``points`` cluster points (created if absent): their
         thresholds hold for every instance that syncs them through the same
@@ -167,33 +147,19 @@ class Client(_native.Table):
         the other instances' as of the last sync, and never waits on Redis);
         a thread pushes this table's counts and reads the others' every
         ``sync_interval`` seconds, in one round trip (one per master on a
-        Redis Cluster). Other points stay
-        local. Never waits for Redis: an unreachable server shows in
-        ``status()``.
+        Redis Cluster). Other points stay local. Never waits for Redis: an
+        unreachable server shows in ``status()``.
 
         ``urls`` is a ``redis://[user[:password]@]host[:port][/db]`` URL
         (``rediss://`` for TLS), or a list of seed nodes with
-        ``redis_cluster=True``; ``timeout`` bounds a connection and a round
-        trip (seconds); keys are ``{key_prefix:point}:<second>``. TLS:
-        ``tls_ca_file`` is a PEM file of the CA(s) of the servers'
-        certificates (it replaces the system's roots); ``tls_cert_file`` and
-        ``tls_key_file`` (together) a PEM client certificate and its key for
-        mutual TLS; each a ``str`` or ``os.PathLike``. A config the cluster crate refuses
-        raises ``sds.InvalidArgument`` with its reason (``sds.TableFull``
-        when a point finds no room), as does a second sync while the
-        client's first one runs. The sync runs until ``close()`` (or the
-        ``with`` block ends), the client is collected, or the interpreter
-        exits. In a fork child, call this again (the thread is not
-        inherited)."""
-        return ClusterSync(
-            self,
-            urls,
-            points,
-            redis_cluster=redis_cluster,
-            sync_ms=millis("sync_interval", sync_interval),
-            timeout_ms=millis("timeout", timeout),
-            key_prefix=key_prefix,
-            tls_ca_file=tls_ca_file,
-            tls_cert_file=tls_cert_file,
-            tls_key_file=tls_key_file,
-        )
+        ``redis_cluster=True``; ``points`` a name or a list of names; the
+        keyword arguments are ``sds.ClusterSettings`` (times in seconds).
+
+        A setting the cluster crate refuses raises ``sds.InvalidArgument``
+        with its message (``sds.TableFull`` when a point finds no room), as
+        does a second sync while the client's first one runs. The sync runs
+        until ``close()`` (or the ``with`` block ends), the client is
+        collected, or the interpreter exits. In a fork child, call this
+        again (the thread is not inherited)."""
+        names = [("urls", urls), ("points", points)]
+        return ClusterSync(self, [*names, *settings.items()])

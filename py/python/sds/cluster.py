@@ -1,8 +1,8 @@
 """``ClusterSync``: cluster points, whose thresholds hold for every instance
 of a service together, started with ``Client.connect_cluster``. The sync
 runs in the native ``sds-cluster`` on a thread of its own (one round trip to
-Redis per ``sync_interval``); this module names its status fields and an
-exact decision's, and makes it a context manager.
+Redis per ``sync_interval``); this module names its settings, its status
+fields and an exact decision's, and makes it a context manager.
 
 Every cluster sync of the process is stopped (joined) by an ``atexit``
 hook, so the interpreter exits normally with syncs running (waiting at most
@@ -13,15 +13,45 @@ in the child (e.g. in gunicorn's ``post_fork`` hook).
 
 from __future__ import annotations
 
-import atexit
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, TypedDict
 
 from . import _native
 from ._background import Background
+from .admin import StrPath
+
+
+class ClusterSettings(TypedDict, total=False):
+    """The keyword arguments of ``Client.connect_cluster``; ``None`` (or
+    leaving one out) is the crate's default. Times in seconds, or in
+    milliseconds under the ``_ms`` name (one of the two)."""
+
+    redis_cluster: Optional[bool]
+    """``urls`` are seed nodes of a Redis Cluster (default ``False``)."""
+    sync_interval: Optional[float]
+    """Seconds between syncs (default 0.1)."""
+    sync_ms: Optional[int]
+    timeout: Optional[float]
+    """Seconds a connection or a round trip may take (default 1)."""
+    timeout_ms: Optional[int]
+    max_backoff: Optional[float]
+    """The longest wait between two connection attempts while Redis is
+    down, seconds: the wait starts at the sync interval and doubles up to
+    this (default 5)."""
+    max_backoff_ms: Optional[int]
+    key_prefix: Optional[str]
+    """Keys are ``{key_prefix:point}:<second>`` (default ``"sds"``)."""
+    tls_ca_file: Optional[StrPath]
+    """A PEM file of the CA(s) of the servers' certificates (it replaces the
+    system's roots)."""
+    tls_cert_file: Optional[StrPath]
+    """A PEM client certificate for mutual TLS, with ``tls_key_file``."""
+    tls_key_file: Optional[StrPath]
+    """The PEM private key of ``tls_cert_file``."""
 
 
 class ClusterStatus(NamedTuple):
-    """A snapshot of a cluster sync. Times are UTC epoch milliseconds."""
+    """A snapshot of a cluster sync. Times are UTC epoch milliseconds. The
+    fields are the crate's (``sds_cluster::Status``), by name."""
 
     connected: bool
     """The last sync reached Redis (for at least one point)."""
@@ -74,7 +104,7 @@ class ClusterSync(Background, _native.Cluster):
         """The syncer's state now; once closed, its last state (as of the
         join). In a fork child of the process that started it:
         ``sds.InvalidArgument``."""
-        return ClusterStatus(*self._status())
+        return ClusterStatus(**self._status())
 
     def enter_exact(self, point: str, now_ms: Optional[int] = None) -> ExactDecision:
         """Exact mode: decides one request on the cluster point ``point`` in
@@ -87,5 +117,3 @@ class ClusterSync(Background, _native.Cluster):
         ``sds.InvalidArgument``."""
         return ExactDecision(*self._enter_exact(point, now_ms))
 
-
-atexit.register(_native._stop_clusters)
