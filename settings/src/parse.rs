@@ -53,6 +53,12 @@ impl Parsed {
         let mut given: Vec<Option<String>> = vec![None; table.len()];
         for (key, value) in pairs {
             let (index, in_seconds) = find(table, &key)?;
+            // Null gives nothing (the default), so it never clashes: a
+            // JavaScript spread that unsets one spelling and sets another
+            // is fine.
+            if value == Value::Null {
+                continue;
+            }
             if let Some(first) = &given[index] {
                 return Err(SettingsError(if *first == key {
                     format!("\"{key}\" is given twice")
@@ -340,9 +346,15 @@ mod tests {
             "\"timeout\" and \"timeout_ms\" are one setting: give it once"
         );
         assert_eq!(
-            parse(&[("ip", Value::Null), ("ip", text("1.2.3.4"))]).unwrap_err(),
+            parse(&[("ip", text("1.2.3.5")), ("ip", text("1.2.3.4"))]).unwrap_err(),
             "\"ip\" is given twice"
         );
+        let parsed = parse(&[
+            ("timeout_ms", Value::Null),
+            ("timeout", Value::Int(2)),
+            ("timeoutMs", Value::Null),
+        ]);
+        assert_eq!(parsed.unwrap().millis("timeout_ms", 1), 2000);
     }
 
     #[test]
