@@ -155,7 +155,7 @@ impl Worker {
             .servers
             .post(PULL_PATH, &json, pull_answer)
             .map_err(|e| e.message)
-            .and_then(|response| self.take_response(response));
+            .and_then(|response| self.take_response(response, now));
         let ok = match outcome {
             Ok(()) => true,
             Err(e) => {
@@ -202,7 +202,7 @@ impl Worker {
 
     /// Applies a pull's response; `Err` for a response that is refused
     /// whole (the strategies in force stay).
-    fn take_response(&mut self, response: PullResponse) -> Result<(), String> {
+    fn take_response(&mut self, response: PullResponse, now: u64) -> Result<(), String> {
         if response.changed != Some(true) {
             return Ok(());
         }
@@ -244,12 +244,18 @@ impl Worker {
         }
         *lock(&self.shared.return_values) = Arc::new(applied.return_values);
         self.version = response.version.unwrap_or(NULL_VERSION);
-        // Recorded at once, not at the end of the pull: a reader who sees
-        // the new set sees its version a moment later at most.
-        let held = self.version;
-        self.status(|s| s.version = held);
         self.set_text = text;
         self.waiting = applied.waiting;
+        // The pull's outcome recorded with the new set, at once (the end of
+        // the pull writes the same again): a reader who sees the version
+        // sees the set in force and the pull that brought it.
+        let (held, waiting) = (self.version, self.waiting.len() as u64);
+        self.status(|s| {
+            s.version = held;
+            s.last_pull_ms = now;
+            s.last_pull_ok = true;
+            s.strategies_waiting = waiting;
+        });
         let version = match response.version {
             Some(v) => v.to_string(),
             None => "null".into(),
