@@ -57,7 +57,11 @@ const NOT_IN_C: &[(&str, &str, &str)] = &[
     ("agent", "a fraction of a millisecond", WRONG_TYPE),
     ("agent", "seconds as text", SECONDS),
     ("agent", "negative seconds", SECONDS),
-    ("agent", "null gives nothing: another spelling of the setting may follow", SECONDS),
+    (
+        "agent",
+        "null gives nothing: another spelling of the setting may follow",
+        SECONDS,
+    ),
     ("agent", "a boolean is not a number", WRONG_TYPE),
     ("agent", "a path of the wrong type", WRONG_TYPE),
     ("agent", "a pull interval of 0", ZERO),
