@@ -18,12 +18,12 @@
 
 mod agent;
 mod agent_log;
-mod args;
 mod boundary;
 mod cluster;
 mod codes;
 mod handle;
 mod service;
+mod settings;
 mod shared;
 mod strategy;
 mod table;

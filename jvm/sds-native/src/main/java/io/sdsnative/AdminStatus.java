@@ -1,40 +1,28 @@
 package io.sdsnative;
 
 /**
- * A snapshot of an {@link AdminAgent}'s state ({@link AdminAgent#status()}).
- * Times are UTC milliseconds, 0 for never. Immutable.
+ * A snapshot of an {@link AdminAgent}'s state ({@link AdminAgent#status()}):
+ * every field of the agent crate's {@code Status}, in its order (a test checks
+ * them against the library). Times are UTC milliseconds, 0 for never.
+ * Immutable; equal when every field is.
  */
-public final class AdminStatus {
-    private final long lastPullMs;
-    private final long lastUploadMs;
-    private final long version;
-    private final long pullFailures;
-    private final long uploadFailures;
-    private final long uploads;
-    private final boolean lastPullOk;
-    private final boolean lastUploadOk;
-    private final boolean reporter;
-    private final long strategiesWaiting;
-    private final long pointsLeftOut;
-    private final String server;
-    private final String lastError;
+public final class AdminStatus extends NativeStatus {
+    // Set by name from the native status (NativeStatus.fill), in its order.
+    private long lastPullMs;
+    private boolean lastPullOk;
+    private long lastUploadMs;
+    private boolean lastUploadOk;
+    private long version;
+    private boolean isReporter;
+    private String server;
+    private String lastError;
+    private long pullFailures;
+    private long uploadFailures;
+    private long uploads;
+    private long strategiesWaiting;
+    private long pointsLeftOut;
 
-    /** {@code values} in the order the native side writes them; {@code texts}: {server, lastError}. */
-    AdminStatus(long[] values, String[] texts) {
-        lastPullMs = values[0];
-        lastUploadMs = values[1];
-        version = values[2];
-        pullFailures = values[3];
-        uploadFailures = values[4];
-        uploads = values[5];
-        lastPullOk = values[6] != 0;
-        lastUploadOk = values[7] != 0;
-        reporter = values[8] != 0;
-        strategiesWaiting = values[9];
-        pointsLeftOut = values[10];
-        server = texts[0];
-        lastError = texts[1];
-    }
+    AdminStatus() {}
 
     /** When the last pull finished (or failed); 0 for never. */
     public long lastPullMs() {
@@ -71,7 +59,7 @@ public final class AdminStatus {
 
     /** Whether this process is the host's reporter (the one that uploads); always on a private table. */
     public boolean isReporter() {
-        return reporter;
+        return isReporter;
     }
 
     /** The server the next request goes to. */
@@ -119,34 +107,5 @@ public final class AdminStatus {
      */
     public long pointsLeftOut() {
         return pointsLeftOut;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof AdminStatus)) {
-            return false;
-        }
-        AdminStatus s = (AdminStatus) o;
-        return lastPullMs == s.lastPullMs && lastUploadMs == s.lastUploadMs && version == s.version
-                && pullFailures == s.pullFailures && uploadFailures == s.uploadFailures && uploads == s.uploads
-                && lastPullOk == s.lastPullOk && lastUploadOk == s.lastUploadOk && reporter == s.reporter
-                && strategiesWaiting == s.strategiesWaiting && pointsLeftOut == s.pointsLeftOut
-                && server.equals(s.server) && lastError.equals(s.lastError);
-    }
-
-    @Override
-    public int hashCode() {
-        return java.util.Objects.hash(lastPullMs, lastUploadMs, version, pullFailures, uploadFailures, uploads,
-                lastPullOk, lastUploadOk, reporter, strategiesWaiting, pointsLeftOut, server, lastError);
-    }
-
-    @Override
-    public String toString() {
-        return "AdminStatus{lastPullMs=" + lastPullMs + ", lastPullOk=" + lastPullOk
-                + ", lastUploadMs=" + lastUploadMs + ", lastUploadOk=" + lastUploadOk
-                + ", version=" + version + ", reporter=" + reporter + ", server=" + server
-                + ", lastError=" + lastError + ", pullFailures=" + pullFailures
-                + ", uploadFailures=" + uploadFailures + ", uploads=" + uploads
-                + ", strategiesWaiting=" + strategiesWaiting + ", pointsLeftOut=" + pointsLeftOut + "}";
     }
 }

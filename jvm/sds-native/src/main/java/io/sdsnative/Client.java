@@ -1,8 +1,6 @@
 package io.sdsnative;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Set;
@@ -39,11 +37,12 @@ public final class Client implements AutoCloseable {
     /** Points by name: the name crosses to native code once per point. */
     private final ConcurrentHashMap<String, Point> points = new ConcurrentHashMap<>();
     /** The console agents and cluster syncs of this client still running: {@link #close()} closes them. */
-    private final Set<Attached> attached = Collections.newSetFromMap(new ConcurrentHashMap<Attached, Boolean>());
+    private final Set<BackgroundService<?>> services =
+            Collections.newSetFromMap(new ConcurrentHashMap<BackgroundService<?>, Boolean>());
 
-    /** A native thread working on this client's table, closed with it. */
-    interface Attached {
-        void close();
+    /** A service's native start, on the table's live handle. */
+    private interface Start<T> {
+        T start(long table, String[] keys, Object[] values);
     }
 
     /** A point's id, and whether its strategy limits concurrency. */
@@ -273,33 +272,15 @@ public final class Client implements AutoCloseable {
      * statistics at second 5 of every 10 s cycle. See {@link AdminAgent} and
      * "Managed by the SDS console" in the README.
      *
-     * @throws SdsException {@code INVALID_ARGUMENT} with the agent's reason for a
-     *     config it refuses (no server, a server that is not an {@code http://}
-     *     or {@code https://} URL, a TLS file that cannot be read or holds no
-     *     certificate or key, a client certificate without its key or the
-     *     reverse, a key that is not the certificate's, TLS files without any
-     *     {@code https://} server, a blank or missing app group, app name, ip
-     *     or host name, an ip longer than 16 characters, an interval or timeout
-     *     not above 0), or for a TLS file not of the default file system;
+     * @throws SdsException {@code INVALID_ARGUMENT} with the agent's message
+     *     ({@code "cannot start the SDS agent: ..."}) for a setting it does not
+     *     have, a value its setting does not take, or a config it refuses (no
+     *     server, a blank app name, TLS files it cannot use, ...);
      *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
      */
     public AdminAgent connectAdmin(AdminConfig config) {
-        if (config == null) {
-            throw new SdsException(ErrorCode.NULL_ARGUMENT, "admin config is null");
-        }
-        String caFile = pathText(config.tlsCaFile(), "TLS CA file");
-        String certFile = pathText(config.tlsCertFile(), "TLS certificate file");
-        String keyFile = pathText(config.tlsKeyFile(), "TLS key file");
-        long handle = table.acquire();
-        AdminAgent agent;
-        try {
-            agent = new AdminAgent(this, Native.agentStart(handle, this, config.servers(), caFile, certFile, keyFile,
-                    config.appGroup(), config.appName(), config.ip(), config.hostname(), config.pullIntervalMs(),
-                    config.timeoutMs()));
-        } finally {
-            table.release();
-        }
-        return attach(agent);
+        return connect(config, "admin config",
+                (table, keys, values) -> new AdminAgent(this, Native.agentStart(table, this, keys, values)));
     }
 
     /**
@@ -313,74 +294,38 @@ public final class Client implements AutoCloseable {
      * limits (Redis)" in the README.
      *
      * @throws SdsException {@code INVALID_ARGUMENT} with the cluster crate's
-     *     reason for a config it refuses (no URL, a URL that is not a Redis
-     *     URL, a sync period or timeout not above 0, a point name empty or
-     *     longer than 256 bytes, a brace in the key prefix, a TLS file that
-     *     cannot be read or parsed, a certificate without its key or the
-     *     reverse, a TLS file with a URL that is not {@code rediss://}), a
-     *     text that is not valid UTF-16 or a TLS path not of the default file
-     *     system; {@code TABLE_FULL} when the table has no room for a point;
-     *     {@code NULL_ARGUMENT} for a null config, URL, point or prefix;
-     *     {@code CLOSED}
+     *     message ({@code "invalid cluster configuration: ..."}) for a setting
+     *     it does not have, a value its setting does not take, or a config it
+     *     refuses (no URL, a point name out of range, TLS files it cannot use,
+     *     ...); {@code TABLE_FULL} when the table has no room for a point;
+     *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
      */
     public ClusterSync connectCluster(ClusterConfig config) {
+        return connect(config, "cluster config",
+                (table, keys, values) -> new ClusterSync(this, Native.clusterStart(table, this, keys, values)));
+    }
+
+    /** Starts a service with {@code config}'s settings and attaches it: {@link #close()} closes it. */
+    private <T extends BackgroundService<?>> T connect(ServiceConfig config, String what, Start<T> start) {
         if (config == null) {
-            throw new SdsException(ErrorCode.NULL_ARGUMENT, "cluster config is null");
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, what + " is null");
         }
-        String[] urls = texts(config.urls(), "url");
-        String[] names = texts(config.points(), "point name");
-        checkText(config.keyPrefix(), "key prefix");
-        String caFile = pathText(config.tlsCaFile(), "TLS CA file");
-        String certFile = pathText(config.tlsCertFile(), "TLS certificate file");
-        String keyFile = pathText(config.tlsKeyFile(), "TLS key file");
         long handle = table.acquire();
-        ClusterSync cluster;
+        T service;
         try {
-            cluster = new ClusterSync(this, Native.clusterStart(handle, this, urls, config.redisCluster(), names,
-                    config.syncMs(), config.timeoutMs(), config.maxBackoffMs(), config.keyPrefix(), caFile, certFile,
-                    keyFile));
+            service = start.start(handle, config.keys(), config.values());
         } finally {
             table.release();
         }
-        return attach(cluster);
-    }
-
-    private <T extends Attached> T attach(T thread) {
-        attached.add(thread);
+        services.add(service);
         if (table.isClosed()) {
-            thread.close(); // closed meanwhile: close() may have missed it
+            service.close(); // closed meanwhile: close() may have missed it
         }
-        return thread;
+        return service;
     }
 
-    void forget(Attached thread) {
-        attached.remove(thread);
-    }
-
-    private static String[] texts(java.util.List<String> list, String what) {
-        String[] array = list.toArray(new String[0]);
-        for (String text : array) {
-            checkText(text, what);
-        }
-        return array;
-    }
-
-    /**
-     * The text of a file's path for the native side, which opens it (null
-     * stays null: no file). A path of another file system (a zip, an
-     * in-memory one) names no file the native side can open: refused.
-     */
-    private static String pathText(Path path, String what) {
-        if (path == null) {
-            return null;
-        }
-        if (path.getFileSystem() != FileSystems.getDefault()) {
-            throw new SdsException(ErrorCode.INVALID_ARGUMENT,
-                    what + " " + path + " is not on the default file system");
-        }
-        String text = path.toString();
-        checkText(text, what);
-        return text;
+    void forget(BackgroundService<?> service) {
+        services.remove(service);
     }
 
     /** Whether {@link #close()} was called. */
@@ -408,8 +353,8 @@ public final class Client implements AutoCloseable {
     @Override
     public void close() {
         table.close();
-        for (Attached thread : new ArrayList<>(attached)) {
-            thread.close();
+        for (BackgroundService<?> service : new ArrayList<>(services)) {
+            service.close();
         }
     }
 

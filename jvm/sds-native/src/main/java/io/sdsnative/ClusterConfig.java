@@ -4,125 +4,27 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.List;
 
 /**
  * How a {@link Client}'s cluster points sync with Redis: see
  * {@link Client#connectCluster(ClusterConfig)}. Immutable; made with
- * {@link #builder()}. Nothing is checked here: the cluster crate checks the
- * whole config when the sync starts.
+ * {@link #builder()}, whose setters are the cluster sync's settings (or
+ * {@link Builder#set(String, Object)} for any of them). The cluster crate
+ * checks the whole config when the sync starts; a setting not set takes the
+ * crate's default.
  */
-public final class ClusterConfig {
-    /** Milliseconds between two syncs unless set: 100. */
-    public static final long DEFAULT_SYNC_MS = Long.parseLong(CoreTables.CLUSTER_DEFAULTS[0]);
-    /** Connect, read and write timeout of one round trip in milliseconds unless set: 1000. */
-    public static final long DEFAULT_TIMEOUT_MS = Long.parseLong(CoreTables.CLUSTER_DEFAULTS[1]);
-    /** Longest wait between two connection attempts in milliseconds unless set: 5000. */
-    public static final long DEFAULT_MAX_BACKOFF_MS = Long.parseLong(CoreTables.CLUSTER_DEFAULTS[2]);
-    /** The first part of every key and hash tag unless set: {@code "sds"}. */
-    public static final String DEFAULT_KEY_PREFIX = CoreTables.CLUSTER_DEFAULTS[3];
-
-    private final List<String> urls;
-    private final boolean redisCluster;
-    private final List<String> points;
-    private final long syncMs;
-    private final long timeoutMs;
-    private final long maxBackoffMs;
-    private final String keyPrefix;
-    private final Path tlsCaFile;
-    private final Path tlsCertFile;
-    private final Path tlsKeyFile;
-
-    private ClusterConfig(Builder b) {
-        urls = Collections.unmodifiableList(new ArrayList<>(b.urls));
-        redisCluster = b.redisCluster;
-        points = Collections.unmodifiableList(new ArrayList<>(b.points));
-        syncMs = b.syncMs;
-        timeoutMs = b.timeoutMs;
-        maxBackoffMs = b.maxBackoffMs;
-        keyPrefix = b.keyPrefix;
-        tlsCaFile = b.tlsCaFile;
-        tlsCertFile = b.tlsCertFile;
-        tlsKeyFile = b.tlsKeyFile;
+public final class ClusterConfig extends ServiceConfig {
+    private ClusterConfig(Builder builder) {
+        super(builder);
     }
 
-    /** A builder with the defaults and no URL or point yet. */
+    /** A builder with no setting set. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** The Redis URLs: one server, or seed nodes of a Redis Cluster. */
-    public List<String> urls() {
-        return urls;
-    }
-
-    /** Whether the URLs are seed nodes of a Redis Cluster. */
-    public boolean redisCluster() {
-        return redisCluster;
-    }
-
-    /** The names of the cluster points. */
-    public List<String> points() {
-        return points;
-    }
-
-    /** Milliseconds between two syncs (one round trip each; one per master on a Redis Cluster). */
-    public long syncMs() {
-        return syncMs;
-    }
-
-    /** Connect, read and write timeout of one round trip, in milliseconds. */
-    public long timeoutMs() {
-        return timeoutMs;
-    }
-
-    /** Longest wait between two connection attempts, in milliseconds. */
-    public long maxBackoffMs() {
-        return maxBackoffMs;
-    }
-
-    /** The first part of every key and of each point's hash tag. */
-    public String keyPrefix() {
-        return keyPrefix;
-    }
-
-    /** The PEM file of the CA(s) the servers' certificates are checked against; null: the system's roots. */
-    public Path tlsCaFile() {
-        return tlsCaFile;
-    }
-
-    /** The PEM client certificate (chain) for mutual TLS; null: none. */
-    public Path tlsCertFile() {
-        return tlsCertFile;
-    }
-
-    /** The PEM private key of {@link #tlsCertFile()}; null: none. */
-    public Path tlsKeyFile() {
-        return tlsKeyFile;
-    }
-
-    @Override
-    public String toString() {
-        return "ClusterConfig{urls=" + urls + ", redisCluster=" + redisCluster + ", points=" + points
-                + ", syncMs=" + syncMs + ", timeoutMs=" + timeoutMs + ", maxBackoffMs=" + maxBackoffMs
-                + ", keyPrefix=" + keyPrefix + ", tlsCaFile=" + tlsCaFile + ", tlsCertFile=" + tlsCertFile
-                + ", tlsKeyFile=" + tlsKeyFile + "}";
-    }
-
     /** Builds a {@link ClusterConfig}; each setter returns the builder. */
-    public static final class Builder {
-        private final List<String> urls = new ArrayList<>();
-        private boolean redisCluster;
-        private final List<String> points = new ArrayList<>();
-        private long syncMs = DEFAULT_SYNC_MS;
-        private long timeoutMs = DEFAULT_TIMEOUT_MS;
-        private long maxBackoffMs = DEFAULT_MAX_BACKOFF_MS;
-        private String keyPrefix = DEFAULT_KEY_PREFIX;
-        private Path tlsCaFile;
-        private Path tlsCertFile;
-        private Path tlsKeyFile;
-
+    public static final class Builder extends ServiceConfig.Builder<Builder, ClusterConfig> {
         private Builder() {}
 
         /**
@@ -132,7 +34,7 @@ public final class ClusterConfig {
          * URLs set before.
          */
         public Builder url(String url) {
-            return urls(Collections.singletonList(url));
+            return set("urls", url);
         }
 
         /** The URLs: one server, or with {@link #redisCluster} seed nodes. Replaces those set before. */
@@ -142,15 +44,12 @@ public final class ClusterConfig {
 
         /** As {@link #urls(String...)}. */
         public Builder urls(Collection<String> urls) {
-            this.urls.clear();
-            this.urls.addAll(urls);
-            return this;
+            return set("urls", copy(urls));
         }
 
         /** Talk to a Redis Cluster (slots, redirections) instead of one server. */
         public Builder redisCluster(boolean redisCluster) {
-            this.redisCluster = redisCluster;
-            return this;
+            return set("redisCluster", redisCluster);
         }
 
         /** The points whose thresholds hold cluster-wide (created if absent). Replaces those set before. */
@@ -160,33 +59,27 @@ public final class ClusterConfig {
 
         /** As {@link #points(String...)}. */
         public Builder points(Collection<String> points) {
-            this.points.clear();
-            this.points.addAll(points);
-            return this;
+            return set("points", copy(points));
         }
 
-        /** Milliseconds between two syncs ({@link #DEFAULT_SYNC_MS} unless set; at least 1). */
+        /** Milliseconds between two syncs (100 unless set; at least 1). */
         public Builder syncMs(long syncMs) {
-            this.syncMs = syncMs;
-            return this;
+            return set("syncMs", syncMs);
         }
 
-        /** Timeout of one round trip in milliseconds ({@link #DEFAULT_TIMEOUT_MS} unless set; at least 1). */
+        /** Timeout of one round trip in milliseconds (1000 unless set; at least 1). */
         public Builder timeoutMs(long timeoutMs) {
-            this.timeoutMs = timeoutMs;
-            return this;
+            return set("timeoutMs", timeoutMs);
         }
 
-        /** Longest reconnect wait in milliseconds ({@link #DEFAULT_MAX_BACKOFF_MS} unless set). */
+        /** Longest reconnect wait in milliseconds (5000 unless set). */
         public Builder maxBackoffMs(long maxBackoffMs) {
-            this.maxBackoffMs = maxBackoffMs;
-            return this;
+            return set("maxBackoffMs", maxBackoffMs);
         }
 
-        /** The key prefix ({@link #DEFAULT_KEY_PREFIX} unless set): services sharing a Redis use different ones. */
+        /** The key prefix ({@code "sds"} unless set): services sharing a Redis use different ones. */
         public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = keyPrefix;
-            return this;
+            return set("keyPrefix", keyPrefix);
         }
 
         /**
@@ -196,24 +89,27 @@ public final class ClusterConfig {
          * every URL must be {@code rediss://}. Null: none.
          */
         public Builder tlsCaFile(Path tlsCaFile) {
-            this.tlsCaFile = tlsCaFile;
-            return this;
+            return set("tlsCaFile", tlsCaFile);
         }
 
         /** The PEM client certificate (chain) for mutual TLS, with {@link #tlsKeyFile}. Null: none. */
         public Builder tlsCertFile(Path tlsCertFile) {
-            this.tlsCertFile = tlsCertFile;
-            return this;
+            return set("tlsCertFile", tlsCertFile);
         }
 
         /** The PEM private key of {@link #tlsCertFile}. Null: none. */
         public Builder tlsKeyFile(Path tlsKeyFile) {
-            this.tlsKeyFile = tlsKeyFile;
-            return this;
+            return set("tlsKeyFile", tlsKeyFile);
         }
 
+        @Override
         public ClusterConfig build() {
             return new ClusterConfig(this);
+        }
+
+        /** A list of its own, in the collection's order, so a later change of the caller's is not seen. */
+        private static Object copy(Collection<String> items) {
+            return items == null ? null : new ArrayList<>(items);
         }
     }
 }

@@ -4,41 +4,29 @@ import java.util.Optional;
 
 /**
  * A snapshot of a {@link ClusterSync}'s syncer ({@link ClusterSync#status()}):
- * every field of the cluster crate's {@code Status}. Times are UTC
- * milliseconds, 0 for never. Immutable.
+ * every field of the cluster crate's {@code Status}, in its order (a test
+ * checks them against the library). Times are UTC milliseconds, 0 for never.
+ * Immutable; equal when every field is.
  */
-public final class ClusterStatus {
-    private final boolean connected;
-    private final boolean syncing;
-    private final long lastSyncMs;
-    private final long lagMs;
-    private final long rttUs;
-    private final long syncs;
-    private final long failures;
-    private final long roundTrips;
-    private final long commands;
-    private final long points;
-    private final long pointsFailing;
-    private final String lastError;
+public final class ClusterStatus extends NativeStatus {
+    // Set by name from the native status (NativeStatus.fill), in its order.
+    private boolean connected;
+    private boolean syncing;
+    private long lastSyncMs;
+    private long lagMs;
+    private long rttUs;
+    private long syncs;
+    private long failures;
+    private long roundTrips;
+    private long commands;
+    private String lastError;
+    private long points;
+    private long pointsFailing;
 
-    /** {@code values} in the order the native side writes them; {@code lastError} null for none. */
-    ClusterStatus(long[] values, String lastError) {
-        connected = values[0] != 0;
-        syncing = values[1] != 0;
-        lastSyncMs = values[2];
-        lagMs = values[3];
-        rttUs = values[4];
-        syncs = values[5];
-        failures = values[6];
-        roundTrips = values[7];
-        commands = values[8];
-        points = values[9];
-        pointsFailing = values[10];
-        this.lastError = lastError;
-    }
+    ClusterStatus() {}
 
     /** Whether the last sync reached Redis (for at least one point: see {@link #pointsFailing()}). */
-    public boolean isConnected() {
+    public boolean connected() {
         return connected;
     }
 
@@ -46,7 +34,7 @@ public final class ClusterStatus {
      * Whether this process holds the host's syncer role: always on a private
      * table; on a shared table one process of the host does.
      */
-    public boolean isSyncing() {
+    public boolean syncing() {
         return syncing;
     }
 
@@ -85,6 +73,11 @@ public final class ClusterStatus {
         return commands;
     }
 
+    /** The last failure's message; empty once a sync succeeds again. */
+    public Optional<String> lastError() {
+        return Optional.ofNullable(lastError);
+    }
+
     /** The cluster points synced. */
     public long points() {
         return points;
@@ -93,36 +86,5 @@ public final class ClusterStatus {
     /** Cluster points whose last sync failed (a Redis Cluster master down); 0 once all sync again. */
     public long pointsFailing() {
         return pointsFailing;
-    }
-
-    /** The last failure's message; empty once a sync succeeds again. */
-    public Optional<String> lastError() {
-        return Optional.ofNullable(lastError);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof ClusterStatus)) {
-            return false;
-        }
-        ClusterStatus s = (ClusterStatus) o;
-        return connected == s.connected && syncing == s.syncing && lastSyncMs == s.lastSyncMs && lagMs == s.lagMs
-                && rttUs == s.rttUs && syncs == s.syncs && failures == s.failures && roundTrips == s.roundTrips
-                && commands == s.commands && points == s.points && pointsFailing == s.pointsFailing
-                && java.util.Objects.equals(lastError, s.lastError);
-    }
-
-    @Override
-    public int hashCode() {
-        return java.util.Objects.hash(connected, syncing, lastSyncMs, lagMs, rttUs, syncs, failures, roundTrips,
-                commands, points, pointsFailing, lastError);
-    }
-
-    @Override
-    public String toString() {
-        return "ClusterStatus{connected=" + connected + ", syncing=" + syncing + ", lastSyncMs=" + lastSyncMs
-                + ", lagMs=" + lagMs + ", rttUs=" + rttUs + ", syncs=" + syncs + ", failures=" + failures
-                + ", roundTrips=" + roundTrips + ", commands=" + commands + ", points=" + points
-                + ", pointsFailing=" + pointsFailing + ", lastError=" + lastError + "}";
     }
 }

@@ -7,31 +7,15 @@ package io.sdsnative;
  * alive) pushes this table's counts of the cluster points and reads the
  * other instances' back, once per {@code syncMs}; {@link Client#enter} reads
  * local + remote counts and never waits on it, on Redis or on a lock.
- * Thread-safe.
- *
- * <p>It runs until {@link #close()} or its client's {@code close()}; it is not
- * stopped by garbage collection. The points stay cluster points after it is
- * closed; their remote counts leave the window within 10 s.
+ * Its life cycle is a {@link BackgroundService}'s: {@link #close()} returns at
+ * once while the syncer sleeps, within one {@code timeoutMs} while a round
+ * trip is in flight (and after the exact decisions running). The points stay
+ * cluster points after it is closed; their remote counts leave the window
+ * within 10 s.
  */
-public final class ClusterSync implements AutoCloseable, Client.Attached {
-    private static final int STATUS_VALUES = 11;
-
-    private final ServiceHandle<ClusterStatus> cluster;
-
+public final class ClusterSync extends BackgroundService<ClusterStatus> {
     ClusterSync(Client client, long nativeCluster) {
-        this.cluster =
-                new ServiceHandle<>(client, nativeCluster, Native::clusterFree, Native::clusterStop, this::readStatus);
-    }
-
-    private ClusterStatus readStatus(long handle) {
-        long[] values = new long[STATUS_VALUES];
-        String lastError = Native.clusterStatus(handle, this, values);
-        return new ClusterStatus(values, lastError);
-    }
-
-    /** The syncer's state now; once closed, its last state (as of the join). */
-    public ClusterStatus status() {
-        return cluster.status();
+        super(client, nativeCluster, CoreTables.CLUSTER_STATUS_NAMES, ClusterStatus::new);
     }
 
     /**
@@ -46,7 +30,7 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      *     {@code CLOSED}
      */
     public void syncNow() {
-        cluster.run(handle -> Native.clusterSyncNow(handle, this));
+        run(handle -> Native.clusterSyncNow(handle, this));
     }
 
     /** Exact mode at the current time: see {@link #enterExact(String, long)}. */
@@ -71,23 +55,6 @@ public final class ClusterSync implements AutoCloseable, Client.Attached {
      */
     public ClusterDecision enterExact(String point, long nowMs) {
         Client.checkText(point, "point name");
-        return ClusterDecision.of(cluster.call(handle -> Native.clusterEnterExact(handle, this, point, nowMs)));
-    }
-
-    /** Whether {@link #close()} was called. */
-    public boolean isClosed() {
-        return cluster.isClosed();
-    }
-
-    /**
-     * Stops the sync and waits for its thread to end: at once while it sleeps,
-     * within one {@code timeoutMs} while a round trip is in flight (and after
-     * the exact decisions running). A second call does nothing; later
-     * {@link #status()} calls give the last state, the others throw
-     * {@code CLOSED}.
-     */
-    @Override
-    public void close() {
-        cluster.close(this);
+        return ClusterDecision.of(call(handle -> Native.clusterEnterExact(handle, this, point, nowMs)));
     }
 }

@@ -24,10 +24,10 @@ final class CoreTables {
     static final String[] STATS_NAMES = Native.statsNames().split(",");
     /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
     static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
-    /** The console agent's {default pull interval, default request timeout} in ms. */
-    static final long[] AGENT_DEFAULTS = longs(Native.agentDefaults());
-    /** The cluster sync's {sync period, timeout, longest backoff (ms), key prefix}. */
-    static final String[] CLUSTER_DEFAULTS = Native.clusterDefaults().split("\t");
+    /** The field names of the console agent's status, as AdminStatus names its fields. */
+    static final String[] AGENT_STATUS_NAMES = Native.agentStatusNames();
+    /** The field names of the cluster sync's status, as ClusterStatus names its fields. */
+    static final String[] CLUSTER_STATUS_NAMES = Native.clusterStatusNames();
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");

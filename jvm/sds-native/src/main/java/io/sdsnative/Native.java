@@ -35,40 +35,22 @@ public final class Native {
 
     static native void stats(long table, Object owner, byte[] name, long nowMs, long[] out);
 
-    // The SDS console agent (AdminAgent).
-    /** {@code "pullIntervalMs\ttimeoutMs"}: the agent's defaults. */
-    static native String agentDefaults();
-
+    // The background services (BackgroundService): AdminAgent, ClusterSync. A start takes the settings its
+    // config carries (keys[i] = values[i]); one handle type for both, so status, stop and free are shared.
     /** Starts an agent for the table {@code table} of {@code owner}: its handle. */
-    static native long agentStart(long table, Object owner, String servers, String tlsCaFile, String tlsCertFile,
-            String tlsKeyFile, String appGroup, String appName, String ip, String hostname, long pullIntervalMs,
-            long timeoutMs);
+    static native long agentStart(long table, Object owner, String[] keys, Object[] values);
 
-    /** Writes the status numbers to {@code out} (see AdminStatus); returns {server, lastError}. */
-    static native String[] agentStatus(long agent, Object owner, long[] out);
+    /** The agent's status fields, camelCased, in the order of {@link #serviceStatus}. */
+    static native String[] agentStatusNames();
 
     /** The console's returnValueStr of {@code point}; null when it has none. */
     static native String agentReturnValue(long agent, Object owner, String point);
 
-    /** Stops the agent and joins its thread; idempotent. */
-    static native void agentStop(long agent, Object owner);
+    /** Starts the sync of the configured points for the table {@code table} of {@code owner}: its handle. */
+    static native long clusterStart(long table, Object owner, String[] keys, Object[] values);
 
-    static native void agentFree(long agent);
-
-    // Cluster points synced with Redis (ClusterSync).
-    /** {@code "syncMs\ttimeoutMs\tmaxBackoffMs\tkeyPrefix"}: the cluster sync's defaults. */
-    static native String clusterDefaults();
-
-    /**
-     * Starts the sync of {@code points} for the table {@code table} of {@code owner}: its handle. The TLS files
-     * are paths, null for none.
-     */
-    static native long clusterStart(long table, Object owner, String[] urls, boolean redisCluster, String[] points,
-            long syncMs, long timeoutMs, long maxBackoffMs, String keyPrefix, String tlsCaFile, String tlsCertFile,
-            String tlsKeyFile);
-
-    /** Writes the status numbers to {@code out} (see ClusterStatus); returns the last error or null. */
-    static native String clusterStatus(long cluster, Object owner, long[] out);
+    /** The cluster sync's status fields, camelCased, in the order of {@link #serviceStatus}. */
+    static native String[] clusterStatusNames();
 
     /** One sync on the calling thread. */
     static native void clusterSyncNow(long cluster, Object owner);
@@ -76,10 +58,13 @@ public final class Native {
     /** Exact mode: the decision's bits (see ClusterDecision). */
     static native long clusterEnterExact(long cluster, Object owner, String point, long nowMs);
 
-    /** Stops the sync and joins its thread; idempotent. */
-    static native void clusterStop(long cluster, Object owner);
+    /** The status values (Boolean, Long, String or null), in the order of the service's names; once stopped, the last. */
+    static native Object[] serviceStatus(long service, Object owner);
 
-    static native void clusterFree(long cluster);
+    /** Stops the service and joins its thread; idempotent. */
+    static native void serviceStop(long service, Object owner);
+
+    static native void serviceFree(long service);
 
     // Strategies.
     static native long[] strategyDefaults();

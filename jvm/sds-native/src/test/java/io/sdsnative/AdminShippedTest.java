@@ -356,10 +356,10 @@ class AdminShippedTest {
             https.setApp(GROUP, APP, "[{\"point\":\"m\",\"visitThreshold\":1}]");
             AdminConfig mutual = config(https).tlsCaFile(tls.ca).tlsCertFile(tls.clientCert)
                     .tlsKeyFile(tls.clientKey).build();
-            assertEquals(tls.clientCert, mutual.tlsCertFile());
-            assertEquals(tls.clientKey, mutual.tlsKeyFile());
+            assertEquals(tls.clientCert, mutual.settings().get("tlsCertFile"));
+            assertEquals(tls.clientKey, mutual.settings().get("tlsKeyFile"));
             AdminConfig anonymous = config(https).tlsCaFile(tls.ca).hostname("no-certificate").build();
-            assertNull(anonymous.tlsCertFile());
+            assertNull(anonymous.settings().get("tlsCertFile"));
             try (Client withCertificate = new Client(16); Client without = new Client(16);
                     AdminAgent agent = withCertificate.connectAdmin(mutual);
                     AdminAgent refused = without.connectAdmin(anonymous)) {
@@ -417,7 +417,8 @@ class AdminShippedTest {
         try (FileSystem zip = FileSystems.newFileSystem(zipUri, Collections.singletonMap("create", "true"))) {
             Path inZip = zip.getPath("/client-key.pem");
             Files.copy(tls.clientKey, inZip);
-            assertEquals("SDS_INVALID_ARGUMENT: TLS key file /client-key.pem is not on the default file system",
+            assertEquals(REFUSED + "tlsKeyFile must be a path (text) or null, not a value of type "
+                    + inZip.getClass().getTypeName(),
                     refusal(unreachableHttps(tls).tlsCertFile(tls.clientCert).tlsKeyFile(inZip).build()));
         }
         // The pair that goes together starts (the server is never reached).
