@@ -175,10 +175,13 @@ impl Syncer {
             None => return Outcome::Failed("no connection".into()),
         };
         let rtt_us = started.elapsed().as_micros() as u64;
-        self.update(|s| {
-            s.round_trips += sent.round_trips as u64;
-            s.commands += sent.commands as u64;
-        });
+        // Counted in the same update as the sync's outcome below, so a
+        // reader never sees a round trip without the sync it belongs to.
+        let (trips, commands) = (sent.round_trips as u64, sent.commands as u64);
+        let count = |s: &mut Status| {
+            s.round_trips += trips;
+            s.commands += commands;
+        };
         let answers = sent.answers;
         // A link that failed for a point (down, silent, a protocol error):
         // a fresh connection next period, at once (the `redis` crate keeps
@@ -204,9 +207,11 @@ impl Syncer {
             };
             let message = cap_message(message);
             if unreachable == self.points.len() {
+                self.update(count);
                 return self.failed(now_ms, message);
             }
             self.update(|s| {
+                count(s);
                 s.points_failing = failing.len();
                 s.failures += 1;
                 s.last_error = Some(message.clone());
@@ -214,6 +219,9 @@ impl Syncer {
         }
         self.backoff_ms = self.config.sync_ms;
         self.update(|s| {
+            if failing.is_empty() {
+                count(s);
+            }
             s.connected = true;
             s.last_sync_ms = now_ms;
             s.rtt_us = rtt_us;
