@@ -13,19 +13,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{report, var, Kid, TempDir, ROLE};
+use common::{child_role, open, report, var, Kid, TempDir, NOW};
 use sds_core::{Flags, Outcome, Strategy};
-use sds_shm::{hooks, Options, SharedFile, Table};
+use sds_shm::{hooks, Table};
 
-const NOW: u64 = 1_000_000;
-const CAPACITY: usize = 64;
 const POINT: &[u8] = b"p";
 /// Far more than a take-over needs (a few thousand spins and one F_GETLK).
 const BOUND: Duration = Duration::from_secs(10);
-
-fn open(path: &str) -> SharedFile {
-    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
-}
 
 /// Closed (`visitThreshold` 0), so every entry fails its check and starts a
 /// 10 s delay with a probe each second.
@@ -53,10 +47,8 @@ fn delayed(t: &Table<'_>, at: u64) -> bool {
 /// The children's side: does what `ROLE` says; nothing in the parent run.
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
-    let shared = open(&var("TABLE"));
+    let Some(role) = child_role() else { return };
+    let shared = open(var("TABLE"));
     let t = shared.table().unwrap();
     match (role.as_str(), var("OP").as_str()) {
         // Each parks at the checkpoint in its environment (hooks::PARK_AT).
@@ -106,8 +98,8 @@ fn child_main() {
 /// Parks a process at `at` doing `op`, kills it, lets a new process take
 /// its slot, and returns what a third process's `finish` reported, checking
 /// it came within [`BOUND`]. `setup` runs first, in this process.
-fn crash(name: &str, at: &str, op: &str, finish: &str, setup: impl FnOnce(&Table<'_>)) -> String {
-    let dir = TempDir::new(name);
+fn crash_at(at: &str, op: &str, finish: &str, setup: impl FnOnce(&Table<'_>)) -> String {
+    let dir = TempDir::new("crash");
     let path = dir.join("table").display().to_string();
     let shared = open(&path);
     let t = shared.table().unwrap();
@@ -145,61 +137,75 @@ fn crash(name: &str, at: &str, op: &str, finish: &str, setup: impl FnOnce(&Table
     done
 }
 
+/// [`crash_at`] each of the `steps` steps of `transition` (`Claim:0`, ...):
+/// the third process's `finish` must report `done` each time.
+fn crash(
+    transition: &str,
+    steps: u32,
+    op: &str,
+    finish: &str,
+    setup: impl Fn(&Table<'_>),
+    done: &str,
+) {
+    for step in 0..steps {
+        let at = format!("{transition}:{step}");
+        assert_eq!(crash_at(&at, op, finish, &setup), done, "{at}");
+    }
+}
+
 #[test]
 fn a_claim_left_by_a_dead_process_is_taken_over() {
-    for step in [0, 1, 2] {
-        let at = format!("Claim:{step}");
-        let done = crash("claim", &at, "insert", "insert", |_| {});
-        // The dead claim never counted: the name is there once.
-        assert_eq!(done, "found=true len=1", "{at}");
-    }
+    // The dead claim never counted: the name is there once.
+    crash("Claim", 3, "insert", "insert", |_| {}, "found=true len=1");
 }
 
 #[test]
 fn a_strategy_store_left_by_a_dead_process_is_taken_over() {
-    for step in [0, 1, 2, 3, 4] {
-        let at = format!("StrategyStore:{step}");
-        let done = crash("store", &at, "set", "set", |t| {
-            t.set_strategy(POINT, &visits(3)).unwrap();
-        });
-        assert_eq!(done, "7", "{at}");
-    }
+    let setup = |t: &Table<'_>| {
+        t.set_strategy(POINT, &visits(3)).unwrap();
+    };
+    crash("StrategyStore", 5, "set", "set", setup, "7");
 }
 
 #[test]
 fn a_delay_start_left_by_a_dead_process_is_taken_over() {
-    for step in [0, 1, 2, 3] {
-        let at = format!("DelayStart:{step}");
-        let done = crash("start", &at, "enter", "replace-delay", |t| {
-            t.set_strategy(POINT, &delaying()).unwrap();
-        });
-        assert_eq!(done, "true", "{at}: a delay starts again");
-    }
+    let setup = |t: &Table<'_>| {
+        t.set_strategy(POINT, &delaying()).unwrap();
+    };
+    // A delay starts again.
+    crash("DelayStart", 4, "enter", "replace-delay", setup, "true");
+}
+
+/// A delay in force (started by a visit that failed the closed check).
+fn delay_started(t: &Table<'_>) {
+    t.set_strategy(POINT, &delaying()).unwrap();
+    let entry = t.enter(POINT, NOW, Flags::NONE).unwrap();
+    t.exit(&entry, NOW, Outcome::Ok).unwrap();
+    assert!(delayed(t, NOW));
 }
 
 #[test]
 fn a_probe_settle_left_by_a_dead_process_is_taken_over() {
-    for step in [0, 1, 2] {
-        let at = format!("DelaySettle:{step}");
-        let done = crash("settle", &at, "probe", "end-delay", |t| {
-            t.set_strategy(POINT, &delaying()).unwrap();
-            let entry = t.enter(POINT, NOW, Flags::NONE).unwrap();
-            t.exit(&entry, NOW, Outcome::Ok).unwrap();
-            assert!(delayed(t, NOW));
-        });
-        assert_eq!(done, "false", "{at}: the delay ended");
-    }
+    // The delay ended.
+    crash(
+        "DelaySettle",
+        3,
+        "probe",
+        "end-delay",
+        delay_started,
+        "false",
+    );
 }
 
 #[test]
 fn a_strategy_replace_left_by_a_dead_process_is_taken_over() {
-    for step in [0, 1, 2] {
-        let at = format!("DelayReplace:{step}");
-        let done = crash("replace", &at, "set-default", "end-delay", |t| {
-            t.set_strategy(POINT, &delaying()).unwrap();
-            let entry = t.enter(POINT, NOW, Flags::NONE).unwrap();
-            t.exit(&entry, NOW, Outcome::Ok).unwrap();
-        });
-        assert_eq!(done, "false", "{at}: the delay ended");
-    }
+    // The delay ended.
+    crash(
+        "DelayReplace",
+        3,
+        "set-default",
+        "end-delay",
+        delay_started,
+        "false",
+    );
 }

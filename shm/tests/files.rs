@@ -5,7 +5,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::{FileExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::TempDir;
 use sds_core::LayoutField;
@@ -17,99 +17,96 @@ fn open(path: &Path) -> Result<SharedFile, Error> {
     SharedFile::open(path, CAPACITY, &Options::new())
 }
 
-/// A fresh table file, detached.
-fn table_file(dir: &TempDir) -> std::path::PathBuf {
+/// A fresh table file, detached, in a directory named after `name`.
+fn table_file(name: &str) -> (TempDir, PathBuf) {
+    let dir = TempDir::new(name);
     let path = dir.join("table");
     let shared = open(&path).unwrap();
     assert!(shared.created());
-    path
+    (dir, path)
 }
 
-fn patch_word(path: &Path, word: usize, value: u64) {
-    let file = fs::OpenOptions::new().write(true).open(path).unwrap();
-    file.write_all_at(&value.to_ne_bytes(), word as u64 * 8)
-        .unwrap();
+/// Fails the test unless `$result` is an error that matches `$pattern`.
+macro_rules! refused {
+    ($result:expr, $pattern:pat) => {
+        match $result {
+            Err($pattern) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+}
+
+/// [`table_file`] with each `(word, value)` of `words` written over it.
+fn patched(name: &str, words: &[(u64, u64)]) -> (TempDir, PathBuf) {
+    let (dir, path) = table_file(name);
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    for (word, value) in words {
+        file.write_all_at(&value.to_ne_bytes(), word * 8).unwrap();
+    }
+    (dir, path)
 }
 
 #[test]
 fn another_capacity_is_named() {
-    let dir = TempDir::new("capacity");
-    let path = table_file(&dir);
-    match SharedFile::open(&path, 128, &Options::new()) {
-        Err(Error::LayoutMismatch {
+    let (_dir, path) = table_file("capacity");
+    refused!(
+        SharedFile::open(&path, 128, &Options::new()),
+        Error::LayoutMismatch {
             field: LayoutField::Capacity,
             ours: 128,
             theirs: 64,
             ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+        }
+    );
 }
 
 #[test]
 fn another_slot_size_is_named() {
-    let dir = TempDir::new("slot");
-    let path = table_file(&dir);
     // Word 4: the descriptor's slot size (its third field, from word 2).
-    patch_word(&path, 4, 8);
-    let err = open(&path).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::LayoutMismatch {
-                field: LayoutField::SlotSize,
-                theirs: 8,
-                ..
-            }
-        ),
-        "{err:?}"
+    let (_dir, path) = patched("slot", &[(4, 8)]);
+    refused!(
+        open(&path),
+        Error::LayoutMismatch {
+            field: LayoutField::SlotSize,
+            theirs: 8,
+            ..
+        }
     );
-    assert!(
-        err.to_string().contains("slot_size: the file has 8"),
-        "{err}"
-    );
+    let message = open(&path).unwrap_err().to_string();
+    assert!(message.contains("slot_size: the file has 8"), "{message}");
 }
 
 #[test]
 fn another_byte_order_is_named_before_the_version() {
-    let dir = TempDir::new("order");
-    let path = table_file(&dir);
     // Word 16: the descriptor's byte order mark, as a machine of the other
-    // byte order stores it; and the version in that order too.
-    patch_word(&path, 16, 0x0102_0304u64.swap_bytes());
-    patch_word(&path, 1, 2u64.swap_bytes());
-    let err = open(&path).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::LayoutMismatch {
-                field: LayoutField::ByteOrder,
-                ..
-            }
-        ),
-        "{err:?}"
+    // byte order stores it; and the version (word 1) in that order too.
+    let other_order = [(16, 0x0102_0304u64.swap_bytes()), (1, 2u64.swap_bytes())];
+    let (_dir, path) = patched("order", &other_order);
+    refused!(
+        open(&path),
+        Error::LayoutMismatch {
+            field: LayoutField::ByteOrder,
+            ..
+        }
     );
 }
 
 #[test]
 fn another_version_is_refused() {
-    let dir = TempDir::new("version");
-    let path = table_file(&dir);
-    patch_word(&path, 1, 99);
-    match open(&path) {
-        Err(Error::WrongVersion {
+    let (_dir, path) = patched("version", &[(1, 99)]);
+    refused!(
+        open(&path),
+        Error::WrongVersion {
             ours: 3,
             theirs: 99,
             ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+        }
+    );
 }
 
 #[test]
 fn truncated_and_oversized_files_are_refused() {
-    let dir = TempDir::new("size");
-    let path = table_file(&dir);
+    let (_dir, path) = table_file("size");
     let len = fs::metadata(&path).unwrap().len();
     let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(len - 100).unwrap();
@@ -128,10 +125,7 @@ fn truncated_and_oversized_files_are_refused() {
     }
     // Shorter than a header: not something a creator leaves.
     file.set_len(100).unwrap();
-    assert!(matches!(
-        open(&path),
-        Err(Error::Truncated { found: 100, .. })
-    ));
+    refused!(open(&path), Error::Truncated { found: 100, .. });
 }
 
 #[test]
@@ -149,7 +143,7 @@ fn random_bytes_are_not_a_table_and_stay_untouched() {
         .collect();
     fs::write(&path, &bytes).unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-    assert!(matches!(open(&path), Err(Error::NotATable { .. })));
+    refused!(open(&path), Error::NotATable { .. });
     assert_eq!(fs::read(&path).unwrap(), bytes);
 }
 
@@ -178,47 +172,46 @@ fn a_half_written_file_is_initialised_again() {
 
 #[test]
 fn a_symlink_is_refused() {
-    let dir = TempDir::new("symlink");
-    let target = table_file(&dir);
+    let (dir, target) = table_file("symlink");
     let link = dir.join("link");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    assert!(matches!(open(&link), Err(Error::Symlink { .. })));
+    refused!(open(&link), Error::Symlink { .. });
     let dangling = dir.join("dangling");
     std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
-    assert!(matches!(open(&dangling), Err(Error::Symlink { .. })));
+    refused!(open(&dangling), Error::Symlink { .. });
     assert!(!dir.join("nowhere").exists());
 }
 
 #[test]
 fn a_directory_is_refused() {
     let dir = TempDir::new("dir");
-    match open(dir.path()) {
-        Err(Error::NotRegularFile {
-            kind: "directory", ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+    refused!(
+        open(dir.path()),
+        Error::NotRegularFile {
+            kind: "directory",
+            ..
+        }
+    );
 }
 
 #[test]
 fn a_mode_wider_than_asked_is_refused() {
-    let dir = TempDir::new("mode");
-    let path = table_file(&dir);
+    let (_dir, path) = table_file("mode");
     assert_eq!(
         fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o600
     );
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
-    match open(&path) {
-        Err(Error::ModeTooWide {
+    refused!(
+        open(&path),
+        Error::ModeTooWide {
             mode: 0o644,
             allowed: 0o600,
             ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+        }
+    );
     fs::set_permissions(&path, fs::Permissions::from_mode(0o660)).unwrap();
-    assert!(matches!(open(&path), Err(Error::ModeTooWide { .. })));
+    refused!(open(&path), Error::ModeTooWide { .. });
     let group = Options::new().group_access(true);
     assert!(SharedFile::open(&path, CAPACITY, &group).is_ok());
 }
@@ -230,27 +223,24 @@ fn another_users_file_is_refused() {
         eprintln!("skipped: chown to another uid needs root");
         return;
     }
-    let dir = TempDir::new("owner");
-    let path = table_file(&dir);
+    let (_dir, path) = table_file("owner");
     std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
-    match open(&path) {
-        Err(Error::WrongOwner {
+    refused!(
+        open(&path),
+        Error::WrongOwner {
             owner: 65534,
             euid: 0,
             ..
-        }) => {}
-        other => panic!("{other:?}"),
-    }
+        }
+    );
 }
 
 #[test]
 fn a_capacity_out_of_range_is_refused() {
     let dir = TempDir::new("zero");
     for capacity in [0, sds_core::MAX_CAPACITY + 1] {
-        assert!(matches!(
-            SharedFile::open(dir.join("t"), capacity, &Options::new()),
-            Err(Error::InvalidCapacity { .. })
-        ));
+        let opened = SharedFile::open(dir.join("t"), capacity, &Options::new());
+        refused!(opened, Error::InvalidCapacity { .. });
     }
     assert!(!dir.join("t").exists());
 }
@@ -264,13 +254,14 @@ fn one_attachment_per_file_per_process() {
     let owner = first.owner().unwrap();
     assert_eq!(second.owner().unwrap(), owner);
     assert_eq!(first.slots().as_ptr(), second.slots().as_ptr());
-    assert!(matches!(
-        SharedFile::open(&path, 128, &Options::new()),
-        Err(Error::LayoutMismatch {
+    let wider = SharedFile::open(&path, 128, &Options::new());
+    refused!(
+        wider,
+        Error::LayoutMismatch {
             field: LayoutField::Capacity,
             ..
-        })
-    ));
+        }
+    );
     // Dropping one keeps the other's registration (its lock) alive.
     drop(first);
     assert!(second.is_alive(owner));

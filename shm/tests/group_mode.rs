@@ -7,10 +7,10 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{report, var, Kid, TempDir, ROLE};
+use common::{child_role, report, var, Kid, TempDir};
 use sds_core::Flags;
 use sds_shm::{Error, Options, SharedTable};
 
@@ -27,9 +27,7 @@ fn group() -> Options {
 
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
+    let Some(role) = child_role() else { return };
     become_user(
         var("UID").parse().unwrap(),
         var("GID").parse().unwrap(),
@@ -95,31 +93,29 @@ fn run(role: &str, table: &Path, uid: u32, gid: u32, groups: &[u32], visits: u32
     value
 }
 
-fn root() -> bool {
+/// A table file that worker A created (its primary group is the workers')
+/// and visited `visits` times, in a directory every user may create files
+/// in (as /dev/shm is); `None` (the test skipped) without root.
+fn group_file(visits: u32) -> Option<(TempDir, PathBuf)> {
     // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
+    if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: running children as other users needs root");
+        return None;
     }
-    root
-}
-
-/// A directory every user may create files in, as /dev/shm is.
-fn open_dir() -> TempDir {
     let dir = TempDir::new("group");
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o1777)).unwrap();
-    dir
+    let table = dir.join("table.sds");
+    let seen = run("visit", &table, WORKER_A, GROUP, &[], visits);
+    assert_eq!(seen, visits.to_string());
+    Some((dir, table))
 }
 
 #[test]
 fn two_users_of_one_group_count_in_one_file() {
-    if !root() {
+    // A creates the file, B attaches.
+    let Some((_dir, table)) = group_file(3) else {
         return;
-    }
-    let dir = open_dir();
-    let table = dir.join("table.sds");
-    // A creates the file (its primary group is the workers'), B attaches.
-    assert_eq!(run("visit", &table, WORKER_A, GROUP, &[], 3), "3");
+    };
     let meta = fs::metadata(&table).unwrap();
     assert_eq!(
         (meta.uid(), meta.gid(), meta.mode() & 0o777),
@@ -138,12 +134,9 @@ fn two_users_of_one_group_count_in_one_file() {
 
 #[test]
 fn a_group_file_of_a_group_this_process_is_not_in_is_refused() {
-    if !root() {
+    let Some((_dir, table)) = group_file(1) else {
         return;
-    }
-    let dir = open_dir();
-    let table = dir.join("table.sds");
-    assert_eq!(run("visit", &table, WORKER_A, GROUP, &[], 1), "1");
+    };
     // Root may open any file, so the check is what refuses it here.
     match SharedTable::open(&table, CAPACITY, &group()) {
         Err(Error::WrongOwner {

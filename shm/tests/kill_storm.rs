@@ -19,16 +19,15 @@
 
 mod common;
 
-use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{var, Kid, TempDir, ROLE};
-use sds_core::{Flags, Outcome, Strategy};
-use sds_shm::{hooks, Options, SharedFile, SharedTable, SCAN_INTERVAL_MS};
+use common::{
+    child_role, concurrent_limit, knob, ledger_sum, open, var, Kid, SharedWords, TempDir, CAPACITY,
+};
+use sds_core::{Flags, Outcome};
+use sds_shm::{hooks, Options, SharedTable, SCAN_INTERVAL_MS};
 
-const CAPACITY: usize = 64;
 const WORKERS: usize = 8;
 const LIMIT: u64 = 3;
 const POINT: &[u8] = b"p";
@@ -38,13 +37,6 @@ const BOUND: Duration = Duration::from_secs(30);
 /// `SCAN_INTERVAL_MS` into refusals. Twice that, for a loaded machine.
 const HEAL_MS: u64 = 2 * SCAN_INTERVAL_MS;
 
-fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -52,11 +44,7 @@ fn wall_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// Words in a shared mapping of their own.
-struct Board {
-    at: *mut AtomicU64,
-}
-
+/// The words of the board (a [`SharedWords`]).
 const INSIDE: usize = 0; // bit i: worker i holds a permit
 const PHASE: usize = 1;
 const CALM_ADMITTED: usize = 2;
@@ -71,50 +59,12 @@ const LATE: u64 = 2;
 const PAUSE: u64 = 3;
 const STOP: u64 = 4;
 
-impl Board {
-    fn open(path: &str) -> Board {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .unwrap();
-        file.set_len(4096).unwrap();
-        // SAFETY: a shared mapping of a 4096-byte file, never unmapped (the
-        // process ends first); only atomics are read or written in it.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        assert_ne!(at, libc::MAP_FAILED);
-        Board { at: at.cast() }
-    }
-
-    fn word(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: one of the first 8 words of the live, page-aligned mapping.
-        unsafe { &*self.at.add(i) }
-    }
-
-    fn get(&self, i: usize) -> u64 {
-        self.word(i).load(Ordering::SeqCst)
-    }
-}
-
 /// A worker: enters and exits the point until told to stop; reports nothing.
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
+    let Some(role) = child_role() else { return };
     let shared = SharedTable::open(var("TABLE"), CAPACITY, &Options::new()).unwrap();
-    let board = Board::open(&var("BOARD"));
+    let board = SharedWords::open(&var("BOARD"));
     let me: u64 = var("WORKER").parse().unwrap();
     let bit = 1u64 << me;
     let id = shared.view().unwrap().insert(POINT).unwrap();
@@ -175,7 +125,7 @@ impl Dice {
 struct Storm {
     table: String,
     board_path: String,
-    board: Board,
+    board: SharedWords,
     workers: Vec<Kid>,
 }
 
@@ -213,14 +163,12 @@ fn in_flight_is_exact_after_a_kill_storm_and_never_over_the_limit_in_the_calm() 
     let dir = TempDir::new("storm");
     let table = dir.join("table").display().to_string();
     let board_path = dir.join("board").display().to_string();
-    let shared = SharedFile::open(&table, CAPACITY, &Options::new()).unwrap();
+    let shared = open(&table);
     let t = shared.table().unwrap();
-    let limited = Strategy {
-        concurrent_threshold: LIMIT as i64,
-        ..Strategy::DEFAULT
-    };
-    let id = t.set_strategy(POINT, &limited).unwrap();
-    let board = Board::open(&board_path);
+    let id = t
+        .set_strategy(POINT, &concurrent_limit(LIMIT as i64))
+        .unwrap();
+    let board = SharedWords::open(&board_path);
     let mut storm = Storm {
         table,
         board_path,
@@ -269,9 +217,7 @@ fn in_flight_is_exact_after_a_kill_storm_and_never_over_the_limit_in_the_calm() 
         std::thread::sleep(Duration::from_millis(2));
     }
     let in_flight = t.point(id).unwrap().in_flight();
-    let rows: u32 = (0..sds_shm::MAX_PROCESSES)
-        .map(|slot| shared.ledger_row(slot).iter().map(|h| h.get()).sum::<u32>())
-        .sum();
+    let rows = ledger_sum(&shared, 0..sds_shm::MAX_PROCESSES);
     let (admitted, over) = (storm.board.get(CALM_ADMITTED), storm.board.get(CALM_OVER));
     let (most, late_most) = (storm.board.get(CALM_MOST), storm.board.get(LATE_MOST));
     eprintln!(

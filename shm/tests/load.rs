@@ -8,16 +8,14 @@
 
 mod common;
 
-use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-use common::{report, var, wait_until, Kid, TempDir, ROLE};
+use common::{
+    child_role, concurrent_limit, knob, open, report, var, wait_until, Kid, SharedWords, TempDir,
+    NOW,
+};
 use sds_core::{Flags, Outcome, Strategy};
-use sds_shm::{Options, SharedFile};
 
-const NOW: u64 = 1_000_000;
-const CAPACITY: usize = 64;
 const PROCESSES: usize = 8;
 const CONCURRENT: i64 = 3;
 const VISITS: i64 = 1_000;
@@ -25,72 +23,27 @@ const VISIT_TRIES: usize = 400;
 const LONG: std::time::Duration = std::time::Duration::from_secs(300);
 
 fn iterations() -> u64 {
-    std::env::var("SDS_SHM_TEST_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) {
-            20_000
-        } else {
-            100_000
-        })
+    let default = if cfg!(debug_assertions) {
+        20_000
+    } else {
+        100_000
+    };
+    knob("SDS_SHM_TEST_ITERATIONS", default)
 }
 
-/// Two counters in a shared mapping of their own: requests inside their
+/// The words of the gauge (a [`SharedWords`]): requests inside their
 /// permit now, and the most ever seen.
-struct Gauge {
-    at: *mut AtomicU64,
-}
-
-impl Gauge {
-    fn open(path: &str) -> Gauge {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .unwrap();
-        file.set_len(4096).unwrap();
-        // SAFETY: a fresh shared mapping of a 4096-byte file, never unmapped
-        // (the process ends first); only atomics are read or written in it.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        assert_ne!(at, libc::MAP_FAILED);
-        Gauge { at: at.cast() }
-    }
-
-    fn word(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: words 0 and 1 of the live mapping, aligned (page start).
-        unsafe { &*self.at.add(i) }
-    }
-
-    fn inside(&self) -> &AtomicU64 {
-        self.word(0)
-    }
-
-    fn most(&self) -> &AtomicU64 {
-        self.word(1)
-    }
-}
+const INSIDE: usize = 0;
+const MOST: usize = 1;
 
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
+    let Some(role) = child_role() else { return };
     assert_eq!(role, "load");
     let dir = std::path::PathBuf::from(var("DIR"));
-    let shared = SharedFile::open(var("TABLE"), CAPACITY, &Options::new()).unwrap();
+    let shared = open(var("TABLE"));
     let t = shared.table().unwrap();
-    let gauge = Gauge::open(&var("GAUGE"));
+    let gauge = SharedWords::open(&var("GAUGE"));
     let id = t.insert(b"load").unwrap();
     report("ready", 1);
     wait_until(LONG, "go", || dir.join("go").exists());
@@ -99,9 +52,9 @@ fn child_main() {
         let entry = t.enter_point(id, NOW, Flags::NONE).unwrap();
         if entry.holds_permit() {
             admitted += 1;
-            let inside = gauge.inside().fetch_add(1, Ordering::SeqCst) + 1;
-            gauge.most().fetch_max(inside, Ordering::SeqCst);
-            gauge.inside().fetch_sub(1, Ordering::SeqCst);
+            let inside = gauge.word(INSIDE).fetch_add(1, Ordering::SeqCst) + 1;
+            gauge.word(MOST).fetch_max(inside, Ordering::SeqCst);
+            gauge.word(INSIDE).fetch_sub(1, Ordering::SeqCst);
         }
         t.exit(&entry, NOW, Outcome::Ok).unwrap();
     }
@@ -121,19 +74,16 @@ fn processes_share_one_point_exactly() {
     let dir = TempDir::new("load");
     let table = dir.join("table").display().to_string();
     let gauge_path = dir.join("gauge").display().to_string();
-    let shared = SharedFile::open(&table, CAPACITY, &Options::new()).unwrap();
+    let shared = open(&table);
     let t = shared.table().unwrap();
-    let concurrent = Strategy {
-        concurrent_threshold: CONCURRENT,
-        ..Strategy::DEFAULT
-    };
-    t.set_strategy(b"load", &concurrent).unwrap();
+    t.set_strategy(b"load", &concurrent_limit(CONCURRENT))
+        .unwrap();
     let visits = Strategy {
         visit_threshold: VISITS,
         ..Strategy::DEFAULT
     };
     t.set_strategy(b"visits", &visits).unwrap();
-    let gauge = Gauge::open(&gauge_path);
+    let gauge = SharedWords::open(&gauge_path);
 
     let env = [
         ("TABLE", table.clone()),
@@ -163,7 +113,7 @@ fn processes_share_one_point_exactly() {
         n - admitted,
         "refused permits are the downgrades"
     );
-    let most = gauge.most().load(Ordering::SeqCst);
+    let most = gauge.word(MOST).load(Ordering::SeqCst);
     eprintln!("{n} pairs: admitted {admitted}, most inside {most}, allowed {allowed}");
     assert!(
         (1..=CONCURRENT as u64).contains(&most),

@@ -5,24 +5,16 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{report, var, wait_until, Kid, TempDir, ROLE};
+use common::{child_role, open, report, var, wait_until, Kid, TempDir, CAPACITY, NOW};
 use sds_core::{Flags, Outcome};
 use sds_shm::{Error, Options, SharedFile};
 
-const NOW: u64 = 1_000_000;
-const CAPACITY: usize = 64;
 const LONG: Duration = Duration::from_secs(20);
-
-fn open(path: &str) -> SharedFile {
-    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
-}
 
 /// The children's side: does what `ROLE` says; nothing in the parent run.
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
+    let Some(role) = child_role() else { return };
     match role.as_str() {
         "create" => create_and_share(),
         "park" => {
@@ -31,7 +23,7 @@ fn child_main() {
             report("error", "open returned");
         }
         "hold" => {
-            let shared = open(&var("TABLE"));
+            let shared = open(var("TABLE"));
             let registration = shared.registration().unwrap();
             report("owner", registration.owner);
             report("slot", registration.slot);
@@ -39,7 +31,7 @@ fn child_main() {
             std::thread::sleep(LONG);
         }
         "detach" => {
-            let shared = open(&var("TABLE"));
+            let shared = open(var("TABLE"));
             report("owner", shared.owner().unwrap());
             report("slot", shared.registration().unwrap().slot);
         }
@@ -55,7 +47,7 @@ fn create_and_share() {
     let index: usize = var("INDEX").parse().unwrap();
     let children: usize = var("CHILDREN").parse().unwrap();
     wait_until(LONG, "go", || dir.join("go").exists());
-    let shared = open(&var("TABLE"));
+    let shared = open(var("TABLE"));
     report("created", shared.created());
     report("slot", shared.registration().unwrap().slot);
     let table = shared.table().unwrap();
@@ -227,7 +219,7 @@ fn slots_of_dead_processes_are_reused_and_live_ones_kept() {
 
 /// Opens, forks; the fork child must register its own slot before use.
 fn fork_child_registers() {
-    let shared = open(&var("TABLE"));
+    let shared = open(var("TABLE"));
     let parent = shared.owner().unwrap();
     // SAFETY: the child only uses this table and leaves with `_exit`.
     let pid = unsafe { libc::fork() };

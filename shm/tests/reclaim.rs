@@ -9,19 +9,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::{report, var, Kid, TempDir, ROLE};
-use sds_core::{Entry, Flags, Outcome, PointId, Reason, Strategy};
-use sds_shm::{Options, SharedFile, Table, SCAN_INTERVAL_MS};
+use common::{child_role, concurrent_limit, ledger_sum, open, report, var, Kid, TempDir, NOW};
+use sds_core::{Entry, Flags, Outcome, PointId, Reason};
+use sds_shm::{SharedFile, Table, SCAN_INTERVAL_MS};
 
-const NOW: u64 = 1_000_000;
-const CAPACITY: usize = 64;
 const POINT: &[u8] = b"p";
 /// Plenty for a child to start, attach and take its permits.
 const BOUND: Duration = Duration::from_secs(20);
-
-fn open(path: &str) -> SharedFile {
-    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
-}
 
 fn enter(t: &Table<'_>, now: u64) -> Entry {
     t.enter(POINT, now, Flags::NONE).unwrap()
@@ -62,10 +56,8 @@ fn refused(t: &Table<'_>, now: u64) -> bool {
 /// The children's side: does what `ROLE` says; nothing in the parent run.
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
-    let shared = open(&var("TABLE"));
+    let Some(role) = child_role() else { return };
+    let shared = open(var("TABLE"));
     let t = shared.table().unwrap();
     match role.as_str() {
         // Takes HOLD permits and keeps them until killed.
@@ -90,20 +82,17 @@ fn child_main() {
     }
 }
 
-/// A table file whose point admits `limit` requests at once.
-fn limited(dir: &TempDir, limit: i64) -> (String, SharedFile) {
+/// A table file (in a directory named after `name`, removed with the
+/// `TempDir`) whose point admits `limit` requests at once, and `mine` of
+/// them taken by this process.
+fn limited(name: &str, limit: i64, mine: usize) -> (TempDir, String, SharedFile, Vec<Entry>) {
+    let dir = TempDir::new(name);
     let path = dir.join("table").display().to_string();
     let shared = open(&path);
-    let strategy = Strategy {
-        concurrent_threshold: limit,
-        ..Strategy::DEFAULT
-    };
-    shared
-        .table()
-        .unwrap()
-        .set_strategy(POINT, &strategy)
-        .unwrap();
-    (path, shared)
+    let t = shared.table().unwrap();
+    t.set_strategy(POINT, &concurrent_limit(limit)).unwrap();
+    let mine = take(&t, mine);
+    (dir, path, shared, mine)
 }
 
 /// A child holding `n` permits, once it reported them in its ledger row.
@@ -115,10 +104,8 @@ fn holder(path: &str, n: usize) -> Kid {
 
 #[test]
 fn a_dead_holders_permits_come_back_within_a_scan_interval_of_refusals() {
-    let dir = TempDir::new("refused");
-    let (path, shared) = limited(&dir, 5);
+    let (_dir, path, shared, mine) = limited("refused", 5, 2);
     let t = shared.table().unwrap();
-    let mine = take(&t, 2);
     let mut kid = holder(&path, 3);
     assert_eq!(in_flight(&t), 5);
 
@@ -155,10 +142,8 @@ fn a_dead_holders_permits_come_back_within_a_scan_interval_of_refusals() {
 
 #[test]
 fn a_process_that_attaches_gives_back_the_dead_holders_permits_at_once() {
-    let dir = TempDir::new("attach");
-    let (path, shared) = limited(&dir, 5);
+    let (_dir, path, shared, _mine) = limited("attach", 5, 1);
     let t = shared.table().unwrap();
-    let _mine = take(&t, 1);
     // Two holders die: the next process takes the first one's slot (given
     // back as it takes it) and scans for the other.
     let mut first = holder(&path, 2);
@@ -177,20 +162,16 @@ fn a_process_that_attaches_gives_back_the_dead_holders_permits_at_once() {
     assert_eq!(in_flight(&t), 1);
     assert!(!refused(&t, NOW));
     // Rows left all zero, slots given back once.
-    assert!(shared.ledger_row(1).iter().all(|held| held.get() == 0));
-    assert!(shared.ledger_row(2).iter().all(|held| held.get() == 0));
+    assert_eq!(ledger_sum(&shared, [1, 2]), 0);
     assert_eq!(shared.reclaim_dead().unwrap(), 0);
     assert_eq!(in_flight(&t), 1);
 }
 
 #[test]
 fn many_processes_noticing_one_death_give_its_permits_back_once() {
-    let dir = TempDir::new("once");
-    let (path, shared) = limited(&dir, 10);
+    let (_dir, path, shared, _mine) = limited("once", 10, 2);
     let t = shared.table().unwrap();
-    let _mine = take(&t, 2);
-    let mut kid = holder(&path, 3);
-    kid.kill();
+    holder(&path, 3).kill();
     // Four processes attach (each scans for the dead, one takes its slot)
     // and take a permit each, while this one scans too. A row given back
     // twice, or a slot's new holder's row taken for the dead one's, would
@@ -208,22 +189,21 @@ fn many_processes_noticing_one_death_give_its_permits_back_once() {
     here += shared.reclaim_dead().unwrap();
     assert!(here <= 3, "{here}");
     assert_eq!(in_flight(&t), 2 + 4);
-    let rows: u32 = (1..=4)
-        .map(|slot| shared.ledger_row(slot).iter().map(|h| h.get()).sum::<u32>())
-        .sum();
-    assert_eq!(rows, 4, "each live process's permit in its row");
+    assert_eq!(
+        ledger_sum(&shared, 1..=4),
+        4,
+        "each live process's permit in its row"
+    );
 }
 
 #[test]
 fn a_clean_detach_gives_back_the_permits_of_entries_never_exited() {
-    let dir = TempDir::new("detach");
-    let (path, shared) = limited(&dir, 5);
+    let (_dir, path, shared, _mine) = limited("detach", 5, 1);
     let t = shared.table().unwrap();
-    let _mine = take(&t, 1);
     let mut kid = Kid::spawn("leave", &[("TABLE", path.clone()), ("HOLD", "4".into())]);
     assert_eq!(kid.value("left"), "4");
     assert!(kid.wait_success(BOUND));
     assert_eq!(in_flight(&t), 1);
-    assert!(shared.ledger_row(1).iter().all(|held| held.get() == 0));
+    assert_eq!(ledger_sum(&shared, [1]), 0);
     assert_eq!(shared.reclaim_dead().unwrap(), 0);
 }

@@ -6,23 +6,16 @@ mod common;
 
 use std::time::Duration;
 
-use common::{report, var, wait_until, Kid, TempDir, ROLE};
-use sds_shm::{Options, Role, SharedFile};
+use common::{child_role, open, report, var, wait_until, Kid, TempDir};
+use sds_shm::Role;
 
-const CAPACITY: usize = 16;
 const LONG: Duration = Duration::from_secs(20);
-
-fn open(path: &str) -> SharedFile {
-    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
-}
 
 /// The children's side: does what `ROLE` says; nothing in the parent run.
 #[test]
 fn child_main() {
-    let Ok(role) = std::env::var(ROLE) else {
-        return;
-    };
-    let shared = open(&var("TABLE"));
+    let Some(role) = child_role() else { return };
+    let shared = open(var("TABLE"));
     match role.as_str() {
         "reporter" => {
             let guard = shared.try_take_role(Role::Reporter).unwrap();

@@ -1,3 +1,99 @@
-//! The workspace's process-test support (`testkit/`).
+//! The workspace's process-test support (`testkit/`), and what the shm
+//! tests share: a table file of [`CAPACITY`] points, and words in a shared
+//! mapping of their own for counts the test's processes keep together.
 
+// Not every test file uses every helper.
+#![allow(dead_code)]
+
+use std::fs::OpenOptions;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sds_core::Strategy;
+use sds_shm::{Options, SharedFile};
 pub use sds_testkit::*;
+
+/// A time (ms) for tests whose clock stands still.
+pub const NOW: u64 = 1_000_000;
+/// The points of a test's table file.
+pub const CAPACITY: usize = 64;
+
+/// A number from the environment variable `name`, else `default`.
+pub fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The role this run of the test binary has (a child's, [`ROLE`]); `None`
+/// in the parent run, where `child_main` does nothing.
+pub fn child_role() -> Option<String> {
+    std::env::var(ROLE).ok()
+}
+
+/// Opens (or creates) the table file at `path`, [`CAPACITY`] points.
+pub fn open(path: impl AsRef<Path>) -> SharedFile {
+    SharedFile::open(path, CAPACITY, &Options::new()).unwrap()
+}
+
+/// A strategy that admits `limit` requests at once.
+pub fn concurrent_limit(limit: i64) -> Strategy {
+    Strategy {
+        concurrent_threshold: limit,
+        ..Strategy::DEFAULT
+    }
+}
+
+/// The permits the ledger rows of `slots` hold, summed.
+pub fn ledger_sum(shared: &SharedFile, slots: impl IntoIterator<Item = usize>) -> u32 {
+    slots
+        .into_iter()
+        .map(|slot| shared.ledger_row(slot).iter().map(|h| h.get()).sum::<u32>())
+        .sum()
+}
+
+/// 512 words in a shared mapping of a 4096-byte file, for counts that
+/// processes keep together (each one atomic word).
+pub struct SharedWords {
+    at: *mut AtomicU64,
+}
+
+impl SharedWords {
+    /// Maps the file at `path`, creating it (zeros) if needed.
+    pub fn open(path: &str) -> SharedWords {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .unwrap();
+        file.set_len(4096).unwrap();
+        // SAFETY: a shared mapping of a 4096-byte file, never unmapped (the
+        // process ends first); only atomics are read or written in it.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(at, libc::MAP_FAILED);
+        SharedWords { at: at.cast() }
+    }
+
+    pub fn word(&self, i: usize) -> &AtomicU64 {
+        assert!(i < 512, "word {i} of 512");
+        // SAFETY: one of the 512 words of the live, page-aligned mapping.
+        unsafe { &*self.at.add(i) }
+    }
+
+    pub fn get(&self, i: usize) -> u64 {
+        self.word(i).load(Ordering::SeqCst)
+    }
+}
