@@ -30,11 +30,6 @@
 #define SDS_AGENT_TEXT_LEN 256
 
 /**
- * `sds_cluster_config.flags`: the URLs are seed nodes of a Redis Cluster.
- */
-#define SDS_CLUSTER_REDIS_CLUSTER 1
-
-/**
  * The longest message libsds writes, in bytes, without its NUL: a buffer of
  * `SDS_MESSAGE_MAX + 1` bytes never truncates.
  */
@@ -290,73 +285,6 @@ typedef void (*sds_agent_log_fn)(void *context,
                                  size_t message_len);
 
 /**
- * What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
- * three required strings: NULL and 0 are the agent's defaults. Strings are
- * NUL-terminated UTF-8 (text that is not is `SDS_RESULT_INVALID_ARGUMENT`)
- * and are copied by `sds_agent_start`. The fields are the agent's settings
- * under their names (`agent/README.md`), judged by the agent itself.
- */
-typedef struct sds_agent_config {
-    /**
-     * Required: comma-separated base URLs of the console, `http://` or
-     * `https://` (`"http://admin1:8887,https://admin2"`), shuffled at start.
-     */
-    const char *servers;
-    /**
-     * Required: the app group, as created in the console.
-     */
-    const char *app_group;
-    /**
-     * Required: the app, as created in the console.
-     */
-    const char *app_name;
-    /**
-     * This instance's IPv4 address; NULL: the last non-loopback IPv4
-     * address of the host's interfaces.
-     */
-    const char *ip;
-    /**
-     * This instance's host name; NULL: the system's.
-     */
-    const char *hostname;
-    /**
-     * Milliseconds between strategy pulls; 0: the default (5000).
-     * Saturating: `UINT64_MAX` pulls once at start and never again.
-     */
-    uint64_t pull_interval_ms;
-    /**
-     * Connect-and-read timeout of one request in milliseconds; 0: the
-     * default (1000); above 2^35 (about 1.1 years): 2^35.
-     */
-    uint64_t timeout_ms;
-    /**
-     * Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
-     */
-    sds_agent_log_fn log;
-    /**
-     * Passed to `log` as its first argument.
-     */
-    void *log_context;
-    /**
-     * For `https://` servers: a PEM file of the CA(s) their certificates
-     * must chain to, replacing the system's roots (a console with a CA of
-     * its own). A NUL-terminated path, read at start; NULL: the system's
-     * roots. Refused without an `https://` server.
-     */
-    const char *tls_ca_file;
-    /**
-     * For `https://` servers that ask for one (mutual TLS): a PEM file of
-     * the client certificate (chain), with `tls_key_file`. A
-     * NUL-terminated path, read at start; NULL: none.
-     */
-    const char *tls_cert_file;
-    /**
-     * The PEM private key of `tls_cert_file`; NULL: none.
-     */
-    const char *tls_key_file;
-} sds_agent_config;
-
-/**
  * An agent's state, written by `sds_agent_status_get`. Times are UTC
  * milliseconds, 0 for never.
  */
@@ -421,125 +349,53 @@ typedef struct sds_agent_status {
 } sds_agent_status;
 
 /**
- * How a cluster syncs (`sds_cluster_start`). Zero-initialise it (`= {0}`):
- * NULL and 0 are the cluster's defaults. Text is UTF-8 (text that is not
- * is `SDS_RESULT_INVALID_ARGUMENT`). The fields are the cluster's settings
- * under their names (`cluster/README.md`), judged by the cluster itself.
- */
-typedef struct sds_cluster_config {
-    /**
-     * `redis://[user[:password]@]host[:port][/db]` (`rediss://` for TLS); several seed nodes of
-     * a Redis Cluster separated by commas. `urls_len` bytes, no NUL needed.
-     * Required: NULL or no URL is refused.
-     */
-    const char *urls;
-    /**
-     * Bytes of `urls`.
-     */
-    size_t urls_len;
-    /**
-     * The names of the cluster points: `points_len` pointers, the i-th
-     * `point_lens[i]` bytes long.
-     */
-    const char *const *points;
-    /**
-     * The length of each name.
-     */
-    const size_t *point_lens;
-    /**
-     * How many points.
-     */
-    size_t points_len;
-    /**
-     * Sync period in ms; 0: the default (100).
-     */
-    uint64_t sync_ms;
-    /**
-     * Connect and round-trip timeout in ms; 0: the default (1000).
-     */
-    uint64_t timeout_ms;
-    /**
-     * Prefix of the keys and hash tags; NULL: the default ("sds").
-     */
-    const char *key_prefix;
-    /**
-     * Bytes of `key_prefix`.
-     */
-    size_t key_prefix_len;
-    /**
-     * `SDS_CLUSTER_REDIS_CLUSTER` or 0.
-     */
-    uint32_t flags;
-    /**
-     * For `rediss://` URLs: a PEM file of the CA(s) that signed the
-     * servers' certificates, replacing the system's roots. A NUL-terminated
-     * path; NULL: the system's roots.
-     */
-    const char *tls_ca_file;
-    /**
-     * A PEM client certificate (chain) for mutual TLS, with
-     * `tls_key_file`. A NUL-terminated path; NULL: none.
-     */
-    const char *tls_cert_file;
-    /**
-     * The PEM private key of `tls_cert_file`. A NUL-terminated path.
-     */
-    const char *tls_key_file;
-    /**
-     * The longest wait between reconnection attempts while Redis is
-     * unreachable, in ms (the wait doubles from `sync_ms` up to it); 0:
-     * the default (5000).
-     */
-    uint64_t max_backoff_ms;
-} sds_cluster_config;
-
-/**
- * What a cluster's syncer has done (`sds_cluster_status` writes it).
+ * What a cluster's syncer has done (`sds_cluster_status` writes it); the
+ * counters count since start. `cluster/README.md` (Status) tells more.
  */
 typedef struct sds_cluster_state {
     /**
-     * The last round trip to Redis succeeded.
+     * The last sync reached Redis for at least one point.
      */
     bool connected;
     /**
-     * This process holds the host's syncer role.
+     * This process holds the host's syncer role (always on a private table).
      */
     bool syncing;
     /**
-     * Wall-clock ms of the last successful sync; 0: none yet.
+     * Wall-clock ms of the last sync that reached Redis; 0: none yet.
      */
     uint64_t last_sync_ms;
     /**
-     * Age of the remote counts, ms.
+     * The age of the remote counts in ms (0 before the first sync).
      */
     uint64_t lag_ms;
     /**
-     * The last successful round trip, µs.
+     * The time in Redis of the last successful sync, µs.
      */
     uint64_t rtt_us;
     /**
-     * Successful syncs.
+     * Syncs that succeeded since start.
      */
     uint64_t syncs;
     /**
-     * Failed connection attempts and round trips.
+     * Connection attempts and round trips that failed since start.
      */
     uint64_t failures;
     /**
-     * Round trips sent to Redis.
+     * Round trips sent to Redis since start (one per sync to one server).
      */
     uint64_t round_trips;
     /**
-     * Redis commands sent.
+     * Redis commands sent since start, in all round trips.
      */
     uint64_t commands;
     /**
-     * Cluster points synced.
+     * The cluster points synced.
      */
     uint64_t points;
     /**
-     * Cluster points whose last round trip failed (on a Redis Cluster, a
-     * lost master fails only its own points).
+     * Cluster points whose last sync failed while others did not (on a
+     * Redis Cluster, a lost master fails only its own points).
      */
     uint64_t points_failing;
     /**
@@ -743,25 +599,34 @@ extern "C" {
  * wait on it. The agent holds the table: `sds_table_free` may come before
  * `sds_agent_stop`. In a process that forks, start the agent after the fork.
  *
- * Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses,
- * with the agent's reason as the last error message (`SDS_INVALID_ARGUMENT:
- * cannot start the SDS agent: the app name is blank`): a required string
- * NULL or blank, a server that is not an `http://` or `https://` URL, an
- * ip longer than 16 characters, text that is not UTF-8, a `tls_ca_file`
- * that cannot be read or holds no valid certificate, a `tls_cert_file`
- * without `tls_key_file` or the other way round, a certificate and key
- * that do not match, a file that is not a regular file of at most 4 MiB,
- * TLS files without an `https://` server; `SDS_RESULT_NULL_ARGUMENT` if
- * `table`, `config` or `out` is NULL.
+ * `settings` is `settings_len` bytes of UTF-8 JSON: an object of the
+ * agent's settings (`agent/README.md`, API: names in snake_case or
+ * camelCase, units, defaults), at least `servers` (one or several base
+ * URLs of the console, comma-separated, `http://` or `https://`),
+ * `app_group` and `app_name`: `{"servers": "http://admin1:8887",
+ * "app_group": "g", "app_name": "a", "pull_interval_ms": 5000}`. The
+ * agent's log lines go to `log` (NULL: nowhere; `sds_agent_status_get`
+ * still tells) with `log_context` as its first argument.
+ *
+ * Returns `SDS_RESULT_INVALID_JSON` for text that is not a JSON object,
+ * `SDS_RESULT_INVALID_ARGUMENT` for settings the agent refuses, with the
+ * agent's reason as the last error message (`SDS_INVALID_ARGUMENT: cannot
+ * start the SDS agent: the app name is blank`): an unknown setting, a
+ * value of the wrong type, a required one missing or blank, a server that
+ * is not an `http://` or `https://` URL, TLS files that cannot be read or
+ * do not fit; `SDS_RESULT_NULL_ARGUMENT` if `table`, `settings` or `out`
+ * is NULL.
  *
  * # Safety
- * `table` must be a live table, `config` point to a readable struct whose
- * strings are NULL or NUL-terminated, `out` to a writable `sds_agent *`.
- * `config->log`, if set, must be safe to call from another thread with
- * `config->log_context` until `sds_agent_stop` returns.
+ * `table` must be a live table, `settings` point to `settings_len` bytes,
+ * `out` to a writable `sds_agent *`. `log`, if set, must be safe to call
+ * from another thread with `log_context` until `sds_agent_stop` returns.
  */
 sds_result sds_agent_start(const struct sds_table *table,
-                           const struct sds_agent_config *config,
+                           const char *settings,
+                           size_t settings_len,
+                           sds_agent_log_fn log,
+                           void *log_context,
                            struct sds_agent **out);
 
 /**
@@ -829,30 +694,37 @@ uint64_t sds_now_ms(void);
 const char *sds_version(void);
 
 /**
- * Makes the points of `config` cluster points of `table` and starts their
- * sync with Redis on a background thread; writes the cluster to `*out`.
- * Never waits for Redis: an unreachable server shows in
+ * Makes the `points` of `settings` cluster points of `table` and starts
+ * their sync with Redis on a background thread; writes the cluster to
+ * `*out`. Never waits for Redis: an unreachable server shows in
  * `sds_cluster_status`, and decisions go on with local counts plus the
  * remote counts still inside the window.
  *
- * Returns `SDS_RESULT_INVALID_ARGUMENT` for a configuration the cluster
- * refuses, with its reason as the last error message
- * (`SDS_INVALID_ARGUMENT: invalid cluster configuration: ...`): no URL
- * (`urls` NULL included), a name empty, too long or listed twice, a key
- * prefix with a brace, text that is not UTF-8, unknown flags; TLS files
- * that cannot be read or parsed, a certificate without its key, TLS files
- * with a URL that is not `rediss://`. `SDS_RESULT_TABLE_FULL` when the
- * table has no room for a point, `SDS_RESULT_NULL_ARGUMENT` if `table`,
- * `config`, `out`, or `points` or `point_lens` with points, is NULL.
+ * `settings` is `settings_len` bytes of UTF-8 JSON: an object of the
+ * cluster's settings (`cluster/README.md`, Rust API: names in snake_case
+ * or camelCase, units, defaults), at least `urls` (a
+ * `redis://[user[:password]@]host[:port][/db]` URL, `rediss://` for TLS,
+ * or a list of seed nodes of a Redis Cluster with `"redis_cluster":
+ * true`): `{"urls": "redis://127.0.0.1:6379", "points": ["pay"],
+ * "sync_ms": 100}`.
+ *
+ * Returns `SDS_RESULT_INVALID_JSON` for text that is not a JSON object,
+ * `SDS_RESULT_INVALID_ARGUMENT` for settings the cluster refuses, with its
+ * reason as the last error message (`SDS_INVALID_ARGUMENT: invalid cluster
+ * configuration: ...`): an unknown setting, a value of the wrong type, no
+ * URL, a name empty, too long or listed twice, a key prefix with a brace,
+ * TLS files that cannot be read or do not fit. `SDS_RESULT_TABLE_FULL` when
+ * the table has no room for a point, `SDS_RESULT_NULL_ARGUMENT` if `table`,
+ * `settings` or `out` is NULL.
  *
  * # Safety
  * `table` must be a live table (the cluster keeps its own reference: the
- * table may be freed before `sds_cluster_stop`); `config`'s pointers must point to their lengths in bytes
- * (the TLS paths: NULL or NUL-terminated); `out`
- * to a writable `sds_cluster *`.
+ * table may be freed before `sds_cluster_stop`), `settings` point to
+ * `settings_len` bytes, `out` to a writable `sds_cluster *`.
  */
 sds_result sds_cluster_start(const struct sds_table *table,
-                             const struct sds_cluster_config *config,
+                             const char *settings,
+                             size_t settings_len,
                              struct sds_cluster **out);
 
 /**

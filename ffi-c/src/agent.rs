@@ -5,14 +5,12 @@ use std::ffi::{c_void, CString};
 use std::os::raw::c_char;
 use std::sync::Arc;
 
-use ::sds_agent::{Agent, AgentConfig, Level, StartError, Status};
-use sds_shm::AnyTable;
+use ::sds_agent::{Agent, AgentConfig, Level};
 
-use crate::args::{input, name as point_name, out};
+use crate::args::{input, name as point_name, out, unbox};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::service::{self, Service};
-use crate::settings::c_settings;
+use crate::service;
 use crate::status::c_status;
 use crate::table::sds_table;
 
@@ -34,48 +32,6 @@ pub type sds_agent_log_fn = Option<
         message_len: usize,
     ),
 >;
-
-/// What `sds_agent_start` needs. Zero-initialise it (`= {0}`) and set the
-/// three required strings: NULL and 0 are the agent's defaults. Strings are
-/// NUL-terminated UTF-8 (text that is not is `SDS_RESULT_INVALID_ARGUMENT`)
-/// and are copied by `sds_agent_start`. The fields are the agent's settings
-/// under their names (`agent/README.md`), judged by the agent itself.
-#[repr(C)]
-pub struct sds_agent_config {
-    /// Required: comma-separated base URLs of the console, `http://` or
-    /// `https://` (`"http://admin1:8887,https://admin2"`), shuffled at start.
-    pub servers: *const c_char,
-    /// Required: the app group, as created in the console.
-    pub app_group: *const c_char,
-    /// Required: the app, as created in the console.
-    pub app_name: *const c_char,
-    /// This instance's IPv4 address; NULL: the last non-loopback IPv4
-    /// address of the host's interfaces.
-    pub ip: *const c_char,
-    /// This instance's host name; NULL: the system's.
-    pub hostname: *const c_char,
-    /// Milliseconds between strategy pulls; 0: the default (5000).
-    /// Saturating: `UINT64_MAX` pulls once at start and never again.
-    pub pull_interval_ms: u64,
-    /// Connect-and-read timeout of one request in milliseconds; 0: the
-    /// default (1000); above 2^35 (about 1.1 years): 2^35.
-    pub timeout_ms: u64,
-    /// Where log lines go; NULL: nowhere (`sds_agent_status_get` still tells).
-    pub log: sds_agent_log_fn,
-    /// Passed to `log` as its first argument.
-    pub log_context: *mut c_void,
-    /// For `https://` servers: a PEM file of the CA(s) their certificates
-    /// must chain to, replacing the system's roots (a console with a CA of
-    /// its own). A NUL-terminated path, read at start; NULL: the system's
-    /// roots. Refused without an `https://` server.
-    pub tls_ca_file: *const c_char,
-    /// For `https://` servers that ask for one (mutual TLS): a PEM file of
-    /// the client certificate (chain), with `tls_key_file`. A
-    /// NUL-terminated path, read at start; NULL: none.
-    pub tls_cert_file: *const c_char,
-    /// The PEM private key of `tls_cert_file`; NULL: none.
-    pub tls_key_file: *const c_char,
-}
 
 /// An agent's state, written by `sds_agent_status_get`. Times are UTC
 /// milliseconds, 0 for never.
@@ -154,37 +110,6 @@ impl CLog {
     }
 }
 
-impl Service for sds_agent {
-    const HANDLE: &'static str = "agent";
-    type Config = sds_agent_config;
-    type Status = Status;
-    type CStatus = sds_agent_status;
-
-    unsafe fn start(table: Arc<AnyTable>, c: &sds_agent_config) -> Result<Self, Failure> {
-        let pairs = c_settings!(c; servers, app_group, app_name, ip, hostname,
-            pull_interval_ms, timeout_ms, tls_ca_file, tls_cert_file, tls_key_file);
-        let mut config = AgentConfig::from_settings(pairs).map_err(invalid)?;
-        if let Some(log) = c.log {
-            let log = CLog {
-                log,
-                context: c.log_context,
-            };
-            config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
-        }
-        let agent = Agent::start(table, config).map_err(invalid)?;
-        Ok(sds_agent { agent })
-    }
-
-    fn status(&self) -> Status {
-        self.agent.status()
-    }
-}
-
-/// The agent's refusal, word for word (`cannot start the SDS agent: ...`).
-fn invalid(e: StartError) -> Failure {
-    Failure::invalid(&e)
-}
-
 /// Starts the SDS console agent for `table` on a thread of its own: it
 /// pulls the app's strategies at once and every `pull_interval_ms`, applies
 /// each set whole (points missing from it lose their strategy; a strategy
@@ -195,29 +120,51 @@ fn invalid(e: StartError) -> Failure {
 /// wait on it. The agent holds the table: `sds_table_free` may come before
 /// `sds_agent_stop`. In a process that forks, start the agent after the fork.
 ///
-/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a config the agent refuses,
-/// with the agent's reason as the last error message (`SDS_INVALID_ARGUMENT:
-/// cannot start the SDS agent: the app name is blank`): a required string
-/// NULL or blank, a server that is not an `http://` or `https://` URL, an
-/// ip longer than 16 characters, text that is not UTF-8, a `tls_ca_file`
-/// that cannot be read or holds no valid certificate, a `tls_cert_file`
-/// without `tls_key_file` or the other way round, a certificate and key
-/// that do not match, a file that is not a regular file of at most 4 MiB,
-/// TLS files without an `https://` server; `SDS_RESULT_NULL_ARGUMENT` if
-/// `table`, `config` or `out` is NULL.
+/// `settings` is `settings_len` bytes of UTF-8 JSON: an object of the
+/// agent's settings (`agent/README.md`, API: names in snake_case or
+/// camelCase, units, defaults), at least `servers` (one or several base
+/// URLs of the console, comma-separated, `http://` or `https://`),
+/// `app_group` and `app_name`: `{"servers": "http://admin1:8887",
+/// "app_group": "g", "app_name": "a", "pull_interval_ms": 5000}`. The
+/// agent's log lines go to `log` (NULL: nowhere; `sds_agent_status_get`
+/// still tells) with `log_context` as its first argument.
+///
+/// Returns `SDS_RESULT_INVALID_JSON` for text that is not a JSON object,
+/// `SDS_RESULT_INVALID_ARGUMENT` for settings the agent refuses, with the
+/// agent's reason as the last error message (`SDS_INVALID_ARGUMENT: cannot
+/// start the SDS agent: the app name is blank`): an unknown setting, a
+/// value of the wrong type, a required one missing or blank, a server that
+/// is not an `http://` or `https://` URL, TLS files that cannot be read or
+/// do not fit; `SDS_RESULT_NULL_ARGUMENT` if `table`, `settings` or `out`
+/// is NULL.
 ///
 /// # Safety
-/// `table` must be a live table, `config` point to a readable struct whose
-/// strings are NULL or NUL-terminated, `out` to a writable `sds_agent *`.
-/// `config->log`, if set, must be safe to call from another thread with
-/// `config->log_context` until `sds_agent_stop` returns.
+/// `table` must be a live table, `settings` point to `settings_len` bytes,
+/// `out` to a writable `sds_agent *`. `log`, if set, must be safe to call
+/// from another thread with `log_context` until `sds_agent_stop` returns.
 #[no_mangle]
 pub unsafe extern "C" fn sds_agent_start(
     table: *const sds_table,
-    config: *const sds_agent_config,
+    settings: *const c_char,
+    settings_len: usize,
+    log: sds_agent_log_fn,
+    log_context: *mut c_void,
     out: *mut *mut sds_agent,
 ) -> sds_result {
-    boundary(|| service::start(table, config, out))
+    boundary(|| {
+        service::start(table, settings, settings_len, out, |table, pairs| {
+            let mut config = AgentConfig::from_settings(pairs).map_err(|e| Failure::invalid(&e))?;
+            if let Some(log) = log {
+                let log = CLog {
+                    log,
+                    context: log_context,
+                };
+                config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
+            }
+            let agent = Agent::start(table, config).map_err(|e| Failure::invalid(&e))?;
+            Ok(sds_agent { agent })
+        })
+    })
 }
 
 /// Stops the agent, joins its thread (at once while it sleeps, within one
@@ -231,7 +178,7 @@ pub unsafe extern "C" fn sds_agent_start(
 /// yet, with no other thread using it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_agent_stop(agent: *mut sds_agent) {
-    boundary_or((), || service::stop(agent))
+    boundary_or((), || unbox(agent))
 }
 
 /// Writes the agent's state to `*out`.
@@ -245,7 +192,7 @@ pub unsafe extern "C" fn sds_agent_status_get(
     agent: *const sds_agent,
     out: *mut sds_agent_status,
 ) -> sds_result {
-    boundary(|| service::status(agent, out))
+    boundary(|| service::status(agent, "agent", out, |a| a.agent.status()))
 }
 
 /// The console's `returnValueStr` for point `name`, from the strategy in

@@ -21,24 +21,23 @@ mod cluster;
 mod entry;
 mod result;
 mod service;
-mod settings;
 mod shared;
 mod stats;
-mod status;
+#[doc(hidden)]
+pub mod status;
 mod strategy;
 mod table;
 mod window;
 
 pub use agent::{
-    sds_agent, sds_agent_config, sds_agent_log_fn, sds_agent_return_value, sds_agent_start,
-    sds_agent_status, sds_agent_status_get, sds_agent_stop, SDS_AGENT_LOG_INFO, SDS_AGENT_LOG_WARN,
+    sds_agent, sds_agent_log_fn, sds_agent_return_value, sds_agent_start, sds_agent_status,
+    sds_agent_status_get, sds_agent_stop, SDS_AGENT_LOG_INFO, SDS_AGENT_LOG_WARN,
     SDS_AGENT_TEXT_LEN,
 };
 pub use clock::{sds_now_ms, sds_version};
 pub use cluster::{
-    sds_cluster, sds_cluster_config, sds_cluster_decision, sds_cluster_enter_exact,
-    sds_cluster_start, sds_cluster_state, sds_cluster_status, sds_cluster_stop,
-    SDS_CLUSTER_REDIS_CLUSTER,
+    sds_cluster, sds_cluster_decision, sds_cluster_enter_exact, sds_cluster_start,
+    sds_cluster_state, sds_cluster_status, sds_cluster_stop,
 };
 pub use entry::{
     sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,

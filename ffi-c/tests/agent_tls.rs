@@ -5,19 +5,20 @@
 //! mutual TLS through `tls_cert_file`/`tls_key_file`; a `UINT64_MAX` pull
 //! interval pulls once; `sds_agent_stop` from the agent's own log callback.
 
-use std::ffi::CString;
 use std::io::{BufRead, BufReader};
 use std::os::raw::c_char;
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
 use sds::*;
 use sds_core::EntryParts;
 use sds_testkit::{TempDir, Tls};
+use serde_json::{json, Value as Json};
 
 mod common;
-use common::{c_path, last_error, text};
+use common::{start_agent, table, text};
 
 /// How the last error message starts when the agent refuses its config.
 const REFUSED: &str = "SDS_INVALID_ARGUMENT: cannot start the SDS agent: ";
@@ -46,10 +47,8 @@ impl FakeConsole {
     fn spawn(tls: &Tls, mutual: bool) -> FakeConsole {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
         let mut command = Command::new("python3");
+        command.args([script, "--app", APP]);
         command
-            .arg(script)
-            .arg("--app")
-            .arg(APP)
             .arg("--tls-cert")
             .arg(&tls.cert)
             .arg("--tls-key")
@@ -57,19 +56,14 @@ impl FakeConsole {
         if mutual {
             command.arg("--tls-client-ca").arg(&tls.ca);
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
+        let mut child = (command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn())
             .expect("python3 runs the fake console");
-        let stdin = child.stdin.take().unwrap();
         let mut port = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut port)
-            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        BufReader::new(stdout).read_line(&mut port).unwrap();
         FakeConsole {
+            _stdin: child.stdin.take().unwrap(),
             child,
-            _stdin: stdin,
             url: format!("https://127.0.0.1:{}", port.trim()),
         }
     }
@@ -82,21 +76,16 @@ impl Drop for FakeConsole {
     }
 }
 
-fn config(servers: &CString, ca: Option<&CString>) -> sds_agent_config {
-    sds_agent_config {
-        servers: servers.as_ptr(),
-        app_group: c"g".as_ptr(),
-        app_name: c"a".as_ptr(),
-        ip: c"10.1.2.3".as_ptr(),
-        hostname: c"test-host".as_ptr(),
-        pull_interval_ms: 100,
-        timeout_ms: 0,
-        log: None,
-        log_context: null_mut(),
-        tls_ca_file: ca.map_or(null(), |ca| ca.as_ptr()),
-        tls_cert_file: null(),
-        tls_key_file: null(),
-    }
+/// The settings of an agent of app "g"/"a" pulling from `servers` every
+/// 100 ms, trusting `ca`, with the members of `more` (an object).
+fn settings(servers: &str, ca: &Path, more: Json) -> String {
+    let mut settings = json!({"servers": servers, "app_group": "g", "app_name": "a",
+        "ip": "10.1.2.3", "hostname": "test-host", "pull_interval_ms": 100, "tls_ca_file": ca});
+    settings
+        .as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    settings.to_string()
 }
 
 /// The agent's status once `until` holds (within 10 s).
@@ -134,25 +123,14 @@ unsafe fn downgraded(t: *const sds_table, now: u64) -> bool {
     sds_entry_downgraded(&e)
 }
 
-unsafe fn table() -> *mut sds_table {
-    let mut t = null_mut();
-    assert_eq!(sds_table_new(8, &mut t), sds_result::Ok);
-    t
-}
-
 /// A table, and an agent on it pulling from `fake` with the CA of
 /// `trusted` as its `tls_ca_file`.
-unsafe fn table_and_agent(fake: &FakeConsole, trusted: &Tls) -> (*mut sds_table, *mut sds_agent) {
-    let (servers, ca) = (
-        CString::new(fake.url.as_str()).unwrap(),
-        c_path(&trusted.ca),
-    );
-    let (t, mut agent) = (table(), null_mut());
-    assert_eq!(
-        sds_agent_start(t, &config(&servers, Some(&ca)), &mut agent),
-        sds_result::Ok
-    );
-    (t, agent)
+fn table_and_agent(fake: &FakeConsole, trusted: &Tls) -> (*mut sds_table, *mut sds_agent) {
+    let t = table(8);
+    (
+        t,
+        start_agent(t, &settings(&fake.url, &trusted.ca, json!({}))).unwrap(),
+    )
 }
 
 #[test]
@@ -198,42 +176,35 @@ fn a_console_of_another_ca_is_a_pull_failure_in_the_status() {
 fn a_bad_tls_ca_file_is_refused_at_start() {
     let dir = TempDir::new("agent-tls");
     let tls = Tls::generate(dir.path());
-    let https = c"https://127.0.0.1:1".into();
-    let missing = c"/nonexistent/sds-ca.pem".into();
-    let key = c_path(&tls.key);
-    let ca = c_path(&tls.ca);
-    unsafe {
-        let t = table();
-        let mut agent = null_mut();
-        let refused = |c: sds_agent_config, agent: &mut *mut sds_agent| {
-            assert_eq!(sds_agent_start(t, &c, agent), sds_result::InvalidArgument);
-            assert!(agent.is_null());
-            last_error()
-        };
-        let message = refused(config(&https, Some(&missing)), &mut agent);
-        assert!(
-            message.starts_with(&format!(
-                "{REFUSED}tls_ca_file /nonexistent/sds-ca.pem: No such file"
-            )),
-            "{message}"
-        );
-        assert_eq!(
-            refused(config(&https, Some(&key)), &mut agent),
-            format!(
-                "{REFUSED}tls_ca_file {}: holds no PEM certificate",
-                tls.key.display()
-            )
-        );
-        let http = c"http://127.0.0.1:1".into();
-        assert_eq!(
-            refused(config(&http, Some(&ca)), &mut agent),
-            format!(
-                "{REFUSED}tls_ca_file is given but no server is an https:// URL \
-                 (the CA file only verifies HTTPS servers)"
-            )
-        );
-        sds_table_free(t);
-    }
+    let https = "https://127.0.0.1:1";
+    let t = table(8);
+    let refused = |servers: &str, ca: &Path| {
+        let (code, message) = start_agent(t, &settings(servers, ca, json!({}))).unwrap_err();
+        assert_eq!(code, sds_result::InvalidArgument);
+        message
+    };
+    let message = refused(https, Path::new("/nonexistent/sds-ca.pem"));
+    assert!(
+        message.starts_with(&format!(
+            "{REFUSED}tls_ca_file /nonexistent/sds-ca.pem: No such file"
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        refused(https, &tls.key),
+        format!(
+            "{REFUSED}tls_ca_file {}: holds no PEM certificate",
+            tls.key.display()
+        )
+    );
+    assert_eq!(
+        refused("http://127.0.0.1:1", &tls.ca),
+        format!(
+            "{REFUSED}tls_ca_file is given but no server is an https:// URL \
+             (the CA file only verifies HTTPS servers)"
+        )
+    );
+    unsafe { sds_table_free(t) };
 }
 
 #[test]
@@ -241,44 +212,29 @@ fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() 
     let dir = TempDir::new("agent-tls");
     let tls = Tls::generate(dir.path());
     let fake = FakeConsole::start_mutual(&tls);
-    let servers = CString::new(fake.url.as_str()).unwrap();
-    let (ca, cert, key) = (
-        c_path(&tls.ca),
-        c_path(&tls.client_cert),
-        c_path(&tls.client_key),
-    );
+    let t = table(8);
+    let with = |more: Json| start_agent(t, &settings(&fake.url, &tls.ca, more));
+    let cert = json!({"tls_cert_file": tls.client_cert, "tls_key_file": tls.client_key});
     unsafe {
-        let (t, mut agent) = (table(), null_mut());
-        let mut c = config(&servers, Some(&ca));
-        c.tls_cert_file = cert.as_ptr();
-        c.tls_key_file = key.as_ptr();
-        assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+        let agent = with(cert).unwrap();
         let s = status_until(agent, |s| s.version == 1);
         assert!(s.last_pull_ok && s.pull_failures == 0);
         assert_eq!((s.strategies_waiting, s.points_left_out), (0, 0));
         sds_agent_stop(agent);
 
         // Without the certificate the handshake is refused.
-        let mut without = null_mut();
-        assert_eq!(
-            sds_agent_start(t, &config(&servers, Some(&ca)), &mut without),
-            sds_result::Ok
-        );
+        let without = with(json!({})).unwrap();
         let s = status_until(without, |s| s.pull_failures >= 1);
         assert_eq!(s.version, 0);
         sds_agent_stop(without);
 
         // A certificate without its key is refused at start.
-        let mut c = config(&servers, Some(&ca));
-        c.tls_cert_file = cert.as_ptr();
-        let mut refused = null_mut();
         assert_eq!(
-            sds_agent_start(t, &c, &mut refused),
-            sds_result::InvalidArgument
-        );
-        assert_eq!(
-            last_error(),
-            format!("{REFUSED}tls_cert_file and tls_key_file go together (mutual TLS)")
+            with(json!({ "tls_cert_file": tls.client_cert })),
+            Err((
+                sds_result::InvalidArgument,
+                format!("{REFUSED}tls_cert_file and tls_key_file go together (mutual TLS)")
+            ))
         );
         sds_table_free(t);
     }
@@ -289,14 +245,10 @@ fn a_uint64_max_pull_interval_pulls_once() {
     let dir = TempDir::new("agent-tls");
     let tls = Tls::generate(dir.path());
     let fake = FakeConsole::start(&tls);
-    let servers = CString::new(fake.url.as_str()).unwrap();
-    let ca = c_path(&tls.ca);
+    let forever = json!({"pull_interval_ms": u64::MAX, "timeout_ms": u64::MAX});
+    let t = table(8);
     unsafe {
-        let (t, mut agent) = (table(), null_mut());
-        let mut c = config(&servers, Some(&ca));
-        c.pull_interval_ms = u64::MAX;
-        c.timeout_ms = u64::MAX;
-        assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+        let agent = start_agent(t, &settings(&fake.url, &tls.ca, forever)).unwrap();
         let first = status_until(agent, |s| s.version == 1).last_pull_ms;
         std::thread::sleep(Duration::from_millis(1_000));
         let s = status_until(agent, |_| true);
@@ -305,7 +257,6 @@ fn a_uint64_max_pull_interval_pulls_once() {
         sds_table_free(t);
     }
 }
-
 /// The agent a log callback stops, and whether `sds_agent_stop` returned.
 struct StopFromLog {
     agent: std::sync::Mutex<*mut sds_agent>,
@@ -332,22 +283,21 @@ fn sds_agent_stop_from_the_agents_own_log_callback_returns() {
     let dir = TempDir::new("agent-tls");
     let tls = Tls::generate(dir.path());
     let fake = FakeConsole::start(&tls);
-    let servers = CString::new(fake.url.as_str()).unwrap();
-    let ca = c_path(&tls.ca);
+    let settings = settings(&fake.url, &tls.ca, json!({}));
     let stop = StopFromLog {
         agent: std::sync::Mutex::new(null_mut()),
         returned: std::sync::atomic::AtomicBool::new(false),
     };
     unsafe {
-        let t = table();
-        let mut c = config(&servers, Some(&ca));
-        c.log = Some(stop_on_log);
-        c.log_context = &stop as *const StopFromLog as *mut std::ffi::c_void;
+        let t = table(8);
+        let context = &stop as *const StopFromLog as *mut std::ffi::c_void;
         {
             // Held while starting, so the callback sees the handle.
             let mut slot = stop.agent.lock().unwrap();
             let mut agent = null_mut();
-            assert_eq!(sds_agent_start(t, &c, &mut agent), sds_result::Ok);
+            let (json, len) = (settings.as_ptr().cast(), settings.len());
+            let r = sds_agent_start(t, json, len, Some(stop_on_log), context, &mut agent);
+            assert_eq!(r, sds_result::Ok);
             *slot = agent;
         }
         let started = Instant::now();

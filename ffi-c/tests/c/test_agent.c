@@ -1,7 +1,7 @@
 /* The console agent from C: started on a table against the fake console
  * (tools/fake-sds-admin.py, run from the repository root), its strategies
- * in force, the return value, the status, the log callback, a refused
- * config, stop (also from the agent's own log callback), and a
+ * in force, the return value, the status, the log callback, refused
+ * settings, stop (also from the agent's own log callback), and a
  * UINT64_MAX pull interval that pulls once. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -91,30 +91,37 @@ static sds_reason visit(const sds_table *t, uint64_t now) {
     return sds_entry_reason(&e);
 }
 
+/* The settings of an agent of app "g"/"a" on the fake console at `port`
+ * with `more` members (each after a comma), in `buf`. */
+static const char *settings(char *buf, size_t len, int port, const char *more) {
+    snprintf(buf, len,
+             "{\"servers\": \"http://127.0.0.1:%d\", \"app_group\": \"g\", \"app_name\": \"a\", "
+             "\"ip\": \"10.0.0.7\"%s}",
+             port, more);
+    return buf;
+}
+
+static sds_result start(const sds_table *t, const char *settings, sds_agent_log_fn log,
+                        void *context, sds_agent **agent) {
+    return sds_agent_start(t, settings, strlen(settings), log, context, agent);
+}
+
 static void test_agent(int port) {
-    char servers[64], buf[8];
+    char json[256], buf[8];
     sds_table *t = NULL;
     sds_agent *agent = NULL;
-    sds_agent_config config = {0};
     sds_agent_status st;
     size_t value_len = 99;
     bool found = false;
     uint64_t now = sds_now_ms();
-    snprintf(servers, sizeof servers, "http://127.0.0.1:%d", port);
-    config.servers = servers;
-    config.app_group = "g";
-    config.app_name = "a";
-    config.ip = "10.0.0.7";
-    config.pull_interval_ms = 100;
-    config.log = on_log;
-    config.log_context = &info_lines;
     CHECK_OK(sds_table_new(8, &t));
-    CHECK_OK(sds_agent_start(t, &config, &agent));
+    settings(json, sizeof json, port, ", \"pull_interval_ms\": 100");
+    CHECK_OK(start(t, json, on_log, &info_lines, &agent));
 
     st = status_at_version(agent, 1);
     CHECK(st.version == 1 && st.last_pull_ok && st.pull_failures == 0);
     CHECK(st.is_reporter);
-    CHECK(strcmp(st.server, servers) == 0);
+    CHECK(strncmp(st.server, "http://127.0.0.1:", 17) == 0 && atoi(st.server + 17) == port);
     CHECK(strcmp(st.last_error, "") == 0);
     CHECK(info_lines >= 1);
     CHECK(visit(t, now) == SDS_REASON_NONE);
@@ -137,45 +144,46 @@ static void test_agent(int port) {
     sds_agent_stop(NULL);
 }
 
-static void test_refused_configs(void) {
-    char message[SDS_MESSAGE_MAX + 1];
-    size_t len;
+/* `settings` are refused with `code` and the last error `message`. */
+static void check_refused(const sds_table *t, const char *settings, sds_result code,
+                          const char *message) {
+    sds_agent *agent = NULL;
+    CHECK_RESULT(start(t, settings, NULL, NULL, &agent), code);
+    CHECK(agent == NULL);
+    CHECK(strcmp(sds_check_last_error(), message) == 0);
+}
+
+#define REFUSED "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
+
+static void test_refused_settings(void) {
     sds_table *t = NULL;
     sds_agent *agent = NULL;
-    sds_agent_config config = {0};
+    const char *ok = "{\"servers\": \"http://admin:8887\", \"app_group\": \"g\", \"app_name\": \"a\"}";
     CHECK_OK(sds_table_new(8, &t));
-    config.servers = "ftp://admin:8887";
-    config.app_group = "g";
-    config.app_name = "a";
-    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(agent == NULL);
-    CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
-                          "server \"ftp://admin:8887\" is not an http:// or https:// URL") == 0);
+    check_refused(t, "{\"servers\": \"ftp://admin:8887\", \"app_group\": \"g\", \"app_name\": \"a\"}",
+                  SDS_RESULT_INVALID_ARGUMENT,
+                  REFUSED "server \"ftp://admin:8887\" is not an http:// or https:// URL");
     /* The CA file is read at start (ffi-c/tests/agent_tls.rs: HTTPS itself). */
-    config.servers = "https://admin:8887";
-    config.tls_ca_file = "/nonexistent/sds-ca.pem";
-    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(agent == NULL);
-    CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
-                          "tls_ca_file /nonexistent/sds-ca.pem: No such file or directory "
-                          "(os error 2)") == 0);
-    config.tls_ca_file = NULL;
-    config.servers = "http://admin:8887";
-    /* NULL is the agent's default for every string: none for the three
-     * required ones, which the agent refuses as it refuses blank ones. */
-    config.app_name = NULL;
-    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK_OK(sds_last_error_message(message, sizeof message, &len));
-    CHECK(strcmp(message, "SDS_INVALID_ARGUMENT: cannot start the SDS agent: "
-                          "the app name is blank") == 0);
-    config.app_name = " ";
-    CHECK_RESULT(sds_agent_start(t, &config, &agent), SDS_RESULT_INVALID_ARGUMENT);
-    config.app_name = "a";
-    CHECK_RESULT(sds_agent_start(t, NULL, &agent), SDS_RESULT_NULL_ARGUMENT);
-    CHECK_RESULT(sds_agent_start(t, &config, NULL), SDS_RESULT_NULL_ARGUMENT);
-    CHECK_RESULT(sds_agent_start(NULL, &config, &agent), SDS_RESULT_NULL_ARGUMENT);
+    check_refused(t,
+                  "{\"servers\": \"https://admin:8887\", \"app_group\": \"g\", \"app_name\": \"a\", "
+                  "\"tls_ca_file\": \"/nonexistent/sds-ca.pem\"}",
+                  SDS_RESULT_INVALID_ARGUMENT,
+                  REFUSED "tls_ca_file /nonexistent/sds-ca.pem: No such file or directory "
+                          "(os error 2)");
+    /* A required setting missing or null is refused as a blank one. */
+    check_refused(t, "{\"servers\": \"http://admin:8887\", \"app_group\": \"g\"}",
+                  SDS_RESULT_INVALID_ARGUMENT, REFUSED "the app name is blank");
+    check_refused(t, "{\"servers\": \"http://admin:8887\", \"app_group\": \"g\", \"app_name\": \" \"}",
+                  SDS_RESULT_INVALID_ARGUMENT, REFUSED "the app name is blank");
+    check_refused(t, "{\"servers\": \"http://admin:8887\", \"timeout_ms\": \"1s\"}",
+                  SDS_RESULT_INVALID_ARGUMENT,
+                  REFUSED "timeout_ms must be a whole number of milliseconds from 0 to "
+                          "18446744073709551615, not the text \"1s\"");
+    check_refused(t, "{\"servers\": ", SDS_RESULT_INVALID_JSON,
+                  "SDS_INVALID_JSON: EOF while parsing a value at line 1 column 12");
+    CHECK_RESULT(sds_agent_start(t, NULL, 0, NULL, NULL, &agent), SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(start(t, ok, NULL, NULL, NULL), SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(start(NULL, ok, NULL, NULL, &agent), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_agent_status_get(NULL, &(sds_agent_status){0}), SDS_RESULT_NULL_ARGUMENT);
     sds_table_free(t);
 }
@@ -184,14 +192,11 @@ static void test_refused_configs(void) {
 static void test_console_down(void) {
     sds_table *t = NULL;
     sds_agent *agent = NULL;
-    sds_agent_config config = {0};
     sds_agent_status st = {0};
     int i;
     CHECK_OK(sds_table_new(8, &t));
-    config.servers = "http://127.0.0.1:1";
-    config.app_group = "g";
-    config.app_name = "a";
-    CHECK_OK(sds_agent_start(t, &config, &agent));
+    CHECK_OK(start(t, "{\"servers\": \"http://127.0.0.1:1\", \"appGroup\": \"g\", \"appName\": \"a\"}",
+                   NULL, NULL, &agent));
     for (i = 0; i < 2000 && st.pull_failures == 0; i++) {
         CHECK_OK(sds_agent_status_get(agent, &st));
         sleep_ms(10);
@@ -202,28 +207,17 @@ static void test_console_down(void) {
     sds_table_free(t);
 }
 
-static void start_agent(int port, sds_table **t, sds_agent **agent, sds_agent_config *config,
-                        char *servers, size_t servers_len) {
-    snprintf(servers, servers_len, "http://127.0.0.1:%d", port);
-    config->servers = servers;
-    config->app_group = "g";
-    config->app_name = "a";
-    config->ip = "10.0.0.7";
-    CHECK_OK(sds_table_new(8, t));
-    CHECK_OK(sds_agent_start(*t, config, agent));
-}
-
 /* UINT64_MAX as the pull interval: one pull at start, no busy loop. */
 static void test_never_again(int port) {
-    char servers[64];
+    char json[256];
     sds_table *t = NULL;
     sds_agent *agent = NULL;
-    sds_agent_config config = {0};
     sds_agent_status st;
     uint64_t first;
-    config.pull_interval_ms = UINT64_MAX;
-    config.timeout_ms = UINT64_MAX;
-    start_agent(port, &t, &agent, &config, servers, sizeof servers);
+    CHECK_OK(sds_table_new(8, &t));
+    settings(json, sizeof json, port,
+             ", \"pull_interval_ms\": 18446744073709551615, \"timeout_ms\": 18446744073709551615");
+    CHECK_OK(start(t, json, NULL, NULL, &agent));
     st = status_at_version(agent, 1);
     CHECK(st.version == 1);
     first = st.last_pull_ms;
@@ -234,7 +228,6 @@ static void test_never_again(int port) {
     sds_agent_stop(agent);
     sds_table_free(t);
 }
-
 /* sds_agent_stop from the agent's own log callback returns (it does not
  * join its own thread), and no line comes after it. */
 static pthread_mutex_t stopping = PTHREAD_MUTEX_INITIALIZER;
@@ -258,15 +251,14 @@ static void stop_on_log(void *context, uint32_t level, const char *message, size
 }
 
 static void test_stop_from_callback(int port) {
-    char servers[64];
+    char json[256];
     sds_table *t = NULL;
     sds_agent *agent = NULL;
-    sds_agent_config config = {0};
     int i, lines = 0;
-    config.pull_interval_ms = 100;
-    config.log = stop_on_log;
+    CHECK_OK(sds_table_new(8, &t));
+    settings(json, sizeof json, port, ", \"pull_interval_ms\": 100");
     pthread_mutex_lock(&stopping);
-    start_agent(port, &t, &agent, &config, servers, sizeof servers);
+    CHECK_OK(start(t, json, stop_on_log, NULL, &agent));
     to_stop = agent;
     pthread_mutex_unlock(&stopping);
     for (i = 0; i < 2000; i++) {
@@ -291,7 +283,7 @@ int main(void) {
     test_agent(port);
     test_never_again(port);
     test_stop_from_callback(port);
-    test_refused_configs();
+    test_refused_settings();
     test_console_down();
     stop_fake();
     return sds_check_summary("test_agent");

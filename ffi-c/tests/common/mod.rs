@@ -1,5 +1,6 @@
 //! Helpers shared by the C ABI's Rust tests: C strings and buffers to Rust
-//! and back, and this thread's last error.
+//! and back, this thread's last error, a table, the services started from
+//! their JSON settings.
 
 // Not every test file uses every helper.
 #![allow(dead_code)]
@@ -9,7 +10,10 @@ use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use sds::{sds_last_error_message, sds_result, SDS_MESSAGE_MAX};
+use sds::{
+    sds_agent, sds_agent_start, sds_cluster, sds_cluster_start, sds_last_error_message, sds_result,
+    sds_table, sds_table_new, SDS_MESSAGE_MAX,
+};
 
 /// The text of a C buffer, up to its first NUL if it holds one.
 pub fn text(buf: &[c_char]) -> String {
@@ -30,7 +34,40 @@ pub fn last_error() -> String {
     text(&buf[..len])
 }
 
-/// `path` as a C string, for a file name in a config struct.
+/// `path` as a C string.
 pub fn c_path(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).unwrap()
+}
+
+/// A new private table of `capacity` points; free it with `sds_table_free`.
+pub fn table(capacity: usize) -> *mut sds_table {
+    let mut t = std::ptr::null_mut();
+    assert_eq!(unsafe { sds_table_new(capacity, &mut t) }, sds_result::Ok);
+    t
+}
+
+/// A call's refusal: its code and the last error message.
+pub type Refusal = (sds_result, String);
+
+/// `Ok(made)` for success, else the code and the last error message.
+pub fn made<T>(r: sds_result, made: T) -> Result<T, Refusal> {
+    match r {
+        sds_result::Ok => Ok(made),
+        code => Err((code, last_error())),
+    }
+}
+
+/// Starts the agent on `t` with the JSON text `settings` and no log.
+pub fn start_agent(t: *const sds_table, settings: &str) -> Result<*mut sds_agent, Refusal> {
+    let mut agent = std::ptr::null_mut();
+    let (json, log_context) = (settings.as_ptr().cast(), std::ptr::null_mut());
+    let r = unsafe { sds_agent_start(t, json, settings.len(), None, log_context, &mut agent) };
+    made(r, agent)
+}
+
+/// Starts a cluster on `t` with the JSON text `settings`.
+pub fn start_cluster(t: *const sds_table, settings: &str) -> Result<*mut sds_cluster, Refusal> {
+    let mut cluster = std::ptr::null_mut();
+    let r = unsafe { sds_cluster_start(t, settings.as_ptr().cast(), settings.len(), &mut cluster) };
+    made(r, cluster)
 }
