@@ -4,7 +4,6 @@ const { Client, Point } = require('./lib/client.js');
 const { Entry } = require('./lib/entry.js');
 const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
-const { AdminAgent } = require('./lib/agent.js');
-const { ClusterSync } = require('./lib/cluster.js');
+const { AdminAgent, ClusterSync } = require('./lib/services.js');
 
 module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync };

@@ -9,29 +9,11 @@
 // consume awaited before the next, as a request handler awaits it.
 // Run: node bench/cluster.js (from node/; make bench-node runs it).
 const { startRedis } = require('../testing/redis-server');
+const { timeSync, timeAwaited, medians, printTable } = require('../testing/timing.js');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7;
-const SYNC_OPS = 200_000;
-const ASYNC_OPS = 2_000;
 // Thresholds that never trip: every case measures the admitting path.
 const NEVER = 1e12;
-
-function timeSync(fn) {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < SYNC_OPS; i++) fn();
-  return Number(process.hrtime.bigint() - start) / SYNC_OPS;
-}
-
-async function timeAwaited(fn) {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < ASYNC_OPS; i++) await fn();
-  return Number(process.hrtime.bigint() - start) / ASYNC_OPS;
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 async function main() {
   const { RateLimiterRedis } = require('rate-limiter-flexible');
@@ -46,8 +28,8 @@ async function main() {
     cluster = client.connectCluster({ urls: redis.url, points: ['cluster'] });
     const local = client.point('local');
     const clustered = client.point('cluster');
-    redisClient = new Redis({ host: '127.0.0.1', port: redis.port });
-    await new Promise((resolve, reject) => { redisClient.once('ready', resolve); redisClient.once('error', reject); });
+    redisClient = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
+    await redisClient.connect();
     const onRedis = new RateLimiterRedis({ storeClient: redisClient, points: NEVER, duration: 1 });
 
     const sync = {
@@ -58,15 +40,12 @@ async function main() {
       'RateLimiterRedis consume, awaited one by one': () => onRedis.consume('bench'),
       'cluster enterExact (exact mode), awaited one by one': () => cluster.enterExact('cluster'),
     };
-    const samples = {};
-    const record = (name, ns) => { (samples[name] ||= []).push(ns); };
     const before = { ...cluster.status(), at: Date.now() };
-    for (let round = -1; round < ROUNDS; round++) { // round -1 warms up
+    const ns = await medians(ROUNDS, async (record) => {
       for (const [name, fn] of Object.entries(sync)) record(name, timeSync(fn));
       for (const [name, fn] of Object.entries(awaited)) record(name, await timeAwaited(fn));
-    }
+    });
     const after = { ...cluster.status(), at: Date.now() };
-    const ns = Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, median(s.slice(1))]));
     report(ns, before, after);
   } finally {
     if (cluster) cluster.close();
@@ -76,16 +55,11 @@ async function main() {
 }
 
 function report(ns, before, after) {
-  const base = ns['cluster point.enter().exit()'];
   const rlf = require('rate-limiter-flexible/package.json').version;
   const ioredis = require('ioredis/package.json').version;
   console.log(`node ${process.version}, rate-limiter-flexible ${rlf}, ioredis ${ioredis}, one redis-server on loopback, `
     + `median wall ns/op of ${ROUNDS} rounds`);
-  console.log('| case | ns/op | vs cluster point.enter().exit() |');
-  console.log('| --- | ---: | ---: |');
-  for (const [name, value] of Object.entries(ns)) {
-    console.log(`| ${name} | ${value.toFixed(1)} | ${(value / base).toFixed(2)}x |`);
-  }
+  const base = printTable(ns, 'cluster point.enter().exit()');
   const overLocal = base / ns['local point.enter().exit()'];
   console.log(`goal: cluster point <= 1.5x a local point: ${overLocal.toFixed(2)}x ${overLocal <= 1.5 ? 'met' : 'NOT met'}`);
   const peer = ns['RateLimiterRedis consume, awaited one by one'] / base;

@@ -8,6 +8,7 @@
 const { RateLimiterMemory } = require('rate-limiter-flexible');
 const { RateLimiter } = require('limiter');
 const { Client } = require('..');
+const { medians, printTable } = require('../testing/timing.js');
 
 const OPS = Number(process.argv[2]) || 500_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7;
@@ -53,31 +54,18 @@ async function time(fn) {
   return (cpuNs() - start) / OPS;
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 async function main() {
-  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
-  for (const fn of Object.values(cases)) await time(fn); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, fn] of Object.entries(cases)) samples[name].push(await time(fn));
-  }
-  const results = Object.entries(samples).map(([name, s]) => ({ name, ns: median(s) }));
-  const base = results[0].ns;
+  const ns = await medians(ROUNDS, async (record) => {
+    for (const [name, fn] of Object.entries(cases)) record(name, await time(fn));
+  });
   console.log(`node ${process.version}, ${OPS} ops x ${ROUNDS} rounds, median CPU ns/op`);
-  console.log('| case | ns/op | vs sds enter+exit |');
-  console.log('| --- | ---: | ---: |');
-  for (const { name, ns } of results) {
-    console.log(`| ${name} | ${ns.toFixed(1)} | ${(ns / base).toFixed(2)}x |`);
-  }
-  const flexibleRatio = samples['rate-limiter-flexible consume'] && median(samples['rate-limiter-flexible consume']) / base;
-  const limiterRatio = median(samples['limiter tryRemoveTokens']) / base;
-  const target = median(samples['rate-limiter-flexible consume']) / 3;
+  const base = printTable(ns, 'sds point.enter().exit()', 'sds enter+exit');
+  const flexibleRatio = ns['rate-limiter-flexible consume'] / base;
+  const limiterRatio = ns['limiter tryRemoveTokens'] / base;
+  const target = ns['rate-limiter-flexible consume'] / 3;
   console.log(`goal enter+exit >= 3x faster than consume: ${flexibleRatio.toFixed(2)}x ${flexibleRatio >= 3 ? 'met' : 'NOT met'}`);
-  if (samples[FLOOR]) {
-    const floor = median(samples[FLOOR]);
+  if (ns[FLOOR]) {
+    const floor = ns[FLOOR];
     console.log(`  3x needs <= ${target.toFixed(1)} ns a pair; the N-API floor of a pair is ${floor.toFixed(1)} ns, leaving ${(target - floor).toFixed(1)} ns for the decision (the core's pair alone: about 40 ns, cargo bench)`);
   }
   console.log(`goal enter+exit faster than tryRemoveTokens: ${limiterRatio.toFixed(2)}x ${limiterRatio > 1 ? 'met' : 'NOT met'}`);

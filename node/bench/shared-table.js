@@ -16,10 +16,9 @@ const cluster = require('node:cluster');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { ASYNC_OPS, timeSync, timeAwaited, medians, printTable } = require('../testing/timing.js');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 5;
-const SYNC_OPS = 200_000;
-const ASYNC_OPS = 2_000;
 const IN_FLIGHT = 100;
 
 async function primary() {
@@ -56,29 +55,12 @@ function sdsCases(label, client) {
   };
 }
 
-function timeSync(fn) {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < SYNC_OPS; i++) fn();
-  return Number(process.hrtime.bigint() - start) / SYNC_OPS;
-}
-
-async function timeAwaited(consume) {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < ASYNC_OPS; i++) await consume();
-  return Number(process.hrtime.bigint() - start) / ASYNC_OPS;
-}
-
 async function timeInFlight(consume) {
   const start = process.hrtime.bigint();
   for (let done = 0; done < ASYNC_OPS * 5; done += IN_FLIGHT) {
     await Promise.all(Array.from({ length: IN_FLIGHT }, consume));
   }
   return Number(process.hrtime.bigint() - start) / (ASYNC_OPS * 5);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 async function worker() {
@@ -88,8 +70,8 @@ async function worker() {
 
   const shared = new Client({ capacity: 1024, shared: process.env.SDS_BENCH_TABLE });
   const sync = { ...sdsCases('shared', shared), ...sdsCases('private', new Client({ capacity: 1024 })) };
-  const redisClient = new Redis({ host: '127.0.0.1', port: Number(process.env.SDS_BENCH_REDIS_PORT) });
-  await new Promise((resolve, reject) => { redisClient.once('ready', resolve); redisClient.once('error', reject); });
+  const redisClient = new Redis({ host: '127.0.0.1', port: Number(process.env.SDS_BENCH_REDIS_PORT), lazyConnect: true });
+  await redisClient.connect();
   const onCluster = new RateLimiterCluster({ keyPrefix: 'bench', points: NEVER, duration: 1, timeoutMs: 10_000 });
   const onRedis = new RateLimiterRedis({ storeClient: redisClient, points: NEVER, duration: 1 });
   const peers = {
@@ -97,32 +79,24 @@ async function worker() {
     'RateLimiterRedis consume': () => onRedis.consume('bench'),
   };
 
-  const samples = {};
-  const record = (name, ns) => { (samples[name] ||= []).push(ns); };
-  for (let round = -1; round < ROUNDS; round++) { // round -1 warms up
+  const ns = await medians(ROUNDS, async (record) => {
     for (const [name, fn] of Object.entries(sync)) record(name, timeSync(fn));
     for (const [name, consume] of Object.entries(peers)) {
       record(`${name}, awaited one by one`, await timeAwaited(consume));
       record(`${name}, ${IN_FLIGHT} in flight`, await timeInFlight(consume));
     }
-  }
-  const ns = Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, median(s.slice(1))]));
+  });
   report(ns);
   redisClient.disconnect();
   process.exit(0);
 }
 
 function report(ns) {
-  const base = ns['sds shared point.enter().exit()'];
   const rlf = require('rate-limiter-flexible/package.json').version;
   const ioredis = require('ioredis/package.json').version;
   console.log(`node ${process.version}, rate-limiter-flexible ${rlf}, ioredis ${ioredis}, one cluster worker, `
     + `median wall ns/op of ${ROUNDS} rounds`);
-  console.log('| case | ns/op | vs sds shared point.enter().exit() |');
-  console.log('| --- | ---: | ---: |');
-  for (const [name, value] of Object.entries(ns)) {
-    console.log(`| ${name} | ${value.toFixed(1)} | ${(value / base).toFixed(1)}x |`);
-  }
+  const base = printTable(ns, 'sds shared point.enter().exit()', undefined, 1);
   const privateRatio = base / ns['sds private point.enter().exit()'];
   const byName = ns['sds shared client.enter(name).exit()'] / ns['sds private client.enter(name).exit()'];
   console.log(`shared / private: ${privateRatio.toFixed(2)}x (point), ${byName.toFixed(2)}x (by name)`);

@@ -3,36 +3,13 @@ const { EventEmitter } = require('node:events');
 const { native, NOW, ioTime, PRESSURE_TEST_BIT, DOWNGRADED_BIT } = require('./native.js');
 const { Entry } = require('./entry.js');
 const { guard } = require('./run.js');
-const { AdminAgent } = require('./agent.js');
-const { ClusterSync } = require('./cluster.js');
+const { AdminAgent, ClusterSync } = require('./services.js');
 const { track } = require('./abandoned.js');
-const { invalidArgument, describe } = require('./errors.js');
+const { invalidArgument, describe, warnListenerError } = require('./errors.js');
 const { checkFunction, checkOptions } = require('./arguments.js');
 
 const CLIENT_OPTIONS = ['capacity', 'shared', 'mode'];
 const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
-
-const LISTENER_ERROR = 'SDS_LISTENER_ERROR';
-
-/**
- * Reports an error a 'downgrade' listener threw as a process warning (its
- * stack in the detail). Never throws itself, whatever was thrown (a revoked
- * Proxy, a hostile toString).
- */
-function warnListenerError(point, error) {
-  let text = 'a value that cannot be shown';
-  let stack;
-  try {
-    text = String(error);
-    if (error instanceof Error) stack = error.stack;
-  } catch {
-    // Keep what was read.
-  }
-  process.emitWarning(`a 'downgrade' listener of point ${JSON.stringify(point)} threw: ${text}`, {
-    code: LISTENER_ERROR,
-    detail: stack,
-  });
-}
 
 /**
  * An object literal, `Object.create(null)` or one from another realm: its
@@ -72,7 +49,7 @@ class Client extends EventEmitter {
     // Name -> point id: the name crosses N-API once, later calls pass the id.
     this._ids = new Map();
     this._points = new Map();
-    // The slots of the background services (lib/service.js): the connected
+    // The slots of the background services (lib/services.js): the connected
     // console agent and the running cluster syncer, null when none.
     this._agent = null;
     this._cluster = null;
@@ -80,7 +57,7 @@ class Client extends EventEmitter {
 
   /**
    * Connects this client's table to the SDS console: returns a running
-   * `AdminAgent` (see lib/agent.js). One agent per client at a time.
+   * `AdminAgent` (see lib/services.js). One agent per client at a time.
    */
   connectAdmin(options) {
     return AdminAgent.connect(this, options);
@@ -89,7 +66,7 @@ class Client extends EventEmitter {
   /**
    * Makes `options.points` cluster points, whose thresholds hold for every
    * instance of the service together, their counts shared through Redis:
-   * returns a running `ClusterSync` (see lib/cluster.js). One per client at
+   * returns a running `ClusterSync` (see lib/services.js). One per client at
    * a time.
    */
   connectCluster(options) {
@@ -143,15 +120,10 @@ class Client extends EventEmitter {
    * and the old one stays.
    */
   setStrategy(name, strategy) {
-    let id;
-    if (typeof strategy === 'string') {
-      id = this._table.setStrategyJson(name, strategy);
-    } else if (isPlainObject(strategy)) {
-      id = this._table.setStrategyObject(name, strategy);
-    } else {
+    if (typeof strategy !== 'string' && !isPlainObject(strategy)) {
       throw invalidArgument(`strategy must be a plain object or a JSON string, got ${describe(strategy)}`);
     }
-    this._ids.set(name, id);
+    this._ids.set(name, this._table.setStrategy(name, strategy));
   }
 
   /** Removes the strategy of `name`; its counters stay. */
@@ -166,9 +138,7 @@ class Client extends EventEmitter {
 
   /** The sliding values of `name` and its last whole 10 s cycle at `nowMs` (default: now). */
   stats(name, nowMs) {
-    const id = this._ids.get(name);
-    if (id !== undefined) return this._table.stats(id, nowMs);
-    return this._table.statsByName(name, nowMs);
+    return this._table.stats(name, nowMs);
   }
 
   _idOf(name) {
@@ -211,7 +181,7 @@ class Client extends EventEmitter {
     try {
       this.emit('downgrade', entry.point, entry.reason, entry.startMs);
     } catch (error) {
-      warnListenerError(entry.point, error);
+      warnListenerError(`a 'downgrade' listener of point ${JSON.stringify(entry.point)}`, error);
     }
   }
 }
@@ -245,7 +215,7 @@ class Point {
 
   /** The point's statistics at `nowMs` (default: now). */
   stats(nowMs) {
-    return this.client._table.stats(this._id, nowMs);
+    return this.client.stats(this.name, nowMs);
   }
 
   /** This point's strategy, or `null`; see `Client#strategy`. */

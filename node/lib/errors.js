@@ -29,6 +29,23 @@ function describe(value) {
   return String(value);
 }
 
+/**
+ * Reports an error that a listener (`who`) threw as a process warning with
+ * code `SDS_LISTENER_ERROR`, its stack in the detail. Never throws itself,
+ * whatever was thrown (a revoked Proxy, a hostile toString).
+ */
+function warnListenerError(who, error) {
+  let text = 'a value that cannot be shown';
+  let stack;
+  try {
+    text = String(error);
+    if (error instanceof Error) stack = error.stack;
+  } catch {
+    // Keep what was read.
+  }
+  process.emitWarning(`${who} threw: ${text}`, { code: 'SDS_LISTENER_ERROR', detail: stack });
+}
+
 /** Thrown (or rejected) by `run` when a request is downgraded and no fallback is given. */
 class DowngradedError extends Error {
   constructor(point, reason) {
@@ -40,4 +57,4 @@ class DowngradedError extends Error {
   }
 }
 
-module.exports = { invalidArgument, describe, DowngradedError };
+module.exports = { invalidArgument, describe, warnListenerError, DowngradedError };

@@ -2,35 +2,16 @@
 /* eslint-disable */
 
 export declare namespace native {
-  /** The console agent of one table. */
-  export class NativeAgent {
+  /** A running service and its share of the table (`None` once closed). */
+  export class NativeService {
     /**
-     * Starts the agent of `table`'s points with `options`, an object of
-     * the agent's settings (`sds_agent::SETTINGS`, camelCase or
+     * Starts the console agent of `table`'s points with `options`, an
+     * object of the agent's settings (`sds_agent::SETTINGS`, camelCase or
      * snake_case keys) or `undefined`; a setting left out or `null` takes
      * the agent's default. `log(level, message)` gets its lines ("info" /
      * "warn").
      */
-    constructor(table: native.NativeTable, options: unknown, log: (level: string, message: string) => void)
-    /** The names of `status()`'s fields, snake_case (`sds_agent::Status`). */
-    static statusNames(): Array<string>
-    /**
-     * A snapshot of the agent's state (the last one after `close`), its
-     * fields camelCased.
-     */
-    status(): Record<string, number | boolean | string>
-    /** The console's `returnValueStr` for `point`; `null` when it has none. */
-    returnValue(point: string): string | null
-    /**
-     * Stops the agent and joins its thread (within one request timeout).
-     * Idempotent.
-     */
-    close(): void
-    /** Whether `close` has not been called yet. */
-    get running(): boolean
-  }
-  /** The cluster points of one table and their syncer. */
-  export class NativeCluster {
+    static agent(table: native.NativeTable, options: unknown, log: (level: string, message: string) => void): NativeService
     /**
      * Makes the `points` setting's names cluster points of `table` and
      * starts their syncer, with `options` an object of the cluster's
@@ -38,14 +19,22 @@ export declare namespace native {
      * `undefined`; a setting left out or `null` takes the crate's default.
      * Never waits for Redis; reads the TLS files (the crate checks them).
      */
-    constructor(table: native.NativeTable, options: unknown)
-    /** The names of `status()`'s fields, snake_case (`sds_cluster::Status`). */
-    static statusNames(): Array<string>
+    static clusterSync(table: native.NativeTable, options: unknown): NativeService
     /**
-     * A snapshot of the syncer's state (the last one after `close`), its
+     * The names of `status()`'s fields, snake_case (`sds_agent::Status`,
+     * `sds_cluster::Status`).
+     */
+    statusNames(): Array<string>
+    /**
+     * A snapshot of the service's state (the last one after `close`), its
      * fields camelCased.
      */
     status(): Record<string, number | boolean | string | null>
+    /**
+     * The console's `returnValueStr` for `point`; `null` when it has none
+     * (always, for a cluster sync).
+     */
+    returnValue(point: string): string | null
     /**
      * One sync on this thread now: blocks for one round trip (at most
      * `timeoutMs`, a connection if there is none included).
@@ -57,8 +46,9 @@ export declare namespace native {
      */
     enterExact(point: string, nowMs?: number): Promise<native.ExactDecision>
     /**
-     * Stops the syncer and joins its thread (within one round trip's
-     * timeout, after the exact calls in flight). Idempotent.
+     * Stops the service and joins its thread (within one request timeout
+     * of the agent; within one round trip's timeout of the syncer, after
+     * the exact calls in flight), then gives the table back. Idempotent.
      */
     close(): void
     /** Whether `close` has not been called yet. */
@@ -86,10 +76,11 @@ export declare namespace native {
     hotPath(): { enter(): void; exitOk(): void; exitError(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }
     /** The id of the point `name`, created if needed. */
     insert(name: string): number
-    /** Sets the strategy of `name` from a JSON text; returns the point's id. */
-    setStrategyJson(name: string, json: string): number
-    /** Sets the strategy of `name` from an object of SDS JSON names. */
-    setStrategyObject(name: string, fields: object): number
+    /**
+     * Sets the strategy of `name` from a JSON text, or from an object of
+     * SDS JSON names; returns the point's id.
+     */
+    setStrategy(name: string, strategy: string | object): number
     /** Removes the strategy of `name`; its counters stay. */
     removeStrategy(name: string): void
     /**
@@ -97,13 +88,11 @@ export declare namespace native {
      * (a point never created is not created).
      */
     strategy(name: string): Record<string, number> | null
-    /** The stats of point `id` at `nowMs` (default: the addon's clock). */
-    stats(id: number, nowMs?: number): Record<string, unknown>
     /**
-     * The stats of `name`, all zero for a point never created (which this
-     * does not create).
+     * The stats of `name` at `nowMs` (default: the addon's clock), all
+     * zero for a point never created (which this does not create).
      */
-    statsByName(name: string, nowMs?: number): Record<string, unknown>
+    stats(name: string, nowMs?: number): Record<string, unknown>
     /** How many points exist. */
     get pointCount(): number
     /** How many points fit. */

@@ -1,6 +1,7 @@
 //! Where the addon checks what JavaScript hands it (the services' options
 //! are only converted, in `settings.rs`, and judged by their crates, with
-//! [`text`] and [`own_entries`] from here). Arguments arrive as `Unknown`: napi-rs's own conversions would throw its statuses
+//! [`text`] and [`own_entries`] from here). Arguments arrive as `Unknown`:
+//! napi-rs's own conversions would throw its statuses
 //! (`NumberExpected`, ...), which are no codes of the core, and would turn a
 //! lone surrogate into U+FFFD, so that `'\ud800'` and `'\ufffd'` named one
 //! point. A JavaScript value is sorted into the core's [`Value`] once
@@ -9,7 +10,7 @@
 
 use std::ptr;
 
-use napi::bindgen_prelude::{BigInt, FromNapiValue, Object, Unknown};
+use napi::bindgen_prelude::{BigInt, JsObjectValue, Object, Unknown};
 use napi::{sys, JsString, JsValue, ValueType};
 use sds_core::{capacity_from_i128, time, Value};
 
@@ -121,16 +122,6 @@ fn not_a_count(what: &str) -> SdsError {
     invalid_argument(format!("{what} must be a non-negative integer"))
 }
 
-/// A point id: an integer that fits 32 bits (the table says whether it
-/// names a point).
-pub fn point_id(id: Unknown) -> Result<u32, SdsError> {
-    match value(&id) {
-        Value::Integer(v) => u32::try_from(v).ok(),
-        _ => None,
-    }
-    .ok_or_else(|| invalid_argument("point id must be an integer from 0 to 2^32 - 1"))
-}
-
 /// A string that is well-formed UTF-16, as UTF-8: a lone surrogate has no
 /// UTF-8 form, and replacing it would merge distinct names.
 pub fn text(value: Unknown, what: &str) -> Result<String, SdsError> {
@@ -176,51 +167,36 @@ pub fn own_entries<'env>(
     what: &str,
 ) -> Result<Vec<(String, Unknown<'env>)>, SdsError> {
     let failed = |step: &str| invalid_argument(format!("{what}: {step} failed"));
-    let check = |status: sys::napi_status, step: &str| {
-        (status == sys::Status::napi_ok)
-            .then_some(())
-            .ok_or_else(|| failed(step))
-    };
     let env = object.value().env;
-    let object = object.value().value;
     let mut keys = ptr::null_mut();
-    let mut len = 0;
-    // SAFETY: `object` is a live object of `env`; every value made here
-    // lives in the caller's handle scope.
-    unsafe {
-        check(
-            sys::napi_get_all_property_names(
-                env,
-                object,
-                sys::KeyCollectionMode::own_only,
-                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                sys::KeyConversion::numbers_to_strings,
-                &mut keys,
-            ),
-            "listing its keys",
-        )?;
-        check(
-            sys::napi_get_array_length(env, keys, &mut len),
-            "listing its keys",
-        )?;
+    // SAFETY: `object` is a live object of `env`. (napi-rs's own call takes
+    // one key filter, not two.)
+    let listed = unsafe {
+        sys::napi_get_all_property_names(
+            env,
+            object.value().value,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut keys,
+        )
+    };
+    if listed != sys::Status::napi_ok {
+        return Err(failed("listing its keys"));
     }
+    let keys = Object::from_raw(env, keys);
+    let len = keys
+        .get_array_length_unchecked()
+        .map_err(|_| failed("listing its keys"))?;
     (0..len)
         .map(|i| {
-            let mut key = ptr::null_mut();
-            let mut value = ptr::null_mut();
-            // SAFETY: as above; `i` is below the array's length.
-            unsafe {
-                check(
-                    sys::napi_get_element(env, keys, i, &mut key),
-                    "reading a key",
-                )?;
-                check(
-                    sys::napi_get_property(env, object, key, &mut value),
-                    "reading a value",
-                )?;
-                let key = String::from_napi_value(env, key).map_err(|_| failed("reading a key"))?;
-                Ok((key, Unknown::from_raw_unchecked(env, value)))
-            }
+            let key: Unknown = keys.get_element(i).map_err(|_| failed("reading a key"))?;
+            let value = object
+                .get_property_unchecked(key)
+                .map_err(|_| failed("reading a value"))?;
+            // SAFETY: the keys listed are strings.
+            let key = unsafe { key.cast::<String>() }.map_err(|_| failed("reading a key"))?;
+            Ok((key, value))
         })
         .collect()
 }

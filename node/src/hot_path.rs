@@ -151,45 +151,47 @@ unsafe fn hot_of<'a>(
     Ok(unsafe { &*data.cast::<Hot>() })
 }
 
-fn panicked() -> SdsError {
-    js_error(ErrorCode::Panic, ErrorCode::Panic.description())
+/// Runs `step` on the callback's `Hot`; its error, or a panic, is thrown to
+/// JavaScript. Returns null, which N-API gives JavaScript as `undefined`.
+#[inline(always)]
+unsafe fn call(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    step: impl FnOnce(&Hot) -> Result<(), SdsError>,
+) -> sys::napi_value {
+    let result = catch_unwind(AssertUnwindSafe(|| step(unsafe { hot_of(env, info) }?)))
+        .unwrap_or_else(|_| Err(js_error(ErrorCode::Panic, ErrorCode::Panic.description())));
+    match result {
+        Ok(()) => ptr::null_mut(),
+        Err(error) => unsafe { throw(env, error) },
+    }
 }
 
 unsafe extern "C" fn enter_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let hot = unsafe { hot_of(env, info) }?;
+    let step = |hot: &Hot| {
         let (packed, read) = enter_numbers(&hot.table, hot.read())?;
         hot.io[0].set(packed);
         if let Some(now) = read {
             hot.io[1].set(number(now));
         }
         Ok(())
-    }))
-    .unwrap_or_else(|_| Err(panicked()));
-    match result {
-        // Returning null from a callback gives JavaScript `undefined`.
-        Ok(()) => ptr::null_mut(),
-        Err(error) => unsafe { throw(env, error) },
-    }
+    };
+    unsafe { call(env, info, step) }
 }
 
-unsafe fn exit_callback(
+/// `exitOk` (`FAILED` false) and `exitError`.
+unsafe extern "C" fn exit_callback<const FAILED: bool>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-    outcome: Outcome,
 ) -> sys::napi_value {
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let hot = unsafe { hot_of(env, info) }?;
-        exit_numbers(&hot.table, hot.read(), outcome)
-    }))
-    .unwrap_or_else(|_| Err(panicked()));
-    match result {
-        // Returning null from a callback gives JavaScript `undefined`.
-        Ok(()) => ptr::null_mut(),
-        Err(error) => unsafe { throw(env, error) },
+    let outcome = if FAILED { Outcome::Error } else { Outcome::Ok };
+    unsafe {
+        call(env, info, |hot| {
+            exit_numbers(&hot.table, hot.read(), outcome)
+        })
     }
 }
 
@@ -206,24 +208,11 @@ unsafe extern "C" fn clock_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    if let Ok(hot) = unsafe { hot_of(env, info) } {
+    let step = |hot: &Hot| {
         hot.io[1].set(number(sds_clock::now_ms()));
-    }
-    ptr::null_mut()
-}
-
-unsafe extern "C" fn exit_ok_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    unsafe { exit_callback(env, info, Outcome::Ok) }
-}
-
-unsafe extern "C" fn exit_error_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    unsafe { exit_callback(env, info, Outcome::Error) }
+        Ok(())
+    };
+    unsafe { call(env, info, step) }
 }
 
 /// One `Rc` share of `hot` as an N-API data pointer.
@@ -324,8 +313,8 @@ pub fn hot_functions<'env>(env: &'env Env, table: &Arc<AnyTable>) -> napi::Resul
     )?;
     unsafe {
         add_function(env, object, c"enter", enter_callback, &hot)?;
-        add_function(env, object, c"exitOk", exit_ok_callback, &hot)?;
-        add_function(env, object, c"exitError", exit_error_callback, &hot)?;
+        add_function(env, object, c"exitOk", exit_callback::<false>, &hot)?;
+        add_function(env, object, c"exitError", exit_callback::<true>, &hot)?;
         #[cfg(feature = "bench-hooks")]
         {
             add_function(env, object, c"emptyCall", empty_callback, &hot)?;

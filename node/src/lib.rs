@@ -8,9 +8,7 @@
 // there everything only JavaScript calls looks unused.
 #![cfg_attr(test, allow(dead_code))]
 
-mod agent;
 mod arguments;
-mod cluster;
 mod entry_bits;
 mod errors;
 mod external_memory;
@@ -23,7 +21,6 @@ mod table;
 mod tables;
 mod windows;
 
-pub use agent::NativeAgent;
-pub use cluster::NativeCluster;
+pub use service::NativeService;
 pub use tables::NativeTable;
 pub use windows::NativeWindow;

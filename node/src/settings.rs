@@ -1,5 +1,5 @@
-//! The background services' options in and statuses out (`agent.rs`,
-//! `cluster.rs`), through `sds-settings`: one conversion from any
+//! The background services' options in and statuses out (`service.rs`),
+//! through `sds-settings`: one conversion from any
 //! JavaScript value to a setting's [`Value`], one from any status's fields
 //! to a plain object. No setting is known here: which keys exist, what each
 //! takes, the defaults and every message are the service crates'

@@ -1,9 +1,9 @@
 //! What a client's calls reach: an `sds_shm::AnyTable`, a private table on
 //! the heap or this process's view of a shared table file, held in an `Arc`
-//! so the console agent (`agent.rs`) can hold it too. Every call goes through
-//! [`with_view!`], compiled once per kind, so the private hot path pays one
-//! well-predicted branch and nothing else (an `Arc` derefs like the `Rc` it
-//! replaced: one pointer).
+//! so the background services (`service.rs`) can hold it too. Every call
+//! goes through [`with_view!`], compiled once per kind, so the private hot
+//! path pays one well-predicted branch and nothing else (an `Arc` derefs
+//! like the `Rc` it replaced: one pointer).
 
 use sds_shm::AnyTable;
 

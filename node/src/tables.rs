@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
-use sds_core::{PointId, PointTable, Slot, Stats, Strategy};
+use sds_core::{PointTable, Slot, Stats, Strategy};
 use sds_shm::AnyTable;
 
 use crate::arguments;
@@ -121,26 +121,18 @@ impl NativeTable {
         Ok(id.index())
     }
 
-    /// Sets the strategy of `name` from a JSON text; returns the point's id.
-    #[napi(ts_args_type = "name: string, json: string")]
-    pub fn set_strategy_json(&self, name: Unknown, json: Unknown) -> Result<u32, SdsError> {
+    /// Sets the strategy of `name` from a JSON text, or from an object of
+    /// SDS JSON names; returns the point's id.
+    #[napi(ts_args_type = "name: string, strategy: string | object")]
+    pub fn set_strategy(&self, name: Unknown, strategy: Unknown) -> Result<u32, SdsError> {
         let name = arguments::name(name)?;
-        let json = arguments::text(json, "strategy JSON")?;
-        let strategy = Strategy::from_json(&json).map_err(from_strategy)?;
-        self.set(&name, &strategy)
-    }
-
-    /// Sets the strategy of `name` from an object of SDS JSON names.
-    #[napi(ts_args_type = "name: string, fields: object")]
-    pub fn set_strategy_object(&self, name: Unknown, fields: Unknown) -> Result<u32, SdsError> {
-        let name = arguments::name(name)?;
-        let fields = arguments::object(fields, "strategy")?;
-        let strategy = strategy_from_object(&fields)?;
-        self.set(&name, &strategy)
-    }
-
-    fn set(&self, name: &str, strategy: &Strategy) -> Result<u32, SdsError> {
-        let id = with_view!(&*self.table, t => t.set_strategy(name.as_bytes(), strategy))
+        let strategy = if matches!(strategy.get_type(), Ok(ValueType::String)) {
+            let json = arguments::text(strategy, "strategy JSON")?;
+            Strategy::from_json(&json).map_err(from_strategy)?
+        } else {
+            strategy_from_object(&arguments::object(strategy, "strategy")?)?
+        };
+        let id = with_view!(&*self.table, t => t.set_strategy(name.as_bytes(), &strategy))
             .map_err(from_core)?;
         Ok(id.index())
     }
@@ -176,31 +168,13 @@ impl NativeTable {
         }
     }
 
-    /// The stats of point `id` at `nowMs` (default: the addon's clock).
-    #[napi(
-        ts_args_type = "id: number, nowMs?: number",
-        ts_return_type = "Record<string, unknown>"
-    )]
-    pub fn stats<'env>(
-        &self,
-        env: &'env Env,
-        id: Unknown,
-        now_ms: Unknown,
-    ) -> Result<Object<'env>, SdsError> {
-        let id = arguments::point_id(id)?;
-        let now = arguments::time_or_now(now_ms, "nowMs")?;
-        let id = PointId::from_index(id);
-        let stats = with_view!(&*self.table, t => t.point(id).map_err(from_core)?.stats(now));
-        stats_object(env, &stats).map_err(internal)
-    }
-
-    /// The stats of `name`, all zero for a point never created (which this
-    /// does not create).
+    /// The stats of `name` at `nowMs` (default: the addon's clock), all
+    /// zero for a point never created (which this does not create).
     #[napi(
         ts_args_type = "name: string, nowMs?: number",
         ts_return_type = "Record<string, unknown>"
     )]
-    pub fn stats_by_name<'env>(
+    pub fn stats<'env>(
         &self,
         env: &'env Env,
         name: Unknown,

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const os = require('node:os');
 const path = require('node:path');
 const fs = require('node:fs');
-const { spawn } = require('node:child_process');
+const { runScript } = require('../testing/child.js');
 const { Worker } = require('node:worker_threads');
 const { Client, AdminAgent, DowngradedError } = require('..');
 const { startFakeConsole, until, agentThreads } = require('./fake-console.js');
@@ -431,15 +431,11 @@ test('a process that starts an agent and simply ends exits normally and promptly
     // Some work while the agent pulls, then nothing is left but the agent.
     setTimeout(() => console.log('version', agent.status().version), 300);
   `;
-  const start = Date.now();
   // Killed (and failed) if the agent held it open.
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 8000 });
-  let output = '';
-  child.stdout.on('data', (data) => (output += data));
-  const code = await new Promise((resolve) => child.once('close', resolve));
+  const { code, output, ms } = await runScript(source);
   assert.equal(code, 0);
   assert.match(output, /version 1\n/, output);
-  assert.ok(Date.now() - start < 5000, `exited after ${Date.now() - start} ms`);
+  assert.ok(ms < 5000, `exited after ${ms} ms`);
 });
 
 test('a worker thread\'s client may connect; its agent stops when the worker ends', { timeout: 10000 }, async () => {

@@ -219,8 +219,8 @@ test('the raw addon refuses forged keys and entries', () => {
   assert.equal(hot.io[1], T);
   hot.io.set([hot.io[0], T, T]);
   hot.exitOk();
-  assert.equal(table.stats(id, T).visit, 1);
-  assert.equal(table.stats(id, T).concurrent, 0);
+  assert.equal(table.stats('p', T).visit, 1);
+  assert.equal(table.stats('p', T).concurrent, 0);
 });
 
 test('hot-path functions keep their table alive after the client is gone', () => {
@@ -295,15 +295,13 @@ test('low-level functions refuse wrong types with SDS_INVALID_ARGUMENT', () => {
     [() => new native.NativeTable('8'), /^capacity must be an integer$/],
     [() => new native.NativeTable(), /^capacity must be an integer$/],
     [() => table.insert(5), /point name must be a string, got a number/],
-    [() => table.setStrategyJson('p', {}), /strategy JSON must be a string, got an object/],
-    [() => table.setStrategyJson('p', '{"point":"\ud800"}'), /strategy JSON must be well-formed UTF-16/],
-    [() => table.setStrategyObject('p', 5), /strategy must be an object, got a number/],
-    [() => table.setStrategyObject(null, {}), /point name must be a string, got null/],
+    [() => table.setStrategy('p', '{"point":"\ud800"}'), /strategy JSON must be well-formed UTF-16/],
+    [() => table.setStrategy('p', 5), /strategy must be an object, got a number/],
+    [() => table.setStrategy(null, {}), /point name must be a string, got null/],
     [() => table.removeStrategy(), /point name/],
-    [() => table.stats('0', T), /point id must be an integer/],
-    [() => table.stats(-1, T), /point id must be an integer/],
-    [() => table.stats(0, '1'), BAD_TIME],
-    [() => table.statsByName('p', 1n), BAD_TIME],
+    [() => table.stats(0, T), /point name must be a string, got a number/],
+    [() => table.stats('p', '1'), BAD_TIME],
+    [() => table.stats('p', 1n), BAD_TIME],
     [() => new native.NativeWindow('1000', 10, 30), /^bucketMs must be a non-negative integer$/],
     [() => window.add('1', T), /^n must be a non-negative integer$/],
     [() => window.sum(null), BAD_TIME],

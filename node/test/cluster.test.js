@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { runScript } = require('../testing/child.js');
 const { Worker } = require('node:worker_threads');
 const Redis = require('ioredis');
 const { Client, ClusterSync } = require('..');
@@ -30,13 +30,25 @@ function freshPrefix() {
   return `t${++prefixes}`;
 }
 
-/** Two private clients syncing `points` with `options` (a fresh key prefix). */
-function twoInstances(points, options = {}) {
+/**
+ * `body(a, b)` on two private clients syncing `points` with `options` (a
+ * fresh key prefix), each `{ client, cluster }` with the `strategies`
+ * (`{ point: strategy }`) set; both syncers are closed after.
+ */
+async function withTwoInstances(points, strategies, body, options = {}) {
   const keyPrefix = freshPrefix();
-  return [new Client(), new Client()].map((client) => ({
+  const pair = [new Client(), new Client()].map((client) => ({
     client,
     cluster: client.connectCluster({ urls: redis.url, points, keyPrefix, syncMs: 50, ...options }),
   }));
+  try {
+    for (const { client } of pair) {
+      for (const [point, strategy] of Object.entries(strategies)) client.setStrategy(point, strategy);
+    }
+    return await body(...pair);
+  } finally {
+    for (const { cluster } of pair) cluster.close();
+  }
 }
 
 function admitted(client, point, n) {
@@ -66,12 +78,8 @@ async function visitsInRedis(server, keyPrefix, point) {
 
 test('two clients share a cluster point\'s visitThreshold; a local point stays per client', () => {
   const T = 10;
-  const [a, b] = twoInstances(['shared']);
-  try {
-    for (const { client } of [a, b]) {
-      client.setStrategy('shared', { visitThreshold: T });
-      client.setStrategy('local', { visitThreshold: T });
-    }
+  const strategies = { shared: { visitThreshold: T }, local: { visitThreshold: T } };
+  return withTwoInstances(['shared'], strategies, (a, b) => {
     assert.equal(admitted(a.client, 'shared', 6), 6);
     a.cluster.syncNow(); // pushes a's 6 visits
     b.cluster.syncNow(); // reads them as the others' counts
@@ -83,19 +91,14 @@ test('two clients share a cluster point\'s visitThreshold; a local point stays p
     assert.equal(admitted(a.client, 'shared', 5), 0, 'a sees b\'s visits too');
     assert.equal(admitted(a.client, 'local', 15), T);
     assert.equal(admitted(b.client, 'local', 15), T);
-  } finally {
-    a.cluster.close();
-    b.cluster.close();
-  }
+  });
 });
 
 test('the syncer threads carry the counts in the background, within the documented bound', async () => {
   // (N - 1) x R x (syncMs + RTT): 2 instances, each a request every 10 ms.
   const T = 40;
   const syncMs = 50;
-  const [a, b] = twoInstances(['flow'], { syncMs });
-  try {
-    for (const { client } of [a, b]) client.setStrategy('flow', { visitThreshold: T });
+  await withTwoInstances(['flow'], { flow: { visitThreshold: T } }, async (a, b) => {
     await until(() => a.cluster.status().syncs > 0 && b.cluster.status().syncs > 0, 3000, 'first syncs');
     let total = 0;
     let requests = 0;
@@ -113,10 +116,7 @@ test('the syncer threads carry the counts in the background, within the document
     assert.ok(total >= T, `admitted ${total} < T`);
     // The bound is "about": a shared machine may delay a sync by a period.
     assert.ok(total <= T + 2 * bound, `admitted ${total} > T + 2 x ${bound}`);
-  } finally {
-    a.cluster.close();
-    b.cluster.close();
-  }
+  }, { syncMs });
 });
 
 test('status() has every field of the syncer\'s state', async () => {
@@ -333,12 +333,7 @@ test('a shared table has one syncer per host', () => {
 
 test('exact mode: two clients admit exactly visitThreshold, decided in Redis', async () => {
   const T = 5;
-  const [a, b] = twoInstances(['x']);
-  try {
-    for (const { client } of [a, b]) {
-      client.setStrategy('x', { visitThreshold: T });
-      client.setStrategy('local', { visitThreshold: T });
-    }
+  await withTwoInstances(['x'], { x: { visitThreshold: T }, local: { visitThreshold: T } }, async (a, b) => {
     const decisions = [];
     for (let i = 0; i < 8; i++) {
       for (const { cluster } of [a, b]) decisions.push(await cluster.enterExact('x'));
@@ -350,23 +345,15 @@ test('exact mode: two clients admit exactly visitThreshold, decided in Redis', a
     assert.deepEqual(decisions[0], { admitted: true, reason: null, exact: true });
     assert.deepEqual(decisions.at(-1), { admitted: false, reason: 'VISIT', exact: true });
     // Concurrent calls, on the thread pool, see each other.
-    const [c, d] = twoInstances(['y']);
-    try {
-      for (const { client } of [c, d]) client.setStrategy('y', { visitThreshold: T });
+    await withTwoInstances(['y'], { y: { visitThreshold: T } }, async (c, d) => {
       const all = await Promise.all(Array.from({ length: 12 }, (_, i) => [c, d][i % 2].cluster.enterExact('y', Date.now())));
       assert.equal(all.filter((x) => x.admitted).length, T);
-    } finally {
-      c.cluster.close();
-      d.cluster.close();
-    }
+    });
     await assert.rejects(a.cluster.enterExact('local'),
       { code: 'SDS_INVALID_ARGUMENT', message: /point "local" is not a cluster point of this cluster/ });
     await assert.rejects(a.cluster.enterExact(5), { code: 'SDS_INVALID_ARGUMENT', message: 'point name must be a string, got a number' });
     await assert.rejects(a.cluster.enterExact('x', -1), { code: 'SDS_INVALID_ARGUMENT', message: /^nowMs: / });
-  } finally {
-    a.cluster.close();
-    b.cluster.close();
-  }
+  });
 });
 
 test('exact mode without Redis: the local decision, not exact', async () => {
@@ -506,15 +493,11 @@ test('a process that ends with a syncer running exits normally and promptly', as
     const cluster = client.connectCluster({ urls: ${JSON.stringify(redis.url)}, points: ['p'], syncMs: 20 });
     setTimeout(() => console.log('connected', cluster.status().connected), 300);
   `;
-  const start = Date.now();
   // Killed (and failed) if the syncer held it open.
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 8000 });
-  let output = '';
-  child.stdout.on('data', (data) => (output += data));
-  const code = await new Promise((resolve) => child.once('close', resolve));
+  const { code, output, ms } = await runScript(source);
   assert.equal(code, 0);
   assert.equal(output, 'connected true\n');
-  assert.ok(Date.now() - start < 5000, `exited after ${Date.now() - start} ms`);
+  assert.ok(ms < 5000, `exited after ${ms} ms`);
 });
 
 test('a worker thread\'s syncer stops when the worker ends', { timeout: 10000 }, async () => {

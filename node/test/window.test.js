@@ -13,19 +13,22 @@ test('SDS defaults: 1 s buckets, a 10 s window', () => {
   assert.equal(w.bucket(100500), 2);
 });
 
+/** A window of `options` after `adds`, each `[n, nowMs]`. */
+function windowAfter(options, ...adds) {
+  const w = new SlidingWindow(options);
+  for (const [n, nowMs] of adds) w.add(n, nowMs);
+  return w;
+}
+
 test('a Sentinel-like window: 500 ms x 2 over a ring of 4', () => {
-  const w = new SlidingWindow({ bucketMs: 500, buckets: 2, ring: 4 });
-  w.add(5, 1000);
-  w.add(2, 1600);
+  const w = windowAfter({ bucketMs: 500, buckets: 2, ring: 4 }, [5, 1000], [2, 1600]);
   assert.equal(w.sum(1700), 7);
   assert.equal(w.sum(2100), 2);
   assert.equal(w.lastWholeCycle(2100), 7);
 });
 
 test('last whole cycle of 10 buckets', () => {
-  const w = new SlidingWindow({ bucketMs: 1000, buckets: 10 });
-  w.add(4, 100000);
-  w.add(6, 109999);
+  const w = windowAfter({ bucketMs: 1000, buckets: 10 }, [4, 100000], [6, 109999]);
   assert.equal(w.lastWholeCycle(109999), 0);
   assert.equal(w.lastWholeCycle(110000), 10);
   assert.equal(w.lastWholeCycle(120000), 0);
@@ -37,8 +40,7 @@ test('the real clock is the default time', () => {
 });
 
 test('addAt: a late event in its own bucket while the ring holds it, else at the present', () => {
-  const w = new SlidingWindow(); // 1 s x 10, ring 30
-  w.add(2, 5000);
+  const w = windowAfter(undefined, [2, 5000]); // 1 s x 10, ring 30
   assert.equal(w.addAt(3000, 4, 12000), 4);
   assert.equal(w.bucket(3500), 4);
   assert.equal(w.sum(12000), 6);
