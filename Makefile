@@ -3,6 +3,13 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
+# Every release artifact (libsds, the wheel, the Node addon, the JNI library,
+# the demo) is built for the host's triple named explicitly, as napi's CLI
+# always does: they then share target/<triple>/release, and the dependency
+# tree is compiled once for all of them (see README, "Two commands").
+RUST_HOST := $(shell rustc -vV | sed -n 's/^host: //p')
+RUST_RELEASE := target/$(RUST_HOST)/release
+
 TESTS := test-core
 DEMOS := demo-core
 BENCHES := bench-core
@@ -44,7 +51,7 @@ loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p sds-core --locked --release --test loom
 
 demo-core:
-	$(CARGO) run -q -p sds-core --locked --release --example traffic
+	$(CARGO) run -q -p sds-core --locked --release --target $(RUST_HOST) --example traffic
 
 bench-core:
 	$(CARGO) bench -p sds-core --locked

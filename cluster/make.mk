@@ -6,4 +6,4 @@ BENCHES += bench-cluster
 .PHONY: bench-cluster
 
 bench-cluster: servers
-	$(CARGO) run -q -p sds-cluster --locked --release --example bench
+	$(CARGO) run -q -p sds-cluster --locked --release --target $(RUST_HOST) --example bench

@@ -1,5 +1,7 @@
 # Python binding (py/): the wheel is built by `pip install ./py` (maturin is
-# the PEP 517 backend, fetched by pip), exactly as a user installs it.
+# the PEP 517 backend, fetched by pip), exactly as a user installs it; for
+# the host's triple named explicitly (CARGO_BUILD_TARGET, which maturin
+# reads), so it shares target/<triple>/release with the other bindings.
 PY_PYTHON ?= python3
 PY_PIP := --disable-pip-version-check --no-input -q
 # A fresh venv per test run proves the install needs no manual step.
@@ -17,7 +19,7 @@ test-py:
 	rm -rf $(PY_TEST_VENV)
 	$(PY_PYTHON) -m venv $(PY_TEST_VENV)
 	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) -r py/requirements-dev.txt
-	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
+	CARGO_BUILD_TARGET=$(RUST_HOST) $(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
 	$(PY_TEST_VENV)/bin/python -m mypy.stubtest sds._native
 	$(PY_TEST_VENV)/bin/python -m mypy --strict --no-incremental -p sds
 	$(PY_TEST_VENV)/bin/python -m pytest -p no:cacheprovider py/tests
@@ -25,7 +27,7 @@ test-py:
 # Reinstalls the wheel each time, so the demo and bench run the current code.
 py-venv:
 	test -x $(PY_VENV)/bin/python || $(PY_PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
+	CARGO_BUILD_TARGET=$(RUST_HOST) $(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
 
 # The example needs nothing but the standard library and sds.
 demo-py: py-venv
