@@ -6,8 +6,8 @@ use sds_settings::{Kind, Parsed, Setting, Value};
 use crate::config::{Config, DEFAULT_MAX_BACKOFF_MS, DEFAULT_SYNC_MS, DEFAULT_TIMEOUT_MS};
 use crate::Error;
 
-/// Every setting of a cluster sync.
-pub const SETTINGS: &[Setting] = &[
+/// Every setting of a cluster sync: its own, then the TLS files.
+pub const SETTINGS: &[Setting] = &sds_settings::with_tls_files::<10>(&[
     Setting::new("urls", Kind::TextList),
     Setting::new("points", Kind::TextList),
     Setting::new("redis_cluster", Kind::Bool),
@@ -15,10 +15,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting::millis("timeout_ms", "timeout"),
     Setting::millis("max_backoff_ms", "max_backoff"),
     Setting::new("key_prefix", Kind::OptionalText),
-    Setting::new("tls_ca_file", Kind::Path),
-    Setting::new("tls_cert_file", Kind::Path),
-    Setting::new("tls_key_file", Kind::Path),
-];
+]);
 
 impl Config {
     /// A config from `pairs` (see [`SETTINGS`]); absent settings take the
@@ -39,9 +36,11 @@ impl Config {
         if let Some(prefix) = parsed.optional_text("key_prefix") {
             config.key_prefix = prefix;
         }
-        config.tls_ca_file = parsed.path("tls_ca_file");
-        config.tls_cert_file = parsed.path("tls_cert_file");
-        config.tls_key_file = parsed.path("tls_key_file");
+        [
+            config.tls_ca_file,
+            config.tls_cert_file,
+            config.tls_key_file,
+        ] = parsed.tls_files();
         Ok(config)
     }
 }
@@ -52,23 +51,22 @@ mod tests {
 
     use super::*;
 
-    fn text(s: &str) -> Value {
-        Value::Text(s.to_string())
-    }
-
     #[test]
     fn every_setting_reaches_its_field() {
         let pairs = [
-            ("urls", text("redis://127.0.0.1:7000")),
-            ("points", Value::List(vec![text("a"), text("b")])),
+            ("urls", Value::text("redis://127.0.0.1:7000")),
+            (
+                "points",
+                Value::List(vec![Value::text("a"), Value::text("b")]),
+            ),
             ("redisCluster", Value::Bool(true)),
             ("sync_interval", Value::Float(0.05)),
             ("timeoutMs", Value::Int(300)),
             ("max_backoff_ms", Value::Int(2000)),
-            ("keyPrefix", text("svc")),
-            ("tls_ca_file", text("/ca.pem")),
-            ("tls_cert_file", text("/c.pem")),
-            ("tlsKeyFile", text("/k.pem")),
+            ("keyPrefix", Value::text("svc")),
+            ("tls_ca_file", Value::text("/ca.pem")),
+            ("tls_cert_file", Value::text("/c.pem")),
+            ("tlsKeyFile", Value::text("/k.pem")),
         ];
         let config = Config::from_settings(pairs.map(|(k, v)| (k.to_string(), v))).unwrap();
         assert_eq!(config.urls, ["redis://127.0.0.1:7000"]);
@@ -79,9 +77,15 @@ mod tests {
             (50, 300, 2000)
         );
         assert_eq!(config.key_prefix, "svc");
-        assert_eq!(config.tls_ca_file, Some(PathBuf::from("/ca.pem")));
-        assert_eq!(config.tls_cert_file, Some(PathBuf::from("/c.pem")));
-        assert_eq!(config.tls_key_file, Some(PathBuf::from("/k.pem")));
+        let tls = [
+            config.tls_ca_file,
+            config.tls_cert_file,
+            config.tls_key_file,
+        ];
+        assert_eq!(
+            tls,
+            ["/ca.pem", "/c.pem", "/k.pem"].map(|p| Some(PathBuf::from(p)))
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod settings;
-pub use settings::{run_settings_cases, settings_cases, settings_value, spelled, SettingsCase};
+pub use settings::{
+    run_config_cases, run_settings_cases, settings_cases, settings_value, spelled, SettingsCase,
+};
 
 /// What a runner's surface does for the driver. Errors are code names.
 pub trait Surface {
@@ -27,9 +29,31 @@ pub trait Surface {
     fn stats(&self, point: &str, at: u64) -> Result<Value, String>;
 }
 
+/// The file `name` of conformance/.
+fn conformance_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// The JSON of the file `name` of conformance/.
+fn read_json(name: &str) -> Value {
+    let text = std::fs::read_to_string(conformance_file(name))
+        .unwrap_or_else(|e| panic!("conformance/{name}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("conformance/{name} is not JSON: {e}"))
+}
+
+/// Panics listing the `failures` of `total` checks of `what`, if any.
+fn assert_none_failed(failures: &[String], total: usize, what: &str) {
+    assert!(
+        failures.is_empty(),
+        "{} of {total} {what} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// Every scenario file, sorted.
 pub fn scenario_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = conformance_file("scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("conformance/scenarios exists")
         .map(|e| e.unwrap().path())
@@ -145,13 +169,7 @@ pub fn run_all<S: Surface>(fresh: impl Fn() -> S) -> usize {
                 .map(|e| format!("{}: {e}", f.display()))
         })
         .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} scenarios failed:\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(&failures, files.len(), "scenarios");
     files.len()
 }
 
@@ -169,9 +187,7 @@ pub trait StrategyInput {
 /// Runs every case of `conformance/strategies.json` in every form the
 /// surface has; panics listing the failures. Returns how many checks passed.
 pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> usize {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("strategies.json");
-    let text = std::fs::read_to_string(&file).expect("conformance/strategies.json exists");
-    let doc: Value = serde_json::from_str(&text).expect("strategies.json is JSON");
+    let doc = read_json("strategies.json");
     let cases = doc["cases"].as_array().expect("cases");
     assert!(cases.len() >= 10, "strategy cases are missing");
     let mut failures = Vec::new();
@@ -217,12 +233,7 @@ pub fn run_strategy_cases<S: StrategyInput>(surface: &S, defaults: &Value) -> us
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} strategy checks failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(&failures, passed + failures.len(), "strategy checks");
     passed
 }
 
@@ -318,9 +329,7 @@ fn window_step<W: WindowSurface>(w: &W, step: &Value) -> Result<bool, String> {
 /// `fresh(bucket_ms, buckets, ring)`; panics listing the failures, each with
 /// the file, the case, the step and both values.
 pub fn run_window_cases<W: WindowSurface>(fresh: impl Fn(u64, usize, usize) -> W) -> WindowRun {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("windows.json");
-    let text = std::fs::read_to_string(&file).expect("conformance/windows.json exists");
-    let doc: Value = serde_json::from_str(&text).expect("windows.json is JSON");
+    let doc = read_json("windows.json");
     let cases = doc["cases"].as_array().expect("cases");
     assert!(cases.len() >= 10, "window cases are missing");
     let mut run = WindowRun::default();
@@ -346,20 +355,12 @@ pub fn run_window_cases<W: WindowSurface>(fresh: impl Fn(u64, usize, usize) -> W
                     break;
                 }
                 Err(e) => {
-                    failures.push(format!(
-                        "{}: {name}: step {i} ({step}): {e}",
-                        file.display()
-                    ));
+                    failures.push(format!("windows.json: {name}: step {i} ({step}): {e}"));
                     break;
                 }
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} window cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(&failures, cases.len(), "window cases");
     run
 }

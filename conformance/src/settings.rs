@@ -2,7 +2,7 @@
 //! cluster's tests, the C ABI's): each runner says how its surface starts a
 //! service from pairs; the driver checks the verdict.
 
-use std::path::Path;
+use std::fmt::Display;
 
 use sds_settings::Value;
 use serde_json::Value as Json;
@@ -39,10 +39,7 @@ pub fn settings_value(json: &Json) -> Value {
 
 /// The cases of one service.
 pub fn settings_cases(service: &str) -> Vec<SettingsCase> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("settings.json");
-    let text = std::fs::read_to_string(&path).expect("conformance/settings.json");
-    let json: Json = serde_json::from_str(&text).expect("settings.json is JSON");
-    json["cases"]
+    crate::read_json("settings.json")["cases"]
         .as_array()
         .expect("cases")
         .iter()
@@ -122,14 +119,28 @@ pub fn run_settings_cases(
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    crate::assert_none_failed(&failures, cases.len(), "cases");
     cases.len()
+}
+
+/// [`run_settings_cases`] for a Rust service, in snake_case: `config`
+/// makes the service's config from the pairs (its `from_settings`),
+/// `fields` shows the config as a JSON object, and `start` starts the
+/// service on it and stops it again; an error is the verdict's message.
+pub fn run_config_cases<C, E: Display, F: Display>(
+    service: &str,
+    config: impl Fn(Vec<(String, Value)>) -> Result<C, E>,
+    fields: impl Fn(&C) -> Json,
+    start: impl Fn(C) -> Result<(), F>,
+) -> usize {
+    run_settings_cases(service, str::to_string, |pairs| {
+        let config = config(pairs.to_vec()).map_err(|e| e.to_string())?;
+        let Json::Object(shown) = fields(&config) else {
+            panic!("the config's fields are a JSON object");
+        };
+        start(config).map_err(|e| e.to_string())?;
+        Ok(shown)
+    })
 }
 
 #[cfg(test)]

@@ -38,6 +38,13 @@ pub enum Value {
     Other(String),
 }
 
+impl Value {
+    /// [`Value::Text`] from anything that makes a `String`.
+    pub fn text(text: impl Into<String>) -> Value {
+        Value::Text(text.into())
+    }
+}
+
 /// What a setting takes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -69,6 +76,35 @@ pub struct Setting {
     /// (any finite number at least 0, rounded to the millisecond), as
     /// Python's APIs take time.
     pub seconds: Option<&'static str>,
+}
+
+/// The settings of the TLS files both services read (PEM), in this order:
+/// the CA that verifies the servers, then the client certificate and key
+/// shown to them (mutual TLS). [`Parsed::tls_files`] reads them.
+pub const TLS_FILES: [Setting; 3] = [
+    Setting::new("tls_ca_file", Kind::Path),
+    Setting::new("tls_cert_file", Kind::Path),
+    Setting::new("tls_key_file", Kind::Path),
+];
+
+/// A service's table: its own `settings`, then [`TLS_FILES`]. `N` is the
+/// whole table's length, checked when the constant is built.
+pub const fn with_tls_files<const N: usize>(settings: &[Setting]) -> [Setting; N] {
+    assert!(
+        settings.len() + TLS_FILES.len() == N,
+        "N is the count of the settings plus 3"
+    );
+    let mut table = [TLS_FILES[0]; N];
+    let mut i = 0;
+    while i < N {
+        table[i] = if i < settings.len() {
+            settings[i]
+        } else {
+            TLS_FILES[i - settings.len()]
+        };
+        i += 1;
+    }
+    table
 }
 
 impl Setting {

@@ -99,6 +99,13 @@ impl Parsed {
         self.optional_text(name).map(PathBuf::from)
     }
 
+    /// The TLS files both services take, each a [`Kind::Path`] setting:
+    /// `tls_ca_file` (the CA that verifies the servers), `tls_cert_file`
+    /// and `tls_key_file` (the client's, for mutual TLS), in that order.
+    pub fn tls_files(&self) -> [Option<PathBuf>; 3] {
+        crate::TLS_FILES.map(|setting| self.path(setting.name))
+    }
+
     /// A [`Kind::Millis`] setting, `default` when absent.
     pub fn millis(&self, name: &str, default: u64) -> u64 {
         match self.value(name) {
@@ -262,7 +269,24 @@ mod tests {
     }
 
     fn text(s: &str) -> Value {
-        Value::Text(s.to_string())
+        Value::text(s)
+    }
+
+    #[test]
+    fn tls_files_follow_a_services_settings_and_read_in_their_order() {
+        const TLS: &[Setting] = &crate::with_tls_files::<4>(&[Setting::new("ip", Kind::Text)]);
+        let names: Vec<&str> = TLS.iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            ["ip", "tls_ca_file", "tls_cert_file", "tls_key_file"]
+        );
+        let pairs = [("tlsKeyFile", "/k.pem"), ("tls_ca_file", "/ca.pem")];
+        let parsed = Parsed::new(TLS, pairs.map(|(k, v)| (k.to_string(), text(v)))).unwrap();
+        let [ca, cert, key] = parsed.tls_files();
+        assert_eq!(
+            (ca, cert, key),
+            (Some("/ca.pem".into()), None, Some("/k.pem".into()))
+        );
     }
 
     #[test]
