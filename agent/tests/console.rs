@@ -3,45 +3,25 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::{status_until, strategy, visit, wait_until, FakeConsole, SECONDS};
-use sds_agent::testing::ManualClock;
+use common::{
+    applied, config, log_lines, logged, manual_clock, start, start_error, status_until, stop_clean,
+    strategy, the_upload, visit, wait_until, FakeConsole, APP, C0, GROUP, SECONDS,
+};
 use sds_agent::{Agent, AgentConfig, Level};
 use sds_core::{Flags, Outcome};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
 
-const GROUP: &str = "group";
-const APP: &str = "app";
-/// A cycle start, so test times read as offsets into cycles.
-const C0: u64 = 1_700_000_000_000;
-
-fn config(fake: &FakeConsole) -> AgentConfig {
-    let mut config = AgentConfig::new(fake.url(), GROUP, APP);
-    config.ip = Some("10.1.2.3".into());
-    config.hostname = Some("test-host".into());
-    config.pull_interval_ms = 100;
-    config.timeout_ms = 300;
-    config
-}
-
 #[test]
 fn pulled_strategies_are_in_force_within_one_interval_and_missing_points_lose_theirs() {
-    let fake = FakeConsole::start();
-    fake.set_app(
-        GROUP,
-        APP,
-        json!([
-            {"point": "a", "visitThreshold": 1, "returnValueStr": "busy",
-             "concurrentThreshold": null, "downgradeRate": null},
-            {"point": "b", "visitThreshold": 5},
-        ]),
-    );
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config(&fake)).unwrap();
-    status_until(&agent, "version 1", |s| s.version == 1);
+    let (fake, table, agent) = applied(json!([
+        {"point": "a", "visitThreshold": 1, "returnValueStr": "busy",
+         "concurrentThreshold": null, "downgradeRate": null},
+        {"point": "b", "visitThreshold": 5},
+    ]));
     assert_eq!(strategy(&table, "a").unwrap().visit_threshold, 1);
     assert_eq!(strategy(&table, "a").unwrap().downgrade_rate, 100);
     assert_eq!(strategy(&table, "b").unwrap().visit_threshold, 5);
@@ -84,26 +64,17 @@ fn pulled_strategies_are_in_force_within_one_interval_and_missing_points_lose_th
         .collect();
     points.sort();
     assert_eq!(points, ["a", "b"]);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn an_invalid_strategy_is_refused_alone_and_its_point_keeps_the_old_one() {
-    let fake = FakeConsole::start();
-    fake.set_app(
-        GROUP,
-        APP,
-        json!([{"point": "a", "visitThreshold": 5, "returnValueStr": "old"}]),
-    );
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let mut config = config(&fake);
-    let sink = lines.clone();
-    config.log = Some(Arc::new(move |level, line: &str| {
-        sink.lock().unwrap().push((level, line.to_string()))
-    }));
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let fake = FakeConsole::serving(json!([
+        {"point": "a", "visitThreshold": 5, "returnValueStr": "old"}
+    ]));
+    let mut config = config(fake.url());
+    let lines = log_lines(&mut config);
+    let (table, agent) = start(config);
     status_until(&agent, "version 1", |s| s.version == 1);
 
     fake.set_app(
@@ -125,13 +96,7 @@ fn an_invalid_strategy_is_refused_alone_and_its_point_keeps_the_old_one() {
     assert_eq!(strategy(&table, "b"), None);
     assert_eq!(strategy(&table, "c").unwrap().visit_threshold, 3);
     assert!(status.last_pull_ok);
-    let warnings: Vec<String> = lines
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(level, _)| *level == Level::Warn)
-        .map(|(_, line)| line.clone())
-        .collect();
+    let warnings = logged(&lines, Some(Level::Warn), "");
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert_eq!(
         warnings[0],
@@ -151,8 +116,7 @@ fn an_invalid_strategy_is_refused_alone_and_its_point_keeps_the_old_one() {
     wait_until(SECONDS, "a pull at version 2", || {
         fake.pulls().last().unwrap()["version"] == json!(2)
     });
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 /// The numbers of the last whole cycle as the core gives them.
@@ -170,19 +134,14 @@ fn cycle_json(table: &AnyTable, name: &str, now: u64) -> Value {
 
 #[test]
 fn the_upload_carries_the_cores_last_whole_cycle_at_second_five() {
-    let fake = FakeConsole::start();
-    fake.set_app(
-        GROUP,
-        APP,
-        json!([{"point": "api", "visitThreshold": 4, "timeoutThreshold": 50}]),
-    );
+    let fake = FakeConsole::serving(json!([
+        {"point": "api", "visitThreshold": 4, "timeoutThreshold": 50}
+    ]));
+    let mut config = config(fake.url());
     // Past second 5 of cycle C0: the first upload is due at C0 + 15 s.
-    let clock = Arc::new(ManualClock::new(C0 + 6_000));
-    let mut config = config(&fake);
-    config.clock = clock.clone();
+    let clock = manual_clock(&mut config, C0 + 6_000);
     config.pull_interval_ms = 5_000;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (table, agent) = start(config);
     status_until(&agent, "version 1", |s| s.version == 1);
 
     // Cycle C0: "api" 6 visits (2 downgraded), 1 error, 1 slow; 2 in flight
@@ -246,22 +205,18 @@ fn the_upload_carries_the_cores_last_whole_cycle_at_second_five() {
     clock.set(C0 + 24_000);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(fake.uploads().len(), 1);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 /// One failure mode of both endpoints: the strategies stay in force, the
 /// status says so. The upload reached the console (it may have stored it),
 /// so that cycle is not sent again; the next one is delivered.
 fn survives(mode: &str, expected_error: &str) {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 1}]));
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
-    let mut config = config(&fake);
-    config.clock = clock.clone();
+    let fake = FakeConsole::serving(json!([{"point": "api", "visitThreshold": 1}]));
+    let mut config = config(fake.url());
+    let clock = manual_clock(&mut config, C0 + 1_000);
     config.pull_interval_ms = 1_000;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (table, agent) = start(config);
     status_until(&agent, "version 1", |s| s.version == 1);
     for i in 0..3 {
         visit(&table, "api", C0 + 2_000 + i, 0, Outcome::Ok);
@@ -303,70 +258,44 @@ fn survives(mode: &str, expected_error: &str) {
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(fake.uploads().len(), 0, "the cycle is not sent again");
     clock.set(C0 + 25_000);
-    let status = status_until(&agent, "the next cycle", |s| s.uploads == 1);
-    assert!(status.last_upload_ok, "{status:?}");
-    let uploads = fake.uploads();
-    assert_eq!(uploads.len(), 1);
-    assert_eq!(uploads[0]["statisticsCycleTime"], json!(C0 + 20_000));
+    let upload = the_upload(&agent, &fake, C0 + 20_000);
     assert_eq!(
-        uploads[0]["pointInfoMap"]["api"],
+        upload["pointInfoMap"]["api"],
         json!({"point": "api", "visitNum": 2, "exceptionNum": 0, "timeoutNum": 0,
                "downgradeNum": 1, "concurrentNum": 1})
     );
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
-#[test]
-fn survives_an_unknown_app() {
-    survives(
-        "unknown_app",
-        "the console answered: app group/app does not exist",
-    );
+/// One test per failure mode of the fake, each with the error it gives.
+macro_rules! survives {
+    ($($test:ident: $mode:literal, $error:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                survives($mode, $error);
+            }
+        )*
+    };
 }
 
-#[test]
-fn survives_http_500() {
-    survives("http_500", "HTTP status 500");
-}
-
-#[test]
-fn survives_malformed_json() {
-    survives("malformed", "malformed response: EOF while parsing");
-}
-
-#[test]
-fn survives_wrong_types() {
-    survives(
-        "wrong_types",
-        "malformed response: \"errorMsg\" is not a string",
-    );
-}
-
-#[test]
-fn survives_a_10_mb_body() {
-    survives("huge", "response body longer than 4194304 bytes");
-}
-
-#[test]
-fn survives_a_server_that_never_answers() {
-    survives("hang", "timeout");
-}
-
-#[test]
-fn survives_a_closed_connection() {
-    survives("close", "io: ");
+survives! {
+    survives_an_unknown_app: "unknown_app", "the console answered: app group/app does not exist";
+    survives_http_500: "http_500", "HTTP status 500";
+    survives_malformed_json: "malformed", "malformed response: EOF while parsing";
+    survives_wrong_types: "wrong_types", "malformed response: \"errorMsg\" is not a string";
+    survives_a_10_mb_body: "huge", "response body longer than 4194304 bytes";
+    survives_a_server_that_never_answers: "hang", "timeout";
+    survives_a_closed_connection: "close", "io: ";
 }
 
 #[test]
 fn fails_over_to_the_next_server() {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([{"point": "a", "visitThreshold": 2}]));
+    let fake = FakeConsole::serving(json!([{"point": "a", "visitThreshold": 2}]));
     // A listener that never accepts: requests to it time out.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}", silent.local_addr().unwrap());
-    let mut config = config(&fake);
-    config.servers = format!("{silent_url},{}", fake.url());
+    let config = config(format!("{silent_url},{}", fake.url()));
     // The list is shuffled: start until the silent server comes first.
     let table = Arc::new(AnyTable::private(16).unwrap());
     let agent = (0..100)
@@ -378,22 +307,19 @@ fn fails_over_to_the_next_server() {
     assert_eq!(status.pull_failures, 1);
     assert!(status.last_error.contains(&silent_url), "{status:?}");
     assert_eq!(strategy(&table, "a").unwrap().visit_threshold, 2);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn start_refuses_a_bad_config() {
-    let table = Arc::new(AnyTable::private(4).unwrap());
     let mut config = AgentConfig::new("http://127.0.0.1:1", "g", "a");
     config.pull_interval_ms = 0;
     assert_eq!(
-        Agent::start(table.clone(), config).unwrap_err().to_string(),
+        start_error(config),
         "cannot start the SDS agent: the pull interval must be above 0 ms"
     );
-    let config = AgentConfig::new("ftp://x", "g", "a");
     assert_eq!(
-        Agent::start(table, config).unwrap_err().to_string(),
+        start_error(AgentConfig::new("ftp://x", "g", "a")),
         "cannot start the SDS agent: server \"ftp://x\" is not an http:// or https:// URL"
     );
 }

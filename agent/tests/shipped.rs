@@ -6,49 +6,39 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{status_until, strategy, visit, wait_until, FakeConsole, SECONDS};
+use common::{
+    applied, config, log_lines, logged, manual_clock, start, status_until, stop_clean, strategy,
+    threshold, visit, wait_until, FakeConsole, Lines, APP, C0, GROUP, SECONDS,
+};
 use sds_agent::testing::ManualClock;
 use sds_agent::{Agent, AgentConfig, Level};
 use sds_core::{Outcome, Strategy};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
 
-const GROUP: &str = "group";
-const APP: &str = "app";
-/// A cycle start, so test times read as offsets into cycles.
-const C0: u64 = 1_700_000_000_000;
-
-type Lines = Arc<Mutex<Vec<(Level, String)>>>;
-
-fn config(fake: &FakeConsole) -> (AgentConfig, Lines) {
-    let mut config = AgentConfig::new(fake.url(), GROUP, APP);
-    config.ip = Some("10.1.2.3".into());
-    config.hostname = Some("test-host".into());
-    config.pull_interval_ms = 100;
-    config.timeout_ms = 300;
-    let lines: Lines = Arc::default();
-    let sink = lines.clone();
-    config.log = Some(Arc::new(move |level, line: &str| {
-        sink.lock().unwrap().push((level, line.to_string()))
-    }));
+/// The tests' config on `fake`, its log collected.
+fn logging(fake: &FakeConsole) -> (AgentConfig, Lines) {
+    let mut config = config(fake.url());
+    let lines = log_lines(&mut config);
     (config, lines)
 }
 
-fn lines_with(lines: &Lines, text: &str) -> Vec<String> {
-    lines
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(_, line)| line.contains(text))
-        .map(|(_, line)| line.clone())
-        .collect()
+/// The tests' config on `url`, on a manual clock at one second into cycle
+/// C0 and pulling once a minute: these tests move the clock to the uploads.
+fn by_the_minute(url: String) -> (AgentConfig, Arc<ManualClock>) {
+    let mut config = config(url);
+    let clock = manual_clock(&mut config, C0 + 1_000);
+    config.pull_interval_ms = 60_000;
+    (config, clock)
 }
 
-fn threshold(table: &AnyTable, name: &str) -> Option<i64> {
-    strategy(table, name).map(|s| s.visit_threshold)
+/// Checks that `n` of the logged lines contain `text`.
+fn assert_logged(lines: &Lines, text: &str, n: usize) {
+    let all = lines.lock().unwrap().clone();
+    assert_eq!(logged(lines, None, text).len(), n, "{text}: {all:?}");
 }
 
 /// The stored rows of cycle `cycle`, as (point, visitNum).
@@ -69,9 +59,8 @@ fn stored_rows(fake: &FakeConsole, cycle: u64) -> Vec<(String, u64)> {
 fn a_null_version_applies_the_set_and_every_edit_within_one_pull_interval() {
     let fake = FakeConsole::start();
     fake.set_app_null_version(GROUP, APP, json!([{"point": "a", "visitThreshold": 3}]));
-    let (config, lines) = config(&fake);
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (config, lines) = logging(&fake);
+    let (table, agent) = start(config);
     wait_until(SECONDS, "a in force", || threshold(&table, "a") == Some(3));
     let status = agent.status();
     assert_eq!(status.version, -1, "{status:?}");
@@ -91,28 +80,15 @@ fn a_null_version_applies_the_set_and_every_edit_within_one_pull_interval() {
     let pulls = fake.pulls();
     assert!(pulls.len() >= 6, "{}", pulls.len());
     assert_eq!(pulls.last().unwrap()["version"], json!(-1));
-    assert_eq!(
-        lines_with(&lines, "SDS strategies version null").len(),
-        2,
-        "{:?}",
-        lines.lock().unwrap()
-    );
-    agent.stop();
-    fake.assert_no_violation();
+    assert_logged(&lines, "SDS strategies version null", 2);
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn null_strategies_are_the_empty_set() {
-    let fake = FakeConsole::start();
-    fake.set_app(
-        GROUP,
-        APP,
-        json!([{"point": "a", "visitThreshold": 3, "returnValueStr": "x"}]),
-    );
-    let (config, _) = config(&fake);
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
-    status_until(&agent, "version 1", |s| s.version == 1);
+    let (fake, table, agent) = applied(json!([
+        {"point": "a", "visitThreshold": 3, "returnValueStr": "x"}
+    ]));
     assert_eq!(threshold(&table, "a"), Some(3));
 
     // The last strategy deleted: the console answers "strategies": null.
@@ -124,20 +100,14 @@ fn null_strategies_are_the_empty_set() {
     );
     assert_eq!(threshold(&table, "a"), None);
     assert_eq!(agent.return_value("a"), None);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn an_upload_that_timed_out_on_a_frozen_console_is_stored_once() {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 100}]));
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
-    let (mut config, _) = config(&fake);
-    config.clock = clock.clone();
-    config.pull_interval_ms = 60_000;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let fake = FakeConsole::serving(json!([{"point": "api", "visitThreshold": 100}]));
+    let (config, clock) = by_the_minute(fake.url());
+    let (table, agent) = start(config);
     status_until(&agent, "the first pull", |s| s.last_pull_ok);
     visit(&table, "api", C0 + 2_000, 0, Outcome::Ok);
 
@@ -163,8 +133,7 @@ fn an_upload_that_timed_out_on_a_frozen_console_is_stored_once() {
             .ends_with("(the console may have received it: not sent again)"),
         "{status:?}"
     );
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
@@ -173,14 +142,8 @@ fn an_upload_refused_before_it_was_sent_is_retried_within_its_cycle() {
     let port = gone.port;
     let url = gone.url();
     drop(gone);
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
-    let mut config = AgentConfig::new(url, GROUP, APP);
-    config.ip = Some("10.1.2.3".into());
-    config.timeout_ms = 300;
-    config.pull_interval_ms = 60_000;
-    config.clock = clock.clone();
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (config, clock) = by_the_minute(url);
+    let (table, agent) = start(config);
     visit(&table, "api", C0 + 2_000, 0, Outcome::Ok);
     clock.set(C0 + 15_000);
     let status = status_until(&agent, "a refused upload", |s| s.upload_failures == 1);
@@ -191,20 +154,14 @@ fn an_upload_refused_before_it_was_sent_is_retried_within_its_cycle() {
     clock.set(C0 + 16_500);
     status_until(&agent, "the retry", |s| s.uploads == 1);
     assert_eq!(stored_rows(&fake, C0 + 10_000), [("api".to_string(), 1)]);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([]));
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
-    let (mut config, _) = config(&fake);
-    config.clock = clock.clone();
-    config.pull_interval_ms = 60_000;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let fake = FakeConsole::serving(json!([]));
+    let (config, clock) = by_the_minute(fake.url());
+    let (table, agent) = start(config);
     visit(&table, "a", C0 + 2_000, 0, Outcome::Ok);
     visit(&table, "b", C0 + 2_000, 0, Outcome::Ok);
     clock.set(C0 + 15_000);
@@ -223,20 +180,15 @@ fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
     );
     assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
     assert_eq!(stored_rows(&fake, C0 + 20_000), [("a".to_string(), 1)]);
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn a_name_the_console_cannot_store_is_left_out_and_named_once() {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([]));
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
-    let (mut config, lines) = config(&fake);
-    config.clock = clock.clone();
-    config.pull_interval_ms = 60_000;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let fake = FakeConsole::serving(json!([]));
+    let (mut config, clock) = by_the_minute(fake.url());
+    let lines = log_lines(&mut config);
+    let (table, agent) = start(config);
     let longest = "m".repeat(164);
     let too_long = "x".repeat(165);
     for name in ["orders-create", longest.as_str(), too_long.as_str()] {
@@ -260,10 +212,9 @@ fn a_name_the_console_cannot_store_is_left_out_and_named_once() {
     visit(&table, too_long.as_str(), C0 + 12_000, 0, Outcome::Ok);
     clock.set(C0 + 25_000);
     status_until(&agent, "upload 2", |s| s.uploads == 2);
-    assert_eq!(lines_with(&lines, "leave out point").len(), 1);
+    assert_logged(&lines, "leave out point", 1);
     assert!(fake.uploads()[1]["pointInfoMap"].get(&too_long).is_none());
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 /// Each object of `list` alone, as `Strategy::from_json` judges it.
@@ -289,9 +240,8 @@ fn console_strategies_get_the_cores_verdict_one_by_one() {
     let names = ["big", "tiny", "long", "low", "dup", "whole"];
     let fake = FakeConsole::start();
     fake.set_app_json(GROUP, APP, &format!("[{}]", objects.join(", ")));
-    let (config, lines) = config(&fake);
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (config, lines) = logging(&fake);
+    let (table, agent) = start(config);
     let status = status_until(&agent, "version 1", |s| s.version == 1);
     assert!(status.last_pull_ok, "{status:?}");
     assert_eq!(threshold(&table, "good"), Some(4));
@@ -304,34 +254,21 @@ fn console_strategies_get_the_cores_verdict_one_by_one() {
         );
         if let Err(message) = verdict {
             let line = format!("SDS strategy refused: point \"{name}\": {message}");
-            assert_eq!(lines_with(&lines, &line).len(), 1, "{line}");
+            assert_logged(&lines, &line, 1);
         }
     }
     assert_eq!(threshold(&table, "whole"), Some(1000));
     // The lone surrogate's strategy is refused alone, with the core's word.
     let lone = expected[6].clone().unwrap_err();
-    assert_eq!(
-        lines_with(&lines, &format!("SDS strategy refused: {lone}")).len(),
-        1,
-        "{:?}",
-        lines.lock().unwrap()
-    );
-    agent.stop();
-    fake.assert_no_violation();
+    assert_logged(&lines, &format!("SDS strategy refused: {lone}"), 1);
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn a_point_named_three_times_takes_its_last_valid_entry_whole() {
-    let fake = FakeConsole::start();
-    fake.set_app(
-        GROUP,
-        APP,
-        json!([{"point": "d", "visitThreshold": 9, "returnValueStr": "zero"}]),
-    );
-    let (config, _) = config(&fake);
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
-    status_until(&agent, "version 1", |s| s.version == 1);
+    let (fake, table, agent) = applied(json!([
+        {"point": "d", "visitThreshold": 9, "returnValueStr": "zero"}
+    ]));
     fake.set_app(
         GROUP,
         APP,
@@ -361,14 +298,17 @@ fn a_point_named_three_times_takes_its_last_valid_entry_whole() {
     agent.stop();
 }
 
+/// Strategies of visitThreshold 5 for `c0`, `c1`, ... (`n` of them).
+fn fives(n: usize) -> Value {
+    (0..n)
+        .map(|i| json!({"point": format!("c{i}"), "visitThreshold": 5}))
+        .collect()
+}
+
 #[test]
 fn a_console_set_larger_than_its_share_never_takes_the_applications_slots() {
-    let fake = FakeConsole::start();
-    let set: Vec<Value> = (0..20)
-        .map(|i| json!({"point": format!("c{i}"), "visitThreshold": 5}))
-        .collect();
-    fake.set_app(GROUP, APP, Value::Array(set));
-    let (config, lines) = config(&fake);
+    let fake = FakeConsole::serving(fives(20));
+    let (config, lines) = logging(&fake);
     // 16 slots: the console may create points while the table holds 8.
     let table = Arc::new(AnyTable::private(16).unwrap());
     visit(&table, "app-1", C0, 0, Outcome::Ok);
@@ -388,27 +328,15 @@ fn a_console_set_larger_than_its_share_never_takes_the_applications_slots() {
     }
     // One warning for the set, not one per strategy or per pull.
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(lines_with(&lines, "wait for room").len(), 1);
-    assert_eq!(
-        lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(l, _)| *l == Level::Warn)
-            .count(),
-        1
-    );
+    assert_logged(&lines, "wait for room", 1);
+    assert_eq!(logged(&lines, Some(Level::Warn), "").len(), 1);
     agent.stop();
 }
 
 #[test]
 fn a_waiting_strategy_applies_once_the_application_creates_its_point() {
-    let fake = FakeConsole::start();
-    let set: Vec<Value> = (0..6)
-        .map(|i| json!({"point": format!("c{i}"), "visitThreshold": 5}))
-        .collect();
-    fake.set_app(GROUP, APP, Value::Array(set));
-    let (config, _) = config(&fake);
+    let fake = FakeConsole::serving(fives(6));
+    let config = config(fake.url());
     let table = Arc::new(AnyTable::private(8).unwrap());
     let agent = Agent::start(table.clone(), config).unwrap();
     let status = status_until(&agent, "version 1", |s| s.version == 1);
@@ -422,13 +350,11 @@ fn a_waiting_strategy_applies_once_the_application_creates_its_point() {
 
 #[test]
 fn a_huge_pull_interval_and_timeout_saturate() {
-    let fake = FakeConsole::start();
-    fake.set_app(GROUP, APP, json!([{"point": "a", "visitThreshold": 3}]));
-    let (mut config, _) = config(&fake);
+    let fake = FakeConsole::serving(json!([{"point": "a", "visitThreshold": 3}]));
+    let mut config = config(fake.url());
     config.pull_interval_ms = u64::MAX;
     config.timeout_ms = u64::MAX;
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let (_table, agent) = start(config);
     status_until(&agent, "version 1", |s| s.version == 1);
     std::thread::sleep(Duration::from_millis(1_000));
     assert_eq!(fake.pulls().len(), 1);

@@ -9,44 +9,48 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::{status_until, strategy, visit, FakeConsole, TempDir, Tls};
-use sds_agent::testing::ManualClock;
+use common::{
+    manual_clock, start, start_error, status_until, stop_clean, the_upload,
+    threshold as visit_threshold, visit, FakeConsole, TempDir, Tls, APP, C0, GROUP,
+};
 use sds_agent::{Agent, AgentConfig};
 use sds_core::Outcome;
 use sds_shm::AnyTable;
 use serde_json::json;
 
-const GROUP: &str = "group";
-const APP: &str = "app";
-/// A cycle start, so test times read as offsets into cycles.
-const C0: u64 = 1_700_000_000_000;
-
+/// The tests' config on `servers` with a timeout of 1 s, trusting the CA
+/// of `ca` if given.
 fn config(servers: String, ca: Option<&Tls>) -> AgentConfig {
-    let mut config = AgentConfig::new(servers, GROUP, APP);
+    let mut config = common::config(servers);
     config.tls_ca_file = ca.map(|tls| tls.ca.clone());
-    config.ip = Some("10.1.2.3".into());
-    config.hostname = Some("test-host".into());
-    config.pull_interval_ms = 100;
     config.timeout_ms = 1_000;
     config
 }
 
-fn visit_threshold(table: &AnyTable, name: &str) -> Option<i64> {
-    strategy(table, name).map(|s| s.visit_threshold)
+/// A fresh PKI in a directory of its own.
+fn pki() -> (TempDir, Tls) {
+    let dir = TempDir::new("agent-tls");
+    let tls = Tls::generate(dir.path());
+    (dir, tls)
+}
+
+/// Two PKIs that do not trust each other: ours and theirs.
+fn two_pkis() -> (TempDir, Tls, Tls) {
+    let dir = TempDir::new("agent-tls");
+    let ours = Tls::generate(&dir.path().join("ours"));
+    let theirs = Tls::generate(&dir.path().join("theirs"));
+    (dir, ours, theirs)
 }
 
 #[test]
 fn over_https_with_the_ca_file_strategies_are_pulled_and_statistics_uploaded() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki();
     let fake = FakeConsole::start_tls(&tls);
     assert!(fake.url().starts_with("https://127.0.0.1:"));
     fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 2}]));
-    let clock = Arc::new(ManualClock::new(C0 + 1_000));
     let mut config = config(fake.url(), Some(&tls));
-    config.clock = clock.clone();
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config).unwrap();
+    let clock = manual_clock(&mut config, C0 + 1_000);
+    let (table, agent) = start(config);
     let status = status_until(&agent, "version 1", |s| s.version == 1);
     assert!(
         status.last_pull_ok && status.last_error.is_empty(),
@@ -60,29 +64,21 @@ fn over_https_with_the_ca_file_strategies_are_pulled_and_statistics_uploaded() {
     assert_eq!(admitted, [true, true, false]);
 
     clock.set(C0 + 15_000);
-    let status = status_until(&agent, "an upload", |s| s.uploads == 1);
-    assert!(status.last_upload_ok, "{status:?}");
-    let uploads = fake.uploads();
-    assert_eq!(uploads.len(), 1);
-    assert_eq!(uploads[0]["statisticsCycleTime"], json!(C0 + 10_000));
+    let upload = the_upload(&agent, &fake, C0 + 10_000);
     assert_eq!(
-        uploads[0]["pointInfoMap"],
+        upload["pointInfoMap"],
         json!({"api": {"point": "api", "visitNum": 3, "exceptionNum": 0, "timeoutNum": 0,
                        "downgradeNum": 1, "concurrentNum": 1}})
     );
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn a_console_certificate_of_another_ca_fails_like_a_console_down() {
-    let dir = TempDir::new("agent-tls");
-    let ours = Tls::generate(&dir.path().join("ours"));
-    let theirs = Tls::generate(&dir.path().join("theirs"));
+    let (_dir, ours, theirs) = two_pkis();
     let fake = FakeConsole::start_tls(&ours);
     fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 1}]));
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config(fake.url(), Some(&ours))).unwrap();
+    let (table, agent) = start(config(fake.url(), Some(&ours)));
     status_until(&agent, "version 1", |s| s.version == 1);
 
     // The same address now shows a certificate of another CA.
@@ -110,12 +106,10 @@ fn a_console_certificate_of_another_ca_fails_like_a_console_down() {
 
 #[test]
 fn without_a_ca_file_the_system_roots_do_not_trust_a_private_ca() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki();
     let fake = FakeConsole::start_tls(&tls);
     fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 1}]));
-    let table = Arc::new(AnyTable::private(16).unwrap());
-    let agent = Agent::start(table.clone(), config(fake.url(), None)).unwrap();
+    let (table, agent) = start(config(fake.url(), None));
     let status = status_until(&agent, "a failed pull", |s| s.pull_failures >= 1);
     assert!(status.last_error.contains("UnknownIssuer"), "{status:?}");
     assert_eq!(status.version, 0);
@@ -126,12 +120,9 @@ fn without_a_ca_file_the_system_roots_do_not_trust_a_private_ca() {
 
 #[test]
 fn fails_over_from_an_https_server_of_another_ca_to_a_plain_http_one() {
-    let dir = TempDir::new("agent-tls");
-    let ours = Tls::generate(&dir.path().join("ours"));
-    let theirs = Tls::generate(&dir.path().join("theirs"));
+    let (_dir, ours, theirs) = two_pkis();
     let bad = FakeConsole::start_tls(&theirs);
-    let good = FakeConsole::start();
-    good.set_app(GROUP, APP, json!([{"point": "a", "visitThreshold": 2}]));
+    let good = FakeConsole::serving(json!([{"point": "a", "visitThreshold": 2}]));
     let config = config(format!("{},{}", bad.url(), good.url()), Some(&ours));
     // The list is shuffled: start until the HTTPS server comes first.
     let table = Arc::new(AnyTable::private(16).unwrap());
@@ -154,14 +145,11 @@ fn fails_over_from_an_https_server_of_another_ca_to_a_plain_http_one() {
 
 #[test]
 fn bad_tls_settings_are_refused_at_start() {
-    let table = Arc::new(AnyTable::private(4).unwrap());
-    let refusal =
-        |config: AgentConfig| Agent::start(table.clone(), config).unwrap_err().to_string();
     let https = "https://127.0.0.1:1".to_string();
 
     let mut missing = config(https.clone(), None);
     missing.tls_ca_file = Some(PathBuf::from("/nonexistent/sds-ca.pem"));
-    let message = refusal(missing);
+    let message = start_error(missing);
     assert!(
         message.starts_with(
             "cannot start the SDS agent: tls_ca_file /nonexistent/sds-ca.pem: No such file"
@@ -169,12 +157,11 @@ fn bad_tls_settings_are_refused_at_start() {
         "{message}"
     );
 
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki();
     let mut a_key = config(https.clone(), None);
     a_key.tls_ca_file = Some(tls.key.clone());
     assert_eq!(
-        refusal(a_key),
+        start_error(a_key),
         format!(
             "cannot start the SDS agent: tls_ca_file {}: holds no PEM certificate",
             tls.key.display()
@@ -183,24 +170,23 @@ fn bad_tls_settings_are_refused_at_start() {
 
     let no_https = config("http://127.0.0.1:1".into(), Some(&tls));
     assert_eq!(
-        refusal(no_https),
+        start_error(no_https),
         "cannot start the SDS agent: tls_ca_file is given but no server is an https:// URL \
          (the CA file only verifies HTTPS servers)"
     );
     assert_eq!(
-        refusal(config("https://".into(), None)),
+        start_error(config("https://".into(), None)),
         "cannot start the SDS agent: server \"https://\" names no host"
     );
 
     // Mixed lists are fine.
     let mixed = config(format!("http://127.0.0.1:1,{https}"), Some(&tls));
-    Agent::start(table.clone(), mixed).unwrap().stop();
+    start(mixed).1.stop();
 }
 
 #[test]
 fn mutual_tls_shows_the_client_certificate_and_a_console_requiring_one_refuses_an_agent_without() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki();
     let fake = FakeConsole::start_mtls(&tls);
     fake.set_app(GROUP, APP, json!([{"point": "api", "visitThreshold": 2}]));
 
@@ -220,39 +206,39 @@ fn mutual_tls_shows_the_client_certificate_and_a_console_requiring_one_refuses_a
     let status = status_until(&agent, "version 1", |s| s.version == 1);
     assert!(status.last_pull_ok, "{status:?}");
     assert_eq!(visit_threshold(&table, "api"), Some(2));
-    agent.stop();
-    fake.assert_no_violation();
+    stop_clean(agent, &fake);
 }
 
 #[test]
 fn bad_client_certificate_settings_are_refused_at_start() {
-    let table = Arc::new(AnyTable::private(4).unwrap());
-    let refusal =
-        |config: AgentConfig| Agent::start(table.clone(), config).unwrap_err().to_string();
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki();
     let https = || config("https://127.0.0.1:1".into(), Some(&tls));
 
     let mut alone = https();
     alone.tls_cert_file = Some(tls.client_cert.clone());
     assert_eq!(
-        refusal(alone),
+        start_error(alone),
         "cannot start the SDS agent: tls_cert_file and tls_key_file go together (mutual TLS)"
     );
 
-    let mut plain = config("http://127.0.0.1:1".into(), None);
-    plain.tls_cert_file = Some(tls.client_cert.clone());
-    plain.tls_key_file = Some(tls.client_key.clone());
+    // Why the agent of `config` with this client certificate and key does
+    // not start.
+    let client = |mut config: AgentConfig, cert: &PathBuf, key: &PathBuf| {
+        config.tls_cert_file = Some(cert.clone());
+        config.tls_key_file = Some(key.clone());
+        start_error(config)
+    };
     assert_eq!(
-        refusal(plain),
+        client(
+            config("http://127.0.0.1:1".into(), None),
+            &tls.client_cert,
+            &tls.client_key
+        ),
         "cannot start the SDS agent: tls_cert_file is given but no server is an https:// URL \
          (the client certificate is only shown to HTTPS servers)"
     );
 
-    let mut wrong_key = https();
-    wrong_key.tls_cert_file = Some(tls.client_cert.clone());
-    wrong_key.tls_key_file = Some(tls.key.clone());
-    let message = refusal(wrong_key);
+    let message = client(https(), &tls.client_cert, &tls.key);
     assert!(
         message.starts_with(&format!(
             "cannot start the SDS agent: tls_cert_file {} and tls_key_file {}: ",
@@ -262,10 +248,7 @@ fn bad_client_certificate_settings_are_refused_at_start() {
         "{message}"
     );
 
-    let mut no_key = https();
-    no_key.tls_cert_file = Some(tls.client_cert.clone());
-    no_key.tls_key_file = Some(tls.client_cert.clone());
-    let message = refusal(no_key);
+    let message = client(https(), &tls.client_cert, &tls.client_cert);
     assert!(
         message.starts_with(&format!(
             "cannot start the SDS agent: tls_key_file {}: holds no PEM private key",
@@ -274,11 +257,8 @@ fn bad_client_certificate_settings_are_refused_at_start() {
         "{message}"
     );
 
-    let mut no_cert = https();
-    no_cert.tls_cert_file = Some(tls.client_key.clone());
-    no_cert.tls_key_file = Some(tls.client_key.clone());
     assert_eq!(
-        refusal(no_cert),
+        client(https(), &tls.client_key, &tls.client_key),
         format!(
             "cannot start the SDS agent: tls_cert_file {}: holds no PEM certificate",
             tls.client_key.display()
@@ -288,9 +268,7 @@ fn bad_client_certificate_settings_are_refused_at_start() {
 
 #[test]
 fn files_that_are_not_regular_or_too_long_are_refused_without_blocking() {
-    let table = Arc::new(AnyTable::private(4).unwrap());
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (dir, tls) = pki();
     let fifo = dir.path().join("fifo.pem");
     let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: mkfifo(3) on a NUL-terminated path in our temp dir.
@@ -327,9 +305,8 @@ fn files_that_are_not_regular_or_too_long_are_refused_without_blocking() {
             "tls_cert_file" => config.tls_cert_file = Some(path.clone()),
             _ => config.tls_key_file = Some(path.clone()),
         }
-        let message = Agent::start(table.clone(), config).unwrap_err().to_string();
         assert_eq!(
-            message,
+            start_error(config),
             format!(
                 "cannot start the SDS agent: {field} {}: {why}",
                 path.display()

@@ -6,9 +6,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sds_agent::{Agent, Status};
+use sds_agent::testing::ManualClock;
+use sds_agent::{Agent, AgentConfig, Level, Status};
 use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
 use serde_json::{json, Value};
@@ -50,6 +52,99 @@ pub fn status_until(agent: &Agent, what: &str, check: impl Fn(&Status) -> bool) 
     agent.status()
 }
 
+/// The app the tests' agents and consoles are about.
+pub const GROUP: &str = "group";
+pub const APP: &str = "app";
+/// A cycle start, so test times read as offsets into cycles.
+pub const C0: u64 = 1_700_000_000_000;
+
+/// The tests' config for [`GROUP`]/[`APP`] on `servers`: an ip and a
+/// hostname, a pull every 100 ms, requests cut after 300 ms.
+pub fn config(servers: impl Into<String>) -> AgentConfig {
+    let mut config = AgentConfig::new(servers, GROUP, APP);
+    config.ip = Some("10.1.2.3".into());
+    config.hostname = Some("test-host".into());
+    config.pull_interval_ms = 100;
+    config.timeout_ms = 300;
+    config
+}
+
+/// What an agent logged, in order.
+pub type Lines = Arc<Mutex<Vec<(Level, String)>>>;
+
+/// Collects what the agent of `config` logs.
+pub fn log_lines(config: &mut AgentConfig) -> Lines {
+    let lines: Lines = Arc::default();
+    let sink = lines.clone();
+    config.log = Some(Arc::new(move |level, line: &str| {
+        sink.lock().unwrap().push((level, line.to_string()))
+    }));
+    lines
+}
+
+/// The logged lines at `level` that contain `text`.
+pub fn logged(lines: &Lines, level: Option<Level>, text: &str) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(l, line)| level.is_none_or(|level| *l == level) && line.contains(text))
+        .map(|(_, line)| line.clone())
+        .collect()
+}
+
+/// Puts the agent of `config` on a clock that stands at `now_ms` until the
+/// test moves it.
+pub fn manual_clock(config: &mut AgentConfig, now_ms: u64) -> Arc<ManualClock> {
+    let clock = Arc::new(ManualClock::new(now_ms));
+    config.clock = clock.clone();
+    clock
+}
+
+/// A private table of 16 points and the agent of `config` on it.
+pub fn start(config: AgentConfig) -> (Arc<AnyTable>, Agent) {
+    let table = Arc::new(AnyTable::private(16).unwrap());
+    let agent = Agent::start(table.clone(), config).unwrap();
+    (table, agent)
+}
+
+/// A console serving `strategies`, and an agent of the tests' config on it
+/// once it applied them (version 1).
+pub fn applied(strategies: Value) -> (FakeConsole, Arc<AnyTable>, Agent) {
+    let fake = FakeConsole::serving(strategies);
+    let (table, agent) = start(config(fake.url()));
+    status_until(&agent, "version 1", |s| s.version == 1);
+    (fake, table, agent)
+}
+
+/// Why [`Agent::start`] refuses `config` (on a table of 4 points).
+pub fn start_error(config: AgentConfig) -> String {
+    let table = Arc::new(AnyTable::private(4).unwrap());
+    Agent::start(table, config).unwrap_err().to_string()
+}
+
+/// Stops `agent`; the console saw no protocol violation.
+pub fn stop_clean(agent: Agent, fake: &FakeConsole) {
+    agent.stop();
+    fake.assert_no_violation();
+}
+
+/// The one upload `fake` got, once the status of `agent` counts it as a
+/// success: it carries the cycle that started at `cycle_ms`.
+pub fn the_upload(agent: &Agent, fake: &FakeConsole, cycle_ms: u64) -> Value {
+    let status = status_until(agent, "an upload", |s| s.uploads == 1);
+    assert!(status.last_upload_ok, "{status:?}");
+    let uploads = fake.uploads();
+    assert_eq!(uploads.len(), 1);
+    assert_eq!(uploads[0]["statisticsCycleTime"], json!(cycle_ms));
+    uploads[0].clone()
+}
+
+/// The visitThreshold of `name` in `table`, if it has a strategy.
+pub fn threshold(table: &AnyTable, name: &str) -> Option<i64> {
+    strategy(table, name).map(|s| s.visit_threshold)
+}
+
 /// The fake console, killed on drop.
 pub struct FakeConsole {
     child: Child,
@@ -63,6 +158,13 @@ impl FakeConsole {
     /// A console on plain HTTP.
     pub fn start() -> FakeConsole {
         FakeConsole::spawn(None, 0, false)
+    }
+
+    /// [`FakeConsole::start`] with `strategies` for [`GROUP`]/[`APP`].
+    pub fn serving(strategies: Value) -> FakeConsole {
+        let fake = FakeConsole::start();
+        fake.set_app(GROUP, APP, strategies);
+        fake
     }
 
     /// [`FakeConsole::start`] on a given port (one a console just left).
