@@ -2,24 +2,17 @@
 //! point's (same table, same five rules, alternated blocks), and the Redis
 //! traffic of one instance syncing two points every 100 ms on a
 //! redis-server this program starts on a free loopback port.
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sds_cluster::{Cluster, Config};
-use sds_core::{Flags, Outcome, Points, SecondCounts, Strategy};
+use sds_core::{Flags, Outcome, Points};
 use sds_shm::AnyTable;
 
-fn five_rules() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = i64::MAX;
-    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
-    s.concurrent_threshold = 1_000;
-    s.timeout_threshold = 1_000;
-    s.timeout_count_threshold = i64::MAX;
-    s.exception_threshold = i64::MAX;
-    s
-}
+use common::{as_synced, five_rules};
 
 /// ns per enter + exit by id, `n` pairs with the wall clock.
 fn pairs(table: &dyn Points, name: &[u8], n: u32) -> f64 {
@@ -40,17 +33,7 @@ fn main() {
         .with_points(|p| {
             p.set_strategy(b"local.point", &s).unwrap();
             let id = p.set_strategy(b"cluster.point", &s).unwrap();
-            let point = p.point(id).unwrap();
-            point.set_cluster(true);
-            let now_s = sds_clock::now_ms() / 1000;
-            for second in now_s - 9..=now_s + 1 {
-                let c = SecondCounts {
-                    visit: 5,
-                    ..SecondCounts::default()
-                };
-                point.store_remote(now_s, second, &c);
-            }
-            point.publish_remote(now_s);
+            as_synced(p.point(id).unwrap(), sds_clock::now_ms() / 1000);
         })
         .unwrap();
 

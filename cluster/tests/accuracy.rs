@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{report, var, Kid, Redis, ROLE};
+use common::{report, spawn_at, var, wait_for_start, Redis, ROLE};
 use sds_cluster::{Cluster, Config};
 use sds_core::{Flags, Outcome, Strategy};
 use sds_shm::AnyTable;
@@ -47,10 +47,7 @@ fn child_main() {
     config.points = vec!["visit".into(), "token".into()];
     config.sync_ms = SYNC_MS;
     let cluster = Cluster::start(table.clone(), config).unwrap();
-    let start_at: u64 = var("START_AT").parse().unwrap();
-    while sds_clock::now_ms() < start_at {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_for_start();
     let began = Instant::now();
     let interval = Duration::from_micros(1_000_000 / RATE);
     // second -> (admitted on "visit", admitted on "token")
@@ -88,14 +85,7 @@ fn child_main() {
 fn four_instances_hold_a_cluster_limit_within_the_bound() {
     let redis = Redis::start();
     let start_at = (sds_clock::now_ms() / 1000 + 2) * 1000;
-    let kids: Vec<Kid> = (0..INSTANCES)
-        .map(|_| {
-            Kid::spawn(
-                "sender",
-                &[("URL", redis.url()), ("START_AT", start_at.to_string())],
-            )
-        })
-        .collect();
+    let kids = spawn_at("sender", INSTANCES, &redis.url(), start_at);
     let mut per_second: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     let mut worst_rtt_us = 0;
     for kid in &kids {

@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, report, var, Kid, Redis, ROLE};
+use common::{free_port, report, spawn_at, var, wait_for_start, Redis, ROLE};
 use sds_cluster::{Cluster, Config, Decision};
 use sds_core::{Flags, Outcome, Reason, Strategy};
 use sds_shm::AnyTable;
@@ -47,10 +47,7 @@ fn child_main() {
     }
     let strategy = format!(r#"{{"visitThreshold": {LIMIT}}}"#);
     let (table, cluster) = instance(&var("URL"), &strategy, 100);
-    let start_at: u64 = var("START_AT").parse().unwrap();
-    while sds_clock::now_ms() < start_at {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_for_start();
     let (mut admitted, mut exact_ns, mut local_ns) = (0, Vec::new(), Vec::new());
     for _ in 0..TRIES {
         let started = Instant::now();
@@ -87,14 +84,7 @@ fn child_main() {
 fn four_processes_in_exact_mode_admit_exactly_the_threshold() {
     let redis = Redis::start();
     let start_at = sds_clock::now_ms() + 1_500;
-    let kids: Vec<Kid> = (0..INSTANCES)
-        .map(|_| {
-            Kid::spawn(
-                "exact",
-                &[("URL", redis.url()), ("START_AT", start_at.to_string())],
-            )
-        })
-        .collect();
+    let kids = spawn_at("exact", INSTANCES, &redis.url(), start_at);
     let mut admitted = 0;
     for kid in &kids {
         admitted += kid.value("admitted").parse::<u64>().unwrap();
