@@ -12,8 +12,6 @@
 // outlives the call (an async function's); a downgraded entry holds nothing
 // and is not tracked.
 
-const { NOW } = require('./native.js');
-
 const SWEEP_AT = 1024;
 const WARNING_CODE = 'SDS_ENTRY_NOT_EXITED';
 
@@ -23,27 +21,7 @@ const recent = new Array(SWEEP_AT).fill(undefined);
 let recentCount = 0;
 let sweepQueued = false;
 
-/** What exiting an entry needs, without the entry (which must be collectable). */
-class OpenEntry {
-  constructor(entry) {
-    this.hot = entry._hot;
-    this.packed = entry._packed;
-    this.startMs = entry.startMs;
-    this.point = entry.point;
-  }
-
-  /** Exits as failed, now: the request never said it succeeded. */
-  exit() {
-    const hot = this.hot;
-    const io = hot.io;
-    io[0] = this.packed;
-    io[1] = this.startMs;
-    io[2] = NOW;
-    hot.exitError();
-  }
-}
-
-/** Settles an entry that was collected open. */
+/** Settles an entry that was collected open: exits its failed copy now. */
 function settleCollected(held) {
   held.exit();
   process.emitWarning(
@@ -63,7 +41,7 @@ function sweep() {
     recent[i] = undefined;
     if (!entry.exited) {
       // Open past the end of its tick: let the collector tell if it is lost.
-      registry.register(entry, new OpenEntry(entry), entry);
+      registry.register(entry, entry._failedCopy(), entry);
       entry._registered = true;
     }
   }

@@ -64,6 +64,17 @@ class Entry {
   }
 
   /**
+   * A copy of this open entry, marked failed (the request never said it
+   * succeeded), that does not reach this one: what lib/abandoned.js exits
+   * when this one is collected.
+   */
+  _failedCopy() {
+    const copy = new Entry(this._hot, this.point, this._packed, this.startMs);
+    copy._state = FAILED;
+    return copy;
+  }
+
+  /**
    * Settles the entry at `nowMs` (default: now): returns its permit, counts
    * its exception and timeout. Only the first call counts; it returns
    * whether it did.

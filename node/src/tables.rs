@@ -157,15 +157,12 @@ impl NativeTable {
     ) -> Result<Option<Object<'env>>, SdsError> {
         let name = arguments::name(name)?;
         let strategy = with_view!(&*self.table, t => {
-            match t.lookup(name.as_bytes()).map_err(from_core)? {
-                Some(id) => t.point(id).map_err(from_core)?.strategy(),
-                None => None,
-            }
+            let id = t.lookup(name.as_bytes()).map_err(from_core)?;
+            let point = id.map(|id| t.point(id)).transpose().map_err(from_core)?;
+            point.and_then(|point| point.strategy())
         });
-        match strategy {
-            Some(strategy) => Ok(Some(strategy_to_object(env, &strategy).map_err(internal)?)),
-            None => Ok(None),
-        }
+        let object = strategy.map(|strategy| strategy_to_object(env, &strategy));
+        object.transpose().map_err(internal)
     }
 
     /// The stats of `name` at `nowMs` (default: the addon's clock), all
