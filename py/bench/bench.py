@@ -43,6 +43,19 @@ def measure(cases: List[Tuple[str, str, Dict[str, object], int]]) -> Dict[str, f
     return best
 
 
+def print_table(results: Dict[str, float], versions: str, baselines: Dict[str, str]) -> None:
+    """`versions` (with Python's), then the results as a Markdown table:
+    ns/op and, in a column per `baselines` entry (title: case), how many
+    times faster than that case."""
+    print(f"{versions}, Python {sys.version.split()[0]}{' (quick run)' if QUICK else ''}")
+    width = max(map(len, results))
+    print("| " + " | ".join([f"{'case':<{width}}", f"{'ns/op':>9}", *baselines]) + " |")
+    print("|" + "|".join(["-" * (width + 2), "-" * 10 + ":", *("-" * (len(t) + 1) + ":" for t in baselines)]) + "|")
+    for name, ns_op in results.items():
+        ratios = [f"{results[case] / ns_op:>{len(title) - 1}.1f}x" for title, case in baselines.items()]
+        print("| " + " | ".join([f"{name:<{width}}", f"{ns_op:>9.0f}", *ratios]) + " |")
+
+
 def sds_cases() -> List[Tuple[str, str, Dict[str, object]]]:
     client = sds.Client()
     client.set_strategy("bench", sds.Strategy(visit_threshold=RATE_PER_SECOND * 10))
@@ -91,14 +104,9 @@ def main() -> None:
     results["sds decorator (call minus plain call)"] -= baseline
 
     moving = results["limits moving window hit()"]
-    fixed = results["limits fixed window hit()"]
-    print(f"sds {sds.__version__}, limits {limits.__version__}, "
-          f"pyrate-limiter {getattr(pyrate_limiter, '__version__', '?')}, "
-          f"Python {sys.version.split()[0]}, clock {sds._native.CLOCK}{' (quick run)' if QUICK else ''}")
-    print(f"| {'case':<40} | {'ns/op':>9} | {'vs limits moving':>16} | {'vs limits fixed':>15} |")
-    print(f"|{'-' * 42}|{'-' * 10}:|{'-' * 17}:|{'-' * 16}:|")
-    for name, ns_op in results.items():
-        print(f"| {name:<40} | {ns_op:>9.0f} | {moving / ns_op:>15.1f}x | {fixed / ns_op:>14.1f}x |")
+    print_table(results, f"sds {sds.__version__}, limits {limits.__version__}, "
+                f"pyrate-limiter {getattr(pyrate_limiter, '__version__', '?')}, clock {sds._native.CLOCK}",
+                {"vs limits moving": "limits moving window hit()", "vs limits fixed": "limits fixed window hit()"})
 
     goals: List[Tuple[str, Callable[[], bool]]] = [
         ("enter + exit >= 20x faster than limits' moving window",

@@ -24,7 +24,7 @@ from typing import Dict, List, Tuple
 import limits
 import redis
 import sds
-from bench import QUICK, RATE_PER_SECOND, measure
+from bench import QUICK, RATE_PER_SECOND, measure, print_table
 from shared_table import ON_REDIS, limits_cases
 
 # The tests and the benchmarks share one redis-server helper.
@@ -58,12 +58,8 @@ def sds_cases(client: sds.Client) -> List[Tuple[str, str, Dict[str, object], int
 
 def report(results: Dict[str, float], status: sds.ClusterStatus, seconds: float) -> None:
     on_redis = results[ON_REDIS]
-    print(f"sds {sds.__version__}, limits {limits.__version__}, redis-py {redis.__version__}, "
-          f"Python {sys.version.split()[0]}{' (quick run)' if QUICK else ''}")
-    print(f"| {'case':<46} | {'ns/op':>9} | {'vs limits on redis':>18} |")
-    print(f"|{'-' * 48}|{'-' * 10}:|{'-' * 19}:|")
-    for name, ns_op in results.items():
-        print(f"| {name:<46} | {ns_op:>9.0f} | {on_redis / ns_op:>17.1f}x |")
+    print_table(results, f"sds {sds.__version__}, limits {limits.__version__}, redis-py {redis.__version__}",
+                {"vs limits on redis": ON_REDIS})
     pass_ratio = results[CLUSTER_PASS] / results[LOCAL_PASS]
     rule_ratio = results[CLUSTER_RULE] / results[LOCAL_RULE]
     print(f"cluster / local point: {pass_ratio:.2f}x (pass), {rule_ratio:.2f}x (1000/s rule)")

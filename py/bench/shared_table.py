@@ -23,7 +23,7 @@ from typing import Dict, List, Tuple
 import limits
 import redis
 import sds
-from bench import QUICK, RATE_PER_SECOND, measure
+from bench import QUICK, RATE_PER_SECOND, measure, print_table
 
 # The tests and the benchmarks share one redis-server helper.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -65,13 +65,9 @@ def limits_cases(redis_port: int) -> List[Tuple[str, str, Dict[str, object], int
 
 
 def report(results: Dict[str, float]) -> None:
-    on_redis, in_memory = results[ON_REDIS], results[IN_MEMORY]
-    print(f"sds {sds.__version__}, limits {limits.__version__}, redis-py {redis.__version__}, "
-          f"Python {sys.version.split()[0]}{' (quick run)' if QUICK else ''}")
-    print(f"| {'case':<42} | {'ns/op':>9} | {'vs limits on redis':>18} | {'vs limits in memory':>19} |")
-    print(f"|{'-' * 44}|{'-' * 10}:|{'-' * 19}:|{'-' * 20}:|")
-    for name, ns_op in results.items():
-        print(f"| {name:<42} | {ns_op:>9.0f} | {on_redis / ns_op:>17.1f}x | {in_memory / ns_op:>18.1f}x |")
+    on_redis = results[ON_REDIS]
+    print_table(results, f"sds {sds.__version__}, limits {limits.__version__}, redis-py {redis.__version__}",
+                {"vs limits on redis": ON_REDIS, "vs limits in memory": IN_MEMORY})
     pass_ratio = results[PASS] / results[PRIVATE_PASS]
     rule_ratio = results[RULE] / results[PRIVATE_RULE]
     print(f"shared / private: {pass_ratio:.2f}x (pass), {rule_ratio:.2f}x (1000/s rule)")

@@ -18,6 +18,12 @@ pub fn type_name(v: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".to_string(), |n| n.to_string())
 }
 
+/// `v` is of the wrong type: `InvalidArgument`, "`{expected}`, not `{type}`".
+#[cold]
+pub fn wrong(v: &Bound<'_, PyAny>, expected: &str) -> PyErr {
+    errors::argument(v.py(), format!("{expected}, not {}", type_name(v)))
+}
+
 /// A Python value as the core's strategy and time rules see it: `None` is
 /// null, a `bool` is no integer (tested first: `True` is an `int`), an
 /// `int` of any size and a `float` are numbers, a `str` is text.
@@ -88,25 +94,16 @@ pub fn flags(pressure_test: Option<&Bound<'_, PyAny>>) -> PyResult<Flags> {
     match v.cast::<PyBool>() {
         Ok(b) if b.is_true() => Ok(Flags::PRESSURE_TEST),
         Ok(_) => Ok(Flags::NONE),
-        Err(_) => Err(errors::argument(
-            v.py(),
-            format!("pressure_test must be a bool, not {}", type_name(v)),
-        )),
+        Err(_) => Err(wrong(v, "pressure_test must be a bool")),
     }
 }
 
 /// A Python `int` (not `bool`).
 pub fn int<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyInt>> {
-    let not_int = || {
-        errors::argument(
-            v.py(),
-            format!("{what} must be an int, not {}", type_name(v)),
-        )
-    };
-    if v.is_instance_of::<PyBool>() {
-        return Err(not_int());
+    match v.cast::<PyInt>() {
+        Ok(int) if !v.is_instance_of::<PyBool>() => Ok(int.clone()),
+        _ => Err(wrong(v, &format!("{what} must be an int"))),
     }
-    v.cast::<PyInt>().cloned().map_err(|_| not_int())
 }
 
 /// A non-negative integer that fits in 64 bits (window parameters, counts).
@@ -119,7 +116,7 @@ pub fn u64_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
 /// A point name: a `str`.
 pub fn name<'a, 'py>(v: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyString>> {
     v.cast::<PyString>()
-        .map_err(|_| errors::argument(v.py(), format!("point must be a str, not {}", type_name(v))))
+        .map_err(|_| wrong(v, "point must be a str"))
 }
 
 /// A point name's UTF-8 bytes (a `str` with lone surrogates is rejected).
@@ -145,15 +142,9 @@ pub fn path_text<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, 
         let fspath = py.import("os")?.getattr("fspath")?;
         fspath.call1((v,)).unwrap_or_else(|_| v.clone())
     };
-    text.cast_into::<PyString>().map_err(|_| {
-        errors::argument(
-            py,
-            format!(
-                "{what} must be a str or an os.PathLike of one, not {}",
-                type_name(v)
-            ),
-        )
-    })
+    let expected = format!("{what} must be a str or an os.PathLike of one");
+    text.cast_into::<PyString>()
+        .map_err(|_| wrong(v, &expected))
 }
 
 /// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8
@@ -176,16 +167,11 @@ pub fn utf8<'a>(v: &'a Bound<'_, PyString>, what: &str, code: ErrorCode) -> PyRe
 /// The code point and index of the lone surrogate a `UnicodeEncodeError`
 /// reports.
 fn surrogate_at(err: &Bound<'_, PyAny>) -> Option<(u32, usize)> {
-    let start: usize = err.getattr("start").ok()?.extract().ok()?;
-    let text = err.getattr("object").ok()?;
-    let ch = text.get_item(start).ok()?;
-    let code: u32 = ch
-        .py()
-        .import("builtins")
-        .ok()?
-        .call_method1("ord", (ch,))
-        .ok()?
-        .extract()
-        .ok()?;
-    Some((code, start))
+    let at = || -> PyResult<(u32, usize)> {
+        let start: usize = err.getattr("start")?.extract()?;
+        let ch = err.getattr("object")?.get_item(start)?;
+        let ord = err.py().import("builtins")?.getattr("ord")?;
+        Ok((ord.call1((ch,))?.extract()?, start))
+    };
+    at().ok()
 }

@@ -3,12 +3,13 @@
 //! own, at most one per client, and none may be left running when the
 //! interpreter finalizes.
 //!
-//! A service implements [`Service`]; its Python class holds a [`Handle`]
-//! and hands every call to it. [`Owned`] holds a service with the process
-//! that started it: a fork child inherits no thread, so there the service
-//! is inert and its memory is left alone (its locks may be held by a thread
-//! that was not copied). `sds` registers [`_stop_services`] with `atexit`;
-//! it stops every service started in this process before finalization.
+//! A service implements [`Service`]; [`service_class!`] makes its Python
+//! class, which holds a [`Handle`]. [`Owned`] holds a service with the
+//! process that started it: a fork child inherits no thread, so there the
+//! service is inert and its memory is left alone (its locks may be held by
+//! a thread that was not copied). `sds` registers [`_stop_services`] with
+//! `atexit`; it stops every service started in this process before
+//! finalization.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
@@ -37,15 +38,15 @@ pub trait Service: Sized + Send + Sync + 'static {
     fn slot(client: &Inner) -> &Slot<Self>;
     /// Starts it on `table` from the caller's settings; a refusal is the
     /// error code and the crate's message.
-    fn launch(
-        table: Arc<AnyTable>,
-        settings: Vec<(String, Value)>,
-    ) -> Result<Self, (ErrorCode, String)>;
+    fn launch(table: Arc<AnyTable>, settings: Vec<(String, Value)>) -> Result<Self, Refusal>;
     /// Its status now.
     fn snapshot(&self) -> Self::Status;
     /// Stops it and joins its thread; its last status.
     fn shut_down(self) -> Self::Status;
 }
+
+/// Why a service did not start: an error code and its message.
+pub type Refusal = (ErrorCode, String);
 
 /// A client's slot for its running service of one kind.
 pub type Slot<S> = Mutex<Option<Arc<Owned<S>>>>;
@@ -58,7 +59,7 @@ enum State<S: Service> {
 
 /// A service and the process that started it. Readers (status, calls that
 /// may wait a round trip) share the lock; `stop` takes it alone. Only
-/// locked with the interpreter released, except by [`Owned::try_with`].
+/// locked with the interpreter released, except by [`Owned::with`] without `wait`.
 pub struct Owned<S: Service> {
     state: RwLock<State<S>>,
     pid: u32,
@@ -70,42 +71,27 @@ impl<S: Service> Owned<S> {
         self.pid == std::process::id()
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, State<S>> {
-        self.state.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Running and started by this process; may wait for a stop.
-    fn running(&self) -> bool {
-        self.ours() && matches!(*self.read(), State::Running(_))
-    }
-
-    /// `work` on the running service without waiting: `None` when it is
-    /// stopped, being stopped, or inherited. For callers that hold the
-    /// interpreter, which a stopping agent's thread may need to log.
-    pub fn try_with<T>(&self, work: impl FnOnce(&S) -> T) -> Option<T> {
+    /// The state, in the process that started it only (a fork child's copy
+    /// is never locked); without `wait`, `None` while the lock is taken.
+    fn state(&self, wait: bool) -> Option<RwLockReadGuard<'_, State<S>>> {
         if !self.ours() {
-            return None;
+            None
+        } else if wait {
+            Some(self.state.read().unwrap_or_else(PoisonError::into_inner))
+        } else {
+            self.state.try_read().ok()
         }
-        match &*self.state.try_read().ok()? {
+    }
+
+    /// `work` on the running service: `None` when it is stopped or
+    /// inherited, or, without `wait`, being stopped. Callers that hold the
+    /// interpreter must not wait: a stopping agent's thread may need it to
+    /// log.
+    pub fn with<T>(&self, wait: bool, work: impl FnOnce(&S) -> T) -> Option<T> {
+        match &*self.state(wait)? {
             State::Running(service) => Some(work(service)),
             State::Stopped(_) => None,
         }
-    }
-
-    /// Stops and joins the service with the interpreter released;
-    /// idempotent.
-    fn stop(&self, py: Python<'_>) {
-        if !self.ours() {
-            return;
-        }
-        py.detach(|| {
-            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-            let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
-                State::Running(service) => service.shut_down(),
-                State::Stopped(last) => last,
-            };
-            *state = State::Stopped(last);
-        });
     }
 }
 
@@ -135,12 +121,24 @@ impl<S: Service> Drop for Owned<S> {
 
 /// What [`_stop_services`] stops: every service started in this process.
 trait Stop: Send + Sync {
+    /// Stops and joins the service with the interpreter released;
+    /// idempotent.
     fn stop(&self, py: Python<'_>);
 }
 
 impl<S: Service> Stop for Owned<S> {
     fn stop(&self, py: Python<'_>) {
-        Owned::stop(self, py);
+        if !self.ours() {
+            return;
+        }
+        py.detach(|| {
+            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+            let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
+                State::Running(service) => service.shut_down(),
+                State::Stopped(last) => last,
+            };
+            *state = State::Stopped(last);
+        });
     }
 }
 
@@ -174,11 +172,14 @@ pub fn _stop_services(py: Python<'_>) {
 /// running check and the start may wait.
 fn start_in<S: Service>(
     slot: &Slot<S>,
-    start: impl FnOnce() -> Result<S, (ErrorCode, String)>,
-) -> Result<Arc<Owned<S>>, (ErrorCode, String)> {
+    start: impl FnOnce() -> Result<S, Refusal>,
+) -> Result<Arc<Owned<S>>, Refusal> {
     let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
     let refused = |why: String| Err((ErrorCode::InvalidArgument, why));
-    if slot.as_ref().is_some_and(|cell| cell.running()) {
+    if slot
+        .as_ref()
+        .is_some_and(|cell| cell.with(true, |_| ()).is_some())
+    {
         return refused(format!(
             "this client already has a {} running: close it first",
             S::NAME
@@ -217,56 +218,48 @@ impl<S: Service> Handle<S> {
         client: &Bound<'_, PyAny>,
         settings: &Bound<'_, PyAny>,
     ) -> PyResult<Handle<S>> {
-        let client = client
-            .cast::<Table>()
-            .map_err(|_| errors::argument(py, "client must be an sds.Client".to_string()))?;
+        let client = crate::table::client(client, "client")?;
         let pairs = settings::pairs(settings)?;
         let inner: &Inner = &client.get().inner;
         let start = || S::launch(inner.table.clone(), pairs);
         let cell = py
             .detach(|| start_in(S::slot(inner), start))
             .map_err(|(code, message)| errors::raise(py, code, message, None))?;
-        Ok(Handle {
-            cell,
-            client: client.clone().unbind(),
-        })
+        let client = client.unbind();
+        Ok(Handle { cell, client })
     }
 
     pub fn traverse(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.client)
     }
 
-    /// `read` on the state with the interpreter released; `None` in a
-    /// fork child (see [`Handle::unusable`]).
-    fn read<T: Send>(&self, py: Python<'_>, read: impl FnOnce(&State<S>) -> T + Send) -> Option<T> {
-        self.cell
-            .ours()
-            .then(|| py.detach(|| read(&self.cell.read())))
-    }
-
     /// The status as a dict of its fields, in the crate's order; once
     /// stopped, the last one.
     pub fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let status = self.read(py, |state| match state {
-            State::Running(service) => service.snapshot(),
-            State::Stopped(last) => last.clone(),
+        let status = py.detach(|| {
+            self.cell.state(true).map(|state| match &*state {
+                State::Running(service) => service.snapshot(),
+                State::Stopped(last) => last.clone(),
+            })
         });
         settings::fields(py, &status.ok_or_else(|| self.unusable(py))?)
     }
 
     /// Runs `work` on the running service with the interpreter released;
-    /// `None` when stopped or inherited (see [`Handle::unusable`]).
+    /// `None` when stopped or inherited.
     pub fn with<T: Send>(&self, py: Python<'_>, work: impl FnOnce(&S) -> T + Send) -> Option<T> {
-        self.read(py, |state| match state {
-            State::Running(service) => Some(work(service)),
-            State::Stopped(_) => None,
-        })
-        .flatten()
+        py.detach(|| self.cell.with(true, work))
+    }
+
+    /// [`Handle::with`] for a call that needs the running service: when
+    /// stopped or inherited, the error of [`Handle::unusable`].
+    pub fn call<T: Send>(&self, py: Python<'_>, work: impl FnOnce(&S) -> T + Send) -> PyResult<T> {
+        self.with(py, work).ok_or_else(|| self.unusable(py))
     }
 
     /// The error of a call that needs the running service: `sds.Closed`
     /// once closed, `sds.InvalidArgument` in a fork child.
-    pub fn unusable(&self, py: Python<'_>) -> PyErr {
+    fn unusable(&self, py: Python<'_>) -> PyErr {
         if self.cell.ours() {
             let message = format!("this {} is closed", S::NAME);
             return errors::raise(py, ErrorCode::Closed, message, None);
@@ -301,3 +294,49 @@ impl<S: Service> Handle<S> {
         });
     }
 }
+
+/// Defines a service's Python class (`$class`, holding a [`Handle`] of
+/// `$service`): the methods every service has (`new`, `_status`,
+/// `running`, `close` with the `$close` doc), then `$extra`, the service's
+/// own.
+macro_rules! service_class {
+    ($(#[$doc:meta])* $class:ident($service:ty); $(#[$close:meta])* fn close; $($extra:tt)*) => {
+        $(#[$doc])*
+        #[pyclass(frozen, subclass, module = "sds._native")]
+        pub struct $class($crate::background::Handle<$service>);
+
+        #[pymethods]
+        impl $class {
+            /// Starts it for `client`'s table from `settings`, `(key, value)`
+            /// pairs (see `sds.Client.connect_admin`, `connect_cluster`).
+            #[new]
+            fn new(py: Python<'_>, client: &Bound<'_, PyAny>, settings: &Bound<'_, PyAny>) -> PyResult<Self> {
+                $crate::background::Handle::start(py, client, settings).map($class)
+            }
+
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                self.0.traverse(visit)
+            }
+
+            /// Its state: the crate's status fields by name; after `close`,
+            /// the last one.
+            fn _status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                self.0.status(py)
+            }
+
+            /// Whether it runs (not closed, and started by this process).
+            #[getter]
+            fn running(&self, py: Python<'_>) -> bool {
+                self.0.running(py)
+            }
+
+            $(#[$close])*
+            fn close(&self, py: Python<'_>) {
+                self.0.close(py);
+            }
+
+            $($extra)*
+        }
+    };
+}
+pub(crate) use service_class;

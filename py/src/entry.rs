@@ -112,14 +112,14 @@ impl Entry {
     #[cold]
     #[inline(never)]
     fn abandoned(&self) {
-        Python::attach(|py| self.abandoned_attached(py));
-    }
-
-    fn abandoned_attached(&self, py: Python<'_>) {
         if self.inherited() {
             // The parent's request, not abandoned: nothing to exit or warn.
             return;
         }
+        Python::attach(|py| self.abandoned_attached(py));
+    }
+
+    fn abandoned_attached(&self, py: Python<'_>) {
         let (mut kind, mut value, mut traceback) =
             (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
         // SAFETY: attached to the interpreter; the three references taken
@@ -199,12 +199,9 @@ impl Entry {
             return Ok(());
         }
         if !exc.is_instance_of::<PyBaseException>() {
-            return Err(errors::argument(
-                py,
-                format!(
-                    "error() takes an exception instance or None, not {}",
-                    args::type_name(exc)
-                ),
+            return Err(args::wrong(
+                exc,
+                "error() takes an exception instance or None",
             ));
         }
         self.mark(py, exc);

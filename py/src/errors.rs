@@ -62,6 +62,14 @@ pub fn core(py: Python<'_>, e: Error) -> PyErr {
     raise(py, e.code(), e.to_string(), field)
 }
 
+/// A shared-table error (`sds_shm`) as the Python exception of its code,
+/// with its message (which names the path and what is wrong with the file).
+#[cold]
+#[inline(never)]
+pub fn shm(py: Python<'_>, e: &sds_shm::Error) -> PyErr {
+    raise(py, e.code(), e.to_string(), None)
+}
+
 /// A rejected strategy input as its Python exception: the core's code,
 /// message and key.
 pub fn strategy(py: Python<'_>, e: StrategyError) -> PyErr {

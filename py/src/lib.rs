@@ -2,16 +2,14 @@
 //! the clock and maps errors; the sugar (decorator, error classes) lives in
 //! the `sds` package beside it (`python/sds`).
 
-mod admin;
 mod args;
 mod background;
-mod cluster;
 mod entry;
 mod errors;
 mod fast;
 mod guard;
+mod services;
 mod settings;
-mod shared;
 mod strategy;
 mod table;
 mod window;
@@ -27,17 +25,15 @@ mod _native {
     use sds_settings::Fields;
 
     #[pymodule_export]
-    use crate::admin::Agent;
-    #[pymodule_export]
     use crate::background::_stop_services;
-    #[pymodule_export]
-    use crate::cluster::Cluster;
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]
     use crate::errors::_register_errors;
     #[pymodule_export]
     use crate::guard::Guarded;
+    #[pymodule_export]
+    use crate::services::{Agent, Cluster};
     #[pymodule_export]
     use crate::strategy::Strategy;
     #[pymodule_export]

@@ -58,17 +58,16 @@ fn fspath(v: &Bound<'_, PyAny>, key: &str) -> PyResult<Value> {
     if let Ok(s) = path.cast::<PyString>() {
         return Ok(Value::Text(text(s, key)?));
     }
-    let bytes = path.cast::<PyBytes>()?.as_bytes();
-    let text = std::str::from_utf8(bytes).map_err(|_| {
-        errors::argument(
+    match std::str::from_utf8(path.cast::<PyBytes>()?.as_bytes()) {
+        Ok(text) => Ok(Value::Text(text.to_string())),
+        Err(_) => Err(errors::argument(
             v.py(),
             format!(
                 "{key}: os.fspath of the {} gives bytes that are not UTF-8; give the path as a str",
                 args::type_name(v)
             ),
-        )
-    })?;
-    Ok(Value::Text(text.to_string()))
+        )),
+    }
 }
 
 /// The UTF-8 text of a `str` (one with a lone surrogate is refused).

@@ -5,7 +5,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict, PyString, PyTuple};
-use sds_core::{ErrorCode, Field, StrategyBuilder, StrategyError};
+use sds_core::{ErrorCode, Field, StrategyBuilder, StrategyError, Value};
 
 use crate::{args, errors};
 
@@ -16,42 +16,29 @@ pub struct Strategy {
     pub inner: sds_core::Strategy,
 }
 
-/// Which names a mapping's keys are.
-#[derive(Copy, Clone)]
-enum Names {
-    /// SDS JSON names (`visitThreshold`), as dicts and JSON text give them.
-    Json,
-    /// snake_case names (`visit_threshold`), as keywords give them.
-    Snake,
-}
+/// How a mapping's keys name fields: `StrategyBuilder::set` takes SDS
+/// JSON names (`visitThreshold`), as dicts give them, `set_snake` snake_case
+/// names (`visit_threshold`), as keywords give them.
+type SetField = fn(&mut StrategyBuilder, &str, Value) -> Result<(), StrategyError>;
 
 /// A key's text. Keys that are no `str`, or hold a lone surrogate, cannot
 /// reach the core (only Python can hold them).
 fn key_text<'a>(k: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, str>> {
     match k.cast::<PyString>() {
         Ok(s) => args::utf8(s, "a strategy key", ErrorCode::InvalidArgument),
-        Err(_) => Err(errors::argument(
-            k.py(),
-            format!("strategy keys must be str, not {}", args::type_name(k)),
-        )),
+        Err(_) => Err(args::wrong(k, "strategy keys must be str")),
     }
 }
 
 impl Strategy {
     /// Every (key, value) of `d` through the core's builder, then validated
     /// as a whole; the first rejection is raised.
-    fn from_entries(d: &Bound<'_, PyDict>, names: Names) -> PyResult<Strategy> {
+    fn from_entries(d: &Bound<'_, PyDict>, set: SetField) -> PyResult<Strategy> {
         let py = d.py();
         let rejected = |e: StrategyError| errors::strategy(py, e);
         let mut builder = StrategyBuilder::new();
         for (k, v) in d.iter() {
-            let key = key_text(&k)?;
-            let value = args::value(&v);
-            match names {
-                Names::Json => builder.set(&key, value),
-                Names::Snake => builder.set_snake(&key, value),
-            }
-            .map_err(rejected)?;
+            set(&mut builder, &key_text(&k)?, args::value(&v)).map_err(rejected)?;
         }
         let inner = builder.build().map_err(rejected)?;
         Ok(Strategy { inner })
@@ -71,17 +58,14 @@ impl Strategy {
             return Ok(s.get().clone());
         }
         if let Ok(d) = v.cast::<PyDict>() {
-            return Strategy::from_entries(d, Names::Json);
+            return Strategy::from_entries(d, StrategyBuilder::set);
         }
         if let Ok(t) = v.cast::<PyString>() {
             return Strategy::from_text(t);
         }
-        Err(errors::argument(
-            v.py(),
-            format!(
-                "strategy must be an sds.Strategy, a dict of SDS names or a JSON str, not {}",
-                args::type_name(v)
-            ),
+        Err(args::wrong(
+            v,
+            "strategy must be an sds.Strategy, a dict of SDS names or a JSON str",
         ))
     }
 }
@@ -114,7 +98,7 @@ impl Strategy {
     #[pyo3(signature = (**fields))]
     fn new(fields: Option<&Bound<'_, PyDict>>) -> PyResult<Strategy> {
         match fields {
-            Some(fields) => Strategy::from_entries(fields, Names::Snake),
+            Some(fields) => Strategy::from_entries(fields, StrategyBuilder::set_snake),
             None => Ok(Strategy {
                 inner: sds_core::Strategy::DEFAULT,
             }),
@@ -124,25 +108,17 @@ impl Strategy {
     /// Parses SDS strategy JSON (`'{"visitThreshold": 10}'`).
     #[staticmethod]
     fn from_json(text: &Bound<'_, PyAny>) -> PyResult<Strategy> {
-        match text.cast::<PyString>() {
-            Ok(t) => Strategy::from_text(t),
-            Err(_) => Err(errors::argument(
-                text.py(),
-                format!("JSON text must be a str, not {}", args::type_name(text)),
-            )),
-        }
+        let t = text.cast::<PyString>();
+        Strategy::from_text(t.map_err(|_| args::wrong(text, "JSON text must be a str"))?)
     }
 
     /// From a dict keyed by SDS JSON names.
     #[staticmethod]
     fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Strategy> {
-        match d.cast::<PyDict>() {
-            Ok(d) => Strategy::from_entries(d, Names::Json),
-            Err(_) => Err(errors::argument(
-                d.py(),
-                format!("expected a dict, not {}", args::type_name(d)),
-            )),
-        }
+        let dict = d
+            .cast::<PyDict>()
+            .map_err(|_| args::wrong(d, "expected a dict"))?;
+        Strategy::from_entries(dict, StrategyBuilder::set)
     }
 
     /// Every field under its SDS JSON name.

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3::{PyTraverseError, PyVisit};
-use sds_core::{capacity_from_i128, Flags, Outcome, PointId, PointTable, Slot, Stats};
-use sds_shm::AnyTable;
+use sds_core::{capacity_from_i128, Flags, Outcome, PointId, Points, Stats};
+use sds_shm::{table_path, AnyTable, Options};
 
 use crate::args::{self, Time};
 use crate::background;
@@ -25,7 +25,7 @@ macro_rules! with_table {
         match $points {
             sds_shm::AnyTable::Private($t) => $body,
             sds_shm::AnyTable::Shared(shared) => {
-                let view = shared.view().map_err(|e| $crate::shared::shm($py, &e))?;
+                let view = shared.view().map_err(|e| $crate::errors::shm($py, &e))?;
                 let $t = &view;
                 $body
             }
@@ -56,7 +56,18 @@ pub struct Inner {
 }
 
 impl Inner {
-    fn id_of(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<PointId> {
+    /// `work` on the core's table, off the hot path (through `dyn Points`).
+    fn points<T>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(&dyn Points) -> Result<T, sds_core::Error>,
+    ) -> PyResult<T> {
+        let done = self.table.with_points(work);
+        done.map_err(|e| errors::shm(py, &e))?
+            .map_err(|e| errors::core(py, e))
+    }
+
+    pub fn id_of(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<PointId> {
         // Only exact `str` keys: a subclass may redefine `__eq__`/`__hash__`.
         let cacheable = name.is_exact_instance_of::<PyString>();
         let ids = self.ids.bind(py);
@@ -66,8 +77,7 @@ impl Inner {
             }
         }
         let bytes = args::name_bytes(name)?;
-        let id = with_table!(&*self.table, py, t => t.insert(&bytes))
-            .map_err(|e| errors::core(py, e))?;
+        let id = self.points(py, |t| t.insert(&bytes))?;
         if cacheable {
             ids.set_item(name, id.index())?;
         }
@@ -156,11 +166,6 @@ impl Inner {
         }
     }
 
-    fn stats_of(&self, py: Python<'_>, id: PointId, now: u64) -> PyResult<Stats> {
-        with_table!(&*self.table, py, t => t.point(id).map(|point| point.stats(now)))
-            .map_err(|e| errors::core(py, e))
-    }
-
     /// Settles `entry` with `outcome`, at `clock()` (read only if needed).
     pub fn exit_with(
         &self,
@@ -176,7 +181,7 @@ impl Inner {
 
 /// `stats()` as a dict, named and nested by the core's table
 /// (`Stats::fields`, `CycleStats::fields` under `Stats::LAST_CYCLE`).
-fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
+fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
     let cycle = PyDict::new(py);
     for (name, value) in s.last_cycle.fields() {
         cycle.set_item(name, value)?;
@@ -198,9 +203,34 @@ fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     capacity_from_i128(n).map_err(|e| errors::core(py, e))
 }
 
-/// A shared table's name or path: a `str` or an `os.PathLike` of one.
-fn shared_name(v: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(args::path_text(v, "shared")?.to_str()?.to_string())
+/// Opens (creating if needed) the table of `name_or_path` (a `str` or an
+/// `os.PathLike` of one; a bare name is a file under /dev/shm) for
+/// `capacity` points, with `mode` 0o600 or 0o660: this process's view of
+/// the table every process of the host may open (`sds_shm`, which also
+/// gives each process, fork children included, its own view).
+fn open_shared(
+    name_or_path: &Bound<'_, PyAny>,
+    capacity: usize,
+    mode: Option<&Bound<'_, PyAny>>,
+) -> PyResult<AnyTable> {
+    let py = name_or_path.py();
+    let path = args::path_text(name_or_path, "shared")?;
+    let mode = match mode {
+        Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
+        None => 0o600,
+    };
+    let shm = |e| errors::shm(py, &e);
+    let path = table_path(path.to_str()?).map_err(shm)?;
+    let options = Options::of_mode(mode).map_err(shm)?;
+    // Opening may wait for another process initialising the file.
+    py.detach(|| AnyTable::shared(&path, capacity, &options))
+        .map_err(shm)
+}
+
+/// `v` as the client it must be; `what` names the argument.
+pub fn client<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, Table>> {
+    let not_client = |_| errors::argument(v.py(), format!("{what} must be an sds.Client"));
+    v.cast::<Table>().cloned().map_err(not_client)
 }
 
 /// A table of points with a fixed capacity. `sds.Client` extends it.
@@ -226,25 +256,14 @@ impl Table {
             Some(c) => capacity_arg(c)?,
             None => 1024,
         };
-        let table = match shared.filter(|s| !s.is_none()) {
-            Some(name_or_path) => {
-                let name_or_path = shared_name(name_or_path)?;
-                let mode = match mode.filter(|m| !m.is_none()) {
-                    Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
-                    None => 0o600,
-                };
-                AnyTable::Shared(crate::shared::open(py, &name_or_path, capacity, mode)?)
+        let mode = mode.filter(|m| !m.is_none());
+        let table = match (shared.filter(|s| !s.is_none()), mode) {
+            (Some(name_or_path), mode) => open_shared(name_or_path, capacity, mode)?,
+            (None, Some(_)) => {
+                let message = "mode is only for a shared table (Client.shared)";
+                return Err(errors::argument(py, message.to_string()));
             }
-            None => {
-                if mode.is_some_and(|m| !m.is_none()) {
-                    return Err(errors::argument(
-                        py,
-                        "mode is only for a shared table (Client.shared)".to_string(),
-                    ));
-                }
-                let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-                AnyTable::Private(PointTable::new(slots).map_err(|e| errors::core(py, e))?)
-            }
+            (None, None) => AnyTable::private(capacity).map_err(|e| errors::shm(py, &e))?,
         };
         Ok(Table {
             inner: Arc::new(Inner {
@@ -289,25 +308,23 @@ impl Table {
     ) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
         let strategy = Strategy::from_any(strategy)?;
-        with_table!(&*self.inner.table, py, t => t.set_strategy(&name, &strategy.inner))
-            .map_err(|e| errors::core(py, e))?;
-        Ok(())
+        self.inner
+            .points(py, |t| t.set_strategy(&name, &strategy.inner))
+            .map(drop)
     }
 
     /// Removes the strategy of `point`; its counters stay.
     fn remove_strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<()> {
         let name = args::name_bytes(args::name(point)?)?;
-        with_table!(&*self.inner.table, py, t => t.remove_strategy(&name))
-            .map_err(|e| errors::core(py, e))
+        self.inner.points(py, |t| t.remove_strategy(&name))
     }
 
     /// The strategy of `point`, or `None`.
     fn strategy(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<Option<Strategy>> {
         let name = args::name_bytes(args::name(point)?)?;
-        let strategy = with_table!(&*self.inner.table, py, t => {
-            let id = t.lookup(&name).map_err(|e| errors::core(py, e))?;
-            id.and_then(|id| t.point(id).ok()).and_then(|p| p.strategy())
-        });
+        let strategy = self.inner.points(py, |t| {
+            Ok(t.lookup(&name)?.and_then(|id| t.point(id).ok()?.strategy()))
+        })?;
         Ok(strategy.map(|inner| Strategy { inner }))
     }
 
@@ -321,9 +338,11 @@ impl Table {
     ) -> PyResult<Bound<'py, PyDict>> {
         let name = args::name_bytes(args::name(point)?)?;
         let now = args::time_or_now(now_ms);
-        let stats = with_table!(&*self.inner.table, py, t => t.stats(&name, now))
-            .map_err(|e| errors::core(py, e))?;
-        stats_dict(py, &stats)
+        let stats = self.inner.points(py, |t| match t.lookup(&name)? {
+            Some(id) => Ok(t.point(id)?.stats(now)),
+            None => Ok(Stats::default()),
+        })?;
+        stats_dict(py, stats)
     }
 
     /// Calls `callback(point, reason, time_ms)` on every downgrade; returns
@@ -378,9 +397,7 @@ impl PointHandle {
         table: &Bound<'_, PyAny>,
         name: &Bound<'_, PyAny>,
     ) -> PyResult<PointHandle> {
-        let table = table
-            .cast::<Table>()
-            .map_err(|_| errors::argument(py, "table must be an sds.Client".to_string()))?;
+        let table = client(table, "table")?;
         let inner = table.get().inner.clone();
         let name = args::name(name)?;
         let id = inner.id_of(py, name)?;
@@ -406,7 +423,10 @@ impl PointHandle {
     #[pyo3(signature = (now_ms = None))]
     fn stats<'py>(&self, py: Python<'py>, now_ms: Option<Time>) -> PyResult<Bound<'py, PyDict>> {
         let now = args::time_or_now(now_ms);
-        stats_dict(py, &self.inner.stats_of(py, self.id, now)?)
+        let stats = self
+            .inner
+            .points(py, |t| Ok(t.point(self.id)?.stats(now)))?;
+        stats_dict(py, stats)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -417,35 +437,5 @@ impl PointHandle {
     /// client and has one (what a fallback-less `guard` returns).
     fn _return_value(&self, py: Python<'_>) -> Option<String> {
         self.inner.console_return_value(self.name.bind(py))
-    }
-}
-
-/// Called by the fast methods (fast.rs), which parse the arguments.
-impl Table {
-    /// Counts a request on `point` and decides whether it is downgraded.
-    pub(crate) fn enter(
-        &self,
-        py: Python<'_>,
-        point: &Bound<'_, PyAny>,
-        now_ms: Option<Time>,
-        flags: Flags,
-    ) -> PyResult<Entry> {
-        let name = args::name(point)?;
-        let id = self.inner.id_of(py, name)?;
-        self.inner.enter(py, id, name, now_ms, flags)
-    }
-}
-
-/// Called by the fast methods (fast.rs), which parse the arguments.
-impl PointHandle {
-    /// Counts a request and decides whether it is downgraded.
-    pub(crate) fn enter(
-        &self,
-        py: Python<'_>,
-        now_ms: Option<Time>,
-        flags: Flags,
-    ) -> PyResult<Entry> {
-        self.inner
-            .enter(py, self.id, self.name.bind(py), now_ms, flags)
     }
 }

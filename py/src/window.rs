@@ -14,10 +14,6 @@ pub struct SlidingWindow {
     inner: sds_core::SlidingWindow<Box<[Bucket]>>,
 }
 
-fn count_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    args::u64_arg(v, what)
-}
-
 #[pymethods]
 impl SlidingWindow {
     /// `ring` (default three windows, as SDS keeps) must hold at least two
@@ -33,10 +29,10 @@ impl SlidingWindow {
         buckets: Option<&Bound<'_, PyAny>>,
         ring: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<SlidingWindow> {
-        let bucket_ms = bucket_ms.map_or(Ok(1000), |v| count_arg(v, "bucket_ms"))?;
-        let buckets = buckets.map_or(Ok(10), |v| count_arg(v, "buckets"))?;
+        let bucket_ms = bucket_ms.map_or(Ok(1000), |v| args::u64_arg(v, "bucket_ms"))?;
+        let buckets = buckets.map_or(Ok(10), |v| args::u64_arg(v, "buckets"))?;
         let ring = match ring {
-            Some(v) => count_arg(v, "ring")?,
+            Some(v) => args::u64_arg(v, "ring")?,
             None => buckets.saturating_mul(3),
         };
         let buckets = usize::try_from(buckets).unwrap_or(usize::MAX);
@@ -60,7 +56,7 @@ impl SlidingWindow {
     /// Adds `n`; returns `(bucket, total)` like `increment`.
     #[pyo3(signature = (n, now_ms = None))]
     fn add(&self, n: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<(u64, u64)> {
-        let n = count_arg(n, "n")?;
+        let n = args::u64_arg(n, "n")?;
         let t = self.inner.add(args::time_or_now(now_ms), n);
         Ok((t.bucket, t.total))
     }
@@ -72,14 +68,14 @@ impl SlidingWindow {
     /// written.
     #[pyo3(signature = (at_ms, n, now_ms = None))]
     fn add_at(&self, at_ms: Time, n: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<u64> {
-        let n = count_arg(n, "n")?;
+        let n = args::u64_arg(n, "n")?;
         Ok(self.inner.add_at(at_ms.0, args::time_or_now(now_ms), n))
     }
 
     /// Sets `now_ms`'s bucket to `value` (saturating at 2**32 - 1).
     #[pyo3(signature = (value, now_ms = None))]
     fn set(&self, value: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<()> {
-        let value = count_arg(value, "value")?;
+        let value = args::u64_arg(value, "value")?;
         self.inner.set(args::time_or_now(now_ms), value);
         Ok(())
     }
@@ -88,7 +84,7 @@ impl SlidingWindow {
     /// 2**32 - 1); returns the bucket's value.
     #[pyo3(signature = (value, now_ms = None))]
     fn fetch_max(&self, value: &Bound<'_, PyAny>, now_ms: Option<Time>) -> PyResult<u64> {
-        let value = count_arg(value, "value")?;
+        let value = args::u64_arg(value, "value")?;
         Ok(self.inner.fetch_max(args::time_or_now(now_ms), value))
     }
 

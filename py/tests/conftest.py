@@ -4,10 +4,12 @@ installs it with `pip install ./py` into a fresh venv), never the source tree.""
 from __future__ import annotations
 
 import pathlib
+from typing import Iterator
 
 import pytest
 
 import sds
+from fake_admin import FakeConsole, fake_console
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "conformance" / "scenarios"
@@ -16,6 +18,13 @@ SCENARIOS = REPO / "conformance" / "scenarios"
 @pytest.fixture
 def client() -> sds.Client:
     return sds.Client(capacity=64)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeConsole]:
+    """The strict fake console (``fake_admin.py``) for the test."""
+    with fake_console() as console:
+        yield console
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -12,10 +12,10 @@ import signal
 import ssl
 import subprocess
 import sys
-import time
 import urllib.request
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+import sds
 from redis_server import Tls
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -49,6 +49,12 @@ class FakeConsole:
         request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST")
         with urllib.request.urlopen(request, timeout=5, context=self.context) as response:
             return json.loads(response.read())
+
+    def connect(self, client: sds.Client, **settings: Any) -> sds.AdminAgent:
+        """`client`'s agent for the app g/a of this console, with the test
+        host's `IDENTITY` and a pull every 0.1 s unless `settings` say
+        otherwise."""
+        return client.connect_admin(self.url, "g", "a", **{"pull_interval": 0.1, **IDENTITY, **settings})
 
     def app(self, strategies: List[Dict[str, Any]]) -> int:
         answer = self.control("/_fake/app", {"appGroupName": "g", "appName": "a", "strategies": strategies})
@@ -112,11 +118,7 @@ def fake_console(tls: Optional[Tls] = None, port: int = 0) -> Iterator[FakeConso
         console.close()
 
 
-def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
-    """Polls `check` until it holds; returns how long that took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > within:
-            raise AssertionError(f"not within {within} s: {what}")
-        time.sleep(0.01)
-    return time.monotonic() - start
+
+def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
+    strategy = client.strategy(point)
+    return None if strategy is None else strategy.visit_threshold

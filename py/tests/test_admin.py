@@ -14,29 +14,28 @@ import sys
 import textwrap
 import time
 import warnings
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
 import sds
-from fake_admin import IDENTITY, FakeConsole, fake_console, wait_for
-from named_threads import named_threads
+from fake_admin import IDENTITY, FakeConsole, fake_console, visit_threshold
+from helpers import named_threads, wait_for
 from redis_server import Tls, free_port
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeConsole]:
-    with fake_console() as console:
-        yield console
 
 
 def agent_threads() -> int:
     return named_threads("sds-agent")
 
 
-def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
-    strategy = client.strategy(point)
-    return None if strategy is None else strategy.visit_threshold
+def refusal(servers: str = "http://127.0.0.1:9", app_group: str = "g", app_name: str = "a", **settings: Any) -> str:
+    """Why an agent of these settings does not start: the message of the
+    `sds.InvalidArgument` raised, after the agent's prefix."""
+    with pytest.raises(sds.InvalidArgument) as raised:
+        sds.Client(8).connect_admin(servers, app_group, app_name, **settings)
+    message = str(raised.value)
+    assert message.startswith("cannot start the SDS agent: "), message
+    return message.removeprefix("cannot start the SDS agent: ")
 
 
 def changed(client: sds.Client, agent: sds.AdminAgent, threshold: int, version: int) -> bool:
@@ -51,7 +50,7 @@ def test_a_strategy_change_is_in_force_within_one_pull_interval_and_a_removed_po
     fake.app([{"point": "orders", "visitThreshold": 5}, {"point": "users", "visitThreshold": 9}])
     client = sds.Client(64)
     client.set_strategy("local", sds.Strategy(visit_threshold=1))
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the first set", lambda: agent.status().version == 1)
         assert visit_threshold(client, "orders") == 5
         assert visit_threshold(client, "users") == 9
@@ -85,7 +84,7 @@ def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(
     caplog.set_level(logging.INFO, logger="sds.admin")
     fake.app([{"point": "orders", "visitThreshold": 5}])
     client = sds.Client(64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the first set", lambda: agent.status().version == 1)
         fake.app([{"point": "orders", "visitThreshold": "10"}, {"point": "users", "visitThreshold": 3}])
         wait_for("the second set", lambda: agent.status().version == 2)
@@ -113,7 +112,7 @@ def test_a_failing_console_is_visible_in_status_and_the_strategies_stay(
 ) -> None:
     fake.app([{"point": "orders", "visitThreshold": 5}])
     client = sds.Client(64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, timeout=0.2, **IDENTITY) as agent:
+    with fake.connect(client, timeout=0.2) as agent:
         wait_for("the first set", lambda: agent.status().version == 1)
         fake.mode(pull=mode)
         wait_for("a failed pull", lambda: agent.status().pull_failures > 0)
@@ -171,7 +170,7 @@ def test_guard_without_fallback_returns_the_consoles_return_value(fake: FakeCons
     def plain() -> str:
         return "done"
 
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the set", lambda: agent.status().version == 1)
         assert agent.return_value("pay") == '{"busy": true}'
         assert agent.return_value("plain") is None
@@ -279,20 +278,7 @@ def test_a_process_that_ends_with_an_agent_running_exits_normally_and_promptly(f
         ({"ip": "1234567890.1234567"}, 'ip "1234567890.1234567" is longer than 16 characters'),
         ({"pull_interval": 0}, "the pull interval must be above 0 ms"),
         ({"timeout": 0.0001}, "the timeout must be above 0 ms"),
-    ],
-)
-def test_a_config_the_agent_refuses_is_an_invalid_argument_with_its_reason(
-    kwargs: Dict[str, Any], message: str
-) -> None:
-    args: Dict[str, Any] = {"servers": "http://127.0.0.1:9", "app_group": "g", "app_name": "a", **kwargs}
-    with pytest.raises(sds.InvalidArgument) as raised:
-        sds.Client(8).connect_admin(**args)
-    assert str(raised.value) == f"cannot start the SDS agent: {message}"
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
+        # Arguments of the wrong type: the agent's message too.
         ({"servers": 8887}, "servers must be text, not 8887"),
         ({"hostname": b"h"}, "hostname must be text or null, not a value of type bytes"),
         ({"pull_interval": "5"}, 'pull_interval must be a finite number of seconds, at least 0, not the text "5"'),
@@ -302,19 +288,14 @@ def test_a_config_the_agent_refuses_is_an_invalid_argument_with_its_reason(
          "hostname, pull_interval_ms, timeout_ms, tls_ca_file, tls_cert_file, tls_key_file (or their camelCase spellings)"),
     ],
 )
-def test_arguments_of_the_wrong_type_are_invalid_arguments_with_the_agents_message(
-    kwargs: Dict[str, Any], message: str
-) -> None:
-    args: Dict[str, Any] = {"servers": "http://127.0.0.1:9", "app_group": "g", "app_name": "a", **kwargs}
-    with pytest.raises(sds.InvalidArgument) as raised:
-        sds.Client(8).connect_admin(**args)
-    assert str(raised.value) == f"cannot start the SDS agent: {message}"
+def test_a_config_the_agent_refuses_is_an_invalid_argument_with_its_reason(kwargs: Dict[str, Any], message: str) -> None:
+    assert refusal(**kwargs) == message
 
 
 def test_a_shared_table_client_is_the_reporter_when_alone(fake: FakeConsole, tmp_path: pathlib.Path) -> None:
     fake.app([{"point": "orders", "visitThreshold": 5}])
     client = sds.Client.shared(tmp_path / "table", 64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the set and the role", lambda: agent.status().version == 1 and agent.status().is_reporter)
         assert visit_threshold(client, "orders") == 5
         # Another process's client on the same file sees the strategy.
@@ -330,7 +311,7 @@ def test_a_fork_child_inherits_no_agent_and_connects_its_own(fake: FakeConsole) 
     def pay() -> str:
         return "paid"
 
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the set", lambda: agent.status().version == 1)
         read, write = os.pipe()
         with warnings.catch_warnings():
@@ -351,7 +332,7 @@ def test_a_fork_child_inherits_no_agent_and_connects_its_own(fake: FakeConsole) 
                 except sds.Downgraded:
                     result["guard"] = "Downgraded"
                 agent.close()  # a no-op here
-                with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as own:
+                with fake.connect(client) as own:
                     wait_for("the child's pull", lambda: own.status().last_pull_ok)
                     wait_for("the child's agent thread", lambda: agent_threads() == 1)
                     result["own"] = [own.running, pay()]
@@ -386,9 +367,7 @@ def test_over_https_with_the_ca_file_a_change_is_in_force_within_one_pull_interv
         assert fake.url.startswith("https://127.0.0.1:")
         fake.app([{"point": "orders", "visitThreshold": 5}])
         client = sds.Client(64)
-        with client.connect_admin(
-            fake.url, "g", "a", pull_interval=0.1, tls_ca_file=pathlib.Path(tls.ca), **IDENTITY
-        ) as agent:
+        with fake.connect(client, tls_ca_file=pathlib.Path(tls.ca)) as agent:
             wait_for("the first set", lambda: agent.status().version == 1)
             assert visit_threshold(client, "orders") == 5
             assert fake.app([{"point": "orders", "visitThreshold": 7}]) == 2
@@ -441,9 +420,7 @@ def test_bad_tls_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls
         ),
     ]
     for servers, ca_file, reason in refusals:
-        with pytest.raises(sds.InvalidArgument) as raised:
-            sds.Client(8).connect_admin(servers, "g", "a", tls_ca_file=ca_file)
-        assert str(raised.value).startswith(f"cannot start the SDS agent: {reason}"), str(raised.value)
+        assert refusal(servers, tls_ca_file=ca_file).startswith(reason)
 
 
 @pytest.mark.parametrize(
@@ -454,16 +431,14 @@ def test_bad_tls_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls
     ],
 )
 def test_a_ca_file_of_the_wrong_type_is_an_invalid_argument(ca_file: Any, message: str) -> None:
-    with pytest.raises(sds.InvalidArgument) as raised:
-        sds.Client(8).connect_admin("https://127.0.0.1:1", "g", "a", tls_ca_file=ca_file)
-    assert str(raised.value) == f"cannot start the SDS agent: {message}"
+    assert refusal("https://127.0.0.1:1", tls_ca_file=ca_file) == message
 
 
 def test_mutual_tls_pulls_the_set_with_the_client_certificate_and_fails_without(tls: Tls) -> None:
     with fake_console(tls.requiring_client_certs()) as fake:
         fake.app([{"point": "orders", "visitThreshold": 5}])
         without = sds.Client(64)
-        with without.connect_admin(fake.url, "g", "a", pull_interval=0.1, tls_ca_file=tls.ca, **IDENTITY) as agent:
+        with fake.connect(without, tls_ca_file=tls.ca) as agent:
             wait_for("a pull refused at the handshake", lambda: agent.status().pull_failures >= 1)
             status = agent.status()
             assert (status.last_pull_ok, status.version) == (False, 0)
@@ -473,16 +448,8 @@ def test_mutual_tls_pulls_the_set_with_the_client_certificate_and_fails_without(
         assert fake.requests()["pulls"] == []
 
         client = sds.Client(64)
-        with client.connect_admin(
-            fake.url,
-            "g",
-            "a",
-            pull_interval=0.1,
-            tls_ca_file=tls.ca,
-            tls_cert_file=pathlib.Path(tls.client_cert),
-            tls_key_file=tls.client_key,
-            **IDENTITY,
-        ) as agent:
+        files = {"tls_cert_file": pathlib.Path(tls.client_cert), "tls_key_file": tls.client_key}
+        with fake.connect(client, tls_ca_file=tls.ca, **files) as agent:
             wait_for("the set", lambda: changed(client, agent, 5, 1))
             status = agent.status()
             assert (status.last_pull_ok, status.pull_failures, status.last_error) == (True, 0, "")
@@ -513,10 +480,8 @@ def test_bad_client_certificate_settings_raise_invalid_argument_with_the_agents_
         ),
     ]
     for servers, files, reason in refusals:
-        with pytest.raises(sds.InvalidArgument) as raised:
-            ca_file = tls.ca if servers.startswith("https://") else None
-            sds.Client(8).connect_admin(servers, "g", "a", tls_ca_file=ca_file, **files)
-        assert str(raised.value).startswith(f"cannot start the SDS agent: {reason}"), str(raised.value)
+        ca_file = tls.ca if servers.startswith("https://") else None
+        assert refusal(servers, tls_ca_file=ca_file, **files).startswith(reason)
 
 
 @pytest.mark.parametrize(
@@ -529,6 +494,4 @@ def test_bad_client_certificate_settings_raise_invalid_argument_with_the_agents_
 def test_a_certificate_or_key_file_of_the_wrong_type_is_an_invalid_argument(
     files: Dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(sds.InvalidArgument) as raised:
-        sds.Client(8).connect_admin("https://127.0.0.1:1", "g", "a", **files)
-    assert str(raised.value) == f"cannot start the SDS agent: {message}"
+    assert refusal("https://127.0.0.1:1", **files) == message

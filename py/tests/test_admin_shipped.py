@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List
 
 import pytest
 
 import sds
-from fake_admin import IDENTITY, FakeConsole, fake_console, wait_for
+from fake_admin import FakeConsole, visit_threshold
+from helpers import wait_for
 
 CYCLE_MS = 10_000
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeConsole]:
-    with fake_console() as console:
-        yield console
 
 
 def admin_lines(caplog: pytest.LogCaptureFixture, level: int, text: str) -> List[str]:
@@ -34,18 +29,13 @@ def admin_lines(caplog: pytest.LogCaptureFixture, level: int, text: str) -> List
     ]
 
 
-def visit_threshold(client: sds.Client, point: str) -> Optional[int]:
-    strategy = client.strategy(point)
-    return None if strategy is None else strategy.visit_threshold
-
-
 def test_a_null_version_applies_the_set_and_an_edit_is_in_force_within_one_pull_interval(
     fake: FakeConsole, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="sds.admin")
     fake.null_version_app([{"point": "orders", "visitThreshold": 3}])
     client = sds.Client(64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("the set", lambda: visit_threshold(client, "orders") == 3 and agent.status().version == -1)
         status = agent.status()
         assert (status.last_pull_ok, status.last_error) == (True, "")
@@ -68,7 +58,7 @@ def test_a_null_version_applies_the_set_and_an_edit_is_in_force_within_one_pull_
 def test_null_strategies_are_the_empty_set(fake: FakeConsole) -> None:
     fake.app([{"point": "orders", "visitThreshold": 3, "returnValueStr": "busy"}])
     client = sds.Client(64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("version 1", lambda: agent.status().version == 1)
         assert visit_threshold(client, "orders") == 3
         assert agent.return_value("orders") == "busy"
@@ -90,7 +80,7 @@ def test_a_delay_the_core_refuses_is_dropped_and_the_rest_of_the_strategy_applie
     warning = f'SDS strategy of point "slow" applied without its delay: {refused.value}'
     fake.app([{"point": "slow", "visitThreshold": 2, "delayTime": 5000, "returnValueStr": "later"}])
     client = sds.Client(64)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("version 1", lambda: agent.status().version == 1)
         assert client.strategy("slow") == sds.Strategy(visit_threshold=2)
         assert agent.return_value("slow") == "later"
@@ -109,7 +99,7 @@ def test_a_set_larger_than_the_consoles_share_of_the_table_waits_for_room(fake: 
     fake.app([{"point": f"c{i}", "visitThreshold": 5} for i in range(20)])
     # 16 slots: the console may create points while the table holds 8.
     client = sds.Client(16)
-    with client.connect_admin(fake.url, "g", "a", pull_interval=0.1, **IDENTITY) as agent:
+    with fake.connect(client) as agent:
         wait_for("version 1", lambda: agent.status().version == 1)
         status = agent.status()
         assert (status.strategies_waiting, status.points_left_out) == (12, 0)
@@ -157,7 +147,7 @@ def test_two_upload_cycles_zero_visits_kept_a_long_name_left_out_a_frozen_consol
     client = sds.Client(64)
     # One pull (at start): a pull failing on the frozen console would
     # replace last_error.
-    with client.connect_admin(fake.url, "g", "a", pull_interval=600, timeout=0.5, **IDENTITY) as agent:
+    with fake.connect(client, pull_interval=600, timeout=0.5) as agent:
         wait_for("the first pull", lambda: agent.status().last_pull_ok)
         if sds.now_ms() % CYCLE_MS > CYCLE_MS - 1_000:
             sleep_until(sds.now_ms() // CYCLE_MS * CYCLE_MS + CYCLE_MS + 100)

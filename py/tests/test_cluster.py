@@ -14,12 +14,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from typing import Callable, Iterator, List
+from typing import Iterator, List, Tuple
 
 import pytest
 
 import sds
-from named_threads import named_threads
+from helpers import named_threads, wait_for
 from redis_server import RedisServer, Tls, redis_server
 
 # Short periods so a test waits little for the thread's syncs.
@@ -30,16 +30,6 @@ SYNC = 0.02
 def redis() -> Iterator[RedisServer]:
     with redis_server() as server:
         yield server
-
-
-def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float:
-    """Polls `check` until it holds; returns how long that took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > within:
-            raise AssertionError(f"not within {within} s: {what}")
-        time.sleep(0.005)
-    return time.monotonic() - start
 
 
 def cluster_threads() -> int:
@@ -53,6 +43,20 @@ def admit(client: sds.Client, point: str, tries: int, now_ms: int) -> int:
         admitted += not entry.downgraded
         entry.exit()
     return admitted
+
+
+def a_then_b(a: sds.Client, sync_a: sds.ClusterSync, b: sds.Client, sync_b: sds.ClusterSync,
+             first: int, then: int) -> Tuple[int, int, int]:
+    """At one `now`, on "pay": `first` requests on A, a sync of A then of
+    B, `then` requests on B, a sync of B: `now` and the requests admitted
+    on A and on B."""
+    now = sds.now_ms()
+    admitted_a = admit(a, "pay", first, now)
+    sync_a.sync_now()
+    sync_b.sync_now()
+    admitted_b = admit(b, "pay", then, now)
+    sync_b.sync_now()
+    return now, admitted_a, admitted_b
 
 
 def client_with(point_thresholds: dict[str, int]) -> sds.Client:
@@ -90,12 +94,8 @@ def test_sync_now_makes_one_clients_admissions_count_against_the_other(redis: Re
     with a.connect_cluster(redis.url, ["pay"], sync_interval=60) as sync_a, b.connect_cluster(
         [redis.url], ["pay"], sync_interval=60
     ) as sync_b:
-        now = sds.now_ms()
-        assert admit(a, "pay", 5, now) == 5
-        sync_a.sync_now()
-        sync_b.sync_now()
-        assert admit(b, "pay", T, now) == 2
-        sync_b.sync_now()
+        now, *admitted = a_then_b(a, sync_a, b, sync_b, 5, T)
+        assert admitted == [5, 2]
         sync_a.sync_now()
         assert admit(a, "pay", T, now) == 0
 
@@ -464,12 +464,8 @@ def test_two_clients_share_a_limit_over_tls_and_exact_mode_decides_in_redis(tls:
         with a.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2, tls_ca_file=tls.ca) as sync_a, \
                 b.connect_cluster(redis.url, ["pay"], sync_interval=60, timeout=2,
                                   tls_ca_file=pathlib.Path(tls.ca)) as sync_b:
-            now = sds.now_ms()
-            assert admit(a, "pay", 6, now) == 6
-            sync_a.sync_now()
-            sync_b.sync_now()
-            assert admit(b, "pay", T, now) == 4
-            sync_b.sync_now()
+            now, *admitted = a_then_b(a, sync_a, b, sync_b, 6, T)
+            assert admitted == [6, 4]
             assert (redis_count(redis, "pay", now), redis_count(redis, "pay", now, "d")) == (16, 6)
             status = sync_b.status()
             assert status.connected and status.last_error is None, status

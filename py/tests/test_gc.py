@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from typing import Callable
 
 import sds
 
@@ -12,23 +13,25 @@ class Marker:
     pass
 
 
-def test_a_listener_referring_to_its_client_is_collected() -> None:
+def assert_collected(make: Callable[[sds.Client, Marker], None]) -> None:
+    """What `make` builds with a client and a marker, in a cycle through the
+    client, is collected: the marker too."""
     marker = Marker()
     alive = weakref.ref(marker)
+    make(sds.Client(capacity=4), marker)
+    del marker
+    gc.collect()
+    assert alive() is None
 
-    def make() -> None:
-        client = sds.Client(capacity=4)
-        held = marker
 
+def test_a_listener_referring_to_its_client_is_collected() -> None:
+    def make(client: sds.Client, held: Marker) -> None:
         @client.on_downgrade
         def listener(point: str, reason: str, time_ms: int) -> None:
             client.stats(point)  # the listener refers back to its client
             assert held
 
-    make()
-    del marker
-    gc.collect()
-    assert alive() is None
+    assert_collected(make)
 
 
 def test_a_handle_keeps_its_client_and_listeners_alive() -> None:
@@ -47,13 +50,7 @@ def test_a_handle_keeps_its_client_and_listeners_alive() -> None:
 
 
 def test_a_guarded_function_in_a_cycle_is_collected() -> None:
-    marker = Marker()
-    alive = weakref.ref(marker)
-
-    def make() -> None:
-        client = sds.Client(capacity=4)
-        held = marker
-
+    def make(client: sds.Client, held: Marker) -> None:
         @client.guard("p")
         def recurse(n: int) -> int:
             assert held
@@ -61,7 +58,4 @@ def test_a_guarded_function_in_a_cycle_is_collected() -> None:
 
         assert recurse(3) == 0
 
-    make()
-    del marker
-    gc.collect()
-    assert alive() is None
+    assert_collected(make)
