@@ -44,7 +44,7 @@ fn wall_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// The words of the board (a [`SharedWords`]).
+// The words of the board (a `SharedWords`).
 const INSIDE: usize = 0; // bit i: worker i holds a permit
 const PHASE: usize = 1;
 const CALM_ADMITTED: usize = 2;

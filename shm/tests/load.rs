@@ -31,8 +31,8 @@ fn iterations() -> u64 {
     knob("SDS_SHM_TEST_ITERATIONS", default)
 }
 
-/// The words of the gauge (a [`SharedWords`]): requests inside their
-/// permit now, and the most ever seen.
+// The words of the gauge (a `SharedWords`): requests inside their permit
+// now, and the most ever seen.
 const INSIDE: usize = 0;
 const MOST: usize = 1;
 
