@@ -21,23 +21,17 @@ impl From<jni::errors::Error> for Fail {
     }
 }
 
-impl From<Error> for Fail {
-    fn from(e: Error) -> Fail {
-        Fail::Sds(e.code(), e.to_string())
-    }
+/// Errors that carry their code: thrown with it and their message.
+macro_rules! fail_from {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Fail {
+            fn from(e: $error) -> Fail {
+                Fail::Sds(e.code(), e.to_string())
+            }
+        }
+    )*};
 }
-
-impl From<sds_shm::Error> for Fail {
-    fn from(e: sds_shm::Error) -> Fail {
-        Fail::Sds(e.code(), e.to_string())
-    }
-}
-
-impl From<StrategyError> for Fail {
-    fn from(e: StrategyError) -> Fail {
-        Fail::Sds(e.code(), e.to_string())
-    }
-}
+fail_from!(Error, sds_shm::Error, StrategyError, sds_cluster::Error);
 
 impl Fail {
     pub(crate) fn code(code: ErrorCode) -> Fail {
@@ -90,6 +84,37 @@ macro_rules! setup_native {
     )*};
 }
 pub(crate) use setup_native;
+
+/// Declares hot-path natives of `io.sdsnative.Native` over a handle: the
+/// JNI environment (bound to the name before the handle type), class,
+/// `handle` and owner, then the listed arguments. The body runs in [`hot`]
+/// (so within the panic boundary) with the object of the live handle bound
+/// to the name after the type, and gives `Result<i64, Refusal>`.
+macro_rules! hot_native {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) with |$env:ident, $object:ident: $t:ty| $body:block
+    )*) => {$(
+        $(#[$attr])*
+        #[no_mangle]
+        pub extern "system" fn $name(
+            $env: *mut jni::sys::JNIEnv,
+            _class: jni::sys::jclass,
+            handle: jni::sys::jlong,
+            _owner: jni::sys::jobject,
+            $($arg: $ty),*
+        ) -> jni::sys::jlong {
+            $crate::boundary::hot($env, || {
+                // SAFETY: the Java object holding the handle passes it and
+                // itself as owner, which keeps it reachable, so the handle
+                // is not freed during the call.
+                let $object = unsafe { $crate::handle::borrow::<$t>(handle) }?;
+                $body
+            })
+        }
+    )*};
+}
+pub(crate) use hot_native;
 
 /// Why a hot-path call was refused: a core error, a code alone (a closed
 /// handle), or an exception already thrown with this code (see [`thrown`]).

@@ -1,63 +1,71 @@
-//! The core's tables of names, handed to Java so its enums are checked
-//! against them (the Java tests fail if a code or name drifts).
+//! The core's tables of names, handed to Java once so its enums are checked
+//! against them (the Java tests fail if a code or name drifts), and the
+//! services' status field names, which name the Java status fields.
 
-use jni::objects::JString;
+use jni::objects::{JObject, JObjectArray};
+use jni::{jni_str, Env};
 use sds_core::{packed, ErrorCode, Field, Reason};
+use sds_settings::{camel_case, Fields};
 
-use crate::boundary::setup_native;
+use crate::boundary::{setup_native, Fail};
 
-/// One line per row, tab-separated columns: one string crosses the boundary.
-fn lines(rows: impl Iterator<Item = String>) -> String {
-    rows.collect::<Vec<_>>().join("\n")
+/// A Java `String[]` of `items` (`None`: null).
+pub(crate) fn strings<'l>(
+    env: &mut Env<'l>,
+    items: impl ExactSizeIterator<Item = Option<String>>,
+) -> Result<JObjectArray<'l>, Fail> {
+    let array = env.new_object_array(
+        items.len() as i32,
+        jni_str!("java/lang/String"),
+        JObject::null(),
+    )?;
+    for (i, item) in items.enumerate() {
+        if let Some(item) = item {
+            let text = env.new_string(item)?;
+            array.set_element(env, i, &text)?;
+        }
+    }
+    Ok(array)
+}
+
+/// A status type's field names, camelCased (what its Java class names its
+/// fields), comma-separated.
+fn status_names<F: Fields>() -> String {
+    F::NAMES
+        .iter()
+        .map(|n| camel_case(n))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 setup_native! {
-    /// `"1\tSDS_INVALID_STRATEGY\tinvalid strategy\n2\t..."`: number, name and
-    /// description of every error code.
-    fn Java_io_sdsnative_Native_errorCodes(env) -> JString<'l> {
-        let text = lines(
-            ErrorCode::ALL
-                .iter()
-                .map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description())),
-        );
-        Ok(env.new_string(text)?)
-    }
-
-    /// `"1\tVISIT\n2\tTOKEN_BUCKET\n..."`: code and name of every reason.
-    fn Java_io_sdsnative_Native_reasons(env) -> JString<'l> {
-        let text = lines(
-            Reason::ALL
-                .iter()
-                .map(|r| format!("{}\t{}", r.code(), r.as_str())),
-        );
-        Ok(env.new_string(text)?)
-    }
-
-    /// `"4\t3\t15\t1\t2"`: the downgraded bit, the reason shift, the reason
-    /// mask, the permit bit and the probe bit of the core's packed entry, which
-    /// Java decodes without crossing back.
-    fn Java_io_sdsnative_Native_packedLayout(env) -> JString<'l> {
-        let row = format!(
-            "{}\t{}\t{}\t{}\t{}",
-            packed::DOWNGRADED,
-            packed::REASON_SHIFT,
-            packed::REASON_MASK,
-            packed::PERMIT,
-            packed::PROBE
-        );
-        Ok(env.new_string(row)?)
-    }
-
-    /// The SDS JSON names of the strategy fields, comma-separated, in the order
-    /// of the `long[]` a Java `Strategy` holds.
-    fn Java_io_sdsnative_Native_fieldNames(env) -> JString<'l> {
-        let names: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
-        Ok(env.new_string(names.join(","))?)
-    }
-
-    /// The names of the stats values, comma-separated, in the order
-    /// `Native.stats` writes them (`visit,...,lastCycle.visitNum,...`).
-    fn Java_io_sdsnative_Native_statsNames(env) -> JString<'l> {
-        Ok(env.new_string(crate::table::stats_names().join(","))?)
+    /// The tables, one text each, in this order (`CoreTables` reads them):
+    /// - every error code's number, name and description
+    ///   (`"1\tSDS_INVALID_STRATEGY\tinvalid strategy\n2\t..."`);
+    /// - every reason's code and name (`"1\tVISIT\n2\tTOKEN_BUCKET\n..."`);
+    /// - the downgraded bit, the reason shift, the reason mask, the permit
+    ///   bit and the probe bit of the core's packed entry (`"4\t3\t15\t1\t2"`),
+    ///   which Java decodes without crossing back;
+    /// - the strategy fields' SDS JSON names, comma-separated, in the order of
+    ///   the `long[]` a Java `Strategy` holds;
+    /// - the names of the stats values, comma-separated, in the order
+    ///   `Native.stats` writes them (`visit,...,lastCycle.visitNum,...`);
+    /// - the agent's and then the cluster sync's status field names.
+    fn Java_io_sdsnative_Native_tables(env) -> JObjectArray<'l> {
+        let codes = ErrorCode::ALL.iter().map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description()));
+        let reasons = Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str()));
+        let shift = u64::from(packed::REASON_SHIFT);
+        let layout = [packed::DOWNGRADED, shift, packed::REASON_MASK, packed::PERMIT, packed::PROBE];
+        let fields: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
+        let tables = [
+            codes.collect::<Vec<_>>().join("\n"),
+            reasons.collect::<Vec<_>>().join("\n"),
+            layout.map(|n| n.to_string()).join("\t"),
+            fields.join(","),
+            crate::table::stats_names().join(","),
+            status_names::<sds_agent::Status>(),
+            status_names::<sds_cluster::Status>(),
+        ];
+        strings(env, tables.into_iter().map(Some))
     }
 }

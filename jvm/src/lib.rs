@@ -17,7 +17,6 @@
 //! the panic boundary is tested by this crate's unit tests.
 
 mod agent;
-mod agent_log;
 mod boundary;
 mod cluster;
 mod codes;

@@ -1,158 +1,111 @@
-//! The settings a Java config carries (`String[] keys`, `Object[] values`,
-//! as its builder collected them) as the `(key, Value)` pairs a service's
-//! `from_settings` takes. One conversion for every setting, by the value's
-//! Java type: what each setting takes, and the message for a value that
-//! does not fit, are the service's (`sds-settings`).
+//! The settings a Java config carries, as the `(key, Value)` pairs a
+//! service's `from_settings` takes. `ServiceConfig.encoded()` writes them as
+//! one `String[]`: each key, then its value in tagged tokens, typed by its
+//! Java type there. What each setting takes, and the message for a value
+//! that does not fit, are the service's (`sds-settings`).
 
-use jni::objects::{JCharArray, JObject, JObjectArray, JString};
-use jni::refs::Reference;
-use jni::strings::JNIStr;
-use jni::{jni_sig, jni_str, Env};
+use jni::objects::{JObjectArray, JString};
+use jni::Env;
 use sds_settings::Value;
 
 use crate::boundary::Fail;
 
-/// The pairs `keys[i]`, `values[i]` (arrays of one length), in their order.
-pub(crate) fn pairs(
-    env: &mut Env,
-    keys: &JObjectArray,
-    values: &JObjectArray,
-) -> Result<Vec<(String, Value)>, Fail> {
-    let mut pairs = Vec::new();
-    for i in 0..keys.len(env)? {
-        let pair = env.with_local_frame(4, |env| -> Result<_, Fail> {
-            let key = keys.get_element(env, i)?;
-            let key = env.cast_local::<JString>(key)?;
-            let value = values.get_element(env, i)?;
-            Ok((key.try_to_string(env)?, value_of(env, &value)?))
+/// The pairs of `tokens`, in their order.
+pub(crate) fn pairs(env: &mut Env, tokens: &JObjectArray) -> Result<Vec<(String, Value)>, Fail> {
+    let mut texts = Vec::new();
+    for i in 0..tokens.len(env)? {
+        let text = env.with_local_frame(2, |env| -> Result<_, Fail> {
+            let token = tokens.get_element(env, i)?;
+            Ok(env.cast_local::<JString>(token)?.try_to_string(env)?)
         })?;
-        pairs.push(pair);
+        texts.push(text);
+    }
+    let mut texts = texts.into_iter();
+    let mut pairs = Vec::new();
+    while let Some(key) = texts.next() {
+        pairs.push((key, value(&mut texts)));
     }
     Ok(pairs)
 }
 
-/// The boxed integers Java has besides `BigInteger`.
-const INTEGERS: [&JNIStr; 4] = [
-    jni_str!("java/lang/Long"),
-    jni_str!("java/lang/Integer"),
-    jni_str!("java/lang/Short"),
-    jni_str!("java/lang/Byte"),
-];
-
-/// One Java value as a setting's value: null; a `Boolean`; a `Long`,
-/// `Integer`, `Short`, `Byte` or `BigInteger` (an integer), a `Double` or
-/// `Float`; a `CharSequence` (a `String`) or a `Path` as text; a `List` or
-/// an `Object[]` as a list; anything else by its type's name.
-fn value_of(env: &mut Env, object: &JObject) -> Result<Value, Fail> {
-    if object.is_null() {
-        return Ok(Value::Null);
+/// One value from its tokens: `n` null, `b` and `true` or `false`, `i` and
+/// an integer's digits, `f` and a `double` as Java writes it, `t` and text,
+/// `o` and the name of a type no setting takes, `l` and a count, then that
+/// many values (a list).
+fn value(tokens: &mut impl Iterator<Item = String>) -> Value {
+    let token = tokens.next().unwrap_or_default();
+    let (tag, rest) = (token.get(..1).unwrap_or(""), token.get(1..).unwrap_or(""));
+    let float = |digits: &str| Value::Float(digits.parse().unwrap_or(f64::NAN));
+    match tag {
+        "b" => Value::Bool(rest == "true"),
+        // Beyond i128 (a BigInteger): as a float, refused (or as seconds,
+        // "never") and quoted as any other.
+        "i" => rest.parse().map_or_else(|_| float(rest), Value::Int),
+        "f" => float(rest),
+        "t" => Value::Text(rest.to_string()),
+        "o" => Value::Other(rest.to_string()),
+        "l" => Value::List(
+            (0..rest.parse().unwrap_or(0))
+                .map(|_| value(tokens))
+                .collect(),
+        ),
+        _ => Value::Null,
     }
-    env.with_local_frame(8, |env| -> Result<Value, Fail> {
-        if is(env, object, jni_str!("java/lang/Boolean"))? {
-            let flag = env.call_method(object, jni_str!("booleanValue"), jni_sig!("()Z"), &[])?;
-            return Ok(Value::Bool(flag.z()?));
-        }
-        for class in INTEGERS {
-            if is(env, object, class)? {
-                let n = env.call_method(object, jni_str!("longValue"), jni_sig!("()J"), &[])?;
-                return Ok(Value::Int(n.j()?.into()));
-            }
-        }
-        if is(env, object, jni_str!("java/math/BigInteger"))? {
-            let digits = text_of(env, object)?.unwrap_or_default();
-            // Beyond i128: as a float, refused (or as seconds, "never") and quoted as any other.
-            return Ok(match digits.parse::<i128>() {
-                Ok(n) => Value::Int(n),
-                Err(_) => Value::Float(digits.parse().unwrap_or(f64::NAN)),
-            });
-        }
-        if is(env, object, jni_str!("java/lang/Double"))?
-            || is(env, object, jni_str!("java/lang/Float"))?
-        {
-            let x = env.call_method(object, jni_str!("doubleValue"), jni_sig!("()D"), &[])?;
-            return Ok(Value::Float(x.d()?));
-        }
-        let path = is(env, object, jni_str!("java/nio/file/Path"))?;
-        // A path of another file system (a zip) names no file the native side can open.
-        if (path && on_default_file_system(env, object)?)
-            || is(env, object, jni_str!("java/lang/CharSequence"))?
-        {
-            if let Some(text) = text_of(env, object)? {
-                return Ok(Value::Text(text));
-            }
-            // A lone surrogate: the text has no UTF-8 form.
-            return Ok(Value::Other(
-                type_name(env, object)? + " with a lone surrogate",
-            ));
-        }
-        if is(env, object, jni_str!("java/util/List"))? {
-            let array = env.call_method(
-                object,
-                jni_str!("toArray"),
-                jni_sig!("()[Ljava/lang/Object;"),
-                &[],
-            )?;
-            return list_of(env, &env.cast_local::<JObjectArray>(array.l()?)?);
-        }
-        if is(env, object, jni_str!("[Ljava/lang/Object;"))? {
-            let array = env.new_cast_local_ref::<JObjectArray>(object)?;
-            return list_of(env, &array);
-        }
-        Ok(Value::Other(type_name(env, object)?))
-    })
 }
 
-fn list_of(env: &mut Env, array: &JObjectArray) -> Result<Value, Fail> {
-    let mut items = Vec::new();
-    for i in 0..array.len(env)? {
-        let item = env.with_local_frame(2, |env| -> Result<_, Fail> {
-            let element = array.get_element(env, i)?;
-            value_of(env, &element)
-        })?;
-        items.push(item);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(tokens: &[&str]) -> Vec<Value> {
+        let mut tokens = tokens.iter().map(|t| t.to_string()).peekable();
+        let mut values = Vec::new();
+        while tokens.peek().is_some() {
+            values.push(value(&mut tokens));
+        }
+        values
     }
-    Ok(Value::List(items))
-}
 
-fn is(env: &mut Env, object: &JObject, class: &JNIStr) -> Result<bool, Fail> {
-    Ok(env.is_instance_of(object, class)?)
-}
-
-/// `object.toString()` from its UTF-16 units; `None` when they are not
-/// valid UTF-16 (JNI's own conversion would replace a lone surrogate).
-fn text_of(env: &mut Env, object: &JObject) -> Result<Option<String>, Fail> {
-    let text = env.call_method(
-        object,
-        jni_str!("toString"),
-        jni_sig!("()Ljava/lang/String;"),
-        &[],
-    )?;
-    let text = text.l()?;
-    let chars = env.call_method(&text, jni_str!("toCharArray"), jni_sig!("()[C"), &[])?;
-    let chars = env.cast_local::<JCharArray>(chars.l()?)?;
-    let mut units = vec![0u16; chars.len(env)?];
-    chars.get_region(env, 0, &mut units)?;
-    Ok(String::from_utf16(&units).ok())
-}
-
-fn on_default_file_system(env: &mut Env, path: &JObject) -> Result<bool, Fail> {
-    let sig = jni_sig!("()Ljava/nio/file/FileSystem;");
-    let own = env
-        .call_method(path, jni_str!("getFileSystem"), &sig, &[])?
-        .l()?;
-    let class = jni_str!("java/nio/file/FileSystems");
-    let default = env
-        .call_static_method(class, jni_str!("getDefault"), &sig, &[])?
-        .l()?;
-    Ok(env.is_same_object(&own, &default)?)
-}
-
-/// Java's name for the object's type (`java.util.HashMap`, `long[]`).
-fn type_name(env: &mut Env, object: &JObject) -> Result<String, Fail> {
-    let class = env.get_object_class(object)?;
-    let sig = jni_sig!("()Ljava/lang/String;");
-    let name = env
-        .call_method(&class, jni_str!("getTypeName"), sig, &[])?
-        .l()?;
-    Ok(env.cast_local::<JString>(name)?.try_to_string(env)?)
+    #[test]
+    fn tokens_read_as_the_values_java_wrote() {
+        let read = values(&[
+            "n",
+            "btrue",
+            "i-3",
+            "f1.0E10",
+            "fInfinity",
+            "fNaN",
+            "ta,b",
+            "ojava.util.HashMap",
+        ]);
+        assert_eq!(
+            read[..5],
+            [
+                Value::Null,
+                Value::Bool(true),
+                Value::Int(-3),
+                Value::Float(1e10),
+                Value::Float(f64::INFINITY)
+            ]
+        );
+        assert!(matches!(read[5], Value::Float(x) if x.is_nan()));
+        assert_eq!(
+            read[6..],
+            [
+                Value::Text("a,b".into()),
+                Value::Other("java.util.HashMap".into())
+            ]
+        );
+        let big = "1".repeat(40);
+        assert_eq!(
+            values(&[&format!("i{big}")]),
+            [Value::Float(big.parse().unwrap())]
+        );
+        let nested = values(&["l2", "t", "l1", "i7"]);
+        let inner = Value::List(vec![Value::Int(7)]);
+        assert_eq!(
+            nested,
+            [Value::List(vec![Value::Text(String::new()), inner])]
+        );
+    }
 }

@@ -48,7 +48,8 @@ pub(crate) fn strategy_from_values(env: &Env, values: &JLongArray) -> Result<Str
     Ok(strategy)
 }
 
-fn text_of(env: &Env, text: &JString) -> Result<String, Fail> {
+/// A Java string's text; `NULL_ARGUMENT` for null.
+pub(crate) fn text_of(env: &Env, text: &JString) -> Result<String, Fail> {
     if text.is_null() {
         return Err(Fail::code(ErrorCode::NullArgument));
     }

@@ -9,18 +9,18 @@
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JLongArray, JObject};
-use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
+use jni::sys::{jclass, jint, jlong, JNIEnv};
 use sds_core::{
     capacity_from_i128, time, CycleStats, Entry, ErrorCode, Flags, Outcome, PointId, PointTable,
     Slot, Stats,
 };
 use sds_shm::AnyTable;
 
-use crate::boundary::{clamp, hot, setup_native, thrown, Fail, Refusal};
+use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
 use crate::handle::borrow;
 use crate::strategy::strategy_from_values;
 
-/// The handle of a new table: `Arc::into_raw`, freed by [`table_free`].
+/// The handle of a new table: `Arc::into_raw`, freed by `tableFree`.
 pub(crate) fn table_into_handle(table: AnyTable) -> jlong {
     Arc::into_raw(Arc::new(table)) as jlong
 }
@@ -37,17 +37,6 @@ pub(crate) unsafe fn table_arc(handle: jlong) -> Result<Arc<AnyTable>, ErrorCode
     unsafe {
         Arc::increment_strong_count(table);
         Ok(Arc::from_raw(table))
-    }
-}
-
-/// Drops the handle's reference to its table (0: nothing to do).
-///
-/// # Safety
-/// As for [`borrow`], and no call may use the handle afterwards.
-unsafe fn table_free(handle: jlong) {
-    if handle != 0 {
-        // SAFETY: see the function's contract.
-        drop(unsafe { Arc::from_raw(handle as *const AnyTable) });
     }
 }
 
@@ -166,58 +155,39 @@ pub extern "system" fn Java_io_sdsnative_Native_tableFree(
     _class: jclass,
     handle: jlong,
 ) {
-    // SAFETY: called once per table, by the reclaimer, after its `Client`
-    // was collected: no call can be using it (each passes its client).
-    let _ = std::panic::catch_unwind(|| unsafe { table_free(handle) });
+    if handle != 0 {
+        // SAFETY: called once per table, by its `NativeHandle` once no call
+        // is using it: a strong reference `Arc::into_raw` made.
+        let _ =
+            std::panic::catch_unwind(|| drop(unsafe { Arc::from_raw(handle as *const AnyTable) }));
+    }
 }
 
-/// Enters point `point` at `now_ms`: the packed entry (>= 0), or throws.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_enter(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    point: jint,
-    now_ms: jlong,
-    flags: jint,
-) -> jlong {
-    hot(env, || {
-        // SAFETY: the Java `Client` passes its own handle and itself as owner,
-        // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { borrow::<AnyTable>(handle) }?;
+hot_native! {
+    /// Enters point `point` at `now_ms`: the packed entry (>= 0), or throws.
+    fn Java_io_sdsnative_Native_enter(point: jint, now_ms: jlong, flags: jint) with |env, table: AnyTable| {
         let id = PointId::from_index(point as u32);
         let now_ms = time::from_i64(now_ms)?;
         let flags = Flags::from_known_bits(flags as u32)?;
         let entry = with_view!(table, t => t.enter_point(id, now_ms, flags)?, |e| thrown(env, e));
         // The core's packed entry: 43 bits, always a non-negative long.
         Ok(entry.pack() as jlong)
-    })
-}
+    }
 
-/// Exits an entry at `now_ms` (`outcome` 0: ok, 1: it failed); 0, or throws.
-#[no_mangle]
-pub extern "system" fn Java_io_sdsnative_Native_exit(
-    env: *mut JNIEnv,
-    _class: jclass,
-    handle: jlong,
-    _owner: jobject,
-    start_ms: jlong,
-    packed: jlong,
-    now_ms: jlong,
-    outcome: jint,
-) -> jlong {
-    hot(env, || {
-        // SAFETY: the Java `Client` passes its own handle and itself as owner,
-        // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { borrow::<AnyTable>(handle) }?;
+    /// Exits an entry at `now_ms` (`outcome` 0: ok, 1: it failed); 0, or throws.
+    fn Java_io_sdsnative_Native_exit(
+        start_ms: jlong,
+        packed: jlong,
+        now_ms: jlong,
+        outcome: jint,
+    ) with |env, table: AnyTable| {
         let outcome = Outcome::from_code(i64::from(outcome))?;
         let entry = Entry::unpack(packed as u64, time::from_i64(start_ms)?)
             .ok_or(Refusal::Code(ErrorCode::InvalidEntry))?;
         let now_ms = time::from_i64(now_ms)?;
         with_view!(table, t => t.exit(&entry, now_ms, outcome)?, |e| thrown(env, e));
         Ok(0)
-    })
+    }
 }
 
 /// The names of the values [`Java_io_sdsnative_Native_stats`] writes: the

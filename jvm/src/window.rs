@@ -11,10 +11,10 @@
 //! so a negative result is an error code, as on every hot-path call.
 
 use jni::objects::{JLongArray, JObject};
-use jni::sys::{jclass, jint, jlong, jobject, JNIEnv};
+use jni::sys::{jclass, jint, jlong, JNIEnv};
 use sds_core::{time, window::check_parameters, Bucket, Tally};
 
-use crate::boundary::{clamp, hot, setup_native, Fail, Refusal};
+use crate::boundary::{clamp, hot_native, setup_native, Fail};
 use crate::handle::{borrow, free, into_handle, Window};
 
 setup_native! {
@@ -75,47 +75,11 @@ fn packed(tally: Tally) -> i64 {
     (high << 32 | low) as i64
 }
 
-/// Runs `f` on a live window.
-#[inline]
-fn with_window(
-    env: *mut JNIEnv,
-    handle: jlong,
-    f: impl FnOnce(&Window) -> Result<i64, Refusal>,
-) -> i64 {
-    hot(env, || {
-        // SAFETY: the owner passes its own live handle and stays reachable.
-        f(unsafe { borrow::<Window>(handle) }?)
-    })
-}
-
-/// Declares hot-path window natives: `(env, class, handle, owner)` then the
-/// listed arguments; the body runs in [`with_window`] (so within the panic
-/// boundary) on the live window bound to the name after `with`, and gives
-/// `Result<i64, Refusal>`.
-macro_rules! window_native {
-    ($(
-        $(#[$attr:meta])*
-        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) with |$w:ident| $body:block
-    )*) => {$(
-        $(#[$attr])*
-        #[no_mangle]
-        pub extern "system" fn $name(
-            env: *mut JNIEnv,
-            _class: jclass,
-            handle: jlong,
-            _owner: jobject,
-            $($arg: $ty),*
-        ) -> jlong {
-            with_window(env, handle, |$w| $body)
-        }
-    )*};
-}
-
-window_native! {
+hot_native! {
     /// Adds one at `time`: the sliding sum in the high bits (saturating at
     /// 2^31 - 1, so the result stays >= 0) and the bucket's value in the low 32
     /// bits (saturating at 2^32 - 1), or a negative code.
-    fn Java_io_sdsnative_Native_windowIncrement(t: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowIncrement(t: jlong) with |_env, w: Window| {
         Ok(packed(w.increment(time::from_i64(t)?)))
     }
 
@@ -124,40 +88,40 @@ window_native! {
     /// packed as `windowIncrement`: the sliding sum of the window ending at
     /// the bucket written (`at`'s while the ring holds it, else `now`'s) and
     /// that bucket's value.
-    fn Java_io_sdsnative_Native_windowIncrementAt(at: jlong, now: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowIncrementAt(at: jlong, now: jlong) with |_env, w: Window| {
         let (at, now) = (time::from_i64(at)?, time::from_i64(now)?);
         Ok(packed(w.add_at_tally(at, now, 1)))
     }
 
     /// The value of `time`'s bucket.
-    fn Java_io_sdsnative_Native_windowBucket(t: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowBucket(t: jlong) with |_env, w: Window| {
         Ok(clamp(w.bucket(time::from_i64(t)?)))
     }
 
     /// The sliding sum ending at `time`'s bucket.
-    fn Java_io_sdsnative_Native_windowSum(t: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowSum(t: jlong) with |_env, w: Window| {
         Ok(clamp(w.sum(time::from_i64(t)?)))
     }
 
     /// The sum of the whole cycle before the one holding `time`.
-    fn Java_io_sdsnative_Native_windowLastCycle(t: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowLastCycle(t: jlong) with |_env, w: Window| {
         Ok(clamp(w.last_whole_cycle(time::from_i64(t)?)))
     }
 
     /// Sets `time`'s bucket to `value` (unsigned; saturating at 2^32 - 1).
-    fn Java_io_sdsnative_Native_windowSet(t: jlong, value: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowSet(t: jlong, value: jlong) with |_env, w: Window| {
         w.set(time::from_i64(t)?, value as u64);
         Ok(0)
     }
 
     /// Zeroes the whole cycle after the one holding `time`.
-    fn Java_io_sdsnative_Native_windowClearNextCycle(t: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowClearNextCycle(t: jlong) with |_env, w: Window| {
         w.clear_next_cycle(time::from_i64(t)?);
         Ok(0)
     }
 
     /// Raises `time`'s bucket to at least `value` (unsigned); the bucket's value.
-    fn Java_io_sdsnative_Native_windowFetchMax(t: jlong, value: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowFetchMax(t: jlong, value: jlong) with |_env, w: Window| {
         Ok(clamp(w.fetch_max(time::from_i64(t)?, value as u64)))
     }
 
@@ -165,7 +129,7 @@ window_native! {
     /// `now` (an exception counted at its request's start; see
     /// `SlidingWindow::add_at`): into `at`'s bucket while the ring holds it,
     /// else into `now`'s. The value of the bucket written.
-    fn Java_io_sdsnative_Native_windowAddAt(at: jlong, now: jlong, n: jlong) with |w| {
+    fn Java_io_sdsnative_Native_windowAddAt(at: jlong, now: jlong, n: jlong) with |_env, w: Window| {
         let (at, now) = (time::from_i64(at)?, time::from_i64(now)?);
         Ok(clamp(w.add_at(at, now, n as u64)))
     }

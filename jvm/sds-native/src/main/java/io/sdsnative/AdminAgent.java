@@ -24,7 +24,7 @@ public final class AdminAgent extends BackgroundService<AdminStatus> {
     private static final int INFO = 0;
 
     AdminAgent(Client client, long nativeAgent) {
-        super(client, nativeAgent, CoreTables.AGENT_STATUS_NAMES, AdminStatus::new);
+        super(client, nativeAgent, AdminStatus::new);
     }
 
     /**
@@ -32,12 +32,11 @@ public final class AdminAgent extends BackgroundService<AdminStatus> {
      * the raw string as the console holds it), from the strategy in force;
      * empty when the point has no strategy or the strategy has none.
      *
-     * @throws SdsException {@code NULL_ARGUMENT}; {@code CLOSED}
+     * @throws SdsException {@code NULL_ARGUMENT}; {@code INVALID_ARGUMENT} for a name that is not
+     *     valid UTF-16; {@code CLOSED}
      */
     public Optional<String> returnValue(String point) {
-        if (point == null) {
-            throw new SdsException(ErrorCode.NULL_ARGUMENT, "point name is null");
-        }
+        Client.checkText(point, "point name");
         return Optional.ofNullable(call(handle -> Native.agentReturnValue(handle, this, point)));
     }
 

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  */
 public final class AdminConfig extends ServiceConfig {
     private AdminConfig(Builder builder) {
-        super(builder);
+        super(Native.AGENT, builder);
     }
 
     /** A builder with no setting set. */
@@ -21,7 +21,9 @@ public final class AdminConfig extends ServiceConfig {
 
     /** Builds an {@link AdminConfig}; each setter returns the builder. */
     public static final class Builder extends ServiceConfig.Builder<Builder, AdminConfig> {
-        private Builder() {}
+        private Builder() {
+            super(AdminConfig::new);
+        }
 
         /**
          * Required: comma-separated base URLs, {@code "http://admin1:8887,https://admin2:8443"};
@@ -85,11 +87,6 @@ public final class AdminConfig extends ServiceConfig {
         /** Timeout of one request, connect to last byte, in milliseconds (SDS's 1000 unless set; above 0). */
         public Builder timeoutMs(long timeoutMs) {
             return set("timeoutMs", timeoutMs);
-        }
-
-        @Override
-        public AdminConfig build() {
-            return new AdminConfig(this);
         }
     }
 }

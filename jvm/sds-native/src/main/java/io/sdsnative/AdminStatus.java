@@ -2,31 +2,18 @@ package io.sdsnative;
 
 /**
  * A snapshot of an {@link AdminAgent}'s state ({@link AdminAgent#status()}):
- * every field of the agent crate's {@code Status}, in its order (a test checks
+ * an accessor per field of the agent crate's {@code Status} (a test checks
  * them against the library). Times are UTC milliseconds, 0 for never.
  * Immutable; equal when every field is.
  */
 public final class AdminStatus extends NativeStatus {
-    // Set by name from the native status (NativeStatus.fill), in its order.
-    private long lastPullMs;
-    private boolean lastPullOk;
-    private long lastUploadMs;
-    private boolean lastUploadOk;
-    private long version;
-    private boolean isReporter;
-    private String server;
-    private String lastError;
-    private long pullFailures;
-    private long uploadFailures;
-    private long uploads;
-    private long strategiesWaiting;
-    private long pointsLeftOut;
-
-    AdminStatus() {}
+    AdminStatus(String[] values) {
+        super(CoreTables.AGENT_STATUS_NAMES, values);
+    }
 
     /** When the last pull finished (or failed); 0 for never. */
     public long lastPullMs() {
-        return lastPullMs;
+        return number("lastPullMs");
     }
 
     /**
@@ -34,17 +21,17 @@ public final class AdminStatus extends NativeStatus {
      * applied (even with strategies refused one by one).
      */
     public boolean lastPullOk() {
-        return lastPullOk;
+        return flag("lastPullOk");
     }
 
     /** When the last upload finished (or failed); 0 for never. */
     public long lastUploadMs() {
-        return lastUploadMs;
+        return number("lastUploadMs");
     }
 
     /** Whether that upload succeeded. */
     public boolean lastUploadOk() {
-        return lastUploadOk;
+        return flag("lastUploadOk");
     }
 
     /**
@@ -54,17 +41,17 @@ public final class AdminStatus extends NativeStatus {
      * applied.
      */
     public long version() {
-        return version;
+        return number("version");
     }
 
     /** Whether this process is the host's reporter (the one that uploads); always on a private table. */
     public boolean isReporter() {
-        return isReporter;
+        return flag("isReporter");
     }
 
     /** The server the next request goes to. */
     public String server() {
-        return server;
+        return text("server");
     }
 
     /**
@@ -73,22 +60,22 @@ public final class AdminStatus extends NativeStatus {
      * none yet. A later success does not clear it.
      */
     public String lastError() {
-        return lastError;
+        return text("lastError");
     }
 
     /** Pulls that failed since start. */
     public long pullFailures() {
-        return pullFailures;
+        return number("pullFailures");
     }
 
     /** Uploads that failed since start. */
     public long uploadFailures() {
-        return uploadFailures;
+        return number("uploadFailures");
     }
 
     /** Uploads delivered since start. */
     public long uploads() {
-        return uploads;
+        return number("uploads");
     }
 
     /**
@@ -98,7 +85,7 @@ public final class AdminStatus extends NativeStatus {
      * as soon as the application enters its point or room comes back.
      */
     public long strategiesWaiting() {
-        return strategiesWaiting;
+        return number("strategiesWaiting");
     }
 
     /**
@@ -106,6 +93,6 @@ public final class AdminStatus extends NativeStatus {
      * names (over 164 characters); the log names each once.
      */
     public long pointsLeftOut() {
-        return pointsLeftOut;
+        return number("pointsLeftOut");
     }
 }

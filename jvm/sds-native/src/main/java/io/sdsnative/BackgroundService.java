@@ -1,9 +1,8 @@
 package io.sdsnative;
 
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongConsumer;
+import java.util.function.Function;
 import java.util.function.LongFunction;
-import java.util.function.Supplier;
 
 /**
  * A native background service working on a {@link Client}'s table:
@@ -22,17 +21,16 @@ import java.util.function.Supplier;
 public abstract class BackgroundService<S extends NativeStatus> implements AutoCloseable {
     private final NativeHandle handle;
     private final Client client;
-    private final String[] statusNames;
-    private final Supplier<S> emptyStatus;
+    /** The status of the native values. */
+    private final Function<String[], S> status;
     /** The status read after the native stop; set before the handle closes. */
     private volatile S last;
     private final AtomicBoolean closing = new AtomicBoolean();
 
-    BackgroundService(Client client, long address, String[] statusNames, Supplier<S> emptyStatus) {
+    BackgroundService(Client client, long address, Function<String[], S> status) {
         this.client = client;
         this.handle = new NativeHandle(address, Native::serviceFree);
-        this.statusNames = statusNames;
-        this.emptyStatus = emptyStatus;
+        this.status = status;
         NativeReclaimer.whenCollected(this, handle::close);
     }
 
@@ -55,7 +53,7 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
     }
 
     private S readStatus(long address) {
-        return NativeStatus.fill(emptyStatus.get(), statusNames, Native.serviceStatus(address, this));
+        return status.apply(Native.serviceStatus(address, this));
     }
 
     /** Whether {@link #close()} was called. */
@@ -76,7 +74,10 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
         if (!closing.compareAndSet(false, true)) {
             return;
         }
-        run(address -> Native.serviceStop(address, this));
+        call(address -> {
+            Native.serviceStop(address, this);
+            return null;
+        });
         last = call(this::readStatus);
         handle.close();
         client.forget(this);
@@ -91,16 +92,6 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
         long address = handle.acquire();
         try {
             return call.apply(address);
-        } finally {
-            handle.release();
-        }
-    }
-
-    /** As {@link #call}, for a call without a result. */
-    void run(LongConsumer call) {
-        long address = handle.acquire();
-        try {
-            call.accept(address);
         } finally {
             handle.release();
         }

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 
 /**
  * The native SDS engine for a fixed number of points: this client's own
@@ -39,11 +40,6 @@ public final class Client implements AutoCloseable {
     /** The console agents and cluster syncs of this client still running: {@link #close()} closes them. */
     private final Set<BackgroundService<?>> services =
             Collections.newSetFromMap(new ConcurrentHashMap<BackgroundService<?>, Boolean>());
-
-    /** A service's native start, on the table's live handle. */
-    private interface Start<T> {
-        T start(long table, String[] keys, Object[] values);
-    }
 
     /** A point's id, and whether its strategy limits concurrency. */
     private static final class Point {
@@ -279,8 +275,7 @@ public final class Client implements AutoCloseable {
      *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
      */
     public AdminAgent connectAdmin(AdminConfig config) {
-        return connect(config, "admin config",
-                (table, keys, values) -> new AdminAgent(this, Native.agentStart(table, this, keys, values)));
+        return connect(config, "admin config", AdminAgent::new);
     }
 
     /**
@@ -301,27 +296,27 @@ public final class Client implements AutoCloseable {
      *     {@code NULL_ARGUMENT} for a null config; {@code CLOSED}
      */
     public ClusterSync connectCluster(ClusterConfig config) {
-        return connect(config, "cluster config",
-                (table, keys, values) -> new ClusterSync(this, Native.clusterStart(table, this, keys, values)));
+        return connect(config, "cluster config", ClusterSync::new);
     }
 
     /** Starts a service with {@code config}'s settings and attaches it: {@link #close()} closes it. */
-    private <T extends BackgroundService<?>> T connect(ServiceConfig config, String what, Start<T> start) {
+    private <T extends BackgroundService<?>> T connect(
+            ServiceConfig config, String what, BiFunction<Client, Long, T> service) {
         if (config == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, what + " is null");
         }
         long handle = table.acquire();
-        T service;
+        T started;
         try {
-            service = start.start(handle, config.keys(), config.values());
+            started = service.apply(this, Native.serviceStart(handle, this, config.kind, config.encoded()));
         } finally {
             table.release();
         }
-        services.add(service);
+        services.add(started);
         if (table.isClosed()) {
-            service.close(); // closed meanwhile: close() may have missed it
+            started.close(); // closed meanwhile: close() may have missed it
         }
-        return service;
+        return started;
     }
 
     void forget(BackgroundService<?> service) {

@@ -15,7 +15,7 @@ import java.util.Collection;
  */
 public final class ClusterConfig extends ServiceConfig {
     private ClusterConfig(Builder builder) {
-        super(builder);
+        super(Native.CLUSTER, builder);
     }
 
     /** A builder with no setting set. */
@@ -25,7 +25,9 @@ public final class ClusterConfig extends ServiceConfig {
 
     /** Builds a {@link ClusterConfig}; each setter returns the builder. */
     public static final class Builder extends ServiceConfig.Builder<Builder, ClusterConfig> {
-        private Builder() {}
+        private Builder() {
+            super(ClusterConfig::new);
+        }
 
         /**
          * Required: the one Redis server,
@@ -100,11 +102,6 @@ public final class ClusterConfig extends ServiceConfig {
         /** The PEM private key of {@link #tlsCertFile}. Null: none. */
         public Builder tlsKeyFile(Path tlsKeyFile) {
             return set("tlsKeyFile", tlsKeyFile);
-        }
-
-        @Override
-        public ClusterConfig build() {
-            return new ClusterConfig(this);
         }
 
         /** A list of its own, in the collection's order, so a later change of the caller's is not seen. */

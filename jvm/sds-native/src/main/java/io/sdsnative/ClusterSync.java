@@ -15,7 +15,7 @@ package io.sdsnative;
  */
 public final class ClusterSync extends BackgroundService<ClusterStatus> {
     ClusterSync(Client client, long nativeCluster) {
-        super(client, nativeCluster, CoreTables.CLUSTER_STATUS_NAMES, ClusterStatus::new);
+        super(client, nativeCluster, ClusterStatus::new);
     }
 
     /**
@@ -30,7 +30,10 @@ public final class ClusterSync extends BackgroundService<ClusterStatus> {
      *     {@code CLOSED}
      */
     public void syncNow() {
-        run(handle -> Native.clusterSyncNow(handle, this));
+        call(handle -> {
+            Native.clusterSyncNow(handle, this);
+            return null;
+        });
     }
 
     /** Exact mode at the current time: see {@link #enterExact(String, long)}. */

@@ -12,22 +12,28 @@ import java.util.Map;
 final class CoreTables {
     private CoreTables() {}
 
+    /**
+     * The library's tables, in this order: error codes, reasons, the packed entry's layout, the strategy
+     * fields' names, the stats names, the agent's and the cluster sync's status field names.
+     */
+    private static final String[] TABLES = Native.tables();
+
     /** Error code number to {name, description}. */
-    static final Map<Integer, String[]> ERROR_CODES = rows(Native.errorCodes());
+    static final Map<Integer, String[]> ERROR_CODES = rows(TABLES[0]);
     /** Reason code to {name}. */
-    static final Map<Integer, String[]> REASONS = rows(Native.reasons());
+    static final Map<Integer, String[]> REASONS = rows(TABLES[1]);
+    /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
+    static final long[] PACKED_LAYOUT = longs(TABLES[2]);
     /** The SDS JSON names, in the order of a strategy's values. */
-    static final String[] FIELD_NAMES = Native.fieldNames().split(",");
+    static final String[] FIELD_NAMES = TABLES[3].split(",");
     /** SDS JSON name to its index in {@link #FIELD_NAMES}: setters map names without crossing. */
     private static final Map<String, Integer> FIELD_INDEX = indexOf(FIELD_NAMES);
     /** The names of the stats values, in the order the native side writes them. */
-    static final String[] STATS_NAMES = Native.statsNames().split(",");
-    /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
-    static final long[] PACKED_LAYOUT = longs(Native.packedLayout());
+    static final String[] STATS_NAMES = TABLES[4].split(",");
     /** The field names of the console agent's status, as AdminStatus names its fields. */
-    static final String[] AGENT_STATUS_NAMES = Native.agentStatusNames();
+    static final String[] AGENT_STATUS_NAMES = TABLES[5].split(",");
     /** The field names of the cluster sync's status, as ClusterStatus names its fields. */
-    static final String[] CLUSTER_STATUS_NAMES = Native.clusterStatusNames();
+    static final String[] CLUSTER_STATUS_NAMES = TABLES[6].split(",");
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");

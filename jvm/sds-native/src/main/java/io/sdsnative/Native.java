@@ -35,22 +35,19 @@ public final class Native {
 
     static native void stats(long table, Object owner, byte[] name, long nowMs, long[] out);
 
-    // The background services (BackgroundService): AdminAgent, ClusterSync. A start takes the settings its
-    // config carries (keys[i] = values[i]); one handle type for both, so status, stop and free are shared.
-    /** Starts an agent for the table {@code table} of {@code owner}: its handle. */
-    static native long agentStart(long table, Object owner, String[] keys, Object[] values);
+    // The background services (BackgroundService): AdminAgent, ClusterSync. One handle type for both, so
+    // start, status, stop and free are shared.
+    /** {@link #serviceStart}'s {@code kind}: the console agent, the cluster sync. */
+    static final int AGENT = 0, CLUSTER = 1;
 
-    /** The agent's status fields, camelCased, in the order of {@link #serviceStatus}. */
-    static native String[] agentStatusNames();
+    /**
+     * Starts the service {@code kind} for the table {@code table} of {@code owner} from its config's
+     * {@link ServiceConfig#encoded() settings}: its handle.
+     */
+    static native long serviceStart(long table, Object owner, int kind, String[] settings);
 
     /** The console's returnValueStr of {@code point}; null when it has none. */
     static native String agentReturnValue(long agent, Object owner, String point);
-
-    /** Starts the sync of the configured points for the table {@code table} of {@code owner}: its handle. */
-    static native long clusterStart(long table, Object owner, String[] keys, Object[] values);
-
-    /** The cluster sync's status fields, camelCased, in the order of {@link #serviceStatus}. */
-    static native String[] clusterStatusNames();
 
     /** One sync on the calling thread. */
     static native void clusterSyncNow(long cluster, Object owner);
@@ -58,8 +55,11 @@ public final class Native {
     /** Exact mode: the decision's bits (see ClusterDecision). */
     static native long clusterEnterExact(long cluster, Object owner, String point, long nowMs);
 
-    /** The status values (Boolean, Long, String or null), in the order of the service's names; once stopped, the last. */
-    static native Object[] serviceStatus(long service, Object owner);
+    /**
+     * The status values as text (a boolean, a number, text, or null for none), in the order of the service's
+     * names; once stopped, the last.
+     */
+    static native String[] serviceStatus(long service, Object owner);
 
     /** Stops the service and joins its thread; idempotent. */
     static native void serviceStop(long service, Object owner);
@@ -80,18 +80,8 @@ public final class Native {
      */
     static native void strategyKeyVerdict(String key, long value, boolean given);
 
-    // The core's tables of names.
-    static native String errorCodes();
-
-    static native String reasons();
-
-    /** The core's packed-entry layout: "downgraded bit\treason shift\treason mask\tpermit bit\tprobe bit". */
-    static native String packedLayout();
-
-    static native String fieldNames();
-
-    /** The names of the values {@link #stats} writes, comma-separated. */
-    static native String statsNames();
+    /** The core's tables of names and the services' status names, one text each (see CoreTables). */
+    static native String[] tables();
 
     // Windows (the core's SlidingWindow), used by the SDS drop-in. {@code owner} is the
     // object holding the handle: passing it keeps it reachable for the whole call. Counts

@@ -1,8 +1,14 @@
 package io.sdsnative;
 
+import java.math.BigInteger;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What {@link AdminConfig} and {@link ClusterConfig} are: the settings their
@@ -12,9 +18,12 @@ import java.util.Map;
  * input for every language, and the service its values.
  */
 public abstract class ServiceConfig {
+    /** The service it configures: {@link Native#AGENT} or {@link Native#CLUSTER}. */
+    final int kind;
     private final Map<String, Object> settings;
 
-    ServiceConfig(Builder<?, ?> builder) {
+    ServiceConfig(int kind, Builder<?, ?> builder) {
+        this.kind = kind;
         settings = Collections.unmodifiableMap(new LinkedHashMap<>(builder.settings));
     }
 
@@ -23,12 +32,47 @@ public abstract class ServiceConfig {
         return settings;
     }
 
-    String[] keys() {
-        return settings.keySet().toArray(new String[0]);
+    /**
+     * The settings as the native start reads them: each key, then its value
+     * in tokens, by its Java type: {@code n} null, {@code b} and the boolean,
+     * {@code i} and an integer, {@code f} and a {@code double}, {@code t} and
+     * text (a {@code CharSequence} or a {@code Path} of the default file
+     * system), {@code l} and a count then that many values (a {@code List} or
+     * an array), {@code o} and the type's name for anything else, a text with
+     * a lone surrogate (it has no UTF-8 form) included.
+     */
+    String[] encoded() {
+        List<String> tokens = new ArrayList<>();
+        for (Map.Entry<String, Object> setting : settings.entrySet()) {
+            tokens.add(setting.getKey());
+            encode(setting.getValue(), tokens);
+        }
+        return tokens.toArray(new String[0]);
     }
 
-    Object[] values() {
-        return settings.values().toArray();
+    private static void encode(Object value, List<String> tokens) {
+        if (value instanceof List || value instanceof Object[]) {
+            Object[] items = value instanceof List ? ((List<?>) value).toArray() : (Object[]) value;
+            tokens.add("l" + items.length);
+            for (Object item : items) {
+                encode(item, tokens);
+            }
+        } else if (value == null) {
+            tokens.add("n");
+        } else if (value instanceof Boolean) {
+            tokens.add("b" + value);
+        } else if (value instanceof Long || value instanceof Integer || value instanceof Short
+                || value instanceof Byte || value instanceof BigInteger) {
+            tokens.add("i" + value);
+        } else if (value instanceof Double || value instanceof Float) {
+            tokens.add("f" + ((Number) value).doubleValue());
+        } else {
+            String type = value.getClass().getTypeName();
+            boolean text = value instanceof CharSequence
+                    || value instanceof Path && ((Path) value).getFileSystem() == FileSystems.getDefault();
+            String s = text ? value.toString() : null;
+            tokens.add(!text ? "o" + type : Client.loneSurrogate(s) < 0 ? "t" + s : "o" + type + " with a lone surrogate");
+        }
     }
 
     @Override
@@ -45,8 +89,11 @@ public abstract class ServiceConfig {
      */
     public abstract static class Builder<B extends Builder<B, C>, C extends ServiceConfig> {
         private final Map<String, Object> settings = new LinkedHashMap<>();
+        private final Function<B, C> build;
 
-        Builder() {}
+        Builder(Function<B, C> build) {
+            this.build = build;
+        }
 
         /**
          * Sets any setting the service has, by its name in camelCase
@@ -67,12 +114,17 @@ public abstract class ServiceConfig {
                 throw new SdsException(ErrorCode.NULL_ARGUMENT, "setting key is null");
             }
             settings.put(key, value);
-            @SuppressWarnings("unchecked")
-            B self = (B) this;
-            return self;
+            return self();
+        }
+
+        @SuppressWarnings("unchecked")
+        private B self() {
+            return (B) this;
         }
 
         /** The config of the settings set so far. */
-        public abstract C build();
+        public C build() {
+            return build.apply(self());
+        }
     }
 }
