@@ -15,6 +15,18 @@
 #include <stdint.h>
 
 /**
+ * Success: the `sds_result` of a call that did not fail (the enumerators
+ * of `enum sds_result` are the core's error codes, each at least 1).
+ */
+#define SDS_RESULT_OK ((sds_result)0)
+
+/**
+ * Not downgraded: the `sds_reason` of an entry that passed (the
+ * enumerators of `enum sds_reason` are the core's reasons, from 1).
+ */
+#define SDS_REASON_NONE ((sds_reason)0)
+
+/**
  * Log level of an agent's log line: a change applied.
  */
 #define SDS_AGENT_LOG_INFO 0
@@ -50,153 +62,6 @@
  * The largest table capacity (the core's `MAX_CAPACITY`).
  */
 #define SDS_MAX_CAPACITY (1 << 20)
-
-/**
- * The result of every fallible function. The values are the core's error
- * codes (`ErrorCode::as_u32`): stable, appended to, never renumbered.
- */
-enum sds_result
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * Success.
-     */
-    SDS_RESULT_OK = 0,
-    /**
-     * A strategy field has a value its rule rejects.
-     */
-    SDS_RESULT_INVALID_STRATEGY = 1,
-    /**
-     * A strategy key is not one of the SDS JSON names.
-     */
-    SDS_RESULT_UNKNOWN_FIELD = 2,
-    /**
-     * Window parameters that cannot form a window.
-     */
-    SDS_RESULT_INVALID_WINDOW = 3,
-    /**
-     * A point name of zero bytes.
-     */
-    SDS_RESULT_EMPTY_NAME = 4,
-    /**
-     * A point name longer than `SDS_MAX_NAME_LEN` bytes.
-     */
-    SDS_RESULT_NAME_TOO_LONG = 5,
-    /**
-     * The point table has no free slot for a new name.
-     */
-    SDS_RESULT_TABLE_FULL = 6,
-    /**
-     * A table capacity of 0 or above `SDS_MAX_CAPACITY`, or memory for it
-     * could not be allocated.
-     */
-    SDS_RESULT_INVALID_CAPACITY = 7,
-    /**
-     * An entry that does not belong to this table.
-     */
-    SDS_RESULT_INVALID_ENTRY = 8,
-    /**
-     * Text that is not well-formed JSON (or not UTF-8).
-     */
-    SDS_RESULT_INVALID_JSON = 9,
-    /**
-     * An argument outside the values the function accepts (unknown flag
-     * bits or outcome, a zero-length buffer, an unknown code).
-     */
-    SDS_RESULT_INVALID_ARGUMENT = 10,
-    /**
-     * A required pointer was NULL.
-     */
-    SDS_RESULT_NULL_ARGUMENT = 11,
-    /**
-     * Reserved (bindings with an explicit close); libsds does not return it.
-     */
-    SDS_RESULT_CLOSED = 12,
-    /**
-     * A bug: a panic was caught at the boundary.
-     */
-    SDS_RESULT_PANIC = 13,
-    /**
-     * Reserved (bindings' "downgraded without a fallback"); libsds reports
-     * a downgrade in the `sds_entry`, never as a result.
-     */
-    SDS_RESULT_DOWNGRADED = 14,
-    /**
-     * `sds_table_open_shared`: a table file of another layout or capacity;
-     * the message names the field that differs.
-     */
-    SDS_RESULT_LAYOUT_MISMATCH = 15,
-    /**
-     * Reserved (bindings' "a server the call needs failed", e.g. a
-     * cluster's sync now); no libsds call waits on a server: cluster syncs
-     * fail in `sds_cluster_status`, exact mode falls back to the local
-     * decision.
-     */
-    SDS_RESULT_UNAVAILABLE = 16,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum sds_result sds_result;
-#else
-typedef uint32_t sds_result;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * Why a request was downgraded: the core's reason codes. `sds_entry.reason`
- * holds one.
- */
-enum sds_reason
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint8_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * Not downgraded.
-     */
-    SDS_REASON_NONE = 0,
-    /**
-     * Too many visits in the sliding window (`visit_threshold`).
-     */
-    SDS_REASON_VISIT = 1,
-    /**
-     * The current second took more tokens than the bucket gives.
-     */
-    SDS_REASON_TOKEN_BUCKET = 2,
-    /**
-     * No concurrency permit was left (`concurrent_threshold`).
-     */
-    SDS_REASON_CONCURRENT = 3,
-    /**
-     * Too many timeouts in the sliding window.
-     */
-    SDS_REASON_TIMEOUT = 4,
-    /**
-     * Too many exceptions in the sliding window.
-     */
-    SDS_REASON_EXCEPTION = 5,
-    /**
-     * Too high a share of exceptions in the sliding window.
-     */
-    SDS_REASON_EXCEPTION_RATE = 6,
-    /**
-     * Load-test traffic on a point with `pressure_test_downgrade` 1.
-     */
-    SDS_REASON_PRESSURE_TEST = 7,
-    /**
-     * A delay started by an earlier downgrade is still running.
-     */
-    SDS_REASON_DELAY = 8,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum sds_reason sds_reason;
-#else
-typedef uint8_t sds_reason;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
 
 /**
  * How a request ended, for exit (`sds_exit` in C).
@@ -245,6 +110,151 @@ enum sds_flag
 typedef enum sds_flag sds_flag;
 #else
 typedef uint32_t sds_flag;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Stable identity of an error, shared by every binding: C's `sds_result`
+ * (which adds 0 for success), Python's exception classes, Node's and
+ * Java's codes. Stable: appended to, never renumbered.
+ */
+enum sds_result
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A strategy field has a value its rule rejects.
+     */
+    SDS_RESULT_INVALID_STRATEGY = 1,
+    /**
+     * A strategy key is not one of the SDS JSON names.
+     */
+    SDS_RESULT_UNKNOWN_FIELD = 2,
+    /**
+     * Window parameters that cannot form a window.
+     */
+    SDS_RESULT_INVALID_WINDOW = 3,
+    /**
+     * A point name of zero bytes.
+     */
+    SDS_RESULT_EMPTY_NAME = 4,
+    /**
+     * A point name longer than `MAX_NAME_LEN` (256) bytes.
+     */
+    SDS_RESULT_NAME_TOO_LONG = 5,
+    /**
+     * The point table has no free slot for a new name.
+     */
+    SDS_RESULT_TABLE_FULL = 6,
+    /**
+     * A table capacity of 0 or above `MAX_CAPACITY`, or memory for it
+     * that could not be allocated.
+     */
+    SDS_RESULT_INVALID_CAPACITY = 7,
+    /**
+     * An entry that does not belong to this table.
+     */
+    SDS_RESULT_INVALID_ENTRY = 8,
+    /**
+     * Text that is not well-formed JSON (or not UTF-8), or JSON of another
+     * shape than asked for.
+     */
+    SDS_RESULT_INVALID_JSON = 9,
+    /**
+     * An argument of the wrong type or outside the values the function
+     * accepts (unknown flag bits or outcome, a zero-length buffer, an
+     * unknown code, settings a service refuses).
+     */
+    SDS_RESULT_INVALID_ARGUMENT = 10,
+    /**
+     * A required pointer or reference was null (C ABI).
+     */
+    SDS_RESULT_NULL_ARGUMENT = 11,
+    /**
+     * The object was closed or freed (bindings with an explicit close;
+     * libsds never returns it).
+     */
+    SDS_RESULT_CLOSED = 12,
+    /**
+     * A bug: a panic was caught at the boundary.
+     */
+    SDS_RESULT_PANIC = 13,
+    /**
+     * A request was downgraded and the caller gave no fallback (the
+     * bindings' `Downgraded` errors; the core itself reports downgrades in
+     * the entry, never as an error).
+     */
+    SDS_RESULT_DOWNGRADED = 14,
+    /**
+     * Shared table memory laid out by another build (a different layout
+     * version, capacity, slot size, byte order, ...): never reinterpreted;
+     * the message names the field that differs.
+     */
+    SDS_RESULT_LAYOUT_MISMATCH = 15,
+    /**
+     * A server the call needs (Redis for a cluster's sync now) could not
+     * be reached or failed; nothing was wrong with the arguments (libsds
+     * never waits on a server: a cluster's sync fails in its status).
+     */
+    SDS_RESULT_UNAVAILABLE = 16,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum sds_result sds_result;
+#else
+typedef uint32_t sds_result;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The rule that downgraded a request. Codes are stable (C's `sds_reason`,
+ * Node's packed entry, Java's enum); 0 is reserved for "not downgraded"
+ * (C's `SDS_REASON_NONE`).
+ */
+enum sds_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Too many visits in the sliding window (`visit_threshold`).
+     */
+    SDS_REASON_VISIT = 1,
+    /**
+     * The current second took more tokens than the bucket gives.
+     */
+    SDS_REASON_TOKEN_BUCKET = 2,
+    /**
+     * No concurrency permit was left (`concurrent_threshold`).
+     */
+    SDS_REASON_CONCURRENT = 3,
+    /**
+     * Too many timeouts in the sliding window.
+     */
+    SDS_REASON_TIMEOUT = 4,
+    /**
+     * Too many exceptions in the sliding window.
+     */
+    SDS_REASON_EXCEPTION = 5,
+    /**
+     * Too high a share of exceptions in the sliding window.
+     */
+    SDS_REASON_EXCEPTION_RATE = 6,
+    /**
+     * Load-test traffic on a point with `pressure_test_downgrade` 1.
+     */
+    SDS_REASON_PRESSURE_TEST = 7,
+    /**
+     * A delay started by an earlier downgrade is still running.
+     */
+    SDS_REASON_DELAY = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum sds_reason sds_reason;
+#else
+typedef uint8_t sds_reason;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 

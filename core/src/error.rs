@@ -8,7 +8,9 @@ use core::fmt;
 use crate::layout::LayoutField;
 use crate::strategy::Field;
 
-/// Stable identity of an error, shared by every binding.
+/// Stable identity of an error, shared by every binding: C's `sds_result`
+/// (which adds 0 for success), Python's exception classes, Node's and
+/// Java's codes. Stable: appended to, never renumbered.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ErrorCode {
@@ -20,21 +22,26 @@ pub enum ErrorCode {
     InvalidWindow = 3,
     /// A point name of zero bytes.
     EmptyName = 4,
-    /// A point name longer than [`crate::MAX_NAME_LEN`].
+    /// A point name longer than `MAX_NAME_LEN` (256) bytes.
     NameTooLong = 5,
     /// The point table has no free slot for a new name.
     TableFull = 6,
-    /// A table capacity of zero or beyond what the binding allows.
+    /// A table capacity of 0 or above `MAX_CAPACITY`, or memory for it
+    /// that could not be allocated.
     InvalidCapacity = 7,
     /// An entry that does not belong to this table.
     InvalidEntry = 8,
-    /// Text that is not well-formed JSON (bindings that parse JSON).
+    /// Text that is not well-formed JSON (or not UTF-8), or JSON of another
+    /// shape than asked for.
     InvalidJson = 9,
-    /// An argument of the wrong type or range at a binding's boundary.
+    /// An argument of the wrong type or outside the values the function
+    /// accepts (unknown flag bits or outcome, a zero-length buffer, an
+    /// unknown code, settings a service refuses).
     InvalidArgument = 10,
     /// A required pointer or reference was null (C ABI).
     NullArgument = 11,
-    /// The object was closed or freed (bindings with explicit close).
+    /// The object was closed or freed (bindings with an explicit close;
+    /// libsds never returns it).
     Closed = 12,
     /// A bug: a panic was caught at the boundary.
     Panic = 13,
@@ -43,59 +50,58 @@ pub enum ErrorCode {
     /// the entry, never as an error).
     Downgraded = 14,
     /// Shared table memory laid out by another build (a different layout
-    /// version, capacity, slot size, byte order, ...): never reinterpreted.
+    /// version, capacity, slot size, byte order, ...): never reinterpreted;
+    /// the message names the field that differs.
     LayoutMismatch = 15,
     /// A server the call needs (Redis for a cluster's sync now) could not
-    /// be reached or failed; nothing was wrong with the arguments.
+    /// be reached or failed; nothing was wrong with the arguments (libsds
+    /// never waits on a server: a cluster's sync fails in its status).
     Unavailable = 16,
 }
 
-impl ErrorCode {
-    /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 16] = [
-        ErrorCode::InvalidStrategy,
-        ErrorCode::UnknownField,
-        ErrorCode::InvalidWindow,
-        ErrorCode::EmptyName,
-        ErrorCode::NameTooLong,
-        ErrorCode::TableFull,
-        ErrorCode::InvalidCapacity,
-        ErrorCode::InvalidEntry,
-        ErrorCode::InvalidJson,
-        ErrorCode::InvalidArgument,
-        ErrorCode::NullArgument,
-        ErrorCode::Closed,
-        ErrorCode::Panic,
-        ErrorCode::Downgraded,
-        ErrorCode::LayoutMismatch,
-        ErrorCode::Unavailable,
-    ];
+/// Writes a stable code table's `ALL` (every value, in code order) and
+/// `as_str` (its stable name) from one list, so the two cannot drift.
+macro_rules! names {
+    ($ty:ident { $($variant:ident => $name:literal),* $(,)? }) => {
+        impl $ty {
+            /// Every value, in code order.
+            pub const ALL: [$ty; [$($name),*].len()] = [$($ty::$variant),*];
 
+            /// The stable name, as every binding shows it (C's constants,
+            /// Node's and Python's `code`, SDS's reports).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name),*
+                }
+            }
+        }
+    };
+}
+pub(crate) use names;
+
+names!(ErrorCode {
+    InvalidStrategy => "SDS_INVALID_STRATEGY",
+    UnknownField => "SDS_UNKNOWN_FIELD",
+    InvalidWindow => "SDS_INVALID_WINDOW",
+    EmptyName => "SDS_EMPTY_NAME",
+    NameTooLong => "SDS_NAME_TOO_LONG",
+    TableFull => "SDS_TABLE_FULL",
+    InvalidCapacity => "SDS_INVALID_CAPACITY",
+    InvalidEntry => "SDS_INVALID_ENTRY",
+    InvalidJson => "SDS_INVALID_JSON",
+    InvalidArgument => "SDS_INVALID_ARGUMENT",
+    NullArgument => "SDS_NULL_ARGUMENT",
+    Closed => "SDS_CLOSED",
+    Panic => "SDS_PANIC",
+    Downgraded => "SDS_DOWNGRADED",
+    LayoutMismatch => "SDS_LAYOUT_MISMATCH",
+    Unavailable => "SDS_UNAVAILABLE",
+});
+
+impl ErrorCode {
     /// The stable number (C's `sds_result`; 0 is reserved for success).
     pub const fn as_u32(self) -> u32 {
         self as u32
-    }
-
-    /// The stable name, as Node's `err.code` and Python's `err.code` show it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidStrategy => "SDS_INVALID_STRATEGY",
-            ErrorCode::UnknownField => "SDS_UNKNOWN_FIELD",
-            ErrorCode::InvalidWindow => "SDS_INVALID_WINDOW",
-            ErrorCode::EmptyName => "SDS_EMPTY_NAME",
-            ErrorCode::NameTooLong => "SDS_NAME_TOO_LONG",
-            ErrorCode::TableFull => "SDS_TABLE_FULL",
-            ErrorCode::InvalidCapacity => "SDS_INVALID_CAPACITY",
-            ErrorCode::InvalidEntry => "SDS_INVALID_ENTRY",
-            ErrorCode::InvalidJson => "SDS_INVALID_JSON",
-            ErrorCode::InvalidArgument => "SDS_INVALID_ARGUMENT",
-            ErrorCode::NullArgument => "SDS_NULL_ARGUMENT",
-            ErrorCode::Closed => "SDS_CLOSED",
-            ErrorCode::Panic => "SDS_PANIC",
-            ErrorCode::Downgraded => "SDS_DOWNGRADED",
-            ErrorCode::LayoutMismatch => "SDS_LAYOUT_MISMATCH",
-            ErrorCode::Unavailable => "SDS_UNAVAILABLE",
-        }
     }
 
     /// A one-line description of the code, for messages without details.

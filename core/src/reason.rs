@@ -2,15 +2,16 @@
 //! every binding.
 
 /// The rule that downgraded a request. Codes are stable (C's `sds_reason`,
-/// Node's packed entry, Java's enum); 0 is reserved for "not downgraded".
+/// Node's packed entry, Java's enum); 0 is reserved for "not downgraded"
+/// (C's `SDS_REASON_NONE`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Reason {
-    /// Too many visits in the sliding window.
+    /// Too many visits in the sliding window (`visit_threshold`).
     Visit = 1,
     /// The current second took more tokens than the bucket gives.
     TokenBucket = 2,
-    /// No concurrency permit was left.
+    /// No concurrency permit was left (`concurrent_threshold`).
     Concurrent = 3,
     /// Too many timeouts in the sliding window.
     Timeout = 4,
@@ -18,42 +19,27 @@ pub enum Reason {
     Exception = 5,
     /// Too high a share of exceptions in the sliding window.
     ExceptionRate = 6,
-    /// Load-test traffic on a point that downgrades it.
+    /// Load-test traffic on a point with `pressure_test_downgrade` 1.
     PressureTest = 7,
     /// A delay started by an earlier downgrade is still running.
     Delay = 8,
 }
 
-impl Reason {
-    /// Every reason, in code order.
-    pub const ALL: [Reason; 8] = [
-        Reason::Visit,
-        Reason::TokenBucket,
-        Reason::Concurrent,
-        Reason::Timeout,
-        Reason::Exception,
-        Reason::ExceptionRate,
-        Reason::PressureTest,
-        Reason::Delay,
-    ];
+crate::error::names!(Reason {
+    Visit => "VISIT",
+    TokenBucket => "TOKEN_BUCKET",
+    Concurrent => "CONCURRENT",
+    Timeout => "TIMEOUT",
+    Exception => "EXCEPTION",
+    ExceptionRate => "EXCEPTION_RATE",
+    PressureTest => "PRESSURE_TEST",
+    Delay => "DELAY",
+});
 
+impl Reason {
     /// The stable code.
     pub const fn code(self) -> u8 {
         self as u8
-    }
-
-    /// The stable name, as SDS reports it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Reason::Visit => "VISIT",
-            Reason::TokenBucket => "TOKEN_BUCKET",
-            Reason::Concurrent => "CONCURRENT",
-            Reason::Timeout => "TIMEOUT",
-            Reason::Exception => "EXCEPTION",
-            Reason::ExceptionRate => "EXCEPTION_RATE",
-            Reason::PressureTest => "PRESSURE_TEST",
-            Reason::Delay => "DELAY",
-        }
     }
 
     /// The reason with this code.

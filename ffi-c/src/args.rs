@@ -109,43 +109,44 @@ pub(crate) unsafe fn unbox<T>(ptr: *mut T) {
     }
 }
 
-/// Formats text into a caller's buffer: truncated at a character boundary to
-/// `len - 1` bytes, then NUL-terminated; the length lands in `*written` only
-/// when `finish` is called.
+/// The body of the exports that write one text into a caller's buffer
+/// (`buf`, `len` bytes, the length without the NUL to `*written`): the
+/// buffer arguments are checked first, then `text` writes (or refuses its
+/// input, and nothing is written). The text is cut at a character boundary
+/// to `len - 1` bytes and NUL-terminated.
+///
+/// # Safety
+/// `buf` must be NULL or point to `len` writable bytes, `written` NULL or
+/// writable.
+pub(crate) unsafe fn write_text(
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+    text: impl FnOnce(&mut TextWriter) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    if buf.is_null() {
+        return Err(Failure::null("buf"));
+    }
+    let written = out(written, "written")?;
+    if len == 0 {
+        return Err(Failure::invalid(&"`len` is 0: no room for the NUL"));
+    }
+    let mut writer = TextWriter {
+        buf: buf.cast(),
+        capacity: len - 1,
+        len: 0,
+    };
+    text(&mut writer)?;
+    writer.buf.add(writer.len).write(0);
+    written.write(writer.len);
+    Ok(())
+}
+
+/// Text going into a caller's buffer of `capacity + 1` bytes.
 pub(crate) struct TextWriter {
     buf: *mut u8,
     capacity: usize,
     len: usize,
-    written: Out<usize>,
-}
-
-impl TextWriter {
-    /// Checks the buffer arguments.
-    pub(crate) fn new(buf: *mut c_char, len: usize, written: *mut usize) -> Result<Self, Failure> {
-        if buf.is_null() {
-            return Err(Failure::null("buf"));
-        }
-        let written = out(written, "written")?;
-        if len == 0 {
-            return Err(Failure::invalid(&"`len` is 0: no room for the NUL"));
-        }
-        Ok(TextWriter {
-            buf: buf.cast(),
-            capacity: len - 1,
-            len: 0,
-            written,
-        })
-    }
-
-    /// Terminates the text and reports its length.
-    pub(crate) fn finish(self) {
-        // SAFETY: `len <= capacity < buffer length`, and the caller promised
-        // the buffer is writable.
-        unsafe {
-            self.buf.add(self.len).write(0);
-            self.written.write(self.len);
-        }
-    }
 }
 
 impl fmt::Write for TextWriter {

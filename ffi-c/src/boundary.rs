@@ -23,7 +23,7 @@ impl Failure {
     /// A failure with `code`, recording `detail` as this thread's last error.
     pub(crate) fn new(code: ErrorCode, detail: &dyn Display) -> Failure {
         last_error_record(code, detail);
-        Failure(sds_result::from_code(code))
+        Failure(sds_result::of(code))
     }
 
     /// A required pointer argument was NULL.
@@ -80,28 +80,5 @@ impl Display for PanicMessage<'_> {
             _ => "no message",
         };
         write!(f, "internal error (panic caught): {text}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_becomes_the_panic_code_and_its_message() {
-        let code = boundary(|| panic!("boom"));
-        assert_eq!(code, sds_result::Panic);
-        let text = crate::result::last_error_text();
-        assert!(text.contains("boom"), "{text}");
-        assert_eq!(boundary_or(7u8, || panic!("boom")), 7);
-    }
-
-    #[test]
-    fn success_and_failure_pass_through() {
-        assert_eq!(boundary(|| Ok(())), sds_result::Ok);
-        assert_eq!(
-            boundary(|| Err(sds_core::Error::EmptyName.into())),
-            sds_result::EmptyName
-        );
     }
 }

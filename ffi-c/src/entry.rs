@@ -7,64 +7,44 @@ use std::os::raw::c_char;
 
 use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
 
-use crate::args::{input, TextWriter};
+use crate::args::{input, write_text};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::table::{named_point, point_id, sds_table, table_input, with_view};
 
-/// Why a request was downgraded: the core's reason codes. `sds_entry.reason`
-/// holds one.
-// C-side for its 0 (Rust's `Option::None`), as `sds_result` is for its 0.
-#[repr(u8)]
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum sds_reason {
-    /// Not downgraded.
-    None = 0,
-    /// Too many visits in the sliding window (`visit_threshold`).
-    Visit = 1,
-    /// The current second took more tokens than the bucket gives.
-    TokenBucket = 2,
-    /// No concurrency permit was left (`concurrent_threshold`).
-    Concurrent = 3,
-    /// Too many timeouts in the sliding window.
-    Timeout = 4,
-    /// Too many exceptions in the sliding window.
-    Exception = 5,
-    /// Too high a share of exceptions in the sliding window.
-    ExceptionRate = 6,
-    /// Load-test traffic on a point with `pressure_test_downgrade` 1.
-    PressureTest = 7,
-    /// A delay started by an earlier downgrade is still running.
-    Delay = 8,
-}
+/// Why a request was downgraded: `SDS_REASON_NONE` (0) or one of the core's
+/// reason codes; `sds_entry.reason` holds one. The header's `enum
+/// sds_reason` is the core's `Reason` itself, renamed by cbindgen
+/// (`cbindgen.toml` adds the 0), as `sds_result` is the core's `ErrorCode`.
+#[repr(transparent)]
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct sds_reason(pub u8);
 
 impl sds_reason {
-    /// The C value of a core reason. Exhaustive: a reason added to the core
-    /// does not build until it has a C name.
+    /// Not downgraded.
+    #[allow(non_upper_case_globals)]
+    pub const None: sds_reason = sds_reason(0);
+
+    /// The C value of a core reason or none.
     pub const fn of(reason: Option<Reason>) -> sds_reason {
         match reason {
+            Some(reason) => sds_reason(reason.code()),
             None => sds_reason::None,
-            Some(Reason::Visit) => sds_reason::Visit,
-            Some(Reason::TokenBucket) => sds_reason::TokenBucket,
-            Some(Reason::Concurrent) => sds_reason::Concurrent,
-            Some(Reason::Timeout) => sds_reason::Timeout,
-            Some(Reason::Exception) => sds_reason::Exception,
-            Some(Reason::ExceptionRate) => sds_reason::ExceptionRate,
-            Some(Reason::PressureTest) => sds_reason::PressureTest,
-            Some(Reason::Delay) => sds_reason::Delay,
         }
     }
 }
 
-// Every core reason keeps its number in C.
-const _: () = {
-    let mut i = 0;
-    while i < Reason::ALL.len() {
-        let reason = Reason::ALL[i];
-        assert!(sds_reason::of(Some(reason)) as u8 == reason.code());
-        i += 1;
+impl PartialEq<Reason> for sds_reason {
+    fn eq(&self, reason: &Reason) -> bool {
+        self.0 == reason.code()
     }
-};
+}
+
+impl core::fmt::Debug for sds_reason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(Reason::from_code(self.0).map_or("NONE", Reason::as_str))
+    }
+}
 
 /// Marks on a request, or-ed into `sds_enter`'s `flags`.
 // The core's `Flags` is a set of bits, not an enum: C names its bits here.
@@ -204,14 +184,15 @@ pub unsafe extern "C" fn sds_reason_name(
     written: *mut usize,
 ) -> sds_result {
     boundary(|| {
-        let mut writer = TextWriter::new(buf, len, written)?;
-        let text = match u8::try_from(code).ok().map(|c| (c, Reason::from_code(c))) {
-            Some((0, _)) => "NONE",
-            Some((_, Some(reason))) => reason.as_str(),
-            _ => return Err(Failure::invalid(&format_args!("{code} is no sds_reason"))),
-        };
-        let _ = writer.write_str(text);
-        writer.finish();
-        Ok(())
+        write_text(buf, len, written, |w| {
+            let _ = w.write_str(
+                match u8::try_from(code).map(|c| (c, Reason::from_code(c))) {
+                    Ok((0, _)) => "NONE",
+                    Ok((_, Some(reason))) => reason.as_str(),
+                    _ => return Err(Failure::invalid(&format_args!("{code} is no sds_reason"))),
+                },
+            );
+            Ok(())
+        })
     })
 }

@@ -29,31 +29,9 @@ mod strategy;
 mod table;
 mod window;
 
-pub use agent::{
-    sds_agent, sds_agent_log_fn, sds_agent_return_value, sds_agent_start, sds_agent_status,
-    sds_agent_status_get, sds_agent_stop, SDS_AGENT_LOG_INFO, SDS_AGENT_LOG_WARN,
-    SDS_AGENT_TEXT_LEN,
-};
-pub use clock::{sds_now_ms, sds_version};
-pub use cluster::{
-    sds_cluster, sds_cluster_decision, sds_cluster_enter_exact, sds_cluster_start,
-    sds_cluster_state, sds_cluster_status, sds_cluster_stop,
-};
-pub use entry::{
-    sds_enter, sds_enter_point, sds_entry_downgraded, sds_entry_reason, sds_exit, sds_flag,
-    sds_reason, sds_reason_name,
-};
-pub use result::{sds_last_error_message, sds_result, sds_result_message, SDS_MESSAGE_MAX};
-pub use shared::{sds_table_open_shared, SDS_SHARED_GROUP};
-pub use stats::sds_stats_get;
-pub use strategy::{sds_strategy_default, sds_strategy_from_json};
-pub use table::{
-    sds_table, sds_table_capacity, sds_table_free, sds_table_len, sds_table_new, sds_table_point,
-    sds_table_remove_strategy, sds_table_set_strategy, sds_table_set_strategy_json,
-    SDS_MAX_CAPACITY, SDS_MAX_NAME_LEN,
-};
-pub use window::{
-    sds_window, sds_window_add, sds_window_add_at, sds_window_bucket, sds_window_clear_next_cycle,
-    sds_window_fetch_max, sds_window_free, sds_window_last_whole_cycle, sds_window_new,
-    sds_window_set, sds_window_sum,
+// Each module's `pub` items are exactly its part of the C ABI (`sds_*`,
+// `SDS_*`): what cbindgen writes to the header.
+pub use {
+    agent::*, clock::*, cluster::*, entry::*, result::*, shared::*, stats::*, strategy::*,
+    table::*, window::*,
 };

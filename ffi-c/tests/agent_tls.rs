@@ -13,12 +13,12 @@ use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
 use sds::*;
-use sds_core::EntryParts;
+use sds_core::{EntryParts, ErrorCode};
 use sds_testkit::{TempDir, Tls};
 use serde_json::{json, Value as Json};
 
 mod common;
-use common::{start_agent, table, text};
+use common::{pki, start_agent, table, text};
 
 /// How the last error message starts when the agent refuses its config.
 const REFUSED: &str = "SDS_INVALID_ARGUMENT: cannot start the SDS agent: ";
@@ -135,8 +135,7 @@ fn table_and_agent(fake: &FakeConsole, trusted: &Tls) -> (*mut sds_table, *mut s
 
 #[test]
 fn tls_ca_file_trusts_the_consoles_own_ca() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("agent-tls");
     let fake = FakeConsole::start(&tls);
     unsafe {
         let (t, agent) = table_and_agent(&fake, &tls);
@@ -174,13 +173,12 @@ fn a_console_of_another_ca_is_a_pull_failure_in_the_status() {
 
 #[test]
 fn a_bad_tls_ca_file_is_refused_at_start() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("agent-tls");
     let https = "https://127.0.0.1:1";
     let t = table(8);
     let refused = |servers: &str, ca: &Path| {
         let (code, message) = start_agent(t, &settings(servers, ca, json!({}))).unwrap_err();
-        assert_eq!(code, sds_result::InvalidArgument);
+        assert_eq!(code, ErrorCode::InvalidArgument);
         message
     };
     let message = refused(https, Path::new("/nonexistent/sds-ca.pem"));
@@ -209,8 +207,7 @@ fn a_bad_tls_ca_file_is_refused_at_start() {
 
 #[test]
 fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("agent-tls");
     let fake = FakeConsole::start_mutual(&tls);
     let t = table(8);
     let with = |more: Json| start_agent(t, &settings(&fake.url, &tls.ca, more));
@@ -232,7 +229,7 @@ fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() 
         assert_eq!(
             with(json!({ "tls_cert_file": tls.client_cert })),
             Err((
-                sds_result::InvalidArgument,
+                ErrorCode::InvalidArgument,
                 format!("{REFUSED}tls_cert_file and tls_key_file go together (mutual TLS)")
             ))
         );
@@ -242,8 +239,7 @@ fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() 
 
 #[test]
 fn a_uint64_max_pull_interval_pulls_once() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("agent-tls");
     let fake = FakeConsole::start(&tls);
     let forever = json!({"pull_interval_ms": u64::MAX, "timeout_ms": u64::MAX});
     let t = table(8);
@@ -280,8 +276,7 @@ unsafe extern "C" fn stop_on_log(
 
 #[test]
 fn sds_agent_stop_from_the_agents_own_log_callback_returns() {
-    let dir = TempDir::new("agent-tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("agent-tls");
     let fake = FakeConsole::start(&tls);
     let settings = settings(&fake.url, &tls.ca, json!({}));
     let stop = StopFromLog {

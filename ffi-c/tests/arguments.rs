@@ -15,7 +15,7 @@ use sds_testkit::TempDir;
 /// `got` failed with `want`'s code, and the last error is `want` as the
 /// core words it.
 fn assert_core_error(got: sds_result, want: Error) {
-    assert_eq!(got as u32, want.code().as_u32(), "{want:?}");
+    assert_eq!(got, want.code(), "{want:?}");
     assert_eq!(last_error(), format!("{}: {want}", want.as_str()));
 }
 

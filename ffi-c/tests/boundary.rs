@@ -1,8 +1,31 @@
 //! Every export runs inside the panic boundary, is named `sds_*`, and is
 //! declared in the committed header: checked by reading the sources, so a
-//! new export that forgets any of it fails here.
+//! new export that forgets any of it fails here. And the boundary itself:
+//! a panic becomes `SDS_RESULT_PANIC` with its message.
 
 use std::path::Path;
+
+use sds::boundary::{boundary, boundary_or};
+use sds::sds_result;
+use sds_core::ErrorCode;
+
+mod common;
+
+#[test]
+fn a_panic_becomes_the_panic_code_and_its_message() {
+    assert_eq!(boundary(|| panic!("boom")), ErrorCode::Panic);
+    let text = common::last_error();
+    assert_eq!(text, "SDS_PANIC: internal error (panic caught): boom");
+    assert_eq!(boundary_or(7u8, || panic!("boom")), 7);
+}
+
+#[test]
+fn success_and_failure_pass_through() {
+    assert_eq!(boundary(|| Ok(())), sds_result::Ok);
+    let empty = boundary(|| Err(sds_core::Error::EmptyName.into()));
+    assert_eq!(empty, ErrorCode::EmptyName);
+    assert_eq!(common::last_error(), "SDS_EMPTY_NAME: point name is empty");
+}
 
 struct Export {
     file: String,

@@ -7,12 +7,12 @@ use std::ptr::null;
 use std::time::Duration;
 
 use sds::*;
-use sds_core::EntryParts;
-use sds_testkit::{wait_until, Redis, TempDir, Tls};
+use sds_core::{EntryParts, ErrorCode, Reason};
+use sds_testkit::{wait_until, Redis};
 use serde_json::{json, Value as Json};
 
 mod common;
-use common::{last_error, start_cluster};
+use common::{last_error, pki, start_cluster};
 
 const NAME: &[u8] = b"pay";
 
@@ -90,60 +90,58 @@ fn state(c: *const sds_cluster) -> sds_cluster_state {
     unsafe { s.assume_init() }
 }
 
+/// [`two_clusters`] on a redis-server started here, with no more settings.
+fn two_clusters_on_redis(body: impl FnOnce([(*mut sds_table, *mut sds_cluster); 2])) {
+    let redis = Redis::start();
+    two_clusters(&settings(&redis.url(), json!({})), body);
+}
+
 #[test]
 fn two_tables_share_a_limit_through_redis() {
-    let redis = Redis::start();
-    two_clusters(
-        &settings(&redis.url(), json!({})),
-        |[(a, ca), (b, cb)]| unsafe {
-            assert_eq!(admit(a, 7), 7);
-            wait_for_syncs(ca, cb);
-            std::thread::sleep(Duration::from_millis(60));
-            assert_eq!(admit(b, 10), 3, "10 for both tables together");
-            let s = state(ca);
-            assert!(s.connected && s.syncing && s.points == 1 && s.last_error[0] == 0);
-            assert_eq!(s.points_failing, 0);
-            assert_eq!(s.round_trips, s.syncs);
-            sds_cluster_stop(std::ptr::null_mut());
-        },
-    );
+    two_clusters_on_redis(|[(a, ca), (b, cb)]| unsafe {
+        assert_eq!(admit(a, 7), 7);
+        wait_for_syncs(ca, cb);
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(admit(b, 10), 3, "10 for both tables together");
+        let s = state(ca);
+        assert!(s.connected && s.syncing && s.points == 1 && s.last_error[0] == 0);
+        assert_eq!(s.points_failing, 0);
+        assert_eq!(s.round_trips, s.syncs);
+        sds_cluster_stop(std::ptr::null_mut());
+    });
 }
 
 #[test]
 fn exact_mode_decides_in_redis() {
-    let redis = Redis::start();
-    two_clusters(
-        &settings(&redis.url(), json!({})),
-        |[(_, ca), (_, cb)]| unsafe {
-            let mut d = std::mem::MaybeUninit::<sds_cluster_decision>::uninit();
-            let mut decide = |c: *const sds_cluster| {
-                let now = sds_now_ms();
-                assert_eq!(
-                    sds_cluster_enter_exact(c, NAME.as_ptr().cast(), 3, now, d.as_mut_ptr()),
-                    sds_result::Ok
-                );
-                let d = d.assume_init_read();
-                assert!(d.exact);
-                (d.admitted, d.reason)
-            };
-            // visitThreshold 10 for both tables together, decided in Redis.
-            let decisions: Vec<_> = (0..6).flat_map(|_| [decide(ca), decide(cb)]).collect();
+    two_clusters_on_redis(|[(_, ca), (_, cb)]| unsafe {
+        let mut d = std::mem::MaybeUninit::<sds_cluster_decision>::uninit();
+        let mut decide = |c: *const sds_cluster| {
+            let now = sds_now_ms();
             assert_eq!(
-                decisions.iter().filter(|(admitted, _)| *admitted).count(),
-                10
+                sds_cluster_enter_exact(c, NAME.as_ptr().cast(), 3, now, d.as_mut_ptr()),
+                sds_result::Ok
             );
-            assert_eq!(decisions[11], (false, sds_reason::Visit));
-            let other = b"other";
-            assert_eq!(
-                sds_cluster_enter_exact(ca, other.as_ptr().cast(), 5, 0, d.as_mut_ptr()),
-                sds_result::InvalidArgument
-            );
-            assert_eq!(
-                sds_cluster_enter_exact(ca, null(), 3, 0, d.as_mut_ptr()),
-                sds_result::NullArgument
-            );
-        },
-    );
+            let d = d.assume_init_read();
+            assert!(d.exact);
+            (d.admitted, d.reason)
+        };
+        // visitThreshold 10 for both tables together, decided in Redis.
+        let decisions: Vec<_> = (0..6).flat_map(|_| [decide(ca), decide(cb)]).collect();
+        assert_eq!(
+            decisions.iter().filter(|(admitted, _)| *admitted).count(),
+            10
+        );
+        assert_eq!(decisions[11], (false, sds_reason::of(Some(Reason::Visit))));
+        let other = b"other";
+        assert_eq!(
+            sds_cluster_enter_exact(ca, other.as_ptr().cast(), 5, 0, d.as_mut_ptr()),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(
+            sds_cluster_enter_exact(ca, null(), 3, 0, d.as_mut_ptr()),
+            ErrorCode::NullArgument
+        );
+    });
 }
 
 #[test]
@@ -153,11 +151,11 @@ fn a_configuration_out_of_range_is_refused() {
         let t = table();
         let refused = |settings: &str| start_cluster(t, settings).unwrap_err().0;
         let empty_name = json!({"urls": url, "points": [""]}).to_string();
-        assert_eq!(refused(&empty_name), sds_result::InvalidArgument);
+        assert_eq!(refused(&empty_name), ErrorCode::InvalidArgument);
         let flag = json!({"urls": url, "redis_cluster": 8}).to_string();
-        assert_eq!(refused(&flag), sds_result::InvalidArgument);
-        assert_eq!(refused(r#"{"urls": ""}"#), sds_result::InvalidArgument);
-        assert_eq!(refused(r#"{"urls": "#), sds_result::InvalidJson);
+        assert_eq!(refused(&flag), ErrorCode::InvalidArgument);
+        assert_eq!(refused(r#"{"urls": ""}"#), ErrorCode::InvalidArgument);
+        assert_eq!(refused(r#"{"urls": "#), ErrorCode::InvalidJson);
         // An unreachable server is no error of start: the state says it.
         let out = start_cluster(t, &json!({ "urls": url }).to_string()).unwrap();
         wait_for_state(out, "a failure", |s| s.failures > 0);
@@ -170,8 +168,8 @@ fn a_configuration_out_of_range_is_refused() {
 
 #[test]
 fn tls_with_a_ca_file_and_mutual_tls() {
-    let dir = TempDir::new("tls");
-    let tls = Tls::generate(dir.path()).mutual();
+    let (_dir, tls) = pki("tls");
+    let tls = tls.mutual();
     let redis = Redis::start_tls(tls.clone());
     let url = redis.url();
     let mutual = json!({"tls_ca_file": tls.ca, "tls_cert_file": tls.client_cert,
@@ -200,13 +198,12 @@ fn tls_with_a_ca_file_and_mutual_tls() {
 
 #[test]
 fn tls_files_that_do_not_fit_are_refused_at_start() {
-    let dir = TempDir::new("tls");
-    let tls = Tls::generate(dir.path());
+    let (_dir, tls) = pki("tls");
     unsafe {
         let t = table();
         let refused = |settings: Json| {
             let (code, message) = start_cluster(t, &settings.to_string()).unwrap_err();
-            assert_eq!(code, sds_result::InvalidArgument, "{message}");
+            assert_eq!(code, ErrorCode::InvalidArgument, "{message}");
             message
         };
         let missing = json!({"urls": "rediss://127.0.0.1:1",

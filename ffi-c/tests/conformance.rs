@@ -12,7 +12,7 @@ use std::os::raw::c_char;
 
 use driver::{stats_json, StrategyInput, Surface, WindowSurface};
 use sds::*;
-use sds_core::{EntryParts, ErrorCode, Field, Outcome, Stats, Strategy, Tally};
+use sds_core::{EntryParts, Field, Outcome, Stats, Strategy, Tally};
 use serde_json::Value;
 
 mod common;
@@ -33,12 +33,8 @@ fn ptr(s: &str) -> *const c_char {
 
 /// The name of a failing result, as the scenarios spell it.
 fn code_name(r: sds_result) -> Result<(), String> {
-    match r {
-        sds_result::Ok => Ok(()),
-        other => Err(ErrorCode::from_u32(other as u32)
-            .map_or("?", |c| c.as_str())
-            .to_string()),
-    }
+    r.code()
+        .map_or(Ok(()), |code| Err(code.as_str().to_string()))
 }
 
 fn set_strategy(t: &Table, point: &str, value: &Value) -> Result<(), String> {
@@ -62,18 +58,17 @@ fn word(entry: &EntryParts) -> String {
     }
     let mut buf = [0 as c_char; 32];
     let mut len = 0usize;
-    let r = unsafe { sds_reason_name(reason as u32, buf.as_mut_ptr(), buf.len(), &mut len) };
+    let r = unsafe { sds_reason_name(reason.0.into(), buf.as_mut_ptr(), buf.len(), &mut len) };
     assert_eq!(r, sds_result::Ok);
     text(&buf[..len])
 }
 
 /// Every field under its SDS JSON name, as `strategies.json` expects it.
 fn strategy_json(s: &Strategy) -> Value {
-    Field::ALL
+    let fields = Field::ALL
         .iter()
-        .map(|f| (f.json_name().to_string(), Value::from(s.get(*f))))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
+        .map(|f| (f.json_name().into(), s.get(*f).into()));
+    Value::Object(fields.collect())
 }
 
 /// The C ABI has one form of strategy input that a case can use: JSON text.

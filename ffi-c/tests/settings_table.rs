@@ -9,6 +9,7 @@ use std::ptr::{null, null_mut};
 
 use sds::*;
 use sds_conformance::run_settings_cases;
+use sds_core::ErrorCode;
 use sds_settings::Value;
 use serde_json::{json, Value as Json};
 
@@ -80,7 +81,7 @@ const REFUSED: &str = "SDS_INVALID_ARGUMENT: cannot start the SDS agent: ";
 
 fn invalid_json(message: &str) -> Refusal {
     (
-        sds_result::InvalidJson,
+        ErrorCode::InvalidJson,
         format!("SDS_INVALID_JSON: {message}"),
     )
 }
@@ -111,7 +112,7 @@ fn settings_that_are_no_json_object_are_invalid_json() {
 fn members_are_read_in_order_with_their_json_types() {
     let t = table(8);
     let refused = |settings: &str| match start_agent(t, settings) {
-        Err((sds_result::InvalidArgument, message)) => message.replace(REFUSED, ""),
+        Err((ErrorCode::InvalidArgument, message)) => message.replace(REFUSED, ""),
         other => panic!("{settings}: {other:?}"),
     };
     assert_eq!(
@@ -162,7 +163,7 @@ fn names_are_snake_or_camel_case_and_urls_a_list() {
     assert_eq!(
         start_cluster(t, &bad.to_string()),
         Err((
-            sds_result::InvalidArgument,
+            ErrorCode::InvalidArgument,
             "SDS_INVALID_ARGUMENT: invalid cluster configuration: points[1] must be text, not \
              null"
                 .into()
@@ -177,7 +178,7 @@ fn null_arguments_are_named() {
     let (mut agent, mut cluster) = (null_mut(), null_mut());
     let json = "{}";
     let r = unsafe { sds_agent_start(t, null(), 2, None, null_mut(), &mut agent) };
-    assert_eq!(r, sds_result::NullArgument);
+    assert_eq!(r, ErrorCode::NullArgument);
     assert_eq!(last_error(), "SDS_NULL_ARGUMENT: `settings` is NULL");
     let r = unsafe {
         sds_agent_start(
@@ -189,17 +190,17 @@ fn null_arguments_are_named() {
             &mut agent,
         )
     };
-    assert_eq!(r, sds_result::NullArgument);
+    assert_eq!(r, ErrorCode::NullArgument);
     assert_eq!(last_error(), "SDS_NULL_ARGUMENT: `table` is NULL");
     let r = unsafe { sds_cluster_start(t, json.as_ptr().cast(), 2, null_mut()) };
-    assert_eq!(r, sds_result::NullArgument);
+    assert_eq!(r, ErrorCode::NullArgument);
     assert_eq!(last_error(), "SDS_NULL_ARGUMENT: `out` is NULL");
     let r = unsafe { sds_cluster_start(t, null(), 0, &mut cluster) };
-    assert_eq!(r, sds_result::NullArgument);
+    assert_eq!(r, ErrorCode::NullArgument);
     assert!(agent.is_null() && cluster.is_null());
     let mut status = std::mem::MaybeUninit::<sds_agent_status>::uninit();
     let r = unsafe { sds_agent_status_get(null(), status.as_mut_ptr()) };
-    assert_eq!(r, sds_result::NullArgument);
+    assert_eq!(r, ErrorCode::NullArgument);
     assert_eq!(last_error(), "SDS_NULL_ARGUMENT: `agent` is NULL");
     unsafe { sds_table_free(t) };
 }

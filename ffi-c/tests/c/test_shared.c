@@ -51,6 +51,17 @@ static sds_result open_shared(const char *path, size_t capacity, uint32_t flags,
 }
 
 /* The last error names the file and says what is wrong with it. */
+static void check_message(const char *path, const char *what);
+
+/* Opening `path` for `capacity` points is refused with `code`, nothing is
+ * written, and the message names the file and `what` is wrong. */
+static void check_refused(const char *path, size_t capacity, sds_result code, const char *what) {
+    sds_table *t = NULL;
+    CHECK_RESULT(open_shared(path, capacity, 0, &t), code);
+    CHECK(t == NULL);
+    check_message(path, what);
+}
+
 static void check_message(const char *path, const char *what) {
     const char *m = sds_check_last_error();
     CHECK(strstr(m, path) != NULL);
@@ -227,12 +238,9 @@ static void write_random_file(const char *path, unsigned char *bytes, size_t len
 static void test_random_bytes_are_refused_untouched(void) {
     static unsigned char bytes[16384], again[sizeof bytes];
     const char *path = in_dir("random.sds");
-    sds_table *t = NULL;
     int fd;
     write_random_file(path, bytes, sizeof bytes);
-    CHECK_RESULT(open_shared(path, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(t == NULL);
-    check_message(path, "not an SDS table");
+    check_refused(path, 16, SDS_RESULT_INVALID_ARGUMENT, "not an SDS table");
     fd = open(path, O_RDONLY);
     CHECK(fd >= 0 && read(fd, again, sizeof again) == (ssize_t)sizeof again);
     CHECK(memcmp(bytes, again, sizeof bytes) == 0);
@@ -250,45 +258,35 @@ static void make_table_file(const char *path, size_t capacity) {
 
 static void test_truncated_file(void) {
     const char *path = in_dir("truncated.sds");
-    sds_table *t = NULL;
     struct stat sb;
     make_table_file(path, 16);
     CHECK(stat(path, &sb) == 0);
     CHECK(truncate(path, sb.st_size / 2) == 0);
-    CHECK_RESULT(open_shared(path, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(t == NULL);
-    check_message(path, "truncated");
+    check_refused(path, 16, SDS_RESULT_INVALID_ARGUMENT, "truncated");
     unlink(path);
 }
 
 static void test_symlink_is_refused(void) {
     char target[256];
     const char *link;
-    sds_table *t = NULL;
     snprintf(target, sizeof target, "%s", in_dir("target.sds"));
     make_table_file(target, 16);
     link = in_dir("link.sds");
     CHECK(symlink(target, link) == 0);
-    CHECK_RESULT(open_shared(link, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(t == NULL);
-    check_message(link, "symbolic link");
+    check_refused(link, 16, SDS_RESULT_INVALID_ARGUMENT, "symbolic link");
     unlink(link);
     unlink(target);
 }
 
 static void test_other_capacity(void) {
     const char *path = in_dir("capacity.sds");
-    sds_table *t = NULL, *attached = NULL;
+    sds_table *attached = NULL;
     make_table_file(path, 16);
     /* Read from the file's layout header. */
-    CHECK_RESULT(open_shared(path, 32, 0, &t), LAYOUT_RESULT);
-    CHECK(t == NULL);
-    check_message(path, "capacity: the file has 16, this process needs 32");
+    check_refused(path, 32, LAYOUT_RESULT, "capacity: the file has 16, this process needs 32");
     /* Against this process's own attachment of the file. */
     CHECK_OK(open_shared(path, 16, 0, &attached));
-    CHECK_RESULT(open_shared(path, 32, 0, &t), LAYOUT_RESULT);
-    CHECK(t == NULL);
-    check_message(path, "capacity: the file has 16, this process needs 32");
+    check_refused(path, 32, LAYOUT_RESULT, "capacity: the file has 16, this process needs 32");
     sds_table_free(attached);
     unlink(path);
 }
@@ -305,9 +303,7 @@ static void test_modes(void) {
     sds_table_free(t);
     CHECK(chmod(path, 0640) == 0);
     t = NULL;
-    CHECK_RESULT(open_shared(path, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(t == NULL);
-    check_message(path, "mode 0640 grants more than the 0600 asked for");
+    check_refused(path, 16, SDS_RESULT_INVALID_ARGUMENT, "mode 0640 grants more than the 0600 asked for");
     unlink(path);
 
     path = in_dir("private.sds");
@@ -321,9 +317,7 @@ static void test_not_a_file(void) {
     const char *path = in_dir("subdir");
     sds_table *t = NULL;
     CHECK(mkdir(path, 0700) == 0);
-    CHECK_RESULT(open_shared(path, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);
-    CHECK(t == NULL);
-    check_message(path, "directory");
+    check_refused(path, 16, SDS_RESULT_INVALID_ARGUMENT, "directory");
     rmdir(path);
     path = in_dir("no/such/dir.sds");
     CHECK_RESULT(open_shared(path, 16, 0, &t), SDS_RESULT_INVALID_ARGUMENT);

@@ -10,6 +10,9 @@ use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use sds_core::ErrorCode;
+use sds_testkit::{TempDir, Tls};
+
 use sds::{
     sds_agent, sds_agent_start, sds_cluster, sds_cluster_start, sds_last_error_message, sds_result,
     sds_table, sds_table_new, SDS_MESSAGE_MAX,
@@ -47,13 +50,13 @@ pub fn table(capacity: usize) -> *mut sds_table {
 }
 
 /// A call's refusal: its code and the last error message.
-pub type Refusal = (sds_result, String);
+pub type Refusal = (ErrorCode, String);
 
 /// `Ok(made)` for success, else the code and the last error message.
 pub fn made<T>(r: sds_result, made: T) -> Result<T, Refusal> {
-    match r {
-        sds_result::Ok => Ok(made),
-        code => Err((code, last_error())),
+    match r.code() {
+        None => Ok(made),
+        Some(code) => Err((code, last_error())),
     }
 }
 
@@ -70,4 +73,12 @@ pub fn start_cluster(t: *const sds_table, settings: &str) -> Result<*mut sds_clu
     let mut cluster = std::ptr::null_mut();
     let r = unsafe { sds_cluster_start(t, settings.as_ptr().cast(), settings.len(), &mut cluster) };
     made(r, cluster)
+}
+
+/// A test PKI (CA, server and client certificates) in a new directory,
+/// removed when the `TempDir` is dropped.
+pub fn pki(name: &str) -> (TempDir, Tls) {
+    let dir = TempDir::new(name);
+    let tls = Tls::generate(dir.path());
+    (dir, tls)
 }
