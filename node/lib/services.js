@@ -1,13 +1,10 @@
 'use strict';
-// A client's two background services, on the addon's NativeService
-// (node/src/service.rs): the SDS console agent (`AdminAgent`) and the
-// cluster sync of its cluster points with Redis (`ClusterSync`). Their
-// life cycle is one: at most one of each per client, held in the client's
-// slot until close(); close() idempotent; status() still readable after
-// it. Stopping the thread when nobody calls close() (the process or a
-// worker thread ends) is the native handle's, and so is everything about
-// the options: the object goes to the addon whole, and the service's crate
-// judges it.
+// A client's two background services on the addon's NativeService
+// (node/src/service.rs, which also judges their options, through their
+// crates, and stops them when the process or worker ends): the SDS console
+// agent (`AdminAgent`) and the cluster sync with Redis (`ClusterSync`), with
+// one life cycle: at most one of each per client, in the client's slot
+// until close(); close() idempotent; status() still readable after it.
 const { EventEmitter } = require('node:events');
 const { native } = require('./native.js');
 const { invalidArgument, warnListenerError } = require('./errors.js');

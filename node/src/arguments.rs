@@ -42,6 +42,11 @@ fn is(value: &Unknown, expected: ValueType) -> bool {
     matches!(value.get_type(), Ok(t) if t == expected)
 }
 
+/// Whether an optional argument was left out.
+pub fn is_undefined(value: &Unknown) -> bool {
+    is(value, ValueType::Undefined)
+}
+
 /// `value` as the core's strategy and time rules see it: a number by its
 /// value ([`Value::from_f64`]), `undefined` and `null` as omitted, a string
 /// as text, anything else (a boolean, a bigint, an object) as no integer.
@@ -66,7 +71,7 @@ pub fn time_number(ms: f64, what: &str) -> Result<u64, SdsError> {
 /// A time in ms, or the addon's clock when it is `undefined`: every call
 /// that defaults the time reads this one clock.
 pub fn time_or_now(ms: Unknown, what: &str) -> Result<u64, SdsError> {
-    if is(&ms, ValueType::Undefined) {
+    if is_undefined(&ms) {
         return Ok(sds_clock::now_ms());
     }
     time::from_value(value(&ms)).map_err(|e| from_core_about(what, e))

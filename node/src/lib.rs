@@ -15,7 +15,6 @@ mod external_memory;
 mod hot_path;
 mod service;
 mod settings;
-mod shared_table;
 mod strategy_object;
 mod table;
 mod tables;

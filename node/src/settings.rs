@@ -18,7 +18,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// The (key, value) pairs of `options`, in its key order: its own
 /// enumerable string keys, or none when it is `undefined`.
 pub fn pairs(options: Unknown, what: &str) -> Result<Vec<(String, Value)>, SdsError> {
-    if matches!(options.get_type(), Ok(ValueType::Undefined)) {
+    if arguments::is_undefined(&options) {
         return Ok(Vec::new());
     }
     let object = arguments::object(options, what)?;

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use sds_core::{PointTable, Slot, Stats, Strategy};
 use sds_shm::AnyTable;
 
-use crate::arguments;
+use crate::arguments::{self, is_undefined};
 use crate::errors::{from_core, from_strategy, internal, invalid_argument, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::hot_functions;
@@ -29,10 +29,6 @@ fn stats_object<'env>(env: &'env Env, stats: &Stats) -> napi::Result<Object<'env
     }
     object.set(Stats::LAST_CYCLE, cycle)?;
     Ok(object)
-}
-
-fn is_undefined(value: &Unknown) -> bool {
-    matches!(value.get_type(), Ok(ValueType::Undefined))
 }
 
 /// The points of one client. Names are the UTF-8 form of the JS string.
@@ -83,7 +79,7 @@ impl NativeTable {
             } else {
                 u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
             };
-            AnyTable::Shared(crate::shared_table::open(&name, capacity, mode)?)
+            AnyTable::Shared(crate::table::open(&name, capacity, mode)?)
         };
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
