@@ -35,7 +35,10 @@ servers:
 	tools/install-servers.sh
 
 # nostd-check builds only with panic=abort (see tools/check-nostd.sh), so clippy skips it.
+# check-features: the bindings ask the same features of their shared tree
+# (tools/workspace-hack), so it is compiled once for all of them.
 lint:
+	tools/check-features.sh
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --exclude nostd-check --all-targets --locked -- -D warnings
 
