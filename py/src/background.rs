@@ -93,28 +93,36 @@ impl<S: Service> Owned<S> {
             State::Stopped(_) => None,
         }
     }
+
+    /// Stops the service and joins its thread; idempotent. Never in a fork
+    /// child: the thread does not exist there.
+    fn stop_now(&self) {
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
+            State::Running(service) => service.shut_down(),
+            State::Stopped(last) => last,
+        };
+        *state = State::Stopped(last);
+    }
 }
 
 impl<S: Service> Drop for Owned<S> {
     fn drop(&mut self) {
-        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        let state = std::mem::replace(state, State::Stopped(S::Status::default()));
         if !self.ours() {
             // A fork child's copy: stopping would join a thread that does
             // not exist here, and its locks may be held. Leaked.
-            std::mem::forget(state);
+            let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+            std::mem::forget(std::mem::replace(
+                state,
+                State::Stopped(S::Status::default()),
+            ));
             return;
         }
-        let State::Running(service) = state else {
-            return;
-        };
         // The client was collected with its service running: the last
         // reference goes in a deallocation, so the interpreter is held;
         // released for the join (the thread may be waiting for it).
-        let mut service = Some(service);
-        let _ = Python::try_attach(|py| py.detach(|| service.take().map(S::shut_down)));
-        if let Some(service) = service {
-            service.shut_down();
+        if Python::try_attach(|py| py.detach(|| self.stop_now())).is_none() {
+            self.stop_now();
         }
     }
 }
@@ -128,17 +136,9 @@ trait Stop: Send + Sync {
 
 impl<S: Service> Stop for Owned<S> {
     fn stop(&self, py: Python<'_>) {
-        if !self.ours() {
-            return;
+        if self.ours() {
+            py.detach(|| self.stop_now());
         }
-        py.detach(|| {
-            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-            let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
-                State::Running(service) => service.shut_down(),
-                State::Stopped(last) => last,
-            };
-            *state = State::Stopped(last);
-        });
     }
 }
 
@@ -175,20 +175,18 @@ fn start_in<S: Service>(
     start: impl FnOnce() -> Result<S, Refusal>,
 ) -> Result<Arc<Owned<S>>, Refusal> {
     let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-    let refused = |why: String| Err((ErrorCode::InvalidArgument, why));
+    let (refused, name) = (|why| Err((ErrorCode::InvalidArgument, why)), S::NAME);
     if slot
         .as_ref()
-        .is_some_and(|cell| cell.with(true, |_| ()).is_some())
+        .is_some_and(|c| c.with(true, |_| ()).is_some())
     {
         return refused(format!(
-            "this client already has a {} running: close it first",
-            S::NAME
+            "this client already has a {name} running: close it first"
         ));
     }
     if shutting_down() {
         return refused(format!(
-            "the interpreter is shutting down: no {} starts",
-            S::NAME
+            "the interpreter is shutting down: no {name} starts"
         ));
     }
     let cell = Arc::new(Owned {

@@ -35,6 +35,22 @@ struct Params<const N: usize> {
 }
 
 impl<const N: usize> Params<N> {
+    /// `method(names...)`: the first `positional` may come by position, the
+    /// first `required` must come.
+    const fn new(
+        method: &'static str,
+        names: [&'static str; N],
+        positional: usize,
+        required: usize,
+    ) -> Params<N> {
+        Params {
+            method,
+            names,
+            positional,
+            required,
+        }
+    }
+
     /// The arguments of one call, by parameter; `None` where not given.
     ///
     /// # Safety
@@ -48,45 +64,37 @@ impl<const N: usize> Params<N> {
         kwnames: *mut ffi::PyObject,
     ) -> PyResult<[Option<Bound<'py, PyAny>>; N]> {
         let mut given: [Option<Bound<'py, PyAny>>; N] = std::array::from_fn(|_| None);
+        let fail = |what: String| Err(PyTypeError::new_err(format!("{}() {what}", self.method)));
         let nargs = nargs.max(0) as usize;
         if nargs > self.positional {
-            return Err(PyTypeError::new_err(format!(
-                "{}() takes {} positional argument{} but {nargs} were given",
-                self.method,
-                self.positional,
-                if self.positional == 1 { "" } else { "s" }
-            )));
+            let (n, s) = (self.positional, if self.positional == 1 { "" } else { "s" });
+            return fail(format!(
+                "takes {n} positional argument{s} but {nargs} were given"
+            ));
         }
         let value = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
         for (i, slot) in given.iter_mut().enumerate().take(nargs) {
             *slot = Some(value(i));
         }
         if !kwnames.is_null() {
-            let names = unsafe { Bound::from_borrowed_ptr(py, kwnames) };
-            let names = names.cast::<PyTuple>()?;
+            let names = unsafe { Bound::from_borrowed_ptr(py, kwnames) }.cast_into::<PyTuple>()?;
             for (k, key) in names.iter().enumerate() {
                 let key = key.cast_into::<PyString>()?;
                 let key = key.to_str()?;
-                let Some(at) = self.names.iter().position(|n| *n == key) else {
-                    return Err(PyTypeError::new_err(format!(
-                        "{}() got an unexpected keyword argument '{key}'",
-                        self.method
-                    )));
-                };
-                if given[at].is_some() {
-                    return Err(PyTypeError::new_err(format!(
-                        "{}() got multiple values for argument '{key}'",
-                        self.method
-                    )));
+                match self.names.iter().position(|n| *n == key) {
+                    None => return fail(format!("got an unexpected keyword argument '{key}'")),
+                    Some(at) if given[at].is_some() => {
+                        return fail(format!("got multiple values for argument '{key}'"))
+                    }
+                    Some(at) => given[at] = Some(value(nargs + k)),
                 }
-                given[at] = Some(value(nargs + k));
             }
         }
         if let Some(missing) = (0..self.required).find(|&i| given[i].is_none()) {
-            return Err(PyTypeError::new_err(format!(
-                "{}() missing required argument '{}'",
-                self.method, self.names[missing]
-            )));
+            return fail(format!(
+                "missing required argument '{}'",
+                self.names[missing]
+            ));
         }
         // A `None` is passed on as given: `now_ms=None` means the wall clock
         // (`args::optional_time`), while `pressure_test=None` is no bool.
@@ -155,12 +163,7 @@ fn enter_args(
 
 fast_method!(
     client_enter,
-    Params {
-        method: "enter",
-        names: ["point", "now_ms", "pressure_test"],
-        positional: 1,
-        required: 1,
-    },
+    Params::new("enter", ["point", "now_ms", "pressure_test"], 1, 1),
     |py, slf, [point, now_ms, pressure_test]| {
         let point = point
             .ok_or_else(|| PyTypeError::new_err("enter() missing required argument 'point'"))?;
@@ -174,12 +177,7 @@ fast_method!(
 
 fast_method!(
     point_enter,
-    Params {
-        method: "enter",
-        names: ["now_ms", "pressure_test"],
-        positional: 0,
-        required: 0,
-    },
+    Params::new("enter", ["now_ms", "pressure_test"], 0, 0),
     |py, slf, [now_ms, pressure_test]| {
         let handle = slf.cast::<PointHandle>()?.get();
         let (now_ms, flags) = enter_args(now_ms, pressure_test)?;
@@ -191,12 +189,7 @@ fast_method!(
 
 fast_method!(
     entry_exit,
-    Params {
-        method: "exit",
-        names: ["now_ms"],
-        positional: 1,
-        required: 0,
-    },
+    Params::new("exit", ["now_ms"], 1, 0),
     |py, slf, [now_ms]| {
         let now_ms = args::optional_time(now_ms.as_ref())?;
         slf.cast::<Entry>()?.get().exit(py, now_ms)?;
@@ -206,12 +199,7 @@ fast_method!(
 
 fast_method!(
     entry_context_exit,
-    Params {
-        method: "__exit__",
-        names: ["_exc_type", "exc", "_traceback"],
-        positional: 3,
-        required: 0,
-    },
+    Params::new("__exit__", ["_exc_type", "exc", "_traceback"], 3, 0),
     |py, slf, [_, exc, _]| {
         let suppress = slf.cast::<Entry>()?.get().context_exit(py, exc.as_ref())?;
         Ok(PyBool::new(py, suppress).to_owned().into_any().unbind())

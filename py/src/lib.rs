@@ -25,21 +25,16 @@ mod _native {
     use sds_settings::Fields;
 
     #[pymodule_export]
-    use crate::background::_stop_services;
-    #[pymodule_export]
-    use crate::entry::Entry;
-    #[pymodule_export]
-    use crate::errors::_register_errors;
-    #[pymodule_export]
-    use crate::guard::Guarded;
-    #[pymodule_export]
-    use crate::services::{Agent, Cluster};
-    #[pymodule_export]
-    use crate::strategy::Strategy;
-    #[pymodule_export]
-    use crate::table::{PointHandle, Table};
-    #[pymodule_export]
-    use crate::window::SlidingWindow;
+    use crate::{
+        background::_stop_services,
+        entry::Entry,
+        errors::_register_errors,
+        guard::Guarded,
+        services::{Agent, Cluster},
+        strategy::Strategy,
+        table::{PointHandle, Table},
+        window::SlidingWindow,
+    };
 
     /// The wall-clock time in ms that calls without `now_ms` use.
     #[pyfunction]
@@ -60,14 +55,13 @@ mod _native {
         m.add("CLOCK", sds_clock::source())?;
         // The statuses' fields, which sds.AgentStatus and sds.ClusterStatus
         // name (a test checks they agree).
-        m.add(
-            "AGENT_STATUS_FIELDS",
-            PyTuple::new(py, sds_agent::Status::NAMES)?,
-        )?;
-        m.add(
-            "CLUSTER_STATUS_FIELDS",
-            PyTuple::new(py, sds_cluster::Status::NAMES)?,
-        )?;
+        let statuses = [
+            ("AGENT_STATUS_FIELDS", sds_agent::Status::NAMES),
+            ("CLUSTER_STATUS_FIELDS", sds_cluster::Status::NAMES),
+        ];
+        for (name, fields) in statuses {
+            m.add(name, PyTuple::new(py, fields)?)?;
+        }
         crate::fast::install_all(py)?;
         crate::strategy::add_field_properties(py)?;
         Ok(())

@@ -14,7 +14,7 @@
 use std::sync::{Arc, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::PyString;
 use sds_agent::{Agent as RustAgent, AgentConfig, Level};
 use sds_cluster::{Cluster as RustCluster, Config, Error};
 use sds_core::ErrorCode;
@@ -139,16 +139,16 @@ service_class!(
     /// cluster point `point`, decided in Redis (one round trip), or
     /// locally when Redis cannot be reached (`exact` false).
     #[pyo3(signature = (point, now_ms = None))]
-    fn _enter_exact<'py>(
+    fn _enter_exact(
         &self,
-        py: Python<'py>,
-        point: &Bound<'py, PyAny>,
+        py: Python<'_>,
+        point: &Bound<'_, PyAny>,
         now_ms: Option<Time>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<(bool, Option<Py<PyString>>, bool)> {
         let (name, now) = (point_text(point)?, args::time_or_now(now_ms));
         let d = self.0.call(py, |c| c.enter_exact(&name, now))?;
         let d = d.map_err(|e| error(py, e))?;
-        (d.admitted, reason_name(py, d.reason), d.exact).into_pyobject(py)
+        Ok((d.admitted, reason_name(py, d.reason), d.exact))
     }
 );
 

@@ -3,8 +3,9 @@ installs it with `pip install ./py` into a fresh venv), never the source tree.""
 
 from __future__ import annotations
 
+import logging
 import pathlib
-from typing import Iterator
+from typing import Callable, Iterator, List
 
 import pytest
 
@@ -25,6 +26,19 @@ def fake() -> Iterator[FakeConsole]:
     """The strict fake console (``fake_admin.py``) for the test."""
     with fake_console() as console:
         yield console
+
+
+@pytest.fixture
+def admin_log(caplog: pytest.LogCaptureFixture) -> Callable[..., List[str]]:
+    """The console agent's log (the logger "sds.admin", from INFO up) as
+    `lines(level, text="")`: the lines of `level` that contain `text`."""
+    caplog.set_level(logging.INFO, logger="sds.admin")
+
+    def lines(level: int, text: str = "") -> List[str]:
+        records = [r for r in caplog.records if r.name == "sds.admin" and r.levelno == level]
+        return [r.getMessage() for r in records if text in r.getMessage()]
+
+    return lines
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,7 +14,7 @@ import sys
 import textwrap
 import time
 import warnings
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
@@ -22,6 +22,8 @@ import sds
 from fake_admin import IDENTITY, FakeConsole, fake_console, visit_threshold
 from helpers import named_threads, wait_for
 from redis_server import Tls, free_port
+
+Log = Callable[..., List[str]]
 
 
 def agent_threads() -> int:
@@ -78,10 +80,7 @@ def test_a_strategy_change_is_in_force_within_one_pull_interval_and_a_removed_po
     }
 
 
-def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(
-    fake: FakeConsole, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="sds.admin")
+def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(fake: FakeConsole, admin_log: Log) -> None:
     fake.app([{"point": "orders", "visitThreshold": 5}])
     client = sds.Client(64)
     with fake.connect(client) as agent:
@@ -91,12 +90,11 @@ def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(
         assert visit_threshold(client, "orders") == 5
         assert visit_threshold(client, "users") == 3
         assert 'point "orders"' in agent.status().last_error
-    warnings = [r for r in caplog.records if r.name == "sds.admin" and r.levelno == logging.WARNING]
+    warnings = admin_log(logging.WARNING)
     assert len(warnings) == 1
-    assert warnings[0].getMessage().startswith('SDS strategy refused: point "orders": ')
-    assert "visitThreshold" in warnings[0].getMessage()
-    infos = [r.getMessage() for r in caplog.records if r.name == "sds.admin" and r.levelno == logging.INFO]
-    assert any("version 2" in line for line in infos), infos
+    assert warnings[0].startswith('SDS strategy refused: point "orders": ')
+    assert "visitThreshold" in warnings[0]
+    assert admin_log(logging.INFO, "version 2"), admin_log(logging.INFO)
 
 
 @pytest.mark.parametrize(
@@ -108,7 +106,7 @@ def test_an_invalid_strategy_is_refused_the_old_one_kept_and_logged(
     ],
 )
 def test_a_failing_console_is_visible_in_status_and_the_strategies_stay(
-    fake: FakeConsole, caplog: pytest.LogCaptureFixture, mode: str, error: str
+    fake: FakeConsole, admin_log: Log, mode: str, error: str
 ) -> None:
     fake.app([{"point": "orders", "visitThreshold": 5}])
     client = sds.Client(64)
@@ -123,9 +121,7 @@ def test_a_failing_console_is_visible_in_status_and_the_strategies_stay(
         assert visit_threshold(client, "orders") == 5
         fake.mode(pull="ok")
         wait_for("a pull again", lambda: agent.status().last_pull_ok)
-    assert any(
-        r.name == "sds.admin" and r.levelno == logging.WARNING and error in r.getMessage() for r in caplog.records
-    )
+    assert admin_log(logging.WARNING, error)
 
 
 def test_a_second_server_that_works_takes_over(fake: FakeConsole) -> None:
@@ -381,7 +377,7 @@ def test_over_https_with_the_ca_file_a_change_is_in_force_within_one_pull_interv
 
 
 def test_an_https_console_with_a_certificate_of_another_ca_fails_and_the_strategy_stays(
-    tls: Tls, tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+    tls: Tls, tmp_path: pathlib.Path, admin_log: Log
 ) -> None:
     theirs = Tls.generate(str(tmp_path / "theirs"))
     port = free_port()
@@ -402,10 +398,7 @@ def test_an_https_console_with_a_certificate_of_another_ca_fails_and_the_strateg
             assert visit_threshold(client, "orders") == 5
             # The refused console never saw a request.
             assert other.requests()["pulls"] == []
-    assert any(
-        r.name == "sds.admin" and r.levelno == logging.WARNING and "UnknownIssuer" in r.getMessage()
-        for r in caplog.records
-    )
+    assert admin_log(logging.WARNING, "UnknownIssuer")
 
 
 def test_bad_tls_settings_raise_invalid_argument_with_the_agents_reason(tls: Tls, tmp_path: pathlib.Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -20,19 +20,12 @@ from helpers import wait_for
 CYCLE_MS = 10_000
 
 
-def admin_lines(caplog: pytest.LogCaptureFixture, level: int, text: str) -> List[str]:
-    """The agent's log lines of `level` that contain `text`."""
-    return [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "sds.admin" and r.levelno == level and text in r.getMessage()
-    ]
+Log = Callable[..., List[str]]
 
 
 def test_a_null_version_applies_the_set_and_an_edit_is_in_force_within_one_pull_interval(
-    fake: FakeConsole, caplog: pytest.LogCaptureFixture
+    fake: FakeConsole, admin_log: Log
 ) -> None:
-    caplog.set_level(logging.INFO, logger="sds.admin")
     fake.null_version_app([{"point": "orders", "visitThreshold": 3}])
     client = sds.Client(64)
     with fake.connect(client) as agent:
@@ -51,7 +44,7 @@ def test_a_null_version_applies_the_set_and_an_edit_is_in_force_within_one_pull_
         assert agent.status().version == -1
     versions = [p["request"]["version"] for p in fake.requests()["pulls"]]
     assert versions[0] == 0 and set(versions[1:]) == {-1} and len(versions) >= 6, versions
-    applied = admin_lines(caplog, logging.INFO, "SDS strategies version null")
+    applied = admin_log(logging.INFO, "SDS strategies version null")
     assert applied == ["SDS strategies version null: 1 in force, 0 removed, 0 waiting, 0 warnings"] * 2
 
 
@@ -73,7 +66,7 @@ def test_null_strategies_are_the_empty_set(fake: FakeConsole) -> None:
 
 
 def test_a_delay_the_core_refuses_is_dropped_and_the_rest_of_the_strategy_applies(
-    fake: FakeConsole, caplog: pytest.LogCaptureFixture
+    fake: FakeConsole, admin_log: Log
 ) -> None:
     with pytest.raises(sds.InvalidStrategy) as refused:
         sds.Strategy.from_json('{"delayTime": 5000}')
@@ -92,7 +85,7 @@ def test_a_delay_the_core_refuses_is_dropped_and_the_rest_of_the_strategy_applie
         assert downgraded == [False, False, True]
         status = agent.status()
         assert (status.last_pull_ok, status.last_error) == (True, warning)
-    assert admin_lines(caplog, logging.WARNING, "") == [warning]
+    assert admin_log(logging.WARNING, "") == [warning]
 
 
 def test_a_set_larger_than_the_consoles_share_of_the_table_waits_for_room(fake: FakeConsole) -> None:
@@ -131,13 +124,12 @@ def zeros(point: str) -> Dict[str, Any]:
 
 
 def test_two_upload_cycles_zero_visits_kept_a_long_name_left_out_a_frozen_console_stores_once(
-    fake: FakeConsole, caplog: pytest.LogCaptureFixture
+    fake: FakeConsole, admin_log: Log
 ) -> None:
     """Real cycles (10 s, uploaded at second 5 of the next), so all three
     cases share two uploads: cycle 1 with every point visited, cycle 2 with
     "idle" and the 164-character name unvisited and the console frozen
     across its upload."""
-    caplog.set_level(logging.INFO, logger="sds.admin")
     fake.app([])
     longest, too_long = "m" * 164, "x" * 165
     left_out = (
@@ -195,4 +187,4 @@ def test_two_upload_cycles_zero_visits_kept_a_long_name_left_out_a_frozen_consol
     assert status.points_left_out == 1
     assert status.last_error.startswith(f"SDS statistics upload failed: {fake.url}/sds/heartbeat/add: ")
     assert status.last_error.endswith("(the console may have received it: not sent again)")
-    assert admin_lines(caplog, logging.WARNING, "leave out point") == [left_out]
+    assert admin_log(logging.WARNING, "leave out point") == [left_out]
