@@ -2,12 +2,13 @@
 //! The translation only: what the agent does is the agent crate's.
 
 use std::ffi::{c_void, CString};
+use std::fmt::Write;
 use std::os::raw::c_char;
 use std::sync::Arc;
 
 use ::sds_agent::{Agent, AgentConfig, Level};
 
-use crate::args::{input, name as point_name, out, unbox};
+use crate::args::{input, name as point_name, out, unbox, write_text};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::service;
@@ -86,10 +87,10 @@ pub struct sds_agent {
 }
 
 /// The caller's callback and context, moved to the agent's thread.
-struct CLog {
-    log: unsafe extern "C" fn(*mut c_void, u32, *const c_char, usize),
-    context: *mut c_void,
-}
+struct CLog(
+    unsafe extern "C" fn(*mut c_void, u32, *const c_char, usize),
+    *mut c_void,
+);
 
 // SAFETY: `sds_agent_start` documents that the callback is called from the
 // agent's thread with this context; the caller vouches for that.
@@ -104,9 +105,8 @@ impl CLog {
         };
         // The agent's lines hold no NUL; one that did would be cut there.
         let text = CString::new(line.replace('\0', " ")).unwrap_or_default();
-        let len = text.as_bytes().len();
         // SAFETY: the caller's callback, with the context it gave.
-        unsafe { (self.log)(self.context, level, text.as_ptr(), len) };
+        unsafe { (self.0)(self.1, level, text.as_ptr(), text.as_bytes().len()) };
     }
 }
 
@@ -155,10 +155,7 @@ pub unsafe extern "C" fn sds_agent_start(
         service::start(table, settings, settings_len, out, |table, pairs| {
             let mut config = AgentConfig::from_settings(pairs).map_err(|e| Failure::invalid(&e))?;
             if let Some(log) = log {
-                let log = CLog {
-                    log,
-                    context: log_context,
-                };
+                let log = CLog(log, log_context);
                 config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
             }
             let agent = Agent::start(table, config).map_err(|e| Failure::invalid(&e))?;
@@ -221,22 +218,16 @@ pub unsafe extern "C" fn sds_agent_return_value(
     boundary(|| {
         let agent = input(agent, "agent")?;
         let point = point_name(name, name_len)?;
-        let value_len = out(value_len, "value_len")?;
-        let found = out(found, "found")?;
-        if buf.is_null() {
-            return Err(Failure::null("buf"));
-        }
-        if len == 0 {
-            return Err(Failure::invalid(&"`len` is 0: no room for the NUL"));
-        }
+        let (value_len, found) = (out(value_len, "value_len")?, out(found, "found")?);
         let value = core::str::from_utf8(point)
             .ok()
             .and_then(|point| agent.agent.return_value(point));
         let text = value.as_deref().unwrap_or("");
-        let room = core::slice::from_raw_parts_mut(buf.cast::<u8>(), len - 1);
-        let mut written = 0;
-        let _ = crate::args::append_fitting(room, &mut written, text);
-        buf.add(written).write(0);
+        // Cut to fit; `*value_len` gets the whole text's length.
+        write_text(buf, len, &mut 0, |w| {
+            let _ = w.write_str(text);
+            Ok(())
+        })?;
         value_len.write(text.len());
         found.write(value.is_some());
         Ok(())
