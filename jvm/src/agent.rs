@@ -38,10 +38,7 @@ impl From<StartError> for Fail {
 setup_native! {
     /// The console's `returnValueStr` for `point`; `null` when it has none.
     fn Java_io_sdsnative_Native_agentReturnValue(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
-        point: JString<'l>,
+        env, handle: jlong, _owner: JObject<'l>, point: JString<'l>,
     ) -> JString<'l> {
         let point = text_of(env, &point)?;
         // SAFETY: the Java `AdminAgent` passes its own handle and itself as

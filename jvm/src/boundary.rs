@@ -108,7 +108,8 @@ macro_rules! hot_native {
                 // SAFETY: the Java object holding the handle passes it and
                 // itself as owner, which keeps it reachable, so the handle
                 // is not freed during the call.
-                let $object = unsafe { $crate::handle::borrow::<$t>(handle) }?;
+                let $object = unsafe { $crate::handle::borrow::<$t>(handle) }
+                    .map_err($crate::boundary::Refusal::Code)?;
                 $body
             })
         }
@@ -131,50 +132,32 @@ impl From<Error> for Refusal {
     }
 }
 
-impl From<ErrorCode> for Refusal {
-    fn from(code: ErrorCode) -> Refusal {
-        Refusal::Code(code)
-    }
-}
-
 /// Runs a hot-path call: `f` touches no JNI. Only when it fails or panics
 /// is the environment used, to throw `SdsException` with the core's message;
 /// the call then returns the negative code (which Java never sees, as the
 /// exception is pending).
 #[inline]
 pub(crate) fn hot(env: *mut JNIEnv, f: impl FnOnce() -> Result<i64, Refusal>) -> i64 {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(refusal)) => {
-            let fail = match refusal {
-                Refusal::Core(e) => Fail::from(e),
-                Refusal::Code(code) => Fail::code(code),
-                Refusal::Thrown(code) => return negative(code),
-            };
-            throw_from_hot(env, fail)
-        }
-        Err(payload) => throw_from_hot(env, Fail::Sds(ErrorCode::Panic, panic_text(payload))),
+    let refusal = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => return value,
+        Ok(Err(Refusal::Core(e))) => thrown(env, e),
+        Ok(Err(Refusal::Code(code))) => thrown(env, Fail::code(code)),
+        Ok(Err(refusal)) => refusal,
+        Err(payload) => thrown(env, Fail::Sds(ErrorCode::Panic, panic_text(payload))),
+    };
+    match refusal {
+        Refusal::Thrown(code) => negative(code),
+        _ => negative(ErrorCode::Panic), // never: every refusal is thrown by now
     }
 }
 
-/// Throws `fail` from inside a hot-path call, for a failure whose message
-/// does not fit in a [`Refusal`] (a shared table's error names its file):
-/// the refusal to return, which [`hot`] turns into the negative code.
+/// Throws `fail` from inside a hot-path call, also for a failure whose
+/// message does not fit in a [`Refusal`] (a shared table's error names its
+/// file): the refusal to return, which [`hot`] turns into the negative code.
 #[cold]
 #[inline(never)]
 pub(crate) fn thrown(env: *mut JNIEnv, fail: impl Into<Fail>) -> Refusal {
     let fail = fail.into();
-    let code = match &fail {
-        Fail::Sds(code, _) => *code,
-        Fail::Jni(_) => ErrorCode::Panic,
-    };
-    throw_from_hot(env, fail);
-    Refusal::Thrown(code)
-}
-
-#[cold]
-#[inline(never)]
-fn throw_from_hot(env: *mut JNIEnv, fail: Fail) -> i64 {
     let code = match &fail {
         Fail::Sds(code, _) => *code,
         Fail::Jni(_) => ErrorCode::Panic,
@@ -185,7 +168,7 @@ fn throw_from_hot(env: *mut JNIEnv, fail: Fail) -> i64 {
         let mut unowned = unsafe { EnvUnowned::from_raw(env) };
         setup(&mut unowned, |_| Err::<(), Fail>(fail));
     }
-    negative(code)
+    Refusal::Thrown(code)
 }
 
 /// The negative code a hot-path call returns for `code`.

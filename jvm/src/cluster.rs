@@ -42,11 +42,7 @@ setup_native! {
 
     /// Exact mode: the decision's bits ([`decision_bits`]).
     fn Java_io_sdsnative_Native_clusterEnterExact(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
-        point: JString<'l>,
-        now_ms: jlong,
+        env, handle: jlong, _owner: JObject<'l>, point: JString<'l>, now_ms: jlong,
     ) -> jlong {
         let point = text_of(env, &point)?;
         let now_ms = time::from_i64(now_ms)?;

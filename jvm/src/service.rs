@@ -133,11 +133,7 @@ setup_native! {
     /// `INVALID_ARGUMENT` with its message; no room in the table for a
     /// cluster point is `TABLE_FULL`.
     fn Java_io_sdsnative_Native_serviceStart(
-        env,
-        table: jlong,
-        _owner: JObject<'l>,
-        kind: jint,
-        settings: JObjectArray<'l>,
+        env, table: jlong, _owner: JObject<'l>, kind: jint, settings: JObjectArray<'l>,
     ) -> jlong {
         let settings = pairs(env, &settings)?;
         // SAFETY: the Java `Client` passes its own handle and itself as owner,

@@ -22,10 +22,7 @@ setup_native! {
     /// bytes; a bare name is a file under /dev/shm) for `capacity` points,
     /// created with `mode`, and attaches this process to it.
     fn Java_io_sdsnative_Native_tableOpenShared(
-        env,
-        name_or_path: JByteArray<'l>,
-        capacity: jint,
-        mode: jint,
+        env, name_or_path: JByteArray<'l>, capacity: jint, mode: jint,
     ) -> jlong {
         use jni::refs::Reference;
         if name_or_path.is_null() {
@@ -42,9 +39,7 @@ setup_native! {
 
     /// The path of a shared table's file; `null` for a private table.
     fn Java_io_sdsnative_Native_tableSharedPath(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
+        env, handle: jlong, _owner: JObject<'l>,
     ) -> JString<'l> {
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.

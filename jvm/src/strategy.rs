@@ -84,10 +84,7 @@ setup_native! {
     /// the core's error for it (an unknown field, a `"point"` that is not a
     /// string). Only called on that error path.
     fn Java_io_sdsnative_Native_strategyKeyVerdict(
-        env,
-        key: JString<'l>,
-        value: jlong,
-        given: jboolean,
+        env, key: JString<'l>, value: jlong, given: jboolean,
     ) {
         let key = text_of(env, &key)?;
         let value = if given {

@@ -89,10 +89,7 @@ setup_native! {
 
     /// The id of the point `name`, created if needed.
     fn Java_io_sdsnative_Native_pointId(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
-        name: JByteArray<'l>,
+        env, handle: jlong, _owner: JObject<'l>, name: JByteArray<'l>,
     ) -> jint {
         let (table, name) = table_and_name(env, handle, &name)?;
         let id = with_view!(table, t => t.insert(&name)?, Fail::from);
@@ -101,11 +98,7 @@ setup_native! {
 
     /// Sets the strategy of `name` from its field values (`null`: removes it).
     fn Java_io_sdsnative_Native_setStrategy(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
-        name: JByteArray<'l>,
-        values: JLongArray<'l>,
+        env, handle: jlong, _owner: JObject<'l>, name: JByteArray<'l>, values: JLongArray<'l>,
     ) {
         use jni::refs::Reference;
         let (table, name) = table_and_name(env, handle, &name)?;
@@ -176,10 +169,7 @@ hot_native! {
 
     /// Exits an entry at `now_ms` (`outcome` 0: ok, 1: it failed); 0, or throws.
     fn Java_io_sdsnative_Native_exit(
-        start_ms: jlong,
-        packed: jlong,
-        now_ms: jlong,
-        outcome: jint,
+        start_ms: jlong, packed: jlong, now_ms: jlong, outcome: jint,
     ) with |env, table: AnyTable| {
         let outcome = Outcome::from_code(i64::from(outcome))?;
         let entry = Entry::unpack(packed as u64, time::from_i64(start_ms)?)

@@ -36,12 +36,7 @@ setup_native! {
     /// `tally` is not null, also writes the bucket's value and the sliding sum
     /// ending there to `tally[0]` and `tally[1]`, read after the one write.
     fn Java_io_sdsnative_Native_windowAdd(
-        env,
-        handle: jlong,
-        _owner: JObject<'l>,
-        t: jlong,
-        n: jlong,
-        tally: JLongArray<'l>,
+        env, handle: jlong, _owner: JObject<'l>, t: jlong, n: jlong, tally: JLongArray<'l>,
     ) -> jlong {
         use jni::refs::Reference;
         // SAFETY: the owner passes its own live handle and stays reachable.

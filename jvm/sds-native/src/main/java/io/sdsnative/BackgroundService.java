@@ -2,6 +2,7 @@ package io.sdsnative;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 
 /**
@@ -74,10 +75,7 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
         if (!closing.compareAndSet(false, true)) {
             return;
         }
-        call(address -> {
-            Native.serviceStop(address, this);
-            return null;
-        });
+        handle.run(address -> Native.serviceStop(address, this));
         last = call(this::readStatus);
         handle.close();
         client.forget(this);
@@ -89,11 +87,11 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
      * @throws SdsException {@code CLOSED} once closed
      */
     <T> T call(LongFunction<T> call) {
-        long address = handle.acquire();
-        try {
-            return call.apply(address);
-        } finally {
-            handle.release();
-        }
+        return handle.call(call);
+    }
+
+    /** As {@link #call}, for a call without a result. */
+    void run(LongConsumer call) {
+        handle.run(call);
     }
 }

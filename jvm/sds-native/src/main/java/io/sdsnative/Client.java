@@ -115,12 +115,7 @@ public final class Client implements AutoCloseable {
      * name); null for a client's own table.
      */
     public String sharedPath() {
-        long handle = table.acquire();
-        try {
-            return Native.tableSharedPath(handle, this);
-        } finally {
-            table.release();
-        }
+        return table.call(handle -> Native.tableSharedPath(handle, this));
     }
 
     /** Enters {@code point} now. */
@@ -163,12 +158,7 @@ public final class Client implements AutoCloseable {
      * entries, then watches the new entry if it holds a permit.
      */
     private Entry limitedOrDowngraded(Point p, String point, long nowMs, long packed) {
-        long handle = table.acquire();
-        try {
-            returnDroppedPermits(handle);
-        } finally {
-            table.release();
-        }
+        table.run(this::returnDroppedPermits);
         if (p.limited && (packed & PERMIT) != 0) {
             return Entry.watched(this, point, nowMs, packed);
         }
@@ -215,28 +205,22 @@ public final class Client implements AutoCloseable {
         }
         byte[] name = name(point);
         Point p = point(point);
-        long handle = table.acquire();
-        try {
+        table.run(handle -> {
             Native.setStrategy(handle, this, name, strategy.values());
             p.limited = strategy.get("concurrentThreshold") >= 0;
-        } finally {
-            table.release();
-        }
+        });
     }
 
     /** Removes the strategy of {@code point}; its counters stay. */
     public void removeStrategy(String point) {
         byte[] name = name(point);
-        long handle = table.acquire();
-        try {
+        table.run(handle -> {
             Native.setStrategy(handle, this, name, null);
             Point p = points.get(point);
             if (p != null) {
                 p.limited = false;
             }
-        } finally {
-            table.release();
-        }
+        });
     }
 
     /** The stats of {@code point} now. */
@@ -248,14 +232,11 @@ public final class Client implements AutoCloseable {
     public Stats stats(String point, long nowMs) {
         byte[] name = name(point);
         long[] out = new long[CoreTables.STATS_NAMES.length];
-        long handle = table.acquire();
-        try {
+        return table.call(handle -> {
             returnDroppedPermits(handle);
             Native.stats(handle, this, name, nowMs, out);
-        } finally {
-            table.release();
-        }
-        return new Stats(out);
+            return new Stats(out);
+        });
     }
 
     /**
@@ -305,13 +286,8 @@ public final class Client implements AutoCloseable {
         if (config == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, what + " is null");
         }
-        long handle = table.acquire();
-        T started;
-        try {
-            started = service.apply(this, Native.serviceStart(handle, this, config.kind, config.encoded()));
-        } finally {
-            table.release();
-        }
+        T started = table.call(handle -> service.apply(this,
+                Native.serviceStart(handle, this, config.kind, config.encoded())));
         services.add(started);
         if (table.isClosed()) {
             started.close(); // closed meanwhile: close() may have missed it
@@ -360,14 +336,11 @@ public final class Client implements AutoCloseable {
 
     private Point newPoint(String name) {
         byte[] bytes = name(name);
-        long handle = table.acquire();
-        try {
+        return table.call(handle -> {
             Point created = new Point(Native.pointId(handle, this, bytes));
             Point raced = points.putIfAbsent(name, created);
             return raced != null ? raced : created;
-        } finally {
-            table.release();
-        }
+        });
     }
 
     /** The UTF-8 bytes of a point name; a lone surrogate has none, so it is refused. */

@@ -30,10 +30,7 @@ public final class ClusterSync extends BackgroundService<ClusterStatus> {
      *     {@code CLOSED}
      */
     public void syncNow() {
-        call(handle -> {
-            Native.clusterSyncNow(handle, this);
-            return null;
-        });
+        run(handle -> Native.clusterSyncNow(handle, this));
     }
 
     /** Exact mode at the current time: see {@link #enterExact(String, long)}. */

@@ -3,6 +3,7 @@ package io.sdsnative;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * Native memory that {@link #close()} frees as soon as no call is using it.
@@ -57,6 +58,28 @@ final class NativeHandle {
             throw closedError();
         }
         return address;
+    }
+
+    /**
+     * {@code call} with the address, which stays valid until it returns.
+     *
+     * @throws SdsException {@code CLOSED} once closed
+     */
+    <T> T call(LongFunction<T> call) {
+        long address = acquire();
+        try {
+            return call.apply(address);
+        } finally {
+            release();
+        }
+    }
+
+    /** As {@link #call}, for a call without a result. */
+    void run(LongConsumer call) {
+        call(address -> {
+            call.accept(address);
+            return null;
+        });
     }
 
     private static SdsException closedError() {

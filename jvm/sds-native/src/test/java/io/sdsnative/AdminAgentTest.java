@@ -1,6 +1,7 @@
 package io.sdsnative;
 
 import static io.sdsnative.BackgroundThreads.assertGone;
+import static io.sdsnative.BackgroundThreads.limitedToOne;
 import static io.sdsnative.BackgroundThreads.threadNames;
 import static io.sdsnative.FakeConsole.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -96,15 +97,16 @@ class AdminAgentTest {
         fake.close();
     }
 
+    /** An agent of {@code client} once it applied version 1, {@code strategies} (the console's JSON). */
+    private AdminAgent startedWith(Client client, String strategies) throws Exception {
+        fake.setApp(GROUP, APP, strategies);
+        AdminAgent agent = client.connectAdmin(config().build());
+        statusUntil(agent, "version 1", s -> s.version() == 1);
+        return agent;
+    }
+
     private AdminConfig.Builder config() {
-        return AdminConfig.builder()
-                .servers(fake.url())
-                .appGroup(GROUP)
-                .appName(APP)
-                .ip("10.1.2.3")
-                .hostname("test-host")
-                .pullIntervalMs(100)
-                .timeoutMs(300);
+        return fake.agentConfig(GROUP, APP);
     }
 
     private static AdminStatus statusUntil(AdminAgent agent, String what, Predicate<AdminStatus> check)
@@ -117,21 +119,12 @@ class AdminAgentTest {
         return BackgroundThreads.statusUntil(agent::status, timeoutMs, what, check);
     }
 
-    /** Whether a second call to {@code point} at one instant is refused: a visit threshold of 1 is in force. */
-    private static boolean limitedToOne(Client client, String point) {
-        long now = System.currentTimeMillis();
-        client.enter(point, now).close();
-        Entry second = client.enter(point, now);
-        second.close();
-        return second.isDowngraded();
-    }
-
     @Test
     void aStrategyChangeIsInForceWithinOneIntervalAndARemovedPointLosesIt() throws Exception {
-        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"{\\\"busy\\\":true}\"},"
-                + "{\"point\":\"b\",\"visitThreshold\":1}]");
-        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
-            AdminStatus status = statusUntil(agent, "version 1", s -> s.version() == 1);
+        String strategies = "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"{\\\"busy\\\":true}\"},"
+                + "{\"point\":\"b\",\"visitThreshold\":1}]";
+        try (Client client = new Client(16); AdminAgent agent = startedWith(client, strategies)) {
+            AdminStatus status = agent.status();
             assertTrue(status.lastPullOk());
             assertTrue(status.isReporter());
             assertEquals(fake.url(), status.server());
@@ -162,9 +155,8 @@ class AdminAgentTest {
 
     @Test
     void anInvalidStrategyIsRefusedTheOldOneKeptAndTheReasonLogged() throws Exception {
-        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"old\"}]");
-        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
-            statusUntil(agent, "version 1", s -> s.version() == 1);
+        String strategies = "[{\"point\":\"a\",\"visitThreshold\":1,\"returnValueStr\":\"old\"}]";
+        try (Client client = new Client(16); AdminAgent agent = startedWith(client, strategies)) {
             fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":\"50\",\"returnValueStr\":\"new\"}]");
             AdminStatus status = statusUntil(agent, "version 2", s -> s.version() == 2);
             assertTrue(limitedToOne(client, "a"), "the old strategy is kept");
@@ -184,9 +176,8 @@ class AdminAgentTest {
 
     /** A failure mode of the pull: visible in the status, the strategies in force kept. */
     private void survives(String mode, String expectedError) throws Exception {
-        fake.setApp(GROUP, APP, "[{\"point\":\"a\",\"visitThreshold\":1}]");
-        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
-            statusUntil(agent, "version 1", s -> s.version() == 1);
+        String strategies = "[{\"point\":\"a\",\"visitThreshold\":1}]";
+        try (Client client = new Client(16); AdminAgent agent = startedWith(client, strategies)) {
             fake.mode("pull", mode);
             fake.setApp(GROUP, APP, "[]");
             AdminStatus status = statusUntil(agent, "a failed pull", s -> s.pullFailures() >= 1);
@@ -251,9 +242,8 @@ class AdminAgentTest {
      */
     @Test
     void theUploadEqualsTheClientsLastCycle() throws Exception {
-        fake.setApp(GROUP, APP, "[{\"point\":\"up\",\"visitThreshold\":4}]");
-        try (Client client = new Client(16); AdminAgent agent = client.connectAdmin(config().build())) {
-            statusUntil(agent, "version 1", s -> s.version() == 1);
+        String strategies = "[{\"point\":\"up\",\"visitThreshold\":4}]";
+        try (Client client = new Client(16); AdminAgent agent = startedWith(client, strategies)) {
             long now = System.currentTimeMillis();
             long cycle = now - now % 10_000;
             List<Entry> held = new ArrayList<>();

@@ -1,6 +1,7 @@
 package io.sdsnative;
 
 import static io.sdsnative.BackgroundThreads.assertGone;
+import static io.sdsnative.BackgroundThreads.limitedToOne;
 import static io.sdsnative.FakeConsole.waitUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -71,28 +72,12 @@ class AdminShippedTest {
     }
 
     private static AdminConfig.Builder config(FakeConsole fake) {
-        return AdminConfig.builder()
-                .servers(fake.url())
-                .appGroup(GROUP)
-                .appName(APP)
-                .ip("10.1.2.3")
-                .hostname("test-host")
-                .pullIntervalMs(PULL_MS)
-                .timeoutMs(TIMEOUT_MS);
+        return fake.agentConfig(GROUP, APP).pullIntervalMs(PULL_MS).timeoutMs(TIMEOUT_MS);
     }
 
     private static AdminStatus statusUntil(AdminAgent agent, String what, Predicate<AdminStatus> check)
             throws InterruptedException {
         return BackgroundThreads.statusUntil(agent::status, WAIT_MS, what, check);
-    }
-
-    /** Whether a second call to {@code point} at one instant is refused: a visit threshold of 1 is in force. */
-    private static boolean limitedToOne(Client client, String point) {
-        long now = System.currentTimeMillis();
-        client.enter(point, now).close();
-        Entry second = client.enter(point, now);
-        second.close();
-        return second.isDowngraded();
     }
 
     /** One visit of {@code point} at {@code atMs}, entered and exited then. */

@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
-/** Watching the native threads of the background services (agent, cluster sync) in tests. */
+/**
+ * Watching the background services (agent, cluster sync) in tests: their
+ * native threads, their statuses, and whether a strategy is in force.
+ */
 final class BackgroundThreads {
     private BackgroundThreads() {}
 
@@ -49,5 +52,14 @@ final class BackgroundThreads {
             throws InterruptedException {
         waitUntil(timeoutMs, what, () -> check.test(status.get()));
         return status.get();
+    }
+
+    /** Whether a second call to {@code point} at one instant is refused: a visit threshold of 1 is in force. */
+    static boolean limitedToOne(Client client, String point) {
+        long now = System.currentTimeMillis();
+        client.enter(point, now).close();
+        Entry second = client.enter(point, now);
+        second.close();
+        return second.isDowngraded();
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -69,6 +70,13 @@ final class ChildJvm {
         command.add(classPath);
         command.add(main);
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String text = output(p);
+        assertEquals(0, p.waitFor(), text);
+        return text;
+    }
+
+    /** All that {@code p} writes until it closes its output, trimmed. */
+    static String output(Process p) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (InputStream in = p.getInputStream()) {
             byte[] buf = new byte[4096];
@@ -76,8 +84,6 @@ final class ChildJvm {
                 out.write(buf, 0, n);
             }
         }
-        String text = out.toString("UTF-8").trim();
-        assertEquals(0, p.waitFor(), text);
-        return text;
+        return out.toString("UTF-8").trim();
     }
 }

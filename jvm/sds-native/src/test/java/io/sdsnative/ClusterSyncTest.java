@@ -75,41 +75,49 @@ class ClusterSyncTest {
         statusUntil(cluster, "two more syncs", s -> s.syncs() >= syncs + 2);
     }
 
+    /** How the counts of one client's sync reach the other's table. */
+    private interface Carry {
+        void carry(ClusterSync sync) throws InterruptedException;
+    }
+
+    /**
+     * Two clients limited to {@code t} on {@link #POINT}, each syncing every
+     * {@code syncMs}: the first admits up to {@code first}, {@code carry} runs
+     * on its sync then on the other's, and the second admits up to {@code t}.
+     * What each admitted; a local point counts per client.
+     */
+    private int[] admittedOneAfterTheOther(int t, int syncMs, int first, Carry carry) throws Exception {
+        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
+                ClusterSync ca = a.connectCluster(config().syncMs(syncMs).build());
+                ClusterSync cb = b.connectCluster(config().syncMs(syncMs).build())) {
+            int[] admitted = {admit(a, POINT, first), 0};
+            carry.carry(ca);
+            carry.carry(cb);
+            admitted[1] = admit(b, POINT, t);
+            assertEquals(t, admit(a, "local", t));
+            assertEquals(t, admit(b, "local", t), "a local point counts per client");
+            return admitted;
+        }
+    }
+
     /** After one client's sync, its admissions count against the other's; a local point stays per client. */
     @Test
     void twoClientsShareAClusterPointsVisitThreshold() throws Exception {
-        int t = 10;
-        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
-                ClusterSync ca = a.connectCluster(config().syncMs(60_000).build());
-                ClusterSync cb = b.connectCluster(config().syncMs(60_000).build())) {
-            int first = admit(a, POINT, 6);
-            ca.syncNow(); // a's 6 visits in Redis
-            cb.syncNow(); // b reads them
-            int second = admit(b, POINT, t);
-            System.out.printf("cluster point, sync_now between: T=%d, bound=%d (every count synced before the"
-                    + " other decides), admitted %d + %d%n", t, t, first, second);
-            assertEquals(6, first);
-            assertEquals(4, second);
-            assertEquals(t, admit(a, "local", t));
-            assertEquals(t, admit(b, "local", t), "a local point counts per client");
-        }
+        // a's 6 visits in Redis, then b reads them.
+        int[] admitted = admittedOneAfterTheOther(10, 60_000, 6, ClusterSync::syncNow);
+        System.out.printf("cluster point, sync_now between: T=%d, bound=%d (every count synced before the"
+                + " other decides), admitted %d + %d%n", 10, 10, admitted[0], admitted[1]);
+        assertEquals(6, admitted[0]);
+        assertEquals(4, admitted[1]);
     }
 
     /** The same through the background thread alone (sync every 20 ms). */
     @Test
     void theSyncThreadCarriesTheCountsToTheOtherClient() throws Exception {
-        int t = 10;
-        try (Client a = clientLimitedTo(t); Client b = clientLimitedTo(t);
-                ClusterSync ca = a.connectCluster(config().syncMs(20).build());
-                ClusterSync cb = b.connectCluster(config().syncMs(20).build())) {
-            int first = admit(a, POINT, 7);
-            aWholeSync(ca);
-            aWholeSync(cb);
-            int second = admit(b, POINT, t);
-            System.out.printf("cluster point, sync_ms 20: T=%d, admitted %d + %d%n", t, first, second);
-            assertEquals(7, first);
-            assertEquals(3, second);
-        }
+        int[] admitted = admittedOneAfterTheOther(10, 20, 7, ClusterSyncTest::aWholeSync);
+        System.out.printf("cluster point, sync_ms 20: T=%d, admitted %d + %d%n", 10, admitted[0], admitted[1]);
+        assertEquals(7, admitted[0]);
+        assertEquals(3, admitted[1]);
     }
 
     /**

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
+import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,8 +30,18 @@ import org.junit.jupiter.api.TestFactory;
 class ConformanceTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The folder conformance/scenarios. */
+    private static File scenarioDir() {
+        return new File(System.getProperty("sds.conformance.dir", "../../conformance/scenarios"));
+    }
+
+    /** The cases of a file of conformance/ ({@code "settings.json"}, {@code "strategies.json"}). */
+    static JsonNode cases(String file) throws IOException {
+        return JSON.readTree(new File(scenarioDir().getParentFile(), file)).get("cases");
+    }
+
     static File[] scenarioFiles() {
-        File dir = new File(System.getProperty("sds.conformance.dir", "../../conformance/scenarios"));
+        File dir = scenarioDir();
         File[] files = dir.listFiles((d, name) -> name.endsWith(".json"));
         assertTrue(files != null && files.length >= 3, "scenarios are missing in " + dir);
         Arrays.sort(files);

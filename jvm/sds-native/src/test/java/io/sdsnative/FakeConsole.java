@@ -101,6 +101,21 @@ final class FakeConsole implements AutoCloseable {
         throw new IllegalStateException("no tools/fake-sds-admin.py above " + new File("").getAbsolutePath());
     }
 
+    /**
+     * A config of an agent of {@code group}/{@code app} on this console, as
+     * 10.1.2.3 on test-host, pulling every 100 ms with a 300 ms timeout.
+     */
+    AdminConfig.Builder agentConfig(String group, String app) {
+        return AdminConfig.builder()
+                .servers(url())
+                .appGroup(group)
+                .appName(app)
+                .ip("10.1.2.3")
+                .hostname("test-host")
+                .pullIntervalMs(100)
+                .timeoutMs(300);
+    }
+
     String url() {
         return (tlsSockets == null ? "http" : "https") + "://127.0.0.1:" + port;
     }

@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -29,15 +27,10 @@ import org.junit.jupiter.api.TestFactory;
 class SettingsConformanceTest {
     private static final Pattern NAME = Pattern.compile("\\{([a-z_]+)\\}");
 
-    private static JsonNode cases() throws Exception {
-        File dir = new File(System.getProperty("sds.conformance.dir", "../../conformance/scenarios"));
-        return new ObjectMapper().readTree(new File(dir.getParentFile(), "settings.json")).get("cases");
-    }
-
     @TestFactory
     Stream<DynamicTest> everyCaseGetsItsVerdict() throws Exception {
         List<DynamicTest> tests = new ArrayList<>();
-        for (JsonNode c : cases()) {
+        for (JsonNode c : ConformanceTest.cases("settings.json")) {
             String name = c.get("service").asText() + ": " + c.get("name").asText();
             tests.add(DynamicTest.dynamicTest(name, () -> run(c)));
         }

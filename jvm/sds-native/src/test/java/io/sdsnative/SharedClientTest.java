@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,14 +36,7 @@ class SharedClientTest {
         all[1] = String.valueOf(CAPACITY);
         System.arraycopy(args, 0, all, 2, args.length);
         Process p = ChildJvm.start(SharedChild.class, all);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = p.getInputStream()) {
-            byte[] buf = new byte[4096];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-            }
-        }
-        String text = out.toString("UTF-8").trim();
+        String text = ChildJvm.output(p);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), text);
         assertEquals(0, p.exitValue(), text);
         return text;

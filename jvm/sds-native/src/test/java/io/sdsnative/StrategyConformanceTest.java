@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -28,15 +27,10 @@ class StrategyConformanceTest {
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
-    private static JsonNode cases() throws Exception {
-        File dir = new File(System.getProperty("sds.conformance.dir", "../../conformance/scenarios"));
-        return new ObjectMapper().readTree(new File(dir.getParentFile(), "strategies.json")).get("cases");
-    }
-
     @TestFactory
     Stream<DynamicTest> everyCaseAsText() throws Exception {
         List<DynamicTest> tests = new ArrayList<>();
-        for (JsonNode c : cases()) {
+        for (JsonNode c : ConformanceTest.cases("strategies.json")) {
             tests.add(DynamicTest.dynamicTest(c.get("name").asText(),
                     () -> check(c, () -> Strategy.fromJson(c.get("json").asText()))));
         }
@@ -48,7 +42,7 @@ class StrategyConformanceTest {
     Stream<DynamicTest> everyCaseAsBuilderCalls() throws Exception {
         List<DynamicTest> tests = new ArrayList<>();
         int skipped = 0;
-        for (JsonNode c : cases()) {
+        for (JsonNode c : ConformanceTest.cases("strategies.json")) {
             Supplier<Strategy> build = builderCalls(c);
             if (build == null) {
                 skipped++;

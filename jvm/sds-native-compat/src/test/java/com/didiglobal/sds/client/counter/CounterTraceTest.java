@@ -7,6 +7,7 @@ import com.didiglobal.sds.client.bean.VisitWrapperValue;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -175,36 +176,21 @@ class CounterTraceTest {
         void read(String where) {
             long s = second(time);
             long lastCycleEnd = s / WINDOW * WINDOW - 1;
-            switch (random.nextInt(9)) {
-                case 0:
-                    assertEquals(window(exceptions, s), counter.getExceptionValue(time), where);
-                    break;
-                case 1:
-                    assertEquals(window(timeouts, s), counter.getTimeoutValue(time), where);
-                    break;
-                case 2:
-                    assertEquals(window(downgrades, s), counter.getDowngradeValue(time), where);
-                    break;
-                case 3:
-                    assertEquals(window(visits, lastCycleEnd), counter.getLastCycleVisitValue(time), where);
-                    break;
-                case 4:
-                    assertEquals(window(exceptions, lastCycleEnd), counter.getLastCycleExceptionValue(time), where);
-                    break;
-                case 5:
-                    assertEquals(window(timeouts, lastCycleEnd), counter.getLastCycleTimeoutValue(time), where);
-                    break;
-                case 6:
-                    assertEquals(window(downgrades, lastCycleEnd), counter.getLastCycleDowngradeValue(time), where);
-                    break;
-                case 7:
-                    assertEquals(visits.get(s - 1), counter.getLastSecondVisitBucketValue(time), where);
-                    break;
-                default:
-                    long cycle = time / (WINDOW * SECOND) - 1;
-                    assertEquals(cycleMax.getOrDefault(cycle, 0L).longValue(),
-                            counter.getLastCycleConcurrentValue(time), where);
-            }
+            long cycle = time / (WINDOW * SECOND) - 1;
+            // One of these reads, each {the model's value, the counter's}.
+            LongSupplier[][] reads = {
+                {() -> window(exceptions, s), () -> counter.getExceptionValue(time)},
+                {() -> window(timeouts, s), () -> counter.getTimeoutValue(time)},
+                {() -> window(downgrades, s), () -> counter.getDowngradeValue(time)},
+                {() -> window(visits, lastCycleEnd), () -> counter.getLastCycleVisitValue(time)},
+                {() -> window(exceptions, lastCycleEnd), () -> counter.getLastCycleExceptionValue(time)},
+                {() -> window(timeouts, lastCycleEnd), () -> counter.getLastCycleTimeoutValue(time)},
+                {() -> window(downgrades, lastCycleEnd), () -> counter.getLastCycleDowngradeValue(time)},
+                {() -> visits.get(s - 1), () -> counter.getLastSecondVisitBucketValue(time)},
+                {() -> cycleMax.getOrDefault(cycle, 0L), () -> counter.getLastCycleConcurrentValue(time)},
+            };
+            LongSupplier[] read = reads[random.nextInt(reads.length)];
+            assertEquals(read[0].getAsLong(), read[1].getAsLong(), where);
         }
 
         long second(long t) {

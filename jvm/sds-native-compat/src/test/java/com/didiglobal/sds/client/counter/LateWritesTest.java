@@ -17,27 +17,40 @@ class LateWritesTest {
     /** The outside sweep's minimal case: SDS returns 1 (the window of seconds -5..4). */
     @Test
     void aLateExceptionReturnsTheWindowOfItsStart() {
-        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
-        assertEquals(1, c.exceptionAddAndGet(T0 + 8_727));
-        assertEquals(1, c.tokenBucketInvokeAddAndGet(T0 + 8_732));
-        assertEquals(1, c.exceptionAddAndGet(T0 + 4_301), "second 8 is not in the window ending at second 4");
-        assertEquals(2, c.getExceptionValue(T0 + 12_942), "both in the window of now");
+        assertLateWrites(PowerfulCycleTimeCounter::exceptionAddAndGet, PowerfulCycleTimeCounter::getExceptionValue);
+        assertLateWrites(PowerfulCycleTimeCounter::timeoutAddAndGet, PowerfulCycleTimeCounter::getTimeoutValue);
+    }
 
-        PowerfulCycleTimeCounter t = new PowerfulCycleTimeCounter();
-        assertEquals(1, t.timeoutAddAndGet(T0 + 8_727));
-        assertEquals(1, t.tokenBucketInvokeAddAndGet(T0 + 8_732));
-        assertEquals(1, t.timeoutAddAndGet(T0 + 4_301));
-        assertEquals(2, t.getTimeoutValue(T0 + 12_942));
+    /** A counter call at a time: {@code exceptionAddAndGet}, {@code getTimeoutValue}, ... */
+    private interface Call {
+        long at(PowerfulCycleTimeCounter counter, long time);
+    }
+
+    private static void assertLateWrites(Call add, Call read) {
+        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
+        assertEquals(1, add.at(c, T0 + 8_727));
+        assertEquals(1, c.tokenBucketInvokeAddAndGet(T0 + 8_732));
+        assertEquals(1, add.at(c, T0 + 4_301), "second 8 is not in the window ending at second 4");
+        assertEquals(2, read.at(c, T0 + 12_942), "both in the window of now");
+    }
+
+    /**
+     * After a visit at {@code visitMs}, an exception of a request started at
+     * {@code firstMs} and one started at {@code lateMs}: the second returns
+     * 2 ({@code why}), and both are in the window at {@code readMs}.
+     */
+    private static void assertBothCounted(long visitMs, long firstMs, long lateMs, long readMs, String why) {
+        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
+        c.visitAddAndGet(visitMs);
+        assertEquals(1, c.exceptionAddAndGet(firstMs));
+        assertEquals(2, c.exceptionAddAndGet(lateMs), why);
+        assertEquals(2, c.getExceptionValue(readMs));
     }
 
     /** A start older than the ring counts now: the window of now. */
     @Test
     void aStartOlderThanTheRingReturnsTheWindowOfNow() {
-        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
-        c.visitAddAndGet(T0 + 40_000);
-        assertEquals(1, c.exceptionAddAndGet(T0 + 39_000));
-        assertEquals(2, c.exceptionAddAndGet(T0 + 5_000), "35 s back: counted at second 40");
-        assertEquals(2, c.getExceptionValue(T0 + 40_500));
+        assertBothCounted(T0 + 40_000, T0 + 39_000, T0 + 5_000, T0 + 40_500, "35 s back: counted at second 40");
     }
 
     /**
@@ -64,10 +77,7 @@ class LateWritesTest {
     /** A start after the last present-time call (another thread's) is the present. */
     @Test
     void aStartAfterTheLastVisitIsThePresent() {
-        PowerfulCycleTimeCounter c = new PowerfulCycleTimeCounter();
-        c.visitAddAndGet(T0 + 1_000);
-        assertEquals(1, c.exceptionAddAndGet(T0 + 40_000));
-        assertEquals(2, c.exceptionAddAndGet(T0 + 9_000), "31 s before that present: counted at second 40");
-        assertEquals(2, c.getExceptionValue(T0 + 40_000));
+        assertBothCounted(T0 + 1_000, T0 + 40_000, T0 + 9_000, T0 + 40_000,
+                "31 s before that present: counted at second 40");
     }
 }

@@ -13,21 +13,25 @@ class SlidingWindowDataTest {
     static final long T0 = 1_700_000_000_000L;
     static final long S = 1000;
 
+    /** {@code v} holds {@code bucket} in its bucket and {@code sliding} in its window. */
+    static void assertTally(long bucket, long sliding, VisitWrapperValue v, String where) {
+        assertEquals(bucket, v.getBucketValue(), where);
+        assertEquals(sliding, v.getSlidingCycleValue(), where);
+    }
+
     @Test
     void slidingSumCoversTheLastTenSeconds() {
         SlidingWindowData w = new SlidingWindowData();
         for (int s = 0; s < 15; s++) {
             VisitWrapperValue v = w.incrementAndGet(T0 + s * S + 500);
-            assertEquals(1, v.getBucketValue());
-            assertEquals(Math.min(s + 1, 10), v.getSlidingCycleValue(), "second " + s);
+            assertTally(1, Math.min(s + 1, 10), v, "second " + s);
         }
         assertEquals(10, w.getCurSlidingCycleValue(T0 + 14 * S));
         assertEquals(9, w.getCurSlidingCycleValue(T0 + 15 * S), "second 5 is the oldest now");
         assertEquals(1, w.getBucketValue(T0 + 14 * S + 999));
         assertEquals(0, w.getBucketValue(T0 + 15 * S));
         VisitWrapperValue v = w.incrementAndGet(T0 + 14 * S);
-        assertEquals(2, v.getBucketValue());
-        assertEquals(11, v.getSlidingCycleValue());
+        assertTally(2, 11, v, "");
     }
 
     @Test
@@ -52,8 +56,7 @@ class SlidingWindowDataTest {
         w.incrementAndGet(T0);
         // Same ring slot one lap (30 s) later: the old count is gone, not added.
         VisitWrapperValue v = w.incrementAndGet(T0 + 30 * S);
-        assertEquals(1, v.getBucketValue());
-        assertEquals(1, v.getSlidingCycleValue());
+        assertTally(1, 1, v, "");
         assertEquals(0, w.getCurSlidingCycleValue(T0 + 3_600 * S));
         assertEquals(0, w.getBucketValue(T0 + 60 * S));
     }
@@ -78,8 +81,7 @@ class SlidingWindowDataTest {
         SlidingWindowData w = new SlidingWindowData(3, 1, 10);
         w.incrementAndGet(T0);
         VisitWrapperValue v = w.incrementAndGet(T0 + 9 * S);
-        assertEquals(2, v.getBucketValue());
-        assertEquals(2, v.getSlidingCycleValue());
+        assertTally(2, 2, v, "");
         assertEquals(2, w.getLastWholeCycleValue(T0 + 10 * S));
         assertEquals(0, w.getCurSlidingCycleValue(T0 + 10 * S));
         // Two-second buckets, a 4-bucket (8 s) window.
