@@ -24,10 +24,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -39,13 +36,13 @@ import org.openjdk.jmh.annotations.TearDown;
  * this measures the bookkeeping of a passing request.
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class Benchmarks {
     private static final String POINT = "orderService.process";
     /** A point without a concurrency limit: its entries hold no permit. */
     private static final String NO_PERMIT_POINT = "orderService.lookup";
     private static final long FIXED_MS = 1_700_000_000_000L;
+    /** {@link #enterExit}'s time for "read the clock at enter and at exit". */
+    static final long CLOCK = -1;
 
     private Client client;
     /** A client on a table file (in a fresh temporary folder), with POINT's strategy. */
@@ -108,6 +105,22 @@ public class Benchmarks {
     }
 
     /**
+     * Enters {@code point} and exits the entry: both at {@code nowMs}, or
+     * each reading the clock when it is {@link #CLOCK}. Whether it was
+     * downgraded, for JMH to consume.
+     */
+    static boolean enterExit(Client client, String point, long nowMs) {
+        Entry e = nowMs == CLOCK ? client.enter(point) : client.enter(point, nowMs);
+        boolean downgraded = e.isDowngraded();
+        if (nowMs == CLOCK) {
+            e.close();
+        } else {
+            e.exit(nowMs);
+        }
+        return downgraded;
+    }
+
+    /**
      * The floor: one native call doing the least real work (reading a
      * bucket); the library ships no empty native method.
      */
@@ -125,38 +138,25 @@ public class Benchmarks {
     /** io.sdsnative: enter + exit, each reading the clock. */
     @Benchmark
     public boolean sdsNativeEnterExit() {
-        Entry e = client.enter(POINT);
-        boolean downgraded = e.isDowngraded();
-        e.close();
-        return downgraded;
+        return enterExit(client, POINT, CLOCK);
     }
 
     /** io.sdsnative: enter + exit at one time the caller read once. */
     @Benchmark
     public boolean sdsNativeEnterExitOneClock() {
-        long now = System.currentTimeMillis();
-        Entry e = client.enter(POINT, now);
-        boolean downgraded = e.isDowngraded();
-        e.exit(now);
-        return downgraded;
+        return enterExit(client, POINT, System.currentTimeMillis());
     }
 
     /** io.sdsnative: enter + exit at a fixed time: JNI and core only. */
     @Benchmark
     public boolean sdsNativeEnterExitNoClock() {
-        Entry e = client.enter(POINT, FIXED_MS);
-        boolean downgraded = e.isDowngraded();
-        e.exit(FIXED_MS);
-        return downgraded;
+        return enterExit(client, POINT, FIXED_MS);
     }
 
     /** As sdsNativeEnterExitNoClock, on a table shared through a file. */
     @Benchmark
     public boolean sdsNativeSharedEnterExitNoClock() {
-        Entry e = shared.enter(POINT, FIXED_MS);
-        boolean downgraded = e.isDowngraded();
-        e.exit(FIXED_MS);
-        return downgraded;
+        return enterExit(shared, POINT, FIXED_MS);
     }
 
     /**
@@ -165,10 +165,7 @@ public class Benchmarks {
      */
     @Benchmark
     public boolean sdsNativeEnterExitNoPermitNoClock() {
-        Entry e = client.enter(NO_PERMIT_POINT, FIXED_MS);
-        boolean downgraded = e.isDowngraded();
-        e.exit(FIXED_MS);
-        return downgraded;
+        return enterExit(client, NO_PERMIT_POINT, FIXED_MS);
     }
 
     /** The drop-in at a fixed time: JNI and window only. */

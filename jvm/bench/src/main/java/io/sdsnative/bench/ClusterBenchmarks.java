@@ -4,15 +4,10 @@ import io.sdsnative.Client;
 import io.sdsnative.ClusterConfig;
 import io.sdsnative.ClusterDecision;
 import io.sdsnative.ClusterSync;
-import io.sdsnative.Entry;
 import io.sdsnative.RedisServer;
 import io.sdsnative.Strategy;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -25,8 +20,6 @@ import org.openjdk.jmh.annotations.TearDown;
  * Enter + exit read the clock, as users call them.
  */
 @State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class ClusterBenchmarks {
     private static final String LOCAL = "orderService.local";
     private static final String CLUSTER = "orderService.cluster";
@@ -57,18 +50,12 @@ public class ClusterBenchmarks {
 
     @Benchmark
     public boolean sdsNativeLocalPointEnterExit() {
-        Entry e = client.enter(LOCAL);
-        boolean downgraded = e.isDowngraded();
-        e.close();
-        return downgraded;
+        return Benchmarks.enterExit(client, LOCAL, Benchmarks.CLOCK);
     }
 
     @Benchmark
     public boolean sdsNativeClusterPointEnterExit() {
-        Entry e = client.enter(CLUSTER);
-        boolean downgraded = e.isDowngraded();
-        e.close();
-        return downgraded;
+        return Benchmarks.enterExit(client, CLUSTER, Benchmarks.CLOCK);
     }
 
     /** Exact mode: one round trip to Redis and its Lua script per decision. */

@@ -5,6 +5,8 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
@@ -14,9 +16,10 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs every benchmark in one short JMH run (1 fork, 3 x 1 s warm-up,
- * 5 x 1 s measured, -prof gc) and prints ns/op, bytes/op and the ratios the
- * README quotes. An optional argument is a regex of benchmarks to run.
+ * Runs every benchmark in one short JMH run (average time in ns, 1 fork,
+ * 3 x 1 s warm-up, 5 x 1 s measured, -prof gc) and prints ns/op, bytes/op
+ * and the ratios the README quotes. An optional argument is a regex of
+ * benchmarks to run.
  */
 public final class RunAll {
     private RunAll() {}
@@ -26,6 +29,8 @@ public final class RunAll {
         File logs = new File("build/sentinel-logs");
         Options options = new OptionsBuilder()
                 .include(include)
+                .mode(Mode.AverageTime)
+                .timeUnit(TimeUnit.NANOSECONDS)
                 .forks(1)
                 .warmupIterations(3)
                 .warmupTime(TimeValue.seconds(1))
