@@ -11,22 +11,15 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use governor::{Quota, RateLimiter};
 use sds_core::{
-    AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointId, PointTable, Shared, Slot, Strategy,
-    TableState, TableStorage,
+    AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointId, PointTable, Shared, Slot, TableState,
+    TableStorage,
 };
 
-const T: u64 = 1_700_000_000_000;
+#[path = "../examples/common/mod.rs"]
+mod common;
+use common::five_rules;
 
-fn five_rules() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = i64::MAX;
-    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
-    s.concurrent_threshold = 1_000;
-    s.timeout_threshold = 1_000;
-    s.timeout_count_threshold = i64::MAX;
-    s.exception_threshold = i64::MAX;
-    s
-}
+const T: u64 = 1_700_000_000_000;
 
 fn decision(c: &mut Criterion) {
     let mut g = c.benchmark_group("decision");

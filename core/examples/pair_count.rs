@@ -19,24 +19,17 @@ use std::time::Instant;
 
 use governor::{Quota, RateLimiter};
 use sds_core::{
-    AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts, Shared, Slot,
-    Strategy, TableState,
+    AlwaysAlive, Entry, Error, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts,
+    Shared, Slot, TableState, TableStorage,
 };
+
+#[path = "common/mod.rs"]
+mod common;
+use common::five_rules;
 
 const T: u64 = 1_700_000_000_000;
 const NAME: &[u8] = b"orderService.process";
 const CAPACITY: usize = 1024;
-
-fn five_rules() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = i64::MAX;
-    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
-    s.concurrent_threshold = 1_000;
-    s.timeout_threshold = 1_000;
-    s.timeout_count_threshold = i64::MAX;
-    s.exception_threshold = i64::MAX;
-    s
-}
 
 fn slots() -> Vec<Slot> {
     (0..CAPACITY).map(|_| Slot::new()).collect()
@@ -55,46 +48,60 @@ fn points(n: u64, cluster: bool) {
         point.store_remote(second, second - 1, &counts);
         point.publish_remote(second);
     }
+    pairs(
+        n,
+        || point.enter(black_box(T), Flags::NONE),
+        |e| {
+            point.exit(e, black_box(T), Outcome::Ok);
+            Ok(())
+        },
+    );
+}
+
+/// `n` pairs of `enter` and `exit` (an exit that fails panics).
+fn pairs(n: u64, enter: impl Fn() -> Entry, exit: impl Fn(&Entry) -> Result<(), Error>) {
     for _ in 0..n {
-        let e = point.enter(black_box(T), Flags::NONE);
-        point.exit(&e, black_box(T), Outcome::Ok);
+        let e = enter();
+        exit(&e).unwrap();
         black_box(e);
     }
 }
 
-fn by_id<S: sds_core::TableStorage>(table: &PointTable<S>, n: u64) {
+fn by_id<S: TableStorage>(table: &PointTable<S>, n: u64) {
     let id = table.set_strategy(NAME, &five_rules()).unwrap();
-    for _ in 0..n {
-        let e = table.enter_point(black_box(id), black_box(T), Flags::NONE);
-        let e = e.unwrap();
-        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
-        black_box(e);
-    }
+    pairs(
+        n,
+        || {
+            table
+                .enter_point(black_box(id), black_box(T), Flags::NONE)
+                .unwrap()
+        },
+        |e| table.exit(e, black_box(T), Outcome::Ok),
+    );
 }
 
 fn by_name(n: u64) {
     let table = PointTable::new(slots()).unwrap();
     table.set_strategy(NAME, &five_rules()).unwrap();
-    for _ in 0..n {
-        let e = table.enter(black_box(NAME), black_box(T), Flags::NONE);
-        let e = e.unwrap();
-        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
-        black_box(e);
-    }
+    pairs(
+        n,
+        || {
+            table
+                .enter(black_box(NAME), black_box(T), Flags::NONE)
+                .unwrap()
+        },
+        |e| table.exit(e, black_box(T), Outcome::Ok),
+    );
 }
 
 fn ledger(n: u64) {
     let (state, slots) = (TableState::new(), slots());
     let row: Vec<Held> = (0..CAPACITY).map(|_| Held::new()).collect();
     let storage = Shared::with_ledger(&state, &slots, &row);
-    let table = PointTable::with_owner(storage, Owner::new(2).unwrap(), AlwaysAlive).unwrap();
-    let id = table.set_strategy(NAME, &five_rules()).unwrap();
-    for _ in 0..n {
-        let e = table.enter_point(black_box(id), black_box(T), Flags::NONE);
-        let e = e.unwrap();
-        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
-        black_box(e);
-    }
+    by_id(
+        &PointTable::with_owner(storage, Owner::new(2).unwrap(), AlwaysAlive).unwrap(),
+        n,
+    );
 }
 
 fn governor(n: u64) {

@@ -268,22 +268,39 @@ impl Point {
             }
             self.release(held, holder);
         }
-        let failed = outcome == Outcome::Error;
         let timeout = self
             .strategy
             .field(Field::TimeoutThreshold)
             .filter(|&t| t > 0);
+        let failed = outcome == Outcome::Error;
         if !(failed || timeout.is_some() || entry.is_probe()) {
             return;
         }
         let now_ms = clock();
+        let timed_out = timeout.is_some_and(|t| now_ms.saturating_sub(entry.start_ms) > t as u64);
+        if failed || timed_out || entry.is_probe() {
+            self.settle(entry, now_ms, failed, timed_out, holder);
+        }
+    }
+
+    /// What an exit at `now_ms` counts besides its permit: its exception,
+    /// its timeout, a probe's outcome. Out of line: the usual exit (ok, in
+    /// time, no probe) runs none of it.
+    #[cold]
+    #[inline(never)]
+    fn settle(
+        &self,
+        entry: &Entry,
+        now_ms: u64,
+        failed: bool,
+        timed_out: bool,
+        holder: &Holder<'_>,
+    ) {
         if failed {
             self.record(Counter::Exception, entry.start_ms, now_ms);
         }
-        if let Some(t) = timeout {
-            if now_ms.saturating_sub(entry.start_ms) > t as u64 {
-                self.record(Counter::Timeout, entry.start_ms, now_ms);
-            }
+        if timed_out {
+            self.record(Counter::Timeout, entry.start_ms, now_ms);
         }
         if entry.is_probe() {
             let strategy = self.strategy.load();

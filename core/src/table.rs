@@ -815,7 +815,13 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 
     /// Enters the point named `name` (created if needed).
     pub fn enter(&self, name: &[u8], now_ms: u64, flags: Flags) -> Result<Entry, Error> {
-        self.enter_point(self.insert(name)?, now_ms, flags)
+        let id = self.insert(name)?;
+        // `insert` gives the id of a ready slot only, and a ready slot stays
+        // ready: its state is not read again.
+        match self.slots().get(id.0 as usize) {
+            Some(slot) => Ok(self.enter_slot(slot, id, now_ms, flags)),
+            None => Err(Error::InvalidEntry),
+        }
     }
 
     /// Enters the point with this id.

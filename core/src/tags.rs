@@ -43,23 +43,21 @@ impl Tags {
     /// The slots of the bucket (0..BUCKET, in order) whose tag is `tag` or
     /// still 0: the only ones that may hold the name or be empty.
     #[inline]
-    pub(crate) fn candidates(&self, tag: u16) -> Candidates<'_> {
-        Candidates {
-            words: &self.0,
-            wanted: tag as u64 * ONES,
-            next_word: 0,
-            lanes: 0,
-        }
+    pub(crate) fn candidates(&self, tag: u16) -> Lanes<'_, true> {
+        self.lanes(tag)
     }
-}
 
-impl Tags {
     /// The slots of the bucket (in order) whose tag is `tag`, up to the
     /// first slot with no tag: where a published name usually is (one may
     /// lie past a slot whose claimer has not published its tag yet).
     #[inline]
-    pub(crate) fn matches(&self, tag: u16) -> Matches<'_> {
-        Matches {
+    pub(crate) fn matches(&self, tag: u16) -> Lanes<'_, false> {
+        self.lanes(tag)
+    }
+
+    #[inline]
+    fn lanes<const CANDIDATES: bool>(&self, tag: u16) -> Lanes<'_, CANDIDATES> {
+        Lanes {
             words: &self.0,
             wanted: tag as u64 * ONES,
             next_word: 0,
@@ -69,19 +67,20 @@ impl Tags {
     }
 }
 
-/// See [`Tags::matches`]: one word's lanes at a time, lowest first.
-pub(crate) struct Matches<'a> {
+/// See [`Tags::candidates`] (`CANDIDATES`) and [`Tags::matches`]: one
+/// word's lanes at a time, lowest first.
+pub(crate) struct Lanes<'a, const CANDIDATES: bool> {
     words: &'a [AtomicU64; WORDS],
     wanted: u64,
-    /// The next word to read; `WORDS` once a word had an untagged lane.
+    /// The next word to read; `WORDS` once `matches` met an untagged lane.
     next_word: usize,
-    /// The matching lanes of the word last read not yet returned.
+    /// The lanes of the word last read not yet returned.
     lanes: u64,
     /// The slot of that word's first lane.
     first: usize,
 }
 
-impl Iterator for Matches<'_> {
+impl<const CANDIDATES: bool> Iterator for Lanes<'_, CANDIDATES> {
     type Item = usize;
 
     #[inline]
@@ -90,15 +89,21 @@ impl Iterator for Matches<'_> {
             let word = self.words.get(self.next_word)?;
             let bits = word.load(Ordering::Acquire);
             let untagged = zero_lanes(bits);
-            // The lanes below the first untagged one (all when none is).
-            let before = (untagged & untagged.wrapping_neg()).wrapping_sub(1);
-            self.lanes = zero_lanes(bits ^ self.wanted) & before;
+            let matching = zero_lanes(bits ^ self.wanted);
             self.first = self.next_word * LANES;
-            self.next_word = if untagged == 0 {
-                self.next_word + 1
+            if CANDIDATES {
+                self.lanes = matching | untagged;
+                self.next_word += 1;
             } else {
-                WORDS
-            };
+                // The lanes below the first untagged one (all when none is).
+                let before = (untagged & untagged.wrapping_neg()).wrapping_sub(1);
+                self.lanes = matching & before;
+                self.next_word = if untagged == 0 {
+                    self.next_word + 1
+                } else {
+                    WORDS
+                };
+            }
         }
         let lane = self.lanes.trailing_zeros() as usize / 16;
         self.lanes &= self.lanes - 1;
@@ -111,32 +116,6 @@ impl Iterator for Matches<'_> {
 /// carry crosses into the next lane.
 fn zero_lanes(v: u64) -> u64 {
     !(((v & LOW_BITS) + LOW_BITS) | v) & HIGH_BIT
-}
-
-/// See [`Tags::candidates`]: one word's lanes at a time, lowest first.
-pub(crate) struct Candidates<'a> {
-    words: &'a [AtomicU64; WORDS],
-    wanted: u64,
-    next_word: usize,
-    /// The candidate lanes of word `next_word - 1` not yet returned.
-    lanes: u64,
-}
-
-impl Iterator for Candidates<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        while self.lanes == 0 {
-            let word = self.words.get(self.next_word)?;
-            let bits = word.load(Ordering::Acquire);
-            self.lanes = zero_lanes(bits ^ self.wanted) | zero_lanes(bits);
-            self.next_word += 1;
-        }
-        let lane = self.lanes.trailing_zeros() as usize / 16;
-        self.lanes &= self.lanes - 1;
-        Some((self.next_word - 1) * LANES + lane)
-    }
 }
 
 #[cfg(test)]
