@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pyo3::{PyTraverseError, PyVisit};
 use sds_core::ErrorCode;
 use sds_settings::{Fields, Value};
 use sds_shm::AnyTable;
@@ -204,8 +203,8 @@ fn start_in<S: Service>(
 /// What a service's Python object holds: the service, and its client,
 /// kept alive while the object exists.
 pub struct Handle<S: Service> {
-    cell: Arc<Owned<S>>,
-    client: Py<Table>,
+    pub cell: Arc<Owned<S>>,
+    pub client: Py<Table>,
 }
 
 impl<S: Service> Handle<S> {
@@ -225,10 +224,6 @@ impl<S: Service> Handle<S> {
             .map_err(|(code, message)| errors::raise(py, code, message, None))?;
         let client = client.unbind();
         Ok(Handle { cell, client })
-    }
-
-    pub fn traverse(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.client)
     }
 
     /// The status as a dict of its fields, in the crate's order; once
@@ -274,11 +269,6 @@ impl<S: Service> Handle<S> {
         )
     }
 
-    /// Whether it runs (not closed, and started by this process).
-    pub fn running(&self, py: Python<'_>) -> bool {
-        self.with(py, |_| ()).is_some()
-    }
-
     /// `close()`: stops the service and, if it is still the client's,
     /// empties the client's slot.
     pub fn close(&self, py: Python<'_>) {
@@ -313,7 +303,7 @@ macro_rules! service_class {
             }
 
             fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-                self.0.traverse(visit)
+                visit.call(&self.0.client)
             }
 
             /// Its state: the crate's status fields by name; after `close`,
@@ -325,7 +315,7 @@ macro_rules! service_class {
             /// Whether it runs (not closed, and started by this process).
             #[getter]
             fn running(&self, py: Python<'_>) -> bool {
-                self.0.running(py)
+                self.0.with(py, |_| ()).is_some()
             }
 
             $(#[$close])*

@@ -2,7 +2,7 @@
 //! `sds.Point`): names to points, enter, strategies, stats, listeners.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -143,6 +143,14 @@ impl Inner {
         Ok(entry)
     }
 
+    /// The listeners. The lock is only held for a push or a copy, so a
+    /// panic while it was held lost nothing: a poisoned lock is used as is.
+    fn listeners(&self) -> MutexGuard<'_, Vec<Py<PyAny>>> {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Calls every listener with `(point, reason, time_ms)`. A listener that
     /// raises is reported through `sys.unraisablehook`: it must not turn a
     /// downgrade into a failure of the caller.
@@ -153,10 +161,7 @@ impl Inner {
         entry: &sds_core::Entry,
         now: u64,
     ) {
-        let listeners: Vec<Py<PyAny>> = match self.listeners.lock() {
-            Ok(list) => list.iter().map(|l| l.clone_ref(py)).collect(),
-            Err(_) => return,
-        };
+        let listeners: Vec<Py<PyAny>> = self.listeners().iter().map(|l| l.clone_ref(py)).collect();
         let reason = reason_name(py, entry.reason());
         for listener in listeners {
             let listener = listener.bind(py);
@@ -349,16 +354,10 @@ impl Table {
     /// it, so it can decorate.
     fn on_downgrade<'py>(&self, callback: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         if !callback.is_callable() {
-            return Err(errors::argument(
-                callback.py(),
-                "on_downgrade needs a callable".to_string(),
-            ));
+            let message = "on_downgrade needs a callable".to_string();
+            return Err(errors::argument(callback.py(), message));
         }
-        let mut list =
-            self.inner.listeners.lock().map_err(|_| {
-                errors::argument(callback.py(), "listener list poisoned".to_string())
-            })?;
-        list.push(callback.clone().unbind());
+        self.inner.listeners().push(callback.clone().unbind());
         self.inner.has_listeners.store(true, Ordering::Release);
         Ok(callback)
     }
