@@ -10,10 +10,9 @@ exits (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-from typing import Any, AsyncGenerator, Callable, Generator, Iterator, Optional, Tuple, Type, TypeVar, Union, cast
+from typing import Any, AsyncGenerator, Callable, Generator, Optional, Tuple, Type, TypeVar, Union, cast
 
 from . import _native
 from ._native import Entry
@@ -96,8 +95,14 @@ def make_guard(
                 if entry.downgraded:
                     result = downgraded_call(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
-                with _settled(entry, counts):
+                try:
                     return await fn(*args, **kwargs)
+                except BaseException as exc:
+                    if counts(exc):
+                        entry.error(exc)
+                    raise
+                finally:
+                    entry.exit()
 
             return cast(F, guarded_async)
 
@@ -113,20 +118,6 @@ Counts = Callable[[BaseException], bool]
 Downgrade = Callable[[Entry, Any, Any], Any]
 
 
-@contextlib.contextmanager
-def _settled(entry: Entry, counts: Counts) -> Iterator[None]:
-    """Exits `entry` when the block ends, first marking an exception of the
-    block that `counts` (it is re-raised)."""
-    try:
-        yield
-    except BaseException as exc:
-        if counts(exc):
-            entry.error(exc)
-        raise
-    finally:
-        entry.exit()
-
-
 def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade) -> Any:
     """A generator function whose entry spans the iteration: entered at the
     first ``next()``, exited when the generator returns, raises or is
@@ -137,9 +128,15 @@ def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Count
         entry = enter()
         if entry.downgraded:
             return (yield from downgraded(entry, args, kwargs))
-        with _settled(entry, counts):
+        try:
             # `yield from` forwards send(), throw() and close() to fn's generator.
             return (yield from fn(*args, **kwargs))
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_generator
 
@@ -162,7 +159,7 @@ def _async_generator(
                 for item in result:
                     yield item
             return
-        with _settled(entry, counts):
+        try:
             inner = fn(*args, **kwargs)
             # No `yield from` for async generators: asend(), athrow() and
             # aclose() are forwarded by hand.
@@ -184,5 +181,11 @@ def _async_generator(
                     item = await step
                 except StopAsyncIteration:
                     return
+        except BaseException as exc:
+            if counts(exc):
+                entry.error(exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_async_generator
