@@ -9,8 +9,8 @@ use sds_core::{packed, Entry, ErrorCode, Flags, Reason};
 
 use crate::errors::{js_error, SdsError};
 
-/// `Number.MAX_SAFE_INTEGER`.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// `Number.MAX_SAFE_INTEGER`: the integers a number holds exactly.
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// `value` as an integer, if it is a whole number within `0..=max` (at
 /// most [`MAX_SAFE_INTEGER`]). For the numbers of the hot path's protocol

@@ -10,10 +10,8 @@ use napi::{Env, JsValue, ValueType};
 use sds_settings::{camel_case, FieldValue, Fields, Value};
 
 use crate::arguments;
+use crate::entry_bits::MAX_SAFE_INTEGER;
 use crate::errors::{internal, SdsError};
-
-/// `Number.MAX_SAFE_INTEGER`: the integers a number holds exactly.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// The (key, value) pairs of `options`, in its key order: its own
 /// enumerable string keys, or none when it is `undefined`.
