@@ -52,6 +52,7 @@ mod entry;
 mod error;
 mod in_flight;
 mod json;
+pub mod keyed;
 mod layout;
 mod ledger;
 mod owner;

@@ -1,0 +1,69 @@
+//! `KeyDecision`, and the dispatch from a rule's kind to its state
+//! transitions (gcra.rs, window.rs).
+
+use super::rule::{KeyRuleKind, Quota};
+use super::{gcra, window};
+
+/// `retry_after_ms` of a cost no wait can admit (above the limit or burst).
+pub const NEVER: u64 = u64::MAX;
+
+/// What a key's decision says: everything an HTTP answer needs
+/// (`RateLimit: "name";r=remaining;t=reset`, `RateLimit-Policy:
+/// "name";q=limit;w=window`, `Retry-After`), in ms (round up to seconds
+/// for headers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeyDecision {
+    /// Whether the call may run; its cost was taken only if so.
+    pub admitted: bool,
+    /// The quota: the burst of a rate, the limit of a window.
+    pub limit: u32,
+    /// Units still available now, after this call.
+    pub remaining: u32,
+    /// ms until the key is back to a fresh key's state if no call comes
+    /// (the burst refilled, the window over); 0 when it is fresh.
+    pub reset_ms: u64,
+    /// When refused: ms until the same cost would be admitted if no other
+    /// call comes; [`NEVER`] if the cost is above the quota. 0 if admitted.
+    pub retry_after_ms: u64,
+    /// The policy's window in ms: the window, or for a rate the time a
+    /// whole burst takes to refill.
+    pub window_ms: u64,
+}
+
+/// A state transition: the decision and the payload to store (when
+/// `write`).
+pub(crate) struct Step {
+    pub(crate) payload: u64,
+    pub(crate) write: bool,
+    pub(crate) decision: KeyDecision,
+}
+
+/// Decides `cost` units (0: only reads) at `now_ms` on `payload`, the
+/// kind's packed state (0 is a fresh key's).
+#[inline]
+pub(crate) fn step(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64, cost: u32) -> Step {
+    match kind {
+        KeyRuleKind::Rate => gcra::step(quota, payload, now_ms, cost),
+        KeyRuleKind::FixedWindow => window::fixed_step(quota, payload, now_ms, cost),
+        KeyRuleKind::SlidingWindow => window::sliding_step(quota, payload, now_ms, cost),
+    }
+}
+
+/// How far `payload` is from a fresh key's state at `now_ms`, as a
+/// fraction of the quota in 1/2^32: 0 exactly when every decision would
+/// be the same as a fresh key's (the cell may be taken without loss).
+pub(crate) fn debt(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64) -> u64 {
+    match kind {
+        KeyRuleKind::Rate => gcra::debt(quota, payload, now_ms),
+        KeyRuleKind::FixedWindow => window::fixed_debt(quota, payload, now_ms),
+        KeyRuleKind::SlidingWindow => window::sliding_debt(quota, payload, now_ms),
+    }
+}
+
+/// `part / whole` in 1/2^32, at least 1 when `part > 0`.
+pub(crate) fn fraction(part: u128, whole: u128) -> u64 {
+    if part == 0 {
+        return 0;
+    }
+    ((part << 32) / whole.max(1)).clamp(1, u64::MAX as u128) as u64
+}

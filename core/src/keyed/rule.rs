@@ -1,0 +1,405 @@
+//! `KeyRule`: what a key table limits, built from (camelCase name, value)
+//! pairs through [`KeyRuleBuilder`], one verdict per input, errors naming
+//! the field (as `StrategyBuilder` does for points).
+
+use core::fmt;
+
+use crate::error::ErrorCode;
+use crate::strategy_error::KeyText;
+use crate::strategy_input::Value;
+
+use super::hash::{fingerprint, hash};
+
+/// The most named keys with a limit of their own in one rule.
+pub const MAX_EXCEPTIONS: usize = 8;
+/// The longest period or window, in ms (about 34 years).
+pub const MAX_PERIOD_MS: u64 = 1 << 40;
+/// The largest burst of a rate, in µs of debt (`burst × periodMs × 1000 /
+/// limit`): 2^53 µs, about 285 years.
+const MAX_CAPACITY_US: u64 = 1 << 53;
+
+/// What a rule counts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyRuleKind {
+    /// `"rate"`: `limit` per `periodMs`, up to `burst` at once (GCRA).
+    Rate,
+    /// `"fixedWindow"`: `limit` per window of `periodMs`, windows aligned
+    /// to multiples of `periodMs`.
+    FixedWindow,
+    /// `"slidingWindow"`: the sliding-window counter, `limit` per
+    /// `periodMs` with the previous window weighted by its overlap.
+    SlidingWindow,
+}
+
+impl KeyRuleKind {
+    /// Every kind.
+    pub const ALL: [KeyRuleKind; 3] = [
+        KeyRuleKind::Rate,
+        KeyRuleKind::FixedWindow,
+        KeyRuleKind::SlidingWindow,
+    ];
+
+    /// The camelCase name bindings and JSON use.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            KeyRuleKind::Rate => "rate",
+            KeyRuleKind::FixedWindow => "fixedWindow",
+            KeyRuleKind::SlidingWindow => "slidingWindow",
+        }
+    }
+
+    /// The kind with this name.
+    pub fn from_name(name: &str) -> Option<KeyRuleKind> {
+        KeyRuleKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The largest `limit` the kind's state holds.
+    pub const fn max_limit(self) -> u32 {
+        match self {
+            KeyRuleKind::Rate => u32::MAX,
+            KeyRuleKind::FixedWindow => (1 << 24) - 1,
+            KeyRuleKind::SlidingWindow => (1 << 16) - 1,
+        }
+    }
+}
+
+/// A field of a key rule.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyField {
+    /// `limit`: units per period (rate) or per window.
+    Limit,
+    /// `periodMs`: the rate's period or the window's length, in ms.
+    PeriodMs,
+    /// `burst`: units a fresh key may take at once (rate only; default
+    /// `limit`).
+    Burst,
+    /// `exceptions`: named keys with a limit of their own.
+    Exceptions,
+}
+
+impl KeyField {
+    /// Every field.
+    pub const ALL: [KeyField; 4] = [
+        KeyField::Limit,
+        KeyField::PeriodMs,
+        KeyField::Burst,
+        KeyField::Exceptions,
+    ];
+
+    /// The camelCase name.
+    pub const fn json_name(self) -> &'static str {
+        match self {
+            KeyField::Limit => "limit",
+            KeyField::PeriodMs => "periodMs",
+            KeyField::Burst => "burst",
+            KeyField::Exceptions => "exceptions",
+        }
+    }
+
+    /// The field with this camelCase name.
+    pub fn from_json_name(name: &str) -> Option<KeyField> {
+        KeyField::ALL.into_iter().find(|f| f.json_name() == name)
+    }
+}
+
+/// Why a key rule's value was rejected.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyRuleBreak {
+    /// Not a whole number (a fraction, NaN, a string, a boolean, ...).
+    NotAnInteger,
+    /// Below 1.
+    BelowOne,
+    /// Above what the kind's state holds (see the message).
+    TooLarge,
+    /// Not given, and the rule needs it.
+    Missing,
+    /// Given to a kind that has no such field.
+    NotForKind,
+    /// More than [`MAX_EXCEPTIONS`] exceptions, or one key twice.
+    TooManyOrRepeated,
+}
+
+impl KeyRuleBreak {
+    /// The rule as a sentence fragment that follows the field's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            KeyRuleBreak::NotAnInteger => "must be an integer",
+            KeyRuleBreak::BelowOne => "must be >= 1",
+            KeyRuleBreak::TooLarge => {
+                "is too large (rate: limit <= 1000 × periodMs and burst × periodMs × 1000 / limit \
+                 <= 2^53; fixedWindow: limit < 2^24; slidingWindow: limit < 2^16; \
+                 periodMs <= 2^40)"
+            }
+            KeyRuleBreak::Missing => "is required",
+            KeyRuleBreak::NotForKind => "applies to rate rules only",
+            KeyRuleBreak::TooManyOrRepeated => "holds at most 8 distinct keys",
+        }
+    }
+}
+
+/// Why key rule input was rejected; `Display` is the message every binding
+/// shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyRuleError {
+    /// A field's value breaks its rule (`SDS_INVALID_STRATEGY`).
+    Invalid {
+        /// The field.
+        field: KeyField,
+        /// The rule it breaks.
+        rule: KeyRuleBreak,
+    },
+    /// A name that is no field (`SDS_UNKNOWN_FIELD`).
+    UnknownField(KeyText),
+    /// A field given twice (`SDS_INVALID_STRATEGY`).
+    DuplicateField(KeyText),
+}
+
+impl KeyRuleError {
+    /// The stable code.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            KeyRuleError::UnknownField(_) => ErrorCode::UnknownField,
+            _ => ErrorCode::InvalidStrategy,
+        }
+    }
+
+    /// The field or key the error names (a binding's `field` attribute).
+    pub fn key(&self) -> &str {
+        match self {
+            KeyRuleError::Invalid { field, .. } => field.json_name(),
+            KeyRuleError::UnknownField(key) | KeyRuleError::DuplicateField(key) => key.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for KeyRuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyRuleError::Invalid { field, rule } => {
+                write!(
+                    f,
+                    "invalid key rule: {} {}",
+                    field.json_name(),
+                    rule.as_str()
+                )
+            }
+            KeyRuleError::UnknownField(key) => write!(f, "unknown key rule field \"{key}\""),
+            KeyRuleError::DuplicateField(key) => {
+                write!(f, "invalid key rule: \"{key}\" is given twice")
+            }
+        }
+    }
+}
+
+/// The limits one key decides by: the rule's, or its exception's.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Quota {
+    pub(crate) limit: u32,
+    pub(crate) burst: u32,
+    pub(crate) period_ms: u64,
+    /// Rate: µs between two units (T).
+    pub(crate) emission_us: u64,
+    /// Rate: µs of debt a full burst is (burst × T).
+    pub(crate) capacity_us: u64,
+}
+
+impl Quota {
+    fn new(kind: KeyRuleKind, limit: u32, burst: u32, period_ms: u64) -> Option<Quota> {
+        let emission_us = period_ms * 1000 / limit as u64;
+        let capacity_us = emission_us.checked_mul(burst as u64)?;
+        let fits = match kind {
+            KeyRuleKind::Rate => emission_us >= 1 && capacity_us <= MAX_CAPACITY_US,
+            _ => limit <= kind.max_limit(),
+        };
+        fits.then_some(Quota {
+            limit,
+            burst,
+            period_ms,
+            emission_us,
+            capacity_us,
+        })
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct Exception {
+    /// The key's fingerprint (hash.rs): cells name keys by it.
+    fingerprint: u64,
+    quota: Quota,
+}
+
+/// A validated rule: its kind, the default quota, and up to
+/// [`MAX_EXCEPTIONS`] named keys with their own `limit` (their burst scaled
+/// in proportion, at least 1). `Copy` plain data.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeyRule {
+    kind: KeyRuleKind,
+    quota: Quota,
+    exceptions: [Option<Exception>; MAX_EXCEPTIONS],
+}
+
+impl KeyRule {
+    /// The kind.
+    pub const fn kind(&self) -> KeyRuleKind {
+        self.kind
+    }
+
+    /// `limit`.
+    pub const fn limit(&self) -> u32 {
+        self.quota.limit
+    }
+
+    /// `periodMs`.
+    pub const fn period_ms(&self) -> u64 {
+        self.quota.period_ms
+    }
+
+    /// `burst` (windows: the limit).
+    pub const fn burst(&self) -> u32 {
+        self.quota.burst
+    }
+
+    /// A rule from (camelCase name, value) pairs, through [`KeyRuleBuilder`].
+    pub fn from_entries<'k>(
+        kind: KeyRuleKind,
+        entries: impl IntoIterator<Item = (&'k str, Value)>,
+    ) -> Result<KeyRule, KeyRuleError> {
+        let mut builder = KeyRuleBuilder::new(kind);
+        for (key, value) in entries {
+            builder.set(key, value)?;
+        }
+        builder.build()
+    }
+
+    /// The quota of the key with this fingerprint.
+    #[inline]
+    pub(crate) fn quota_of(&self, fingerprint: u64) -> &Quota {
+        self.exceptions
+            .iter()
+            .map_while(Option::as_ref)
+            .find(|e| e.fingerprint == fingerprint)
+            .map_or(&self.quota, |e| &e.quota)
+    }
+}
+
+/// Builds a [`KeyRule`] of one kind from (camelCase name, value) pairs and
+/// named exceptions; each call checks its input at once, `build` the whole.
+///
+/// ```
+/// use sds_core::keyed::{KeyRuleBuilder, KeyRuleKind};
+/// use sds_core::Value;
+///
+/// let mut builder = KeyRuleBuilder::new(KeyRuleKind::Rate);
+/// builder.set("limit", Value::from(10i64)).unwrap();
+/// builder.set("periodMs", Value::from(1000i64)).unwrap();
+/// builder.set("burst", Value::from(20i64)).unwrap();
+/// builder.except(b"partner-42", Value::from(100i64)).unwrap();
+/// let rule = builder.build().unwrap();
+/// assert_eq!((rule.limit(), rule.burst()), (10, 20));
+/// let e = builder.set("limit", Value::from_f64(1.5)).unwrap_err();
+/// assert_eq!(e.to_string(), r#"invalid key rule: "limit" is given twice"#);
+/// ```
+#[derive(Copy, Clone, Debug)]
+pub struct KeyRuleBuilder {
+    kind: KeyRuleKind,
+    values: [Option<i64>; 3],
+    given: u8,
+    exceptions: [Option<(u64, i64)>; MAX_EXCEPTIONS],
+}
+
+impl KeyRuleBuilder {
+    /// A builder for a rule of `kind`, no field given.
+    pub const fn new(kind: KeyRuleKind) -> KeyRuleBuilder {
+        KeyRuleBuilder {
+            kind,
+            values: [None; 3],
+            given: 0,
+            exceptions: [None; MAX_EXCEPTIONS],
+        }
+    }
+
+    /// Sets the field with camelCase name `key` (`limit`, `periodMs`,
+    /// `burst`); null leaves it unset.
+    pub fn set(&mut self, key: &str, value: Value) -> Result<(), KeyRuleError> {
+        let field = match KeyField::from_json_name(key) {
+            Some(KeyField::Exceptions) | None => {
+                return Err(KeyRuleError::UnknownField(KeyText::new(key)))
+            }
+            Some(field) => field,
+        };
+        let bit = 1 << field as u8;
+        if self.given & bit != 0 {
+            return Err(KeyRuleError::DuplicateField(KeyText::new(key)));
+        }
+        self.given |= bit;
+        if field == KeyField::Burst && self.kind != KeyRuleKind::Rate && value != Value::Null {
+            return Err(invalid(field, KeyRuleBreak::NotForKind));
+        }
+        self.values[field as usize] = positive(field, value)?;
+        Ok(())
+    }
+
+    /// Gives the key `key` a `limit` of its own (Sentinel's
+    /// `paramFlowItemList`).
+    pub fn except(&mut self, key: &[u8], limit: Value) -> Result<(), KeyRuleError> {
+        let field = KeyField::Exceptions;
+        let limit = positive(field, limit)?.ok_or(invalid(field, KeyRuleBreak::Missing))?;
+        let fp = fingerprint(hash(key));
+        let free = self
+            .exceptions
+            .iter_mut()
+            .find(|e| e.is_none_or(|(f, _)| f == fp))
+            .filter(|e| e.is_none())
+            .ok_or(invalid(field, KeyRuleBreak::TooManyOrRepeated))?;
+        *free = Some((fp, limit));
+        Ok(())
+    }
+
+    /// The rule, once the whole is valid.
+    pub fn build(&self) -> Result<KeyRule, KeyRuleError> {
+        let [limit, period, burst] = self.values;
+        let limit = limit.ok_or(invalid(KeyField::Limit, KeyRuleBreak::Missing))?;
+        let period = period.ok_or(invalid(KeyField::PeriodMs, KeyRuleBreak::Missing))?;
+        let burst = burst.unwrap_or(limit);
+        let too_large = |field| invalid(field, KeyRuleBreak::TooLarge);
+        if period as u64 > MAX_PERIOD_MS {
+            return Err(too_large(KeyField::PeriodMs));
+        }
+        let quota = |limit: i64, burst: i64, field| {
+            let (Ok(l), Ok(b)) = (u32::try_from(limit), u32::try_from(burst)) else {
+                return Err(too_large(field));
+            };
+            Quota::new(self.kind, l, b, period as u64).ok_or(too_large(field))
+        };
+        let default = quota(limit, burst, KeyField::Limit)?;
+        let mut rule = KeyRule {
+            kind: self.kind,
+            quota: default,
+            exceptions: [None; MAX_EXCEPTIONS],
+        };
+        let given = self.exceptions.iter().map_while(|e| *e);
+        for (slot, (fingerprint, own)) in rule.exceptions.iter_mut().zip(given) {
+            let own_burst = (burst as i128 * own as i128 / limit as i128).max(1) as i64;
+            let quota = quota(own, own_burst, KeyField::Exceptions)?;
+            *slot = Some(Exception { fingerprint, quota });
+        }
+        Ok(rule)
+    }
+}
+
+fn invalid(field: KeyField, rule: KeyRuleBreak) -> KeyRuleError {
+    KeyRuleError::Invalid { field, rule }
+}
+
+/// A value of 1 or more (`None` for null).
+fn positive(field: KeyField, value: Value) -> Result<Option<i64>, KeyRuleError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Integer(v) if v < 1 => Err(invalid(field, KeyRuleBreak::BelowOne)),
+        Value::Integer(v) => i64::try_from(v)
+            .map(Some)
+            .map_err(|_| invalid(field, KeyRuleBreak::TooLarge)),
+        Value::OutOfRange => Err(invalid(field, KeyRuleBreak::TooLarge)),
+        Value::NotAnInteger | Value::Text => Err(invalid(field, KeyRuleBreak::NotAnInteger)),
+    }
+}

@@ -1,0 +1,380 @@
+//! `KeyTable`: per-key state in buckets the caller provides; see the
+//! module doc for the semantics and the eviction order.
+
+use core::fmt;
+
+use crate::error::ErrorCode;
+use crate::sync::{zeroed, AtomicU64, Ordering};
+
+use super::cell::{
+    emptied, owner, payload_of, state_word, taken, KeyBucket, KeyCell, BUCKET_CELLS,
+};
+use super::decision::{debt, step, KeyDecision};
+use super::hash::{buckets_of, fingerprint, hash};
+use super::rule::KeyRule;
+
+/// The most buckets a table may have (2^28 keys, 4 GiB of cells).
+pub const MAX_KEY_BUCKETS: usize = 1 << 26;
+
+/// Why a key table call was refused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyError {
+    /// No buckets, or more than [`MAX_KEY_BUCKETS`] (`SDS_INVALID_CAPACITY`).
+    InvalidCapacity,
+    /// A cost of 0 (`SDS_INVALID_ARGUMENT`): [`KeyTable::peek`] reads
+    /// without taking.
+    ZeroCost,
+}
+
+impl KeyError {
+    /// The stable code.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            KeyError::InvalidCapacity => ErrorCode::InvalidCapacity,
+            KeyError::ZeroCost => ErrorCode::InvalidArgument,
+        }
+    }
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::InvalidCapacity => write!(
+                f,
+                "a key table needs 1..={MAX_KEY_BUCKETS} buckets of {BUCKET_CELLS} keys"
+            ),
+            KeyError::ZeroCost => f.write_str("cost must be >= 1"),
+        }
+    }
+}
+
+/// A table's counters, kept beside its buckets: plain data (`repr(C)`,
+/// integer atomics, one cache line). All zero is a fresh table's.
+#[repr(C, align(64))]
+pub struct KeyTableState {
+    resident: AtomicU64,
+    evictions: AtomicU64,
+    lossy_evictions: AtomicU64,
+    /// Unused (zero): the rest of the line.
+    reserved: [AtomicU64; 5],
+}
+
+impl KeyTableState {
+    /// A fresh table's counters.
+    pub fn new() -> KeyTableState {
+        KeyTableState {
+            resident: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            lossy_evictions: AtomicU64::new(0),
+            reserved: zeroed(),
+        }
+    }
+}
+
+impl Default for KeyTableState {
+    fn default() -> KeyTableState {
+        KeyTableState::new()
+    }
+}
+
+/// A table's counters read at once.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyTableStats {
+    /// How many keys fit.
+    pub capacity: u64,
+    /// Cells holding a key (a process killed while taking or giving one
+    /// up leaves this one off).
+    pub resident: u64,
+    /// Keys whose cell was given to another key.
+    pub evictions: u64,
+    /// Of those, keys whose state was not a fresh key's: their next call
+    /// starts from a fresh state (the only way the table forgets a limit).
+    pub lossy_evictions: u64,
+}
+
+/// Memory a key table lives in: its buckets, and its counters unless the
+/// table keeps its own (`None`: every `AsRef<[KeyBucket]>`).
+pub trait KeyStorage {
+    /// The buckets.
+    fn buckets(&self) -> &[KeyBucket];
+    /// The counters kept next to the buckets, if any.
+    fn state(&self) -> Option<&KeyTableState>;
+}
+
+impl<T: AsRef<[KeyBucket]>> KeyStorage for T {
+    #[inline]
+    fn buckets(&self) -> &[KeyBucket] {
+        self.as_ref()
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&KeyTableState> {
+        None
+    }
+}
+
+/// Buckets and counters in memory shared with other views (a mapping).
+#[derive(Copy, Clone)]
+pub struct SharedKeys<'a> {
+    /// The counters.
+    pub state: &'a KeyTableState,
+    /// The buckets.
+    pub buckets: &'a [KeyBucket],
+}
+
+impl KeyStorage for SharedKeys<'_> {
+    #[inline]
+    fn buckets(&self) -> &[KeyBucket] {
+        self.buckets
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&KeyTableState> {
+        Some(self.state)
+    }
+}
+
+/// A cell found for a key: its place among the key's candidates and the
+/// key word seen there.
+#[derive(Copy, Clone)]
+struct Found {
+    at: usize,
+    word: u64,
+}
+
+/// Keys to per-key state under one rule, over caller storage of a fixed
+/// number of buckets.
+pub struct KeyTable<S: KeyStorage> {
+    storage: S,
+    rule: KeyRule,
+    own: KeyTableState,
+}
+
+impl<S: KeyStorage> KeyTable<S> {
+    /// A view of `storage` deciding by `rule`.
+    pub fn new(storage: S, rule: KeyRule) -> Result<KeyTable<S>, KeyError> {
+        let n = storage.buckets().len();
+        if n == 0 || n > MAX_KEY_BUCKETS {
+            return Err(KeyError::InvalidCapacity);
+        }
+        Ok(KeyTable {
+            storage,
+            rule,
+            own: KeyTableState::new(),
+        })
+    }
+
+    /// The rule.
+    pub fn rule(&self) -> &KeyRule {
+        &self.rule
+    }
+
+    /// How many keys fit.
+    pub fn capacity(&self) -> usize {
+        self.storage.buckets().len() * BUCKET_CELLS
+    }
+
+    fn counters(&self) -> &KeyTableState {
+        self.storage.state().unwrap_or(&self.own)
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> KeyTableStats {
+        let c = self.counters();
+        KeyTableStats {
+            capacity: self.capacity() as u64,
+            resident: c.resident.load(Ordering::Relaxed),
+            evictions: c.evictions.load(Ordering::Relaxed),
+            lossy_evictions: c.lossy_evictions.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The key's candidate cells, in the order inserts try them: the first
+    /// bucket's, then the second's (if it is another one).
+    #[inline]
+    fn candidates(&self, h: u64) -> impl Iterator<Item = &KeyCell> + Clone {
+        let buckets = self.storage.buckets();
+        let (first, second) = buckets_of(h, buckets.len());
+        let second = (second != first).then(|| &buckets[second]);
+        buckets[first]
+            .cells
+            .iter()
+            .chain(second.into_iter().flat_map(|b| b.cells.iter()))
+    }
+
+    #[inline]
+    fn find(&self, h: u64, fp: u64) -> Option<Found> {
+        self.candidates(h).enumerate().find_map(|(at, cell)| {
+            let word = cell.key.load(Ordering::SeqCst);
+            (owner(word) == fp).then_some(Found { at, word })
+        })
+    }
+
+    /// Decides a call of `cost` units for `key` at `now_ms`, taking them if
+    /// admitted. A key not in the table gets a cell (see the module doc).
+    #[inline]
+    pub fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
+        if cost == 0 {
+            return Err(KeyError::ZeroCost);
+        }
+        Ok(self.run(key, now_ms, cost))
+    }
+
+    /// What [`KeyTable::decide`] would answer for a cost of 0: the key's
+    /// remaining units and reset, nothing taken, no cell taken.
+    pub fn peek(&self, key: &[u8], now_ms: u64) -> KeyDecision {
+        self.run(key, now_ms, 0)
+    }
+
+    fn run(&self, key: &[u8], now_ms: u64, cost: u32) -> KeyDecision {
+        let h = hash(key);
+        let fp = fingerprint(h);
+        let quota = self.rule.quota_of(fp);
+        loop {
+            let found = match self.find(h, fp) {
+                Some(found) => found,
+                None if cost == 0 => return step(self.rule.kind(), quota, 0, now_ms, 0).decision,
+                None => match self.claim(h, fp, now_ms) {
+                    Some(found) => found,
+                    None => continue,
+                },
+            };
+            let cell = self.candidates(h).nth(found.at);
+            if let Some(decision) = cell.and_then(|c| self.apply(c, found.word, now_ms, cost)) {
+                return decision;
+            }
+        }
+    }
+
+    /// Decides on a cell whose key word was `word`: `None` if the cell
+    /// changed hands before the decision took effect (the caller starts
+    /// over, so no decision is lost with an evicted state).
+    #[inline]
+    fn apply(&self, cell: &KeyCell, word: u64, now_ms: u64, cost: u32) -> Option<KeyDecision> {
+        let quota = self.rule.quota_of(owner(word));
+        loop {
+            let state = cell.state.load(Ordering::SeqCst);
+            let next = step(
+                self.rule.kind(),
+                quota,
+                payload_of(state, word),
+                now_ms,
+                cost,
+            );
+            if next.write {
+                let new = state_word(word, next.payload);
+                if new != state
+                    && cell
+                        .state
+                        .compare_exchange_weak(state, new, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_err()
+                {
+                    continue;
+                }
+            }
+            return (cell.key.load(Ordering::SeqCst) == word).then_some(next.decision);
+        }
+    }
+
+    /// Gives `fp` a cell among its candidates: the first empty or fresh
+    /// one, else the one with the least debt. `None` if another call took
+    /// it first, or if the key turned out to be in an earlier cell.
+    fn claim(&self, h: u64, fp: u64, now_ms: u64) -> Option<Found> {
+        let mut best: Option<(u64, Found)> = None;
+        for (at, cell) in self.candidates(h).enumerate() {
+            let word = cell.key.load(Ordering::SeqCst);
+            let debt = match owner(word) {
+                0 => 0,
+                other => self.debt_of(cell, word, other, now_ms),
+            };
+            if best.is_none_or(|(least, _)| debt < least) {
+                best = Some((debt, Found { at, word }));
+            }
+            if debt == 0 {
+                break;
+            }
+        }
+        let (_, victim) = best?;
+        let cell = self.candidates(h).nth(victim.at)?;
+        let word = taken(victim.word, fp);
+        cell.key
+            .compare_exchange(victim.word, word, Ordering::SeqCst, Ordering::SeqCst)
+            .ok()?;
+        let counters = self.counters();
+        match owner(victim.word) {
+            0 => {
+                counters.resident.fetch_add(1, Ordering::Relaxed);
+            }
+            old => {
+                counters.evictions.fetch_add(1, Ordering::Relaxed);
+                // The state the eviction gave up, read after the cell changed
+                // hands: any call of the old key that took effect is in it.
+                if self.debt_of(cell, victim.word, old, now_ms) > 0 {
+                    counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        self.settle(
+            h,
+            fp,
+            Found {
+                at: victim.at,
+                word,
+            },
+        )
+    }
+
+    /// After a claim: if another call put the key in another candidate at
+    /// the same time, the earlier cell keeps it and the later is emptied.
+    fn settle(&self, h: u64, fp: u64, mine: Found) -> Option<Found> {
+        for (at, cell) in self.candidates(h).enumerate() {
+            let word = cell.key.load(Ordering::SeqCst);
+            if at == mine.at || owner(word) != fp {
+                continue;
+            }
+            let later = if at < mine.at {
+                mine
+            } else {
+                Found { at, word }
+            };
+            if let Some(c) = self.candidates(h).nth(later.at) {
+                self.release(c, later.word);
+            }
+            if at < mine.at {
+                return None;
+            }
+        }
+        Some(mine)
+    }
+
+    fn release(&self, cell: &KeyCell, word: u64) -> bool {
+        let done = cell
+            .key
+            .compare_exchange(word, emptied(word), Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if done {
+            self.counters().resident.fetch_sub(1, Ordering::Relaxed);
+        }
+        done
+    }
+
+    fn debt_of(&self, cell: &KeyCell, word: u64, fp: u64, now_ms: u64) -> u64 {
+        let state = cell.state.load(Ordering::SeqCst);
+        let quota = self.rule.quota_of(fp);
+        debt(self.rule.kind(), quota, payload_of(state, word), now_ms)
+    }
+
+    /// Forgets `key` (its next call starts fresh); whether it was held.
+    pub fn reset(&self, key: &[u8]) -> bool {
+        let h = hash(key);
+        let fp = fingerprint(h);
+        while let Some(found) = self.find(h, fp) {
+            if let Some(cell) = self.candidates(h).nth(found.at) {
+                if self.release(cell, found.word) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
