@@ -5,6 +5,7 @@
 //!
 //! Its log lines go into Java's logging (`AdminAgent.log`, which hands them
 //! to `io.sdsnative.Log`).
+//!
 //! The agent calls its log on its own native thread. For each line that
 //! thread is attached to the JVM as a **daemon** thread named `sds-agent` and
 //! detached again: the JVM never waits for it at exit and never sees it

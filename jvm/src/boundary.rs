@@ -211,31 +211,28 @@ fn throw_sds(env: &mut Env, code: ErrorCode, message: &str) -> jni::errors::Resu
 mod tests {
     use super::*;
 
+    /// Each way a hot-path call fails returns its negative code (no JVM
+    /// here, so nothing is thrown): a panic, a core error, a code alone, and
+    /// an exception thrown already.
     #[test]
-    fn a_panic_on_the_hot_path_returns_the_code_of_sds_panic() {
-        let result = hot(std::ptr::null_mut(), || {
-            panic!("a test asked for this panic")
-        });
-        assert_eq!(result, -(ErrorCode::Panic.as_u32() as i64));
-    }
-
-    #[test]
-    fn a_refusal_on_the_hot_path_returns_its_negative_code() {
-        let result = hot(std::ptr::null_mut(), || {
-            Err(sds_core::time::from_i64(-1).unwrap_err().into())
-        });
-        assert_eq!(result, -(ErrorCode::InvalidArgument.as_u32() as i64));
-    }
-
-    #[test]
-    fn a_refusal_thrown_already_returns_its_negative_code() {
-        let result = hot(std::ptr::null_mut(), || {
-            Err(thrown(
-                std::ptr::null_mut(),
-                sds_shm::Error::InvalidCapacity { capacity: 0 },
-            ))
-        });
-        assert_eq!(result, -(ErrorCode::InvalidCapacity.as_u32() as i64));
+    fn a_failed_hot_call_returns_its_negative_code() {
+        let null = std::ptr::null_mut;
+        let capacity = sds_shm::Error::InvalidCapacity { capacity: 0 };
+        let returned = [
+            hot(null(), || panic!("a test asked for this panic")),
+            hot(null(), || {
+                Err(sds_core::time::from_i64(-1).unwrap_err().into())
+            }),
+            hot(null(), || Err(Refusal::Code(ErrorCode::Closed))),
+            hot(null(), || Err(thrown(null(), capacity))),
+        ];
+        let codes = [
+            ErrorCode::Panic,
+            ErrorCode::InvalidArgument,
+            ErrorCode::Closed,
+            ErrorCode::InvalidCapacity,
+        ];
+        assert_eq!(returned, codes.map(negative));
     }
 
     #[test]

@@ -10,12 +10,9 @@ use sds_core::{ErrorCode, Field, Strategy, StrategyBuilder, Value};
 
 use crate::boundary::{setup_native, Fail};
 
-fn values_of(strategy: &Strategy) -> Vec<i64> {
-    Field::ALL.iter().map(|&f| strategy.get(f)).collect()
-}
-
+/// A strategy as its Java `long[]`.
 fn to_java<'l>(env: &mut Env<'l>, strategy: &Strategy) -> Result<JLongArray<'l>, Fail> {
-    let values = values_of(strategy);
+    let values: Vec<i64> = Field::ALL.iter().map(|&f| strategy.get(f)).collect();
     let array = env.new_long_array(values.len())?;
     array.set_region(env, 0, &values)?;
     Ok(array)

@@ -6,6 +6,7 @@
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
 
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JLongArray, JObject};
@@ -31,13 +32,10 @@ pub(crate) fn table_into_handle(table: AnyTable) -> jlong {
 /// # Safety
 /// As for [`borrow`]: `handle` is 0 or a live table handle.
 pub(crate) unsafe fn table_arc(handle: jlong) -> Result<Arc<AnyTable>, ErrorCode> {
-    // SAFETY: see the function's contract.
-    let table = unsafe { borrow::<AnyTable>(handle) }? as *const AnyTable;
-    // SAFETY: a live handle is a strong reference made by `Arc::into_raw`.
-    unsafe {
-        Arc::increment_strong_count(table);
-        Ok(Arc::from_raw(table))
-    }
+    // SAFETY: see the function's contract; a live handle is a strong
+    // reference made by `Arc::into_raw`, which stays the handle's.
+    let handle = ManuallyDrop::new(unsafe { Arc::from_raw(borrow::<AnyTable>(handle)?) });
+    Ok(Arc::clone(&handle))
 }
 
 /// Runs `$body` with `$t` bound to the core's table of `$table` (an

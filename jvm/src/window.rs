@@ -71,9 +71,7 @@ fn packed(tally: Tally) -> i64 {
 }
 
 hot_native! {
-    /// Adds one at `time`: the sliding sum in the high bits (saturating at
-    /// 2^31 - 1, so the result stays >= 0) and the bucket's value in the low 32
-    /// bits (saturating at 2^32 - 1), or a negative code.
+    /// Adds one at `time`: the tally after it, [`packed`].
     fn Java_io_sdsnative_Native_windowIncrement(t: jlong) with |_env, w: Window| {
         Ok(packed(w.increment(time::from_i64(t)?)))
     }

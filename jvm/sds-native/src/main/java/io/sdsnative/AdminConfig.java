@@ -1,7 +1,5 @@
 package io.sdsnative;
 
-import java.nio.file.Path;
-
 /**
  * How a {@link Client} connects to the SDS console ({@code sds-admin}): see
  * {@link Client#connectAdmin(AdminConfig)}. Immutable; made with
@@ -31,32 +29,6 @@ public final class AdminConfig extends ServiceConfig {
          */
         public Builder servers(String servers) {
             return set("servers", servers);
-        }
-
-        /**
-         * The PEM file of the CA(s) that signed the {@code https://} servers'
-         * certificates, for a console with a CA of its own; it replaces the
-         * system's roots. Read when the agent starts, which refuses it without
-         * an {@code https://} server. Null: none.
-         */
-        public Builder tlsCaFile(Path tlsCaFile) {
-            return set("tlsCaFile", tlsCaFile);
-        }
-
-        /**
-         * The PEM client certificate (chain) for mutual TLS, with
-         * {@link #tlsKeyFile}: shown to the {@code https://} servers that ask
-         * for one. Read when the agent starts, which refuses one without its
-         * key (or the reverse), a key that is not the certificate's, and the
-         * pair without an {@code https://} server. Null: none.
-         */
-        public Builder tlsCertFile(Path tlsCertFile) {
-            return set("tlsCertFile", tlsCertFile);
-        }
-
-        /** The PEM private key of {@link #tlsCertFile} (PKCS#8, SEC1 or PKCS#1). Null: none. */
-        public Builder tlsKeyFile(Path tlsKeyFile) {
-            return set("tlsKeyFile", tlsKeyFile);
         }
 
         /** Required: the app group, as created in the console. */

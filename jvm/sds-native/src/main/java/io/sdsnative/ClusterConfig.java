@@ -1,6 +1,5 @@
 package io.sdsnative;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -11,7 +10,9 @@ import java.util.Collection;
  * {@link #builder()}, whose setters are the cluster sync's settings (or
  * {@link Builder#set(String, Object)} for any of them). The cluster crate
  * checks the whole config when the sync starts; a setting not set takes the
- * crate's default.
+ * crate's default. With a TLS file ({@code tlsCaFile}, {@code tlsCertFile},
+ * {@code tlsKeyFile}) every URL must be {@code rediss://}, whose servers are
+ * checked against the system's roots without {@code tlsCaFile}.
  */
 public final class ClusterConfig extends ServiceConfig {
     private ClusterConfig(Builder builder) {
@@ -82,26 +83,6 @@ public final class ClusterConfig extends ServiceConfig {
         /** The key prefix ({@code "sds"} unless set): services sharing a Redis use different ones. */
         public Builder keyPrefix(String keyPrefix) {
             return set("keyPrefix", keyPrefix);
-        }
-
-        /**
-         * The PEM file of the CA(s) that signed the servers' certificates,
-         * for a Redis with a CA of its own; it replaces the system's roots,
-         * which {@code rediss://} URLs trust without it. With any TLS file
-         * every URL must be {@code rediss://}. Null: none.
-         */
-        public Builder tlsCaFile(Path tlsCaFile) {
-            return set("tlsCaFile", tlsCaFile);
-        }
-
-        /** The PEM client certificate (chain) for mutual TLS, with {@link #tlsKeyFile}. Null: none. */
-        public Builder tlsCertFile(Path tlsCertFile) {
-            return set("tlsCertFile", tlsCertFile);
-        }
-
-        /** The PEM private key of {@link #tlsCertFile}. Null: none. */
-        public Builder tlsKeyFile(Path tlsKeyFile) {
-            return set("tlsKeyFile", tlsKeyFile);
         }
 
         /** A list of its own, in the collection's order, so a later change of the caller's is not seen. */

@@ -11,29 +11,25 @@ public final class ClusterDecision {
     private static final long EXACT = 2;
     private static final int REASON_SHIFT = 8;
 
-    private final boolean admitted;
-    private final boolean exact;
-    private final Reason reason;
+    /** The native result: everything below is read from it. */
+    private final long bits;
 
-    private ClusterDecision(boolean admitted, boolean exact, Reason reason) {
-        this.admitted = admitted;
-        this.exact = exact;
-        this.reason = reason;
+    private ClusterDecision(long bits) {
+        this.bits = bits;
     }
 
     static ClusterDecision of(long bits) {
-        return new ClusterDecision((bits & ADMITTED) != 0, (bits & EXACT) != 0,
-                Reason.fromCode((int) (bits >>> REASON_SHIFT)));
+        return new ClusterDecision(bits);
     }
 
     /** Whether the request may go on. */
     public boolean isAdmitted() {
-        return admitted;
+        return (bits & ADMITTED) != 0;
     }
 
     /** Whether it was refused ({@code !isAdmitted()}), as {@link Entry#isDowngraded()}. */
     public boolean isDowngraded() {
-        return !admitted;
+        return !isAdmitted();
     }
 
     /**
@@ -41,7 +37,7 @@ public final class ClusterDecision {
      * reason from a local decision; null when admitted.
      */
     public Reason reason() {
-        return reason;
+        return Reason.fromCode((int) (bits >>> REASON_SHIFT));
     }
 
     /**
@@ -49,25 +45,21 @@ public final class ClusterDecision {
      * table decided locally on its local and last synced remote counts (false).
      */
     public boolean isExact() {
-        return exact;
+        return (bits & EXACT) != 0;
     }
 
     @Override
     public boolean equals(Object o) {
-        if (!(o instanceof ClusterDecision)) {
-            return false;
-        }
-        ClusterDecision d = (ClusterDecision) o;
-        return admitted == d.admitted && exact == d.exact && reason == d.reason;
+        return o instanceof ClusterDecision && ((ClusterDecision) o).bits == bits;
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(admitted, exact, reason);
+        return Long.hashCode(bits);
     }
 
     @Override
     public String toString() {
-        return "ClusterDecision{admitted=" + admitted + ", exact=" + exact + ", reason=" + reason + "}";
+        return "ClusterDecision{admitted=" + isAdmitted() + ", exact=" + isExact() + ", reason=" + reason() + "}";
     }
 }

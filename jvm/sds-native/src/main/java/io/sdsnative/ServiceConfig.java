@@ -82,7 +82,8 @@ public abstract class ServiceConfig {
 
     /**
      * A config's builder: every setter sets one setting, a later call to the
-     * same key replacing the earlier value.
+     * same key replacing the earlier value. The TLS files, which both
+     * services take, are set here.
      *
      * @param <B> the builder's own type, which the setters return
      * @param <C> the config it builds
@@ -115,6 +116,33 @@ public abstract class ServiceConfig {
             }
             settings.put(key, value);
             return self();
+        }
+
+        /**
+         * The PEM file of the CA(s) that signed the TLS servers' certificates
+         * ({@code https://} consoles, {@code rediss://} Redis), for servers
+         * with a CA of their own; it replaces the system's roots. Read when
+         * the service starts, which refuses it without a TLS server. Null:
+         * none.
+         */
+        public B tlsCaFile(Path tlsCaFile) {
+            return set("tlsCaFile", tlsCaFile);
+        }
+
+        /**
+         * The PEM client certificate (chain) for mutual TLS, with
+         * {@link #tlsKeyFile}: shown to the TLS servers that ask for one.
+         * Read when the service starts, which refuses one without its key (or
+         * the reverse), a key that is not the certificate's, and the pair
+         * without a TLS server. Null: none.
+         */
+        public B tlsCertFile(Path tlsCertFile) {
+            return set("tlsCertFile", tlsCertFile);
+        }
+
+        /** The PEM private key of {@link #tlsCertFile} (PKCS#8, SEC1 or PKCS#1). Null: none. */
+        public B tlsKeyFile(Path tlsKeyFile) {
+            return set("tlsKeyFile", tlsKeyFile);
         }
 
         @SuppressWarnings("unchecked")
