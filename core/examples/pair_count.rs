@@ -67,29 +67,16 @@ fn pairs(n: u64, enter: impl Fn() -> Entry, exit: impl Fn(&Entry) -> Result<(), 
     }
 }
 
-fn by_id<S: TableStorage>(table: &PointTable<S>, n: u64) {
+/// Pairs on a table, by id or (`BY_NAME`) by name.
+fn by_table<S: TableStorage, const BY_NAME: bool>(table: &PointTable<S>, n: u64) {
     let id = table.set_strategy(NAME, &five_rules()).unwrap();
+    let enter = || match BY_NAME {
+        true => table.enter(black_box(NAME), black_box(T), Flags::NONE),
+        false => table.enter_point(black_box(id), black_box(T), Flags::NONE),
+    };
     pairs(
         n,
-        || {
-            table
-                .enter_point(black_box(id), black_box(T), Flags::NONE)
-                .unwrap()
-        },
-        |e| table.exit(e, black_box(T), Outcome::Ok),
-    );
-}
-
-fn by_name(n: u64) {
-    let table = PointTable::new(slots()).unwrap();
-    table.set_strategy(NAME, &five_rules()).unwrap();
-    pairs(
-        n,
-        || {
-            table
-                .enter(black_box(NAME), black_box(T), Flags::NONE)
-                .unwrap()
-        },
+        || enter().unwrap(),
         |e| table.exit(e, black_box(T), Outcome::Ok),
     );
 }
@@ -98,10 +85,8 @@ fn ledger(n: u64) {
     let (state, slots) = (TableState::new(), slots());
     let row: Vec<Held> = (0..CAPACITY).map(|_| Held::new()).collect();
     let storage = Shared::with_ledger(&state, &slots, &row);
-    by_id(
-        &PointTable::with_owner(storage, Owner::new(2).unwrap(), AlwaysAlive).unwrap(),
-        n,
-    );
+    let table = PointTable::with_owner(storage, Owner::new(2).unwrap(), AlwaysAlive).unwrap();
+    by_table::<_, false>(&table, n);
 }
 
 fn governor(n: u64) {
@@ -162,8 +147,8 @@ fn main() {
     match mode.as_str() {
         "point" => points(n, false),
         "cluster" => points(n, true),
-        "id" => by_id(&PointTable::new(slots()).unwrap(), n),
-        "name" => by_name(n),
+        "id" => by_table::<_, false>(&PointTable::new(slots()).unwrap(), n),
+        "name" => by_table::<_, true>(&PointTable::new(slots()).unwrap(), n),
         "ledger" => ledger(n),
         "governor" => governor(n),
         "ns" => timed(n),

@@ -1,11 +1,13 @@
 //! Real threads on the real atomics: exact counts, bounded permits.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::thread;
 
 use sds_core::window::SdsCounterWindow;
 use sds_core::{Flags, Outcome, Point, PointTable, SlidingWindow, Slot, Strategy};
+
+mod common;
+use common::Holders;
 
 const T: u64 = 1_000_000;
 const THREADS: usize = 4;
@@ -41,9 +43,7 @@ fn never_more_than_k_permits_and_all_come_back() {
     let mut s = Strategy::DEFAULT;
     s.concurrent_threshold = K as i64;
     p.set_strategy(Some(&s)).unwrap();
-    let holding = AtomicUsize::new(0);
-    let most = AtomicUsize::new(0);
-    let admitted = AtomicUsize::new(0);
+    let holders = Holders::default();
     let barrier = Barrier::new(THREADS);
     thread::scope(|scope| {
         for _ in 0..THREADS {
@@ -52,10 +52,7 @@ fn never_more_than_k_permits_and_all_come_back() {
                 for _ in 0..ROUNDS {
                     let e = p.enter(T, Flags::NONE);
                     if e.holds_permit() {
-                        let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        admitted.fetch_add(1, Ordering::Relaxed);
-                        holding.fetch_sub(1, Ordering::SeqCst);
+                        holders.hold(|| {});
                     } else {
                         assert_eq!(e.reason(), Some(sds_core::Reason::Concurrent));
                     }
@@ -64,59 +61,29 @@ fn never_more_than_k_permits_and_all_come_back() {
             });
         }
     });
-    assert!(
-        most.load(Ordering::SeqCst) <= K,
-        "{} permits at once",
-        most.load(Ordering::SeqCst)
-    );
-    assert!(admitted.load(Ordering::Relaxed) > 0);
+    assert!(holders.most() <= K, "{} permits at once", holders.most());
+    assert!(holders.admitted() > 0);
     assert_eq!(p.in_flight(), 0, "every permit came back");
     let stats = p.stats(T);
     assert_eq!(stats.visit, (THREADS * ROUNDS) as u64);
     assert_eq!(
         stats.downgrade,
-        (THREADS * ROUNDS - admitted.load(Ordering::Relaxed)) as u64,
+        (THREADS * ROUNDS - holders.admitted()) as u64,
         "every refused request is one downgrade"
     );
 }
 
-#[test]
-fn concurrent_inserts_of_the_same_names_make_one_point_each() {
-    let table = PointTable::new((0..64).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
-    let names: Vec<String> = (0..40).map(|i| format!("service.method{i}")).collect();
-    thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                for name in &names {
-                    let e = table.enter(name.as_bytes(), T, Flags::NONE).unwrap();
-                    table.exit(&e, T, Outcome::Ok).unwrap();
-                }
-            });
-        }
-    });
-    assert_eq!(table.len(), names.len());
-    for name in &names {
-        assert_eq!(
-            table.stats(name.as_bytes(), T).unwrap().visit,
-            THREADS as u64
-        );
-    }
-}
-
-#[test]
-fn concurrent_inserts_past_the_home_bucket_make_one_point_each() {
-    // 3 000 names in 4 096 slots: many land beyond their home bucket, where
-    // racing inserts of one name must still meet at one slot.
-    let table = PointTable::new((0..4096).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
-    let names: Vec<String> = (0..3000).map(|i| format!("svc.m{i}")).collect();
+/// Every name entered once by each of `THREADS` threads, thread `t` taking
+/// them in the order `order(i, t)` gives; then one point per name, each
+/// with `THREADS` visits.
+fn each_thread_enters_every_name(slots: usize, names: &[String], order: fn(usize, usize) -> usize) {
+    let table = PointTable::new((0..slots).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
     thread::scope(|s| {
         for t in 0..THREADS {
-            let names = &names;
             let table = &table;
             s.spawn(move || {
-                // Each thread its own order, so they race on different names.
                 for i in 0..names.len() {
-                    let name = &names[(i * 7 + t * 613) % names.len()];
+                    let name = &names[order(i, t) % names.len()];
                     let e = table.enter(name.as_bytes(), T, Flags::NONE).unwrap();
                     table.exit(&e, T, Outcome::Ok).unwrap();
                 }
@@ -124,13 +91,28 @@ fn concurrent_inserts_past_the_home_bucket_make_one_point_each() {
         }
     });
     assert_eq!(table.len(), names.len());
-    for name in &names {
+    for name in names {
         assert_eq!(
             table.stats(name.as_bytes(), T).unwrap().visit,
             THREADS as u64,
             "{name}"
         );
     }
+}
+
+#[test]
+fn concurrent_inserts_of_the_same_names_make_one_point_each() {
+    let names: Vec<String> = (0..40).map(|i| format!("service.method{i}")).collect();
+    each_thread_enters_every_name(64, &names, |i, _| i);
+}
+
+#[test]
+fn concurrent_inserts_past_the_home_bucket_make_one_point_each() {
+    // 3 000 names in 4 096 slots: many land beyond their home bucket, where
+    // racing inserts of one name must still meet at one slot. Each thread
+    // its own order, so they race on different names.
+    let names: Vec<String> = (0..3000).map(|i| format!("svc.m{i}")).collect();
+    each_thread_enters_every_name(4096, &names, |i, t| i * 7 + t * 613);
 }
 
 #[test]

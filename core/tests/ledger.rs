@@ -11,6 +11,9 @@ use sds_core::{
     PointTable, Shared, Slot, Strategy, TableState, TableStorage,
 };
 
+mod common;
+use common::Holders;
+
 const T: u64 = 1_000_000;
 const CAPACITY: usize = 64;
 
@@ -51,6 +54,11 @@ fn limited(c: i64) -> Strategy {
     s
 }
 
+/// The permits process `p`'s row counts on point `id`.
+fn row_held(m: &Memory, p: usize, id: PointId) -> u32 {
+    m.rows[p][id.index() as usize].get()
+}
+
 fn in_flight(t: &View<'_>, id: PointId) -> u32 {
     t.point(id).unwrap().in_flight()
 }
@@ -72,17 +80,17 @@ fn a_view_counts_its_permits_in_its_own_row() {
     let p = a.insert(b"p").unwrap();
     let held = enter_n(&a, p, 3);
     let other = enter_n(&b, p, 1);
-    assert_eq!(m.rows[0][p.index() as usize].get(), 3);
-    assert_eq!(m.rows[1][p.index() as usize].get(), 1);
+    assert_eq!(row_held(&m, 0, p), 3);
+    assert_eq!(row_held(&m, 1, p), 1);
     assert_eq!(in_flight(&a, p), 4);
     for e in &held {
         a.exit(e, T, Outcome::Ok).unwrap();
     }
     assert_eq!(in_flight(&a, p), 1);
-    assert_eq!(m.rows[0][p.index() as usize].get(), 0);
+    assert_eq!(row_held(&m, 0, p), 0);
     b.exit(&other[0], T, Outcome::Ok).unwrap();
     assert_eq!(in_flight(&a, p), 0);
-    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+    assert_eq!(row_held(&m, 1, p), 0);
 }
 
 /// An entry belongs to the process that entered it: another process's
@@ -96,8 +104,8 @@ fn an_exit_by_a_view_that_holds_no_permit_changes_nothing() {
     let held = enter_n(&parent, p, 1);
     child.exit(&held[0], T + 5, Outcome::Error).unwrap();
     assert_eq!(in_flight(&parent, p), 1);
-    assert_eq!(m.rows[0][p.index() as usize].get(), 1);
-    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+    assert_eq!(row_held(&m, 0, p), 1);
+    assert_eq!(row_held(&m, 1, p), 0);
     assert!(!parent
         .enter_point(p, T + 5, Flags::NONE)
         .unwrap()
@@ -130,7 +138,7 @@ fn reclaim_gives_back_exactly_the_dead_rows_permits_and_zeroes_it() {
 
     live.exit(&kept[0], T, Outcome::Ok).unwrap();
     assert_eq!(in_flight(&live, p), 0);
-    assert_eq!(m.rows[1][p.index() as usize].get(), 0);
+    assert_eq!(row_held(&m, 1, p), 0);
 }
 
 #[test]
@@ -142,10 +150,10 @@ fn a_refused_permit_leaves_the_row_as_it_was() {
     let refused = t.enter_point(p, T, Flags::NONE).unwrap();
     assert!(!refused.holds_permit());
     // Refused on sight of the count: the row was never touched.
-    assert_eq!(m.rows[0][p.index() as usize].get(), 1);
+    assert_eq!(row_held(&m, 0, p), 1);
     t.exit(&refused, T, Outcome::Ok).unwrap();
     t.exit(&first, T, Outcome::Ok).unwrap();
-    assert_eq!(m.rows[0][p.index() as usize].get(), 0);
+    assert_eq!(row_held(&m, 0, p), 0);
     assert_eq!(in_flight(&t, p), 0);
 }
 
@@ -243,36 +251,27 @@ fn views_with_their_own_rows_never_exceed_the_threshold_and_a_dead_ones_permits_
     const ROUNDS: usize = 20_000;
     let m = memory(VIEWS);
     let p = view(&m, 0).set_strategy(b"p", &limited(C as i64)).unwrap();
-    let holding = AtomicUsize::new(0);
-    let most = AtomicUsize::new(0);
-    let admitted = AtomicUsize::new(0);
+    let holders = Holders::default();
     let barrier = Barrier::new(VIEWS);
     thread::scope(|s| {
         for v in 0..VIEWS {
-            let (m, holding, most, admitted, barrier) = (&m, &holding, &most, &admitted, &barrier);
+            let (m, holders, barrier) = (&m, &holders, &barrier);
             s.spawn(move || {
                 let t = view(m, v);
                 barrier.wait();
                 for _ in 0..ROUNDS {
                     let e = t.enter_point(p, T, Flags::NONE).unwrap();
                     if e.holds_permit() {
-                        let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        assert!(in_flight(&t, p) as usize <= C);
-                        admitted.fetch_add(1, Ordering::Relaxed);
-                        holding.fetch_sub(1, Ordering::SeqCst);
+                        holders.hold(|| assert!(in_flight(&t, p) as usize <= C));
                     }
                     t.exit(&e, T, Outcome::Ok).unwrap();
                 }
             });
         }
     });
-    let most = most.load(Ordering::SeqCst);
+    let most = holders.most();
     assert!((1..=C).contains(&most), "high-water mark {most}");
-    assert!(
-        admitted.load(Ordering::Relaxed) >= ROUNDS,
-        "the point admitted"
-    );
+    assert!(holders.admitted() >= ROUNDS, "the point admitted");
     let live = view(&m, 1);
     assert_eq!(in_flight(&live, p), 0);
     assert!(m.rows.iter().flatten().all(|h| h.get() == 0));
@@ -310,21 +309,18 @@ fn recounts_racing_busy_views_keep_the_count_exact() {
     const ROUNDS: usize = 20_000;
     let m = memory(VIEWS + 1);
     let p = view(&m, 0).set_strategy(b"p", &limited(C as i64)).unwrap();
-    let holding = AtomicUsize::new(0);
-    let most = AtomicUsize::new(0);
+    let holders = Holders::default();
     let done = AtomicUsize::new(0);
     let recounts = AtomicUsize::new(0);
     thread::scope(|s| {
         for v in 0..VIEWS {
-            let (m, holding, most, done) = (&m, &holding, &most, &done);
+            let (m, holders, done) = (&m, &holders, &done);
             s.spawn(move || {
                 let t = view(m, v);
                 for _ in 0..ROUNDS {
                     let e = t.enter_point(p, T, Flags::NONE).unwrap();
                     if e.holds_permit() {
-                        let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        holding.fetch_sub(1, Ordering::SeqCst);
+                        holders.hold(|| {});
                     }
                     t.exit(&e, T, Outcome::Ok).unwrap();
                 }
@@ -341,7 +337,7 @@ fn recounts_racing_busy_views_keep_the_count_exact() {
             }
         });
     });
-    assert!(most.load(Ordering::SeqCst) <= C);
+    assert!(holders.most() <= C);
     assert!(recounts.load(Ordering::Relaxed) > 0);
     assert_eq!(in_flight(&view(&m, 0), p), 0);
     assert!(m.rows.iter().flatten().all(|h| h.get() == 0));
@@ -396,7 +392,7 @@ mod caught_mid_step {
             }
         }));
         assert!(died.is_err(), "{at:?}:{step} reached");
-        assert_eq!(m.rows[0][p.index() as usize].get(), 1, "caught mid-step");
+        assert_eq!(row_held(&m, 0, p), 1, "caught mid-step");
         assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(1));
         assert_eq!(in_flight(&live, p), 2, "{at:?}:{step}: exact");
         let more: Vec<Entry> = (0..3)

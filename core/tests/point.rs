@@ -17,6 +17,14 @@ fn with(f: impl FnOnce(&mut Strategy)) -> Strategy {
     s
 }
 
+/// A strategy with only a delay and its retry interval.
+fn delayed(delay_time: i64, retry_interval: i64) -> Strategy {
+    with(|s| {
+        s.delay_time = delay_time;
+        s.retry_interval = retry_interval;
+    })
+}
+
 #[test]
 fn table_rejects_bad_names_and_a_full_table_without_changing_anything() {
     let t = table(2);
@@ -117,18 +125,12 @@ fn validate_names_the_field_and_rule() {
             Rule::DelayTooShort,
         ),
         (
-            with(|s| {
-                s.delay_time = 10_000;
-                s.retry_interval = 999
-            }),
+            delayed(10_000, 999),
             Field::RetryInterval,
             Rule::RetryTooShort,
         ),
         (
-            with(|s| {
-                s.delay_time = 10_000;
-                s.retry_interval = 10_001
-            }),
+            delayed(10_000, 10_001),
             Field::RetryInterval,
             Rule::RetryBeyondDelay,
         ),
@@ -164,14 +166,8 @@ fn validate_names_the_field_and_rule() {
     );
     for ok in [
         Strategy::DEFAULT,
-        with(|s| {
-            s.delay_time = 10_000;
-            s.retry_interval = 10_000
-        }),
-        with(|s| {
-            s.delay_time = 10_000;
-            s.retry_interval = 0
-        }),
+        delayed(10_000, 10_000),
+        delayed(10_000, 0),
         with(|s| s.downgrade_rate = -5),
         with(|s| s.exception_rate_threshold = 100),
         with(|s| s.pressure_test_downgrade = 1),

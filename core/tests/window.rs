@@ -12,6 +12,10 @@ fn sds() -> SdsCounterWindow {
     SlidingWindow::sds_counter()
 }
 
+fn tally(bucket: u64, total: u64) -> Tally {
+    Tally { bucket, total }
+}
+
 #[test]
 fn named_instances_have_the_reference_parameters() {
     let shapes = [
@@ -48,34 +52,10 @@ fn named_instances_have_the_reference_parameters() {
 #[test]
 fn increment_returns_bucket_and_sliding_sum() {
     let w = sds();
-    assert_eq!(
-        w.increment(T0),
-        Tally {
-            bucket: 1,
-            total: 1
-        }
-    );
-    assert_eq!(
-        w.increment(T0 + 999),
-        Tally {
-            bucket: 2,
-            total: 2
-        }
-    );
-    assert_eq!(
-        w.increment(T0 + 1000),
-        Tally {
-            bucket: 1,
-            total: 3
-        }
-    );
-    assert_eq!(
-        w.add(T0 + 1500, 5),
-        Tally {
-            bucket: 6,
-            total: 8
-        }
-    );
+    assert_eq!(w.increment(T0), tally(1, 1));
+    assert_eq!(w.increment(T0 + 999), tally(2, 2));
+    assert_eq!(w.increment(T0 + 1000), tally(1, 3));
+    assert_eq!(w.add(T0 + 1500, 5), tally(6, 8));
     assert_eq!(w.bucket(T0), 2);
     assert_eq!(w.bucket(T0 + 1999), 6);
     assert_eq!(w.bucket(T0 + 2000), 0);
@@ -191,37 +171,19 @@ fn a_late_writes_tally_is_the_window_of_the_bucket_written() {
     assert_eq!(w.add_at_tally(T0 + 8_727, T0 + 8_727, 1).total, 1);
     assert_eq!(
         w.add_at_tally(T0 + 4_301, T0 + 8_732, 1),
-        Tally {
-            bucket: 1,
-            total: 1
-        },
+        tally(1, 1),
         "the window ending at second 4 does not hold second 8"
     );
     assert_eq!(w.sum(T0 + 8_732), 2, "both are in the window of now");
-    assert_eq!(
-        w.add_at_tally(T0 + 13_000, T0 + 13_500, 1),
-        Tally {
-            bucket: 1,
-            total: 3
-        }
-    );
+    assert_eq!(w.add_at_tally(T0 + 13_000, T0 + 13_500, 1), tally(1, 3));
     // Beyond the ring: counted at the present, the present's window.
-    assert_eq!(
-        w.add_at_tally(T0 - 20_000, T0 + 13_500, 1),
-        Tally {
-            bucket: 2,
-            total: 4
-        }
-    );
+    assert_eq!(w.add_at_tally(T0 - 20_000, T0 + 13_500, 1), tally(2, 4));
     // Its slot taken by a newer lap (an event 30 s after it): at the present.
     let w = sds();
     w.add_at(T0 + 31_000, T0 + 31_000, 1);
     assert_eq!(
         w.add_at_tally(T0 + 1_000, T0 + 20_000, 1),
-        Tally {
-            bucket: 1,
-            total: 1
-        },
+        tally(1, 1),
         "the present's second 20, whose window holds no other event"
     );
     assert_eq!(w.bucket(T0 + 31_000), 1, "the newer second is intact");
@@ -238,10 +200,7 @@ fn a_step_back_of_any_size_counts_again_from_the_next_write() {
         let after = before + 9_000 - back;
         assert_eq!(
             w.increment(after),
-            Tally {
-                bucket: 1,
-                total: 1
-            },
+            tally(1, 1),
             "back {back}: the first write counts"
         );
         assert_eq!(w.increment(after + 1000).total, 2, "back {back}");
@@ -286,14 +245,7 @@ fn idle_gaps_of_any_length_read_exactly() {
         let later = T0 + gap;
         assert_eq!(w.sum(later), 0, "gap {gap}");
         assert_eq!(w.last_whole_cycle(later), 0, "gap {gap}");
-        assert_eq!(
-            w.increment(later),
-            Tally {
-                bucket: 1,
-                total: 1
-            },
-            "gap {gap}"
-        );
+        assert_eq!(w.increment(later), tally(1, 1), "gap {gap}");
     }
 }
 
@@ -301,14 +253,7 @@ fn idle_gaps_of_any_length_read_exactly() {
 fn a_fresh_window_works_at_any_absolute_time() {
     for t in [0u64, 1, T0, 1 << 45, u64::MAX / 2, u64::MAX - 1] {
         let w = sds();
-        assert_eq!(
-            w.increment(t),
-            Tally {
-                bucket: 1,
-                total: 1
-            },
-            "t = {t}"
-        );
+        assert_eq!(w.increment(t), tally(1, 1), "t = {t}");
         assert_eq!(w.sum(t), 1);
     }
 }
