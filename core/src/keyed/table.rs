@@ -276,23 +276,36 @@ impl<S: KeyStorage> KeyTable<S> {
         }
     }
 
-    /// Gives `fp` a cell among its candidates: the first empty or fresh
-    /// one, else the one with the least debt. `None` if another call took
-    /// it first, or if the key turned out to be in an earlier cell.
+    /// Gives `fp` a cell among its candidates: a free one (empty, or with a
+    /// fresh key's state) in the bucket with more free cells, else the one
+    /// with the least debt. `None` if another call took it first, or if the
+    /// key turned out to be in an earlier cell.
     fn claim(&self, h: u64, fp: u64, now_ms: u64) -> Option<Found> {
         let mut best: Option<(u64, Found)> = None;
+        // Per bucket: free cells, and the first of them.
+        let mut free = [(0u32, None::<Found>); 2];
         for (at, cell) in self.candidates(h).enumerate() {
             let word = cell.key.load(Ordering::SeqCst);
             let debt = match owner(word) {
                 0 => 0,
                 other => self.debt_of(cell, word, other, now_ms),
             };
-            if best.is_none_or(|(least, _)| debt < least) {
-                best = Some((debt, Found { at, word }));
-            }
+            let found = Found { at, word };
             if debt == 0 {
-                break;
+                let (count, first) = &mut free[at / BUCKET_CELLS];
+                *count += 1;
+                first.get_or_insert(found);
+            } else if best.is_none_or(|(least, _)| debt < least) {
+                best = Some((debt, found));
             }
+        }
+        let roomier = if free[1].0 > free[0].0 {
+            free[1]
+        } else {
+            free[0]
+        };
+        if let Some(cell) = roomier.1 {
+            best = Some((0, cell));
         }
         let (_, victim) = best?;
         let cell = self.candidates(h).nth(victim.at)?;
