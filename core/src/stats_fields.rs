@@ -9,48 +9,47 @@
 
 use crate::point::{CycleStats, Stats};
 
-impl Stats {
-    /// The names of [`Stats::fields`], in its order.
-    pub const NAMES: [&'static str; 5] =
-        ["visit", "exception", "timeout", "downgrade", "concurrent"];
+/// `NAMES` and `fields()` of a statistics struct, from one list of (name,
+/// field) pairs, so that a name and its value cannot drift apart.
+macro_rules! named_fields {
+    ($ty:ident, $(#[$doc:meta])* { $($name:literal => $field:ident),+ $(,)? }) => {
+        impl $ty {
+            #[doc = concat!("The names of [`", stringify!($ty), "::fields`], in its order.")]
+            pub const NAMES: [&'static str; 5] = [$($name),+];
 
-    /// The key under which [`Stats::last_cycle`] nests.
-    pub const LAST_CYCLE: &'static str = "lastCycle";
+            $(#[$doc])*
+            pub const fn fields(&self) -> [(&'static str, u64); 5] {
+                [$(($name, self.$field)),+]
+            }
+        }
+    };
+}
 
+named_fields!(Stats,
     /// The current sliding values and the permits held, named
     /// ([`Stats::NAMES`]); the last cycle is [`CycleStats::fields`] of
     /// [`Stats::last_cycle`], under [`Stats::LAST_CYCLE`].
-    pub const fn fields(&self) -> [(&'static str, u64); 5] {
-        let [visit, exception, timeout, downgrade, concurrent] = Stats::NAMES;
-        [
-            (visit, self.visit),
-            (exception, self.exception),
-            (timeout, self.timeout),
-            (downgrade, self.downgrade),
-            (concurrent, self.concurrent),
-        ]
+    {
+        "visit" => visit,
+        "exception" => exception,
+        "timeout" => timeout,
+        "downgrade" => downgrade,
+        "concurrent" => concurrent,
     }
-}
+);
 
-impl CycleStats {
-    /// The names of [`CycleStats::fields`], in its order.
-    pub const NAMES: [&'static str; 5] = [
-        "visitNum",
-        "exceptionNum",
-        "timeoutNum",
-        "downgradeNum",
-        "concurrentNum",
-    ];
-
+named_fields!(CycleStats,
     /// The last whole cycle's values, named ([`CycleStats::NAMES`]).
-    pub const fn fields(&self) -> [(&'static str, u64); 5] {
-        let [visit, exception, timeout, downgrade, concurrent] = CycleStats::NAMES;
-        [
-            (visit, self.visit_num),
-            (exception, self.exception_num),
-            (timeout, self.timeout_num),
-            (downgrade, self.downgrade_num),
-            (concurrent, self.concurrent_num),
-        ]
+    {
+        "visitNum" => visit_num,
+        "exceptionNum" => exception_num,
+        "timeoutNum" => timeout_num,
+        "downgradeNum" => downgrade_num,
+        "concurrentNum" => concurrent_num,
     }
+);
+
+impl Stats {
+    /// The key under which [`Stats::last_cycle`] nests.
+    pub const LAST_CYCLE: &'static str = "lastCycle";
 }

@@ -27,6 +27,21 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
+/// A fresh SDS counter window holding `old` at `T` (the lap before
+/// `NEXT_LAP` in the same slot; nothing if 0), and a thread running `f` on
+/// it.
+fn window_with_thread(
+    old: u64,
+    f: impl FnOnce(&SdsCounterWindow) + Send + 'static,
+) -> (Arc<SdsCounterWindow>, thread::JoinHandle<()>) {
+    let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
+    if old > 0 {
+        w.add(T, old);
+    }
+    let other = w.clone();
+    (w, thread::spawn(move || f(&other)))
+}
+
 #[test]
 fn two_writers_across_a_rollover_lose_and_double_nothing() {
     model(|| {
@@ -49,14 +64,9 @@ fn two_writers_across_a_rollover_lose_and_double_nothing() {
 #[test]
 fn a_reader_never_sees_a_stale_bucket_as_current() {
     model(|| {
-        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
-        w.add(T, 5);
-        let writer = {
-            let w = w.clone();
-            thread::spawn(move || {
-                w.increment(NEXT_LAP);
-            })
-        };
+        let (w, writer) = window_with_thread(5, |w| {
+            w.increment(NEXT_LAP);
+        });
         let read = w.bucket(NEXT_LAP);
         assert!(
             read <= 1,
@@ -71,13 +81,9 @@ fn a_reader_never_sees_a_stale_bucket_as_current() {
 #[test]
 fn a_late_event_never_lands_in_a_newer_lap_nor_restarts_it() {
     model(|| {
-        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
-        let late = {
-            let w = w.clone();
-            thread::spawn(move || {
-                w.add_at(T, NEXT_LAP, 1);
-            })
-        };
+        let (w, late) = window_with_thread(0, |w| {
+            w.add_at(T, NEXT_LAP, 1);
+        });
         w.increment(NEXT_LAP);
         late.join().unwrap();
         assert_eq!(
@@ -92,13 +98,9 @@ fn a_late_event_never_lands_in_a_newer_lap_nor_restarts_it() {
 #[test]
 fn writers_of_two_laps_leave_one_lap_with_its_own_count() {
     model(|| {
-        let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
-        let stepped_back = {
-            let w = w.clone();
-            thread::spawn(move || {
-                w.increment(T);
-            })
-        };
+        let (w, stepped_back) = window_with_thread(0, |w| {
+            w.increment(T);
+        });
         w.increment(NEXT_LAP);
         stepped_back.join().unwrap();
         let (old, new) = (w.bucket(T), w.bucket(NEXT_LAP));
