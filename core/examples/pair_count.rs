@@ -19,8 +19,8 @@ use std::time::Instant;
 
 use governor::{Quota, RateLimiter};
 use sds_core::{
-    AlwaysAlive, Entry, Error, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts,
-    Shared, Slot, TableState, TableStorage,
+    AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts, Shared, Slot,
+    TableState, TableStorage,
 };
 
 #[path = "common/mod.rs"]
@@ -48,21 +48,9 @@ fn points(n: u64, cluster: bool) {
         point.store_remote(second, second - 1, &counts);
         point.publish_remote(second);
     }
-    pairs(
-        n,
-        || point.enter(black_box(T), Flags::NONE),
-        |e| {
-            point.exit(e, black_box(T), Outcome::Ok);
-            Ok(())
-        },
-    );
-}
-
-/// `n` pairs of `enter` and `exit` (an exit that fails panics).
-fn pairs(n: u64, enter: impl Fn() -> Entry, exit: impl Fn(&Entry) -> Result<(), Error>) {
     for _ in 0..n {
-        let e = enter();
-        exit(&e).unwrap();
+        let e = point.enter(black_box(T), Flags::NONE);
+        point.exit(&e, black_box(T), Outcome::Ok);
         black_box(e);
     }
 }
@@ -70,15 +58,15 @@ fn pairs(n: u64, enter: impl Fn() -> Entry, exit: impl Fn(&Entry) -> Result<(), 
 /// Pairs on a table, by id or (`BY_NAME`) by name.
 fn by_table<S: TableStorage, const BY_NAME: bool>(table: &PointTable<S>, n: u64) {
     let id = table.set_strategy(NAME, &five_rules()).unwrap();
-    let enter = || match BY_NAME {
-        true => table.enter(black_box(NAME), black_box(T), Flags::NONE),
-        false => table.enter_point(black_box(id), black_box(T), Flags::NONE),
-    };
-    pairs(
-        n,
-        || enter().unwrap(),
-        |e| table.exit(e, black_box(T), Outcome::Ok),
-    );
+    for _ in 0..n {
+        let e = match BY_NAME {
+            true => table.enter(black_box(NAME), black_box(T), Flags::NONE),
+            false => table.enter_point(black_box(id), black_box(T), Flags::NONE),
+        };
+        let e = e.unwrap();
+        table.exit(&e, black_box(T), Outcome::Ok).unwrap();
+        black_box(e);
+    }
 }
 
 fn ledger(n: u64) {
