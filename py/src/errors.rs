@@ -96,11 +96,12 @@ pub fn downgraded(
     point: &Bound<'_, PyString>,
     reason: Option<Py<PyString>>,
 ) -> PyErr {
-    match DOWNGRADED.get(py) {
-        Some(cls) => match cls.bind(py).call1((point, reason)) {
-            Ok(err) => PyErr::from_value(err),
-            Err(e) => e,
-        },
+    match DOWNGRADED
+        .get(py)
+        .map(|cls| cls.bind(py).call1((point, reason)))
+    {
+        Some(Ok(err)) => PyErr::from_value(err),
+        Some(Err(e)) => e,
         None => PyValueError::new_err(format!("{point} downgraded")),
     }
 }

@@ -97,12 +97,12 @@ impl Strategy {
     #[new]
     #[pyo3(signature = (**fields))]
     fn new(fields: Option<&Bound<'_, PyDict>>) -> PyResult<Strategy> {
-        match fields {
-            Some(fields) => Strategy::from_entries(fields, StrategyBuilder::set_snake),
-            None => Ok(Strategy {
-                inner: sds_core::Strategy::DEFAULT,
-            }),
-        }
+        let default = Strategy {
+            inner: sds_core::Strategy::DEFAULT,
+        };
+        fields.map_or(Ok(default), |f| {
+            Strategy::from_entries(f, StrategyBuilder::set_snake)
+        })
     }
 
     /// Parses SDS strategy JSON (`'{"visitThreshold": 10}'`).

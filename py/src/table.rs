@@ -257,10 +257,7 @@ impl Table {
         shared: Option<&Bound<'_, PyAny>>,
         mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Table> {
-        let capacity = match capacity {
-            Some(c) => capacity_arg(c)?,
-            None => 1024,
-        };
+        let capacity = capacity.map_or(Ok(1024), capacity_arg)?;
         let mode = mode.filter(|m| !m.is_none());
         let table = match (shared.filter(|s| !s.is_none()), mode) {
             (Some(name_or_path), mode) => open_shared(name_or_path, capacity, mode)?,
