@@ -47,5 +47,13 @@ pub(crate) fn buckets_of(h: u64, buckets: usize) -> (usize, usize) {
         return (first, first);
     }
     let stride = 1 + (((h & 0xffff_ffff) * (buckets as u64 - 1)) >> 32) as usize;
-    (first, (first + stride) % buckets)
+    let second = first + stride;
+    (
+        first,
+        if second >= buckets {
+            second - buckets
+        } else {
+            second
+        },
+    )
 }

@@ -142,6 +142,42 @@ struct Found {
     word: u64,
 }
 
+/// A key's candidate cells, in the order inserts try them: its first
+/// bucket's, then its second's (none when the table has one bucket).
+#[derive(Copy, Clone)]
+struct Candidates<'a> {
+    first: &'a [KeyCell; BUCKET_CELLS],
+    second: Option<&'a [KeyCell; BUCKET_CELLS]>,
+}
+
+impl<'a> Candidates<'a> {
+    #[inline]
+    fn cells(self) -> impl Iterator<Item = (usize, &'a KeyCell)> {
+        self.first
+            .iter()
+            .chain(self.second.into_iter().flatten())
+            .enumerate()
+    }
+
+    #[inline]
+    fn cell(self, at: usize) -> &'a KeyCell {
+        match (at.checked_sub(BUCKET_CELLS), self.second) {
+            (Some(i), Some(second)) => &second[i % BUCKET_CELLS],
+            _ => &self.first[at % BUCKET_CELLS],
+        }
+    }
+
+    /// The cell holding `fp`, if any: the first bucket's line, then the
+    /// second's.
+    #[inline]
+    fn find(self, fp: u64) -> Option<Found> {
+        self.cells().find_map(|(at, cell)| {
+            let word = cell.key.load(Ordering::SeqCst);
+            (owner(word) == fp).then_some(Found { at, word })
+        })
+    }
+}
+
 /// Keys to per-key state under one rule, over caller storage of a fixed
 /// number of buckets.
 pub struct KeyTable<S: KeyStorage> {
@@ -189,25 +225,16 @@ impl<S: KeyStorage> KeyTable<S> {
         }
     }
 
-    /// The key's candidate cells, in the order inserts try them: the first
-    /// bucket's, then the second's (if it is another one).
     #[inline]
-    fn candidates(&self, h: u64) -> impl Iterator<Item = &KeyCell> + Clone {
+    fn candidates(&self, key: &[u8]) -> (u64, Candidates<'_>) {
+        let h = hash(key);
         let buckets = self.storage.buckets();
         let (first, second) = buckets_of(h, buckets.len());
-        let second = (second != first).then(|| &buckets[second]);
-        buckets[first]
-            .cells
-            .iter()
-            .chain(second.into_iter().flat_map(|b| b.cells.iter()))
-    }
-
-    #[inline]
-    fn find(&self, h: u64, fp: u64) -> Option<Found> {
-        self.candidates(h).enumerate().find_map(|(at, cell)| {
-            let word = cell.key.load(Ordering::SeqCst);
-            (owner(word) == fp).then_some(Found { at, word })
-        })
+        let candidates = Candidates {
+            first: &buckets[first].cells,
+            second: (second != first).then(|| &buckets[second].cells),
+        };
+        (fingerprint(h), candidates)
     }
 
     /// Decides a call of `cost` units for `key` at `now_ms`, taking them if
@@ -226,21 +253,23 @@ impl<S: KeyStorage> KeyTable<S> {
         self.run(key, now_ms, 0)
     }
 
+    #[inline]
     fn run(&self, key: &[u8], now_ms: u64, cost: u32) -> KeyDecision {
-        let h = hash(key);
-        let fp = fingerprint(h);
-        let quota = self.rule.quota_of(fp);
+        let (fp, candidates) = self.candidates(key);
         loop {
-            let found = match self.find(h, fp) {
+            let found = match candidates.find(fp) {
                 Some(found) => found,
-                None if cost == 0 => return step(self.rule.kind(), quota, 0, now_ms, 0).decision,
-                None => match self.claim(h, fp, now_ms) {
+                None if cost == 0 => {
+                    let quota = self.rule.quota_of(fp);
+                    return step(self.rule.kind(), quota, 0, now_ms, 0).decision;
+                }
+                None => match self.claim(candidates, fp, now_ms) {
                     Some(found) => found,
                     None => continue,
                 },
             };
-            let cell = self.candidates(h).nth(found.at);
-            if let Some(decision) = cell.and_then(|c| self.apply(c, found.word, now_ms, cost)) {
+            let cell = candidates.cell(found.at);
+            if let Some(decision) = self.apply(cell, found.word, now_ms, cost) {
                 return decision;
             }
         }
@@ -279,24 +308,27 @@ impl<S: KeyStorage> KeyTable<S> {
     /// Gives `fp` a cell among its candidates: a free one (empty, or with a
     /// fresh key's state) in the bucket with more free cells, else the one
     /// with the least debt. `None` if another call took it first, or if the
-    /// key turned out to be in an earlier cell.
-    fn claim(&self, h: u64, fp: u64, now_ms: u64) -> Option<Found> {
-        let mut best: Option<(u64, Found)> = None;
+    /// key turned out to be in an earlier cell; the key's own cell if
+    /// another call just gave it one.
+    #[inline(never)]
+    fn claim(&self, candidates: Candidates<'_>, fp: u64, now_ms: u64) -> Option<Found> {
+        let mut least: Option<(u64, Found)> = None;
         // Per bucket: free cells, and the first of them.
         let mut free = [(0u32, None::<Found>); 2];
-        for (at, cell) in self.candidates(h).enumerate() {
+        for (at, cell) in candidates.cells() {
             let word = cell.key.load(Ordering::SeqCst);
+            let found = Found { at, word };
             let debt = match owner(word) {
                 0 => 0,
+                other if other == fp => return Some(found),
                 other => self.debt_of(cell, word, other, now_ms),
             };
-            let found = Found { at, word };
             if debt == 0 {
                 let (count, first) = &mut free[at / BUCKET_CELLS];
                 *count += 1;
                 first.get_or_insert(found);
-            } else if best.is_none_or(|(least, _)| debt < least) {
-                best = Some((debt, found));
+            } else if least.is_none_or(|(most, _)| debt < most) {
+                least = Some((debt, found));
             }
         }
         let roomier = if free[1].0 > free[0].0 {
@@ -304,11 +336,8 @@ impl<S: KeyStorage> KeyTable<S> {
         } else {
             free[0]
         };
-        if let Some(cell) = roomier.1 {
-            best = Some((0, cell));
-        }
-        let (_, victim) = best?;
-        let cell = self.candidates(h).nth(victim.at)?;
+        let victim = roomier.1.or(least.map(|(_, found)| found))?;
+        let cell = candidates.cell(victim.at);
         let word = taken(victim.word, fp);
         cell.key
             .compare_exchange(victim.word, word, Ordering::SeqCst, Ordering::SeqCst)
@@ -320,15 +349,15 @@ impl<S: KeyStorage> KeyTable<S> {
             }
             old => {
                 counters.evictions.fetch_add(1, Ordering::Relaxed);
-                // The state the eviction gave up, read after the cell changed
-                // hands: any call of the old key that took effect is in it.
+                // The state given up, read after the cell changed hands: any
+                // call of the old key that took effect is in it.
                 if self.debt_of(cell, victim.word, old, now_ms) > 0 {
                     counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
         self.settle(
-            h,
+            candidates,
             fp,
             Found {
                 at: victim.at,
@@ -339,23 +368,17 @@ impl<S: KeyStorage> KeyTable<S> {
 
     /// After a claim: if another call put the key in another candidate at
     /// the same time, the earlier cell keeps it and the later is emptied.
-    fn settle(&self, h: u64, fp: u64, mine: Found) -> Option<Found> {
-        for (at, cell) in self.candidates(h).enumerate() {
+    fn settle(&self, candidates: Candidates<'_>, fp: u64, mine: Found) -> Option<Found> {
+        for (at, cell) in candidates.cells() {
             let word = cell.key.load(Ordering::SeqCst);
             if at == mine.at || owner(word) != fp {
                 continue;
             }
-            let later = if at < mine.at {
-                mine
-            } else {
-                Found { at, word }
-            };
-            if let Some(c) = self.candidates(h).nth(later.at) {
-                self.release(c, later.word);
-            }
             if at < mine.at {
+                self.release(candidates.cell(mine.at), mine.word);
                 return None;
             }
+            self.release(cell, word);
         }
         Some(mine)
     }
@@ -379,13 +402,10 @@ impl<S: KeyStorage> KeyTable<S> {
 
     /// Forgets `key` (its next call starts fresh); whether it was held.
     pub fn reset(&self, key: &[u8]) -> bool {
-        let h = hash(key);
-        let fp = fingerprint(h);
-        while let Some(found) = self.find(h, fp) {
-            if let Some(cell) = self.candidates(h).nth(found.at) {
-                if self.release(cell, found.word) {
-                    return true;
-                }
+        let (fp, candidates) = self.candidates(key);
+        while let Some(found) = candidates.find(fp) {
+            if self.release(candidates.cell(found.at), found.word) {
+                return true;
             }
         }
         false
