@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod settings;
-pub use settings::{
-    run_config_cases, run_settings_cases, settings_cases, settings_value, spelled, SettingsCase,
-};
+pub use settings::{run_config_cases, run_settings_cases, settings_cases, spelled, SettingsCase};
 
 /// What a runner's surface does for the driver. Errors are code names.
 pub trait Surface {

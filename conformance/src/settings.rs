@@ -4,7 +4,7 @@
 
 use std::fmt::Display;
 
-use sds_settings::Value;
+use sds_settings::{json, Value};
 use serde_json::Value as Json;
 
 /// One case of `settings.json`.
@@ -19,22 +19,6 @@ pub struct SettingsCase {
     /// For a case that is refused: the message, `{name}` standing for a
     /// setting's name as the surface spells it.
     pub error: Option<String>,
-}
-
-/// A JSON value as a binding would hand it over.
-pub fn settings_value(json: &Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i.into()),
-            (None, Some(u)) => Value::Int(u.into()),
-            _ => Value::Float(n.as_f64().expect("a JSON number")),
-        },
-        Json::String(s) => Value::Text(s.clone()),
-        Json::Array(items) => Value::List(items.iter().map(settings_value).collect()),
-        Json::Object(_) => Value::Other("object".to_string()),
-    }
 }
 
 /// The cases of one service.
@@ -53,7 +37,7 @@ pub fn settings_cases(service: &str) -> Vec<SettingsCase> {
                 .iter()
                 .map(|pair| {
                     let key = pair[0].as_str().expect("a key").to_string();
-                    (key, settings_value(&pair[1]))
+                    (key, json::value(&pair[1]))
                 })
                 .collect(),
             config: case["config"].as_object().cloned(),

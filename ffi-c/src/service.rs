@@ -11,9 +11,8 @@ use std::os::raw::c_char;
 use std::sync::Arc;
 
 use sds_core::ErrorCode;
-use sds_settings::{Fields, Value};
+use sds_settings::{json, Fields, Value};
 use sds_shm::AnyTable;
-use serde_json::Value as Json;
 
 use crate::args::{bytes, input, into_box, out};
 use crate::boundary::Failure;
@@ -54,61 +53,9 @@ pub(crate) unsafe fn status<S, F: Fields, C: CStatus>(
     Ok(())
 }
 
-/// The members of a JSON object, in their order and repeats included (the
-/// settings refuse a setting given twice), as settings.
+/// The members of the JSON object `text` as settings (`sds_settings::json`,
+/// in their order, repeats included); text that is not one is
+/// `SDS_RESULT_INVALID_JSON`.
 fn pairs(text: &[u8]) -> Result<Vec<(String, Value)>, Failure> {
-    let malformed = |detail: &dyn std::fmt::Display| Failure::new(ErrorCode::InvalidJson, &detail);
-    let text = std::str::from_utf8(text).map_err(|e| {
-        malformed(&format_args!(
-            "settings: not UTF-8 (byte {})",
-            e.valid_up_to()
-        ))
-    })?;
-    // Read whole first: serde_json's message names the line and column.
-    let json: Json = serde_json::from_str(text).map_err(|e| malformed(&e))?;
-    if !json.is_object() {
-        return Err(malformed(&"settings must be a JSON object"));
-    }
-    let mut rest = &text.trim_start()[1..];
-    let mut pairs = Vec::new();
-    while let Some((key, value, after)) = member(rest) {
-        pairs.push((key, setting(value)));
-        rest = after;
-    }
-    Ok(pairs)
-}
-
-/// The next member of an object read up to `rest` (valid JSON), if any,
-/// and the text after it.
-fn member(rest: &str) -> Option<(String, Json, &str)> {
-    let rest = rest.trim_start();
-    let (key, rest) = next_value(rest.strip_prefix(',').unwrap_or(rest))?;
-    let (value, rest) = next_value(rest.trim_start().strip_prefix(':')?)?;
-    Some((key.as_str()?.to_string(), value, rest))
-}
-
-/// The JSON value at the start of `text` and the text after it.
-fn next_value(text: &str) -> Option<(Json, &str)> {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
-    let value = stream.next()?.ok()?;
-    Some((value, &text[stream.byte_offset()..]))
-}
-
-/// A JSON value as the setting's value: integers as integers, other
-/// numbers as floats, an object as a type no setting takes.
-fn setting(json: Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(flag) => Value::Bool(flag),
-        Json::Number(n) => match n.as_i64().map(i128::from) {
-            Some(int) => Value::Int(int),
-            None => n.as_u64().map_or_else(
-                || Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-                |u| Value::Int(u.into()),
-            ),
-        },
-        Json::String(text) => Value::Text(text),
-        Json::Array(items) => Value::List(items.into_iter().map(setting).collect()),
-        Json::Object(_) => Value::Other("object".to_string()),
-    }
+    json::pairs(text).map_err(|e| Failure::new(ErrorCode::InvalidJson, &e))
 }

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod fields;
+pub mod json;
 mod parse;
 
 pub use fields::{camel_case, FieldValue, Fields, ToField};

@@ -1,0 +1,125 @@
+//! Settings given as JSON text, as C passes them (like its strategies): the
+//! members of one object become `(key, Value)` pairs in their order, repeats
+//! included, so [`crate::Parsed`] refuses a setting given twice here as it
+//! does from every other language.
+
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use crate::Value;
+
+/// Why a settings text is not a JSON object: the text of the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonError(pub String);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// The members of the JSON object `text` as settings. Text that is not
+/// UTF-8, not JSON (serde_json's message, with line and column) or not an
+/// object is a [`JsonError`].
+pub fn pairs(text: &[u8]) -> Result<Vec<(String, Value)>, JsonError> {
+    let text = std::str::from_utf8(text)
+        .map_err(|e| JsonError(format!("settings: not UTF-8 (byte {})", e.valid_up_to())))?;
+    // Read whole first: it checks the text, and its message names the place.
+    let json: Json = serde_json::from_str(text).map_err(|e| JsonError(e.to_string()))?;
+    if !json.is_object() {
+        return Err(JsonError("settings must be a JSON object".to_string()));
+    }
+    // Then member by member, since a map would fold repeated keys.
+    let mut rest = &text.trim_start()[1..];
+    let mut pairs = Vec::new();
+    while let Some((key, json, after)) = member(rest) {
+        pairs.push((key, value(&json)));
+        rest = after;
+    }
+    Ok(pairs)
+}
+
+/// A JSON value as a setting's value: integers as integers, other numbers
+/// as floats, an object as a type no setting takes.
+pub fn value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(flag) => Value::Bool(*flag),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(int), _) => Value::Int(int.into()),
+            (None, Some(int)) => Value::Int(int.into()),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(text) => Value::Text(text.clone()),
+        Json::Array(items) => Value::List(items.iter().map(value).collect()),
+        Json::Object(_) => Value::Other("object".to_string()),
+    }
+}
+
+/// The next member of an object read up to `rest` (text already checked
+/// as JSON), if any, and the text after it.
+fn member(rest: &str) -> Option<(String, Json, &str)> {
+    let rest = rest.trim_start();
+    let (key, rest) = next_value(rest.strip_prefix(',').unwrap_or(rest))?;
+    let (value, rest) = next_value(rest.trim_start().strip_prefix(':')?)?;
+    Some((key.as_str()?.to_string(), value, rest))
+}
+
+/// The JSON value at the start of `text` and the text after it.
+fn next_value(text: &str) -> Option<(Json, &str)> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    let value = stream.next()?.ok()?;
+    Some((value, &text[stream.byte_offset()..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_keep_their_order_and_repeats() {
+        let got = pairs(br#" {"a": 1, "b": [true, null, 1.5, "x"], "a": {"c": 2}} "#).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("a".to_string(), Value::Int(1)),
+                (
+                    "b".to_string(),
+                    Value::List(vec![
+                        Value::Bool(true),
+                        Value::Null,
+                        Value::Float(1.5),
+                        Value::Text("x".to_string())
+                    ])
+                ),
+                ("a".to_string(), Value::Other("object".to_string())),
+            ]
+        );
+        assert_eq!(pairs(b"{}").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn integers_beyond_i64_stay_integers() {
+        let got = pairs(br#"{"n": 18446744073709551615, "m": -9223372036854775808}"#).unwrap();
+        assert_eq!(got[0].1, Value::Int(u64::MAX.into()));
+        assert_eq!(got[1].1, Value::Int(i64::MIN.into()));
+    }
+
+    #[test]
+    fn text_that_is_not_one_json_object_is_refused() {
+        assert_eq!(
+            pairs(b"[1]").unwrap_err().0,
+            "settings must be a JSON object"
+        );
+        assert_eq!(
+            pairs(b"{\"a\": \"\xff\"}").unwrap_err().0,
+            "settings: not UTF-8 (byte 7)"
+        );
+        let truncated = pairs(br#"{"a": "#).unwrap_err().0;
+        assert!(truncated.contains("line 1 column"), "{truncated}");
+        assert!(pairs(br#"{"a": 1} x"#).is_err());
+    }
+}
