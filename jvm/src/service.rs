@@ -74,17 +74,12 @@ impl Service {
     /// stop's start until the join ends.
     fn stop(&self) {
         let lock = || self.0.write().unwrap_or_else(PoisonError::into_inner);
-        let running = {
-            let mut guard = lock();
-            let now = match &*guard {
-                Ok(running) => running.values(),
-                Err(_) => return,
-            };
-            std::mem::replace(&mut *guard, Err(now))
-        };
-        if let Ok(running) = running {
-            let last = running.stop();
-            *lock() = Err(last);
+        let mut guard = lock();
+        let Ok(running) = &*guard else { return };
+        let now = running.values();
+        if let Ok(running) = std::mem::replace(&mut *guard, Err(now)) {
+            drop(guard);
+            *lock() = Err(running.stop());
         }
     }
 }

@@ -30,9 +30,9 @@ final class CoreTables {
     private static final Map<String, Integer> FIELD_INDEX = indexOf(FIELD_NAMES);
     /** The names of the stats values, in the order the native side writes them. */
     static final String[] STATS_NAMES = TABLES[4].split(",");
-    /** The field names of the console agent's status, as AdminStatus names its fields. */
+    /** The field names of the console agent's status, as AdminStatus names its accessors. */
     static final String[] AGENT_STATUS_NAMES = TABLES[5].split(",");
-    /** The field names of the cluster sync's status, as ClusterStatus names its fields. */
+    /** The field names of the cluster sync's status, as ClusterStatus names its accessors. */
     static final String[] CLUSTER_STATUS_NAMES = TABLES[6].split(",");
 
     private static long[] longs(String row) {
