@@ -63,6 +63,12 @@ fn in_flight(t: &View<'_>, id: PointId) -> u32 {
     t.point(id).unwrap().in_flight()
 }
 
+/// Point `id`'s permits in flight and every process's row count of it.
+fn permits(m: &Memory, t: &View<'_>, id: PointId) -> (u32, Vec<u32>) {
+    let rows = (0..m.rows.len()).map(|p| row_held(m, p, id)).collect();
+    (in_flight(t, id), rows)
+}
+
 fn enter_n(t: &View<'_>, id: PointId, n: usize) -> Vec<Entry> {
     (0..n)
         .map(|_| {
@@ -80,17 +86,13 @@ fn a_view_counts_its_permits_in_its_own_row() {
     let p = a.insert(b"p").unwrap();
     let held = enter_n(&a, p, 3);
     let other = enter_n(&b, p, 1);
-    assert_eq!(row_held(&m, 0, p), 3);
-    assert_eq!(row_held(&m, 1, p), 1);
-    assert_eq!(in_flight(&a, p), 4);
+    assert_eq!(permits(&m, &a, p), (4, vec![3, 1]));
     for e in &held {
         a.exit(e, T, Outcome::Ok).unwrap();
     }
-    assert_eq!(in_flight(&a, p), 1);
-    assert_eq!(row_held(&m, 0, p), 0);
+    assert_eq!(permits(&m, &a, p), (1, vec![0, 1]));
     b.exit(&other[0], T, Outcome::Ok).unwrap();
-    assert_eq!(in_flight(&a, p), 0);
-    assert_eq!(row_held(&m, 1, p), 0);
+    assert_eq!(permits(&m, &a, p), (0, vec![0, 0]));
 }
 
 /// An entry belongs to the process that entered it: another process's
@@ -103,9 +105,7 @@ fn an_exit_by_a_view_that_holds_no_permit_changes_nothing() {
     let p = parent.set_strategy(b"p", &limited(1)).unwrap();
     let held = enter_n(&parent, p, 1);
     child.exit(&held[0], T + 5, Outcome::Error).unwrap();
-    assert_eq!(in_flight(&parent, p), 1);
-    assert_eq!(row_held(&m, 0, p), 1);
-    assert_eq!(row_held(&m, 1, p), 0);
+    assert_eq!(permits(&m, &parent, p), (1, vec![1, 0]));
     assert!(!parent
         .enter_point(p, T + 5, Flags::NONE)
         .unwrap()
@@ -113,7 +113,7 @@ fn an_exit_by_a_view_that_holds_no_permit_changes_nothing() {
     let stats = parent.point(p).unwrap().stats(T + 5);
     assert_eq!(stats.exception, 0, "the child's exit counted an exception");
     parent.exit(&held[0], T + 5, Outcome::Ok).unwrap();
-    assert_eq!(in_flight(&parent, p), 0);
+    assert_eq!(permits(&m, &parent, p), (0, vec![0, 0]));
 }
 
 #[test]
@@ -137,8 +137,7 @@ fn reclaim_gives_back_exactly_the_dead_rows_permits_and_zeroes_it() {
     assert_eq!(live.reclaim(&m.rows[0], &rows(&m)), Ok(0), "nothing twice");
 
     live.exit(&kept[0], T, Outcome::Ok).unwrap();
-    assert_eq!(in_flight(&live, p), 0);
-    assert_eq!(row_held(&m, 1, p), 0);
+    assert_eq!(permits(&m, &live, p), (0, vec![0, 0]));
 }
 
 #[test]

@@ -30,10 +30,10 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 /// A fresh SDS counter window holding `old` at `T` (the lap before
 /// `NEXT_LAP` in the same slot; nothing if 0), and a thread running `f` on
 /// it.
-fn window_with_thread(
+fn window_with_thread<R: Send + 'static>(
     old: u64,
-    f: impl FnOnce(&SdsCounterWindow) + Send + 'static,
-) -> (Arc<SdsCounterWindow>, thread::JoinHandle<()>) {
+    f: impl FnOnce(&SdsCounterWindow) -> R + Send + 'static,
+) -> (Arc<SdsCounterWindow>, thread::JoinHandle<R>) {
     let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
     if old > 0 {
         w.add(T, old);
@@ -64,9 +64,7 @@ fn two_writers_across_a_rollover_lose_and_double_nothing() {
 #[test]
 fn a_reader_never_sees_a_stale_bucket_as_current() {
     model(|| {
-        let (w, writer) = window_with_thread(5, |w| {
-            w.increment(NEXT_LAP);
-        });
+        let (w, writer) = window_with_thread(5, |w| w.increment(NEXT_LAP));
         let read = w.bucket(NEXT_LAP);
         assert!(
             read <= 1,
@@ -81,9 +79,7 @@ fn a_reader_never_sees_a_stale_bucket_as_current() {
 #[test]
 fn a_late_event_never_lands_in_a_newer_lap_nor_restarts_it() {
     model(|| {
-        let (w, late) = window_with_thread(0, |w| {
-            w.add_at(T, NEXT_LAP, 1);
-        });
+        let (w, late) = window_with_thread(0, |w| w.add_at(T, NEXT_LAP, 1));
         w.increment(NEXT_LAP);
         late.join().unwrap();
         assert_eq!(
@@ -98,9 +94,7 @@ fn a_late_event_never_lands_in_a_newer_lap_nor_restarts_it() {
 #[test]
 fn writers_of_two_laps_leave_one_lap_with_its_own_count() {
     model(|| {
-        let (w, stepped_back) = window_with_thread(0, |w| {
-            w.increment(T);
-        });
+        let (w, stepped_back) = window_with_thread(0, |w| w.increment(T));
         w.increment(NEXT_LAP);
         stepped_back.join().unwrap();
         let (old, new) = (w.bucket(T), w.bucket(NEXT_LAP));

@@ -300,22 +300,18 @@ fn invalid_parameters_are_typed_errors() {
         let storage: Vec<Bucket> = (0..ring).map(|_| Bucket::new()).collect();
         SlidingWindow::with_storage(bucket_ms, buckets, storage).unwrap_err()
     };
-    assert_eq!(
-        err(0, 1, 2),
-        sds_core::Error::InvalidWindow(WindowRule::ZeroBucketWidth)
-    );
-    assert_eq!(
-        err(1, 0, 2),
-        sds_core::Error::InvalidWindow(WindowRule::ZeroBuckets)
-    );
-    assert_eq!(
-        err(1, 2, 3),
-        sds_core::Error::InvalidWindow(WindowRule::RingTooShort)
-    );
-    assert_eq!(
-        err(1, 1, 70_000),
-        sds_core::Error::InvalidWindow(WindowRule::RingTooLong)
-    );
+    for ((bucket_ms, buckets, ring), rule) in [
+        ((0, 1, 2), WindowRule::ZeroBucketWidth),
+        ((1, 0, 2), WindowRule::ZeroBuckets),
+        ((1, 2, 3), WindowRule::RingTooShort),
+        ((1, 1, 70_000), WindowRule::RingTooLong),
+    ] {
+        assert_eq!(
+            err(bucket_ms, buckets, ring),
+            sds_core::Error::InvalidWindow(rule),
+            "{rule:?}"
+        );
+    }
     assert_eq!(err(0, 1, 2).code(), ErrorCode::InvalidWindow);
     assert!(SlidingWindow::<[Bucket; 4]>::new(10, 3).is_err());
     assert!(SlidingWindow::<[Bucket; 6]>::new(10, 3).is_ok());
