@@ -4,8 +4,9 @@
 //!   fingerprint of 0 is an empty cell. Taking a cell for another key is a
 //!   compare-and-swap of this word that also adds 1 to the generation.
 //! - The state word: `generation (low 10 bits) << 54 | payload (54 bits)`.
-//!   A state whose generation is not its key word's was left by an earlier
-//!   owner and reads as a fresh key's (payload 0). Every update is a
+//!   A state whose generation is not its key word's was left by another
+//!   owner: it reads as a fresh key's (payload 0) as long as the key word
+//!   is still the one the decision started from. Every update is a
 //!   compare-and-swap of the whole word, so an update computed for one
 //!   owner fails once the cell has changed hands (unless 1 024 owners
 //!   passed through it meanwhile and the payload is equal bit for bit).
@@ -94,15 +95,11 @@ pub(crate) fn emptied(old: u64) -> u64 {
     old & ((1 << GEN_BITS) - 1)
 }
 
-/// The payload of `state` if it belongs to `key_word`'s owner, else a fresh
-/// key's (0).
+/// The payload of `state` if it belongs to `key_word`'s owner; `None` if
+/// another owner, earlier or later, left it.
 #[inline]
-pub(crate) fn payload_of(state: u64, key_word: u64) -> u64 {
-    if state >> PAYLOAD_BITS == key_word & STATE_GEN {
-        state & PAYLOAD
-    } else {
-        0
-    }
+pub(crate) fn payload_of(state: u64, key_word: u64) -> Option<u64> {
+    (state >> PAYLOAD_BITS == key_word & STATE_GEN).then_some(state & PAYLOAD)
 }
 
 /// The state word holding `payload` for `key_word`'s owner.

@@ -88,11 +88,15 @@
 //!   bumps its generation. A state whose generation is not its key word's
 //!   reads as a fresh key's, so a process killed at any instruction leaves
 //!   every cell usable (at worst a key newly given a cell starts fresh).
-//! - A decision is one compare-and-swap of the state word, then a re-read
-//!   of the key word: if the cell changed hands meanwhile, the decision
-//!   starts over, so no call is lost with an evicted state. An update
-//!   computed for one owner fails on the next, unless 1 024 owners passed
-//!   through the cell during that one decision with a bit-equal payload.
+//! - A decision that takes units is one compare-and-swap of the state
+//!   word, then a read-modify-write re-read of the key word: if the cell
+//!   changed hands meanwhile, the decision starts over; otherwise the
+//!   claim's own read-modify-write of the state sees it, and an eviction
+//!   that gives it up is counted lossy. So no admitted call is silently
+//!   lost with an evicted state (`tests/keyed_loom.rs` checks every
+//!   interleaving). An update computed for one owner fails on the next,
+//!   unless 1 024 owners passed through the cell during that one decision
+//!   with a bit-equal payload. A refused call writes nothing.
 //! - Two first calls of one new key may claim two cells at once; the
 //!   earlier candidate keeps the key and the later is emptied, and a
 //!   decision on the emptied one starts over.

@@ -172,7 +172,7 @@ impl<'a> Candidates<'a> {
     #[inline]
     fn find(self, fp: u64) -> Option<Found> {
         self.cells().find_map(|(at, cell)| {
-            let word = cell.key.load(Ordering::SeqCst);
+            let word = cell.key.load(Ordering::Acquire);
             (owner(word) == fp).then_some(Found { at, word })
         })
     }
@@ -282,26 +282,31 @@ impl<S: KeyStorage> KeyTable<S> {
     fn apply(&self, cell: &KeyCell, word: u64, now_ms: u64, cost: u32) -> Option<KeyDecision> {
         let quota = self.rule.quota_of(owner(word));
         loop {
-            let state = cell.state.load(Ordering::SeqCst);
-            let next = step(
-                self.rule.kind(),
-                quota,
-                payload_of(state, word),
-                now_ms,
-                cost,
-            );
-            if next.write {
-                let new = state_word(word, next.payload);
-                if new != state
-                    && cell
-                        .state
-                        .compare_exchange_weak(state, new, Ordering::SeqCst, Ordering::SeqCst)
-                        .is_err()
-                {
-                    continue;
-                }
+            let state = cell.state.load(Ordering::Acquire);
+            let payload = match payload_of(state, word) {
+                Some(payload) => payload,
+                // Another generation's state is a fresh key's only while the
+                // cell is still ours: else it may be the next owner's.
+                None if cell.key.load(Ordering::Acquire) != word => return None,
+                None => 0,
+            };
+            let next = step(self.rule.kind(), quota, payload, now_ms, cost);
+            let new = state_word(word, next.payload);
+            if !next.write || new == state {
+                // Read at the load: the state was this owner's then.
+                return Some(next.decision);
             }
-            return (cell.key.load(Ordering::SeqCst) == word).then_some(next.decision);
+            if cell
+                .state
+                .compare_exchange_weak(state, new, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                continue;
+            }
+            // A read-modify-write, not a load: either it sees a claim of the
+            // cell, or that claim's read of the state sees this write (so
+            // the eviction counts it), under acquire/release alone.
+            return (cell.key.fetch_add(0, Ordering::AcqRel) == word).then_some(next.decision);
         }
     }
 
@@ -316,7 +321,7 @@ impl<S: KeyStorage> KeyTable<S> {
         // Per bucket: free cells, and the first of them.
         let mut free = [(0u32, None::<Found>); 2];
         for (at, cell) in candidates.cells() {
-            let word = cell.key.load(Ordering::SeqCst);
+            let word = cell.key.load(Ordering::Acquire);
             let found = Found { at, word };
             let debt = match owner(word) {
                 0 => 0,
@@ -340,7 +345,7 @@ impl<S: KeyStorage> KeyTable<S> {
         let cell = candidates.cell(victim.at);
         let word = taken(victim.word, fp);
         cell.key
-            .compare_exchange(victim.word, word, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(victim.word, word, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
         let counters = self.counters();
         match owner(victim.word) {
@@ -349,9 +354,11 @@ impl<S: KeyStorage> KeyTable<S> {
             }
             old => {
                 counters.evictions.fetch_add(1, Ordering::Relaxed);
-                // The state given up, read after the cell changed hands: any
-                // call of the old key that took effect is in it.
-                if self.debt_of(cell, victim.word, old, now_ms) > 0 {
+                // The state given up, read (by a read-modify-write, see
+                // `apply`) after the cell changed hands: any call of the old
+                // key that took effect is in it.
+                let state = cell.state.fetch_add(0, Ordering::AcqRel);
+                if self.debt_in(state, victim.word, old, now_ms) > 0 {
                     counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -370,7 +377,7 @@ impl<S: KeyStorage> KeyTable<S> {
     /// the same time, the earlier cell keeps it and the later is emptied.
     fn settle(&self, candidates: Candidates<'_>, fp: u64, mine: Found) -> Option<Found> {
         for (at, cell) in candidates.cells() {
-            let word = cell.key.load(Ordering::SeqCst);
+            let word = cell.key.load(Ordering::Acquire);
             if at == mine.at || owner(word) != fp {
                 continue;
             }
@@ -386,7 +393,7 @@ impl<S: KeyStorage> KeyTable<S> {
     fn release(&self, cell: &KeyCell, word: u64) -> bool {
         let done = cell
             .key
-            .compare_exchange(word, emptied(word), Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(word, emptied(word), Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
         if done {
             self.counters().resident.fetch_sub(1, Ordering::Relaxed);
@@ -395,9 +402,13 @@ impl<S: KeyStorage> KeyTable<S> {
     }
 
     fn debt_of(&self, cell: &KeyCell, word: u64, fp: u64, now_ms: u64) -> u64 {
-        let state = cell.state.load(Ordering::SeqCst);
+        self.debt_in(cell.state.load(Ordering::Acquire), word, fp, now_ms)
+    }
+
+    fn debt_in(&self, state: u64, word: u64, fp: u64, now_ms: u64) -> u64 {
         let quota = self.rule.quota_of(fp);
-        debt(self.rule.kind(), quota, payload_of(state, word), now_ms)
+        let payload = payload_of(state, word).unwrap_or(0);
+        debt(self.rule.kind(), quota, payload, now_ms)
     }
 
     /// Forgets `key` (its next call starts fresh); whether it was held.
