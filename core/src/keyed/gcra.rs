@@ -28,8 +28,8 @@ pub(crate) fn step(q: &Quota, tat: u64, now_ms: u64, cost: u32) -> Step {
     // Written back when clamped, so the debt of a step back drains.
     let stepped_back = tat > now + q.capacity_us;
     let tat = tat.clamp(now, now + q.capacity_us);
-    let need = cost as u64 * q.emission_us;
-    let next = tat + need;
+    let need = (cost as u64).saturating_mul(q.emission_us);
+    let next = tat.saturating_add(need);
     let admitted = next - now <= q.capacity_us;
     let end = if admitted { next } else { tat };
     let retry_after_ms = match admitted {

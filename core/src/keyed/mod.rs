@@ -132,3 +132,6 @@ pub use rule::{
 pub use table::{
     KeyError, KeyStorage, KeyTable, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
 };
+
+#[cfg(all(test, not(loom)))]
+mod tests;

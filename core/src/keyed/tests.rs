@@ -1,0 +1,67 @@
+//! Cells are plain data a hostile or torn file may fill with anything:
+//! every bit pattern must decide without a panic (debug overflow checks
+//! included) and answer within the quota.
+
+use std::vec::Vec;
+
+use proptest::prelude::*;
+
+use super::cell::{KeyBucket, BUCKET_CELLS};
+use super::hash::{fingerprint, hash};
+use super::{KeyRule, KeyRuleKind, KeyTable, NEVER};
+use crate::sync::Ordering;
+use crate::Value;
+
+fn kinds() -> impl Strategy<Value = KeyRuleKind> {
+    prop_oneof![
+        Just(KeyRuleKind::Rate),
+        Just(KeyRuleKind::FixedWindow),
+        Just(KeyRuleKind::SlidingWindow),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn any_bit_pattern_decides_within_the_quota(
+        kind in kinds(),
+        words in prop::collection::vec(any::<u64>(), 2 * 2 * BUCKET_CELLS),
+        limit in 1i64..65_536,
+        period in prop_oneof![1i64..100_000, 1i64..(1 << 40)],
+        calls in prop::collection::vec((0u8..8, any::<u64>(), 1u32..u32::MAX), 1..40),
+    ) {
+        let rule = KeyRule::from_entries(
+            kind,
+            [("limit", Value::from(limit)), ("periodMs", Value::from(period))],
+        );
+        // A rate above one unit per µs is refused (tests/keyed.rs).
+        prop_assume!(rule.is_ok());
+        let rule = rule.unwrap();
+        let buckets: Vec<KeyBucket> = (0..2).map(|_| KeyBucket::new()).collect();
+        let cells = buckets.iter().flat_map(|b| b.cells.iter());
+        for (i, (cell, pair)) in cells.zip(words.chunks(2)).enumerate() {
+            let (mut key, mut state) = (pair[0], pair[1]);
+            if i % 2 == 0 {
+                // Half the cells hold a called key, with a state of its
+                // generation: random payloads are read, not skipped.
+                key = fingerprint(hash(&[i as u8 / 2])) << 16 | (key & 0xffff);
+                state = (key & 0x3ff) << 54 | (state & ((1 << 54) - 1));
+            }
+            cell.key.store(key, Ordering::Relaxed);
+            cell.state.store(state, Ordering::Relaxed);
+        }
+        let table = KeyTable::new(buckets, rule).unwrap();
+        for (key, now, cost) in calls {
+            let d = table.decide(&[key], now, cost).unwrap();
+            prop_assert!(d.remaining <= d.limit, "{:?}", d);
+            prop_assert!(d.admitted || d.retry_after_ms > 0 || cost == 0, "{:?}", d);
+            prop_assert!(!d.admitted || d.retry_after_ms == 0);
+            if cost as u64 > d.limit as u64 {
+                prop_assert!(!d.admitted && d.retry_after_ms == NEVER);
+            }
+            let peek = table.peek(&[key], now);
+            prop_assert!(peek.remaining <= peek.limit);
+        }
+        let stats = table.stats();
+        prop_assert!(stats.capacity == 8);
+    }
+}
