@@ -7,7 +7,7 @@ use sds_core::window::SdsCounterWindow;
 use sds_core::{Flags, Outcome, Point, PointTable, SlidingWindow, Slot, Strategy};
 
 mod common;
-use common::Holders;
+use common::{is_uniform, uniform, Holders};
 
 const T: u64 = 1_000_000;
 const THREADS: usize = 4;
@@ -118,14 +118,6 @@ fn concurrent_inserts_past_the_home_bucket_make_one_point_each() {
 #[test]
 fn strategy_swaps_under_load_are_never_torn() {
     let p = Point::new();
-    let uniform = |v: i64| {
-        let mut s = Strategy::DEFAULT;
-        s.visit_threshold = v;
-        s.exception_threshold = v;
-        s.token_bucket_size = v;
-        s.timeout_count_threshold = v;
-        s
-    };
     p.set_strategy(Some(&uniform(0))).unwrap();
     thread::scope(|s| {
         s.spawn(|| {
@@ -137,13 +129,7 @@ fn strategy_swaps_under_load_are_never_torn() {
             s.spawn(|| {
                 for _ in 0..50_000 {
                     let got = p.strategy().unwrap();
-                    let v = got.visit_threshold;
-                    assert!(
-                        got.exception_threshold == v
-                            && got.token_bucket_size == v
-                            && got.timeout_count_threshold == v,
-                        "torn strategy {got:?}"
-                    );
+                    assert!(is_uniform(&got), "torn strategy {got:?}");
                 }
             });
         }

@@ -18,6 +18,9 @@ mod takeover;
 #[path = "loom/ledger.rs"]
 mod ledger;
 
+mod common;
+use common::{is_uniform, uniform};
+
 const T: u64 = 1_000_000;
 const NEXT_LAP: u64 = T + 30_000; // the same slot, one lap of the ring later
 
@@ -162,32 +165,6 @@ fn permits_never_exceed_the_threshold_and_all_come_back() {
         assert!(held >= 1, "the first to enter always gets the permit");
         assert_eq!(p.in_flight(), 0, "every permit came back");
     });
-}
-
-fn uniform(v: i64) -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = v;
-    s.concurrent_threshold = v;
-    s.exception_threshold = v;
-    s.timeout_threshold = v;
-    s.timeout_count_threshold = v;
-    s.token_bucket_generated_tokens_in_second = v;
-    s.token_bucket_size = v;
-    s
-}
-
-fn is_uniform(s: &Strategy) -> bool {
-    let v = s.visit_threshold;
-    [
-        s.concurrent_threshold,
-        s.exception_threshold,
-        s.timeout_threshold,
-        s.timeout_count_threshold,
-        s.token_bucket_generated_tokens_in_second,
-        s.token_bucket_size,
-    ]
-    .iter()
-    .all(|&x| x == v)
 }
 
 #[test]

@@ -1,6 +1,37 @@
-//! What several test files share.
+//! What several test files share (each uses a part of it).
+#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sds_core::{Field, Strategy};
+
+/// The thresholds a uniform strategy sets to one value: a reader that sees
+/// two different values among them saw a half-replaced strategy.
+const UNIFORM: [Field; 7] = [
+    Field::VisitThreshold,
+    Field::ConcurrentThreshold,
+    Field::ExceptionThreshold,
+    Field::TimeoutThreshold,
+    Field::TimeoutCountThreshold,
+    Field::TokenBucketGeneratedTokensInSecond,
+    Field::TokenBucketSize,
+];
+
+/// A strategy whose [`UNIFORM`] thresholds are all `v`.
+pub fn uniform(v: i64) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    for field in UNIFORM {
+        s.set(field, v);
+    }
+    s
+}
+
+/// Whether all of `s`'s [`UNIFORM`] thresholds are one value.
+pub fn is_uniform(s: &Strategy) -> bool {
+    UNIFORM
+        .iter()
+        .all(|&field| s.get(field) == s.visit_threshold)
+}
 
 /// Threads that hold a concurrency permit, counted around the time they
 /// hold it: the most at once (a high-water mark the point's threshold must
