@@ -217,7 +217,8 @@ fn rule_input_gets_one_verdict_naming_the_field() {
     );
     assert_eq!(
         invalid(KeyField::Burst, KeyRuleBreak::NotForKind).to_string(),
-        "invalid key rule: burst applies to rate rules only"
+        "invalid key rule: burst does not apply to this kind (burst: rate only; periodMs: not \
+         inFlight)"
     );
     // Null leaves a field unset.
     let r = KeyRule::from_entries(KeyRuleKind::Rate, [ok[0], ok[1], ("burst", Value::Null)]);
@@ -297,4 +298,61 @@ fn eviction_takes_a_fresh_state_first_then_the_least_debt() {
     assert_eq!(t.peek(b"d", 100).remaining, 5);
     // "e" (1 unit) was evicted: it is fresh again.
     assert_eq!(t.peek(b"e", 100).remaining, 10);
+}
+
+fn in_flight(limit: i64, buckets: usize) -> KeyTable<Vec<KeyBucket>> {
+    table(
+        buckets,
+        KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(limit))]).unwrap(),
+    )
+}
+
+#[test]
+fn in_flight_holds_units_until_released() {
+    let t = in_flight(2, 16);
+    assert_eq!(call(&t, "a", 0, 1), (true, 1, 0, 0));
+    assert_eq!(call(&t, "a", 5, 1), (true, 0, 0, 0));
+    assert_eq!(call(&t, "a", 9, 1), (false, 0, 0, 0));
+    assert_eq!(call(&t, "a", 9, 3).3, NEVER);
+    assert_eq!(t.release(b"a", 1), Ok(true));
+    assert_eq!(call(&t, "a", 10, 1), (true, 0, 0, 0));
+    assert_eq!(t.release(b"a", 5), Ok(true), "at most what it holds");
+    assert_eq!(t.release(b"a", 1), Ok(false));
+    assert_eq!(t.release(b"never", 1), Ok(false));
+    assert_eq!(t.release(b"a", 0), Err(KeyError::ZeroCost));
+    let rate = table(1, rule(KeyRuleKind::Rate, 1, 1000, None));
+    assert_eq!(rate.release(b"a", 1), Err(KeyError::NotInFlight));
+    let period = build_error(
+        KeyRuleKind::InFlight,
+        &[
+            ("limit", Value::from(1i64)),
+            ("periodMs", Value::from(1i64)),
+        ],
+    );
+    assert_eq!(
+        period,
+        KeyRuleError::Invalid {
+            field: KeyField::PeriodMs,
+            rule: KeyRuleBreak::NotForKind
+        }
+    );
+}
+
+#[test]
+fn units_held_are_never_evicted_and_a_full_table_says_so() {
+    // One bucket: four keys hold a unit each; a fifth key finds no cell.
+    let t = in_flight(1, 1);
+    for key in ["a", "b", "c", "d"] {
+        assert!(call(&t, key, 0, 1).0);
+    }
+    assert_eq!(t.decide(b"e", 0, 1), Err(KeyError::TableFull));
+    assert_eq!(KeyError::TableFull.code(), ErrorCode::TableFull);
+    // "b" gives its unit back: its cell is free, and "e" takes it losslessly.
+    assert_eq!(t.release(b"b", 1), Ok(true));
+    assert!(call(&t, "e", 0, 1).0);
+    for key in ["a", "c", "d", "e"] {
+        assert!(!call(&t, key, 0, 1).0, "{key} still holds its unit");
+    }
+    let s = t.stats();
+    assert_eq!((s.evictions, s.lossy_evictions), (1, 0));
 }

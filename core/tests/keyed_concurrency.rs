@@ -88,3 +88,42 @@ fn threads_churning_keys_through_a_small_table_stay_consistent() {
         "each key admits its burst at least once"
     );
 }
+
+#[test]
+fn in_flight_threads_never_hold_more_than_the_limit() {
+    // Three threads on "shared", two units: the limit binds.
+    let rule = KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(2i64))]);
+    // Two buckets: the holders share them with a flood of other keys.
+    let t = KeyTable::new(
+        (0..2).map(|_| KeyBucket::new()).collect::<Vec<_>>(),
+        rule.unwrap(),
+    )
+    .unwrap();
+    let held = AtomicU64::new(0);
+    let most = AtomicU64::new(0);
+    thread::scope(|s| {
+        for id in 0..THREADS {
+            let (t, held, most) = (&t, &held, &most);
+            s.spawn(move || {
+                for i in 0..20_000u64 {
+                    if id == 0 {
+                        // A flood of one-off keys: each takes and gives back.
+                        let key = format!("flood-{i}");
+                        if t.decide(key.as_bytes(), i, 1).is_ok_and(|d| d.admitted) {
+                            t.release(key.as_bytes(), 1).unwrap();
+                        }
+                        continue;
+                    }
+                    if t.decide(b"shared", i, 1).is_ok_and(|d| d.admitted) {
+                        let now = held.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        held.fetch_sub(1, Ordering::SeqCst);
+                        assert_eq!(t.release(b"shared", 1), Ok(true), "its unit is still held");
+                    }
+                }
+            });
+        }
+    });
+    assert!((1..=2).contains(&most.into_inner()), "never past the limit");
+    assert_eq!(t.peek(b"shared", 0).remaining, 2, "every unit came back");
+}

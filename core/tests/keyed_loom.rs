@@ -71,3 +71,30 @@ fn two_first_calls_of_a_new_key_share_one_state() {
         assert_eq!(t.stats().resident, 1);
     });
 }
+
+#[test]
+fn an_in_flight_unit_taken_during_an_eviction_is_never_evicted() {
+    model(|| {
+        let rule = KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(1i64))]);
+        let t = Arc::new(KeyTable::new(vec![KeyBucket::new()], rule.unwrap()).unwrap());
+        // "a" held a unit and gave it back (its cell is free); three keys hold theirs.
+        t.decide(b"a", T, 1).unwrap();
+        t.release(b"a", 1).unwrap();
+        for key in [b"k1", b"k2", b"k3"] {
+            t.decide(key, T, 1).unwrap();
+        }
+        let t1 = t.clone();
+        let a = thread::spawn(move || t1.decide(b"a", T, 1).is_ok_and(|d| d.admitted));
+        let b = t.decide(b"b", T, 1).is_ok_and(|d| d.admitted);
+        let a = a.join().unwrap();
+        assert!(a ^ b, "one free cell: exactly one of them holds a unit");
+        for (key, admitted) in [("a", a), ("b", b)] {
+            assert_eq!(
+                t.release(key.as_bytes(), 1),
+                Ok(admitted),
+                "{key}'s unit is kept"
+            );
+        }
+        assert_eq!(t.stats().lossy_evictions, 0);
+    });
+}

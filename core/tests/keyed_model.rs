@@ -1,5 +1,6 @@
 //! The key table against a plain model of each rule: random keys, costs
-//! and times (never backwards), the same verdict and remaining units.
+//! and times (never backwards), releases of in-flight units, the same
+//! verdict and remaining units.
 
 use std::collections::HashMap;
 
@@ -13,6 +14,7 @@ use sds_core::Value;
 struct Model {
     tat_us: HashMap<u8, u64>,
     per_window: HashMap<(u8, u64), u64>,
+    held: HashMap<u8, u64>,
 }
 
 impl Model {
@@ -35,6 +37,14 @@ impl Model {
                 let end = if admitted { tat + cost * t } else { tat };
                 self.tat_us.insert(key, end);
                 (admitted, (now_us + burst * t - end) / t)
+            }
+            KeyRuleKind::InFlight => {
+                let held = self.held.entry(key).or_default();
+                let admitted = *held + cost <= limit;
+                if admitted {
+                    *held += cost;
+                }
+                (admitted, limit - *held)
             }
             KeyRuleKind::FixedWindow | KeyRuleKind::SlidingWindow => {
                 let (w, e) = (now / period, now % period);
@@ -60,6 +70,7 @@ fn kinds() -> impl Strategy<Value = KeyRuleKind> {
         Just(KeyRuleKind::Rate),
         Just(KeyRuleKind::FixedWindow),
         Just(KeyRuleKind::SlidingWindow),
+        Just(KeyRuleKind::InFlight),
     ]
 }
 
@@ -73,7 +84,10 @@ proptest! {
         calls in prop::collection::vec((0u8..6, 0u64..700, 1u64..5), 1..120),
     ) {
         let burst = if kind == KeyRuleKind::Rate { burst } else { limit };
-        let mut entries = vec![("limit", Value::from(limit)), ("periodMs", Value::from(period))];
+        let mut entries = vec![("limit", Value::from(limit))];
+        if kind != KeyRuleKind::InFlight {
+            entries.push(("periodMs", Value::from(period)));
+        }
         if kind == KeyRuleKind::Rate {
             entries.push(("burst", Value::from(burst)));
         }
@@ -83,6 +97,13 @@ proptest! {
         let mut now = 1_000_000;
         for (key, dt, cost) in calls {
             now += dt;
+            if kind == KeyRuleKind::InFlight && dt % 3 == 0 {
+                // Give units back: at most what the key holds.
+                let held = model.held.entry(key).or_default();
+                prop_assert_eq!(table.release(&[key], cost as u32), Ok(*held > 0));
+                *held = held.saturating_sub(cost);
+                continue;
+            }
             let d = table.decide(&[key], now, cost as u32).unwrap();
             let expected = model.decide(kind, (limit, period, burst), key, now, cost);
             prop_assert_eq!((d.admitted, d.remaining as u64), expected, "key {} at {}", key, now);

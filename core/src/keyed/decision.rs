@@ -2,7 +2,7 @@
 //! transitions (gcra.rs, window.rs).
 
 use super::rule::{KeyRuleKind, Quota};
-use super::{gcra, window};
+use super::{gcra, in_flight, window};
 
 /// `retry_after_ms` of a cost no wait can admit (above the limit or burst).
 pub const NEVER: u64 = u64::MAX;
@@ -23,7 +23,8 @@ pub struct KeyDecision {
     /// (the burst refilled, the window over); 0 when it is fresh.
     pub reset_ms: u64,
     /// When refused: ms until the same cost would be admitted if no other
-    /// call comes; [`NEVER`] if the cost is above the quota. 0 if admitted.
+    /// call comes; [`NEVER`] if the cost is above the quota. 0 if admitted,
+    /// and for a refused in-flight call (a release frees units, not time).
     pub retry_after_ms: u64,
     /// The policy's window in ms: the window, or for a rate the time a
     /// whole burst takes to refill.
@@ -46,6 +47,7 @@ pub(crate) fn step(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64, 
         KeyRuleKind::Rate => gcra::step(quota, payload, now_ms, cost),
         KeyRuleKind::FixedWindow => window::fixed_step(quota, payload, now_ms, cost),
         KeyRuleKind::SlidingWindow => window::sliding_step(quota, payload, now_ms, cost),
+        KeyRuleKind::InFlight => in_flight::step(quota, payload, cost),
     }
 }
 
@@ -57,6 +59,7 @@ pub(crate) fn debt(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64) 
         KeyRuleKind::Rate => gcra::debt(quota, payload, now_ms),
         KeyRuleKind::FixedWindow => window::fixed_debt(quota, payload, now_ms),
         KeyRuleKind::SlidingWindow => window::sliding_debt(quota, payload, now_ms),
+        KeyRuleKind::InFlight => in_flight::debt(payload),
     }
 }
 

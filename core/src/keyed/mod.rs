@@ -119,6 +119,7 @@ mod cell;
 mod decision;
 mod gcra;
 mod hash;
+mod in_flight;
 mod rule;
 mod table;
 mod window;

@@ -29,14 +29,19 @@ pub enum KeyRuleKind {
     /// `"slidingWindow"`: the sliding-window counter, `limit` per
     /// `periodMs` with the previous window weighted by its overlap.
     SlidingWindow,
+    /// `"inFlight"`: at most `limit` units held at once per key (nginx
+    /// `limit_conn`), taken by a decision and given back by
+    /// [`crate::keyed::KeyTable::release`]; no period.
+    InFlight,
 }
 
 impl KeyRuleKind {
     /// Every kind.
-    pub const ALL: [KeyRuleKind; 3] = [
+    pub const ALL: [KeyRuleKind; 4] = [
         KeyRuleKind::Rate,
         KeyRuleKind::FixedWindow,
         KeyRuleKind::SlidingWindow,
+        KeyRuleKind::InFlight,
     ];
 
     /// The camelCase name bindings and JSON use.
@@ -45,6 +50,7 @@ impl KeyRuleKind {
             KeyRuleKind::Rate => "rate",
             KeyRuleKind::FixedWindow => "fixedWindow",
             KeyRuleKind::SlidingWindow => "slidingWindow",
+            KeyRuleKind::InFlight => "inFlight",
         }
     }
 
@@ -56,7 +62,7 @@ impl KeyRuleKind {
     /// The largest `limit` the kind's state holds.
     pub const fn max_limit(self) -> u32 {
         match self {
-            KeyRuleKind::Rate => u32::MAX,
+            KeyRuleKind::Rate | KeyRuleKind::InFlight => u32::MAX,
             KeyRuleKind::FixedWindow => (1 << 24) - 1,
             KeyRuleKind::SlidingWindow => (1 << 16) - 1,
         }
@@ -113,7 +119,8 @@ pub enum KeyRuleBreak {
     TooLarge,
     /// Not given, and the rule needs it.
     Missing,
-    /// Given to a kind that has no such field.
+    /// Given to a kind that has no such field (`burst`: rates only;
+    /// `periodMs`: not in flight).
     NotForKind,
     /// More than [`MAX_EXCEPTIONS`] exceptions, or one key twice.
     TooManyOrRepeated,
@@ -131,7 +138,9 @@ impl KeyRuleBreak {
                  periodMs <= 2^40)"
             }
             KeyRuleBreak::Missing => "is required",
-            KeyRuleBreak::NotForKind => "applies to rate rules only",
+            KeyRuleBreak::NotForKind => {
+                "does not apply to this kind (burst: rate only; periodMs: not inFlight)"
+            }
             KeyRuleBreak::TooManyOrRepeated => "holds at most 8 distinct keys",
         }
     }
@@ -209,6 +218,7 @@ impl Quota {
         let capacity_us = emission_us.checked_mul(burst as u64)?;
         let fits = match kind {
             KeyRuleKind::Rate => emission_us >= 1 && capacity_us <= MAX_CAPACITY_US,
+            KeyRuleKind::InFlight => true,
             _ => limit <= kind.max_limit(),
         };
         fits.then_some(Quota {
@@ -332,7 +342,12 @@ impl KeyRuleBuilder {
             return Err(KeyRuleError::DuplicateField(KeyText::new(key)));
         }
         self.given |= bit;
-        if field == KeyField::Burst && self.kind != KeyRuleKind::Rate && value != Value::Null {
+        let applies = match field {
+            KeyField::Burst => self.kind == KeyRuleKind::Rate,
+            KeyField::PeriodMs => self.kind != KeyRuleKind::InFlight,
+            _ => true,
+        };
+        if !applies && value != Value::Null {
             return Err(invalid(field, KeyRuleBreak::NotForKind));
         }
         self.values[field as usize] = positive(field, value)?;
@@ -359,7 +374,10 @@ impl KeyRuleBuilder {
     pub fn build(&self) -> Result<KeyRule, KeyRuleError> {
         let [limit, period, burst] = self.values;
         let limit = limit.ok_or(invalid(KeyField::Limit, KeyRuleBreak::Missing))?;
-        let period = period.ok_or(invalid(KeyField::PeriodMs, KeyRuleBreak::Missing))?;
+        let period = match self.kind {
+            KeyRuleKind::InFlight => 0,
+            _ => period.ok_or(invalid(KeyField::PeriodMs, KeyRuleBreak::Missing))?,
+        };
         let burst = burst.unwrap_or(limit);
         let too_large = |field| invalid(field, KeyRuleBreak::TooLarge);
         if period as u64 > MAX_PERIOD_MS {

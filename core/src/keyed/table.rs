@@ -7,11 +7,12 @@ use crate::error::ErrorCode;
 use crate::sync::{zeroed, AtomicU64, Ordering};
 
 use super::cell::{
-    emptied, owner, payload_of, state_word, taken, KeyBucket, KeyCell, BUCKET_CELLS,
+    emptied, leaving, marked, owner, payload_of, same_owner, state_word, taken, unmarked,
+    KeyBucket, KeyCell, BUCKET_CELLS,
 };
 use super::decision::{debt, step, KeyDecision};
 use super::hash::{buckets_of, fingerprint, hash};
-use super::rule::KeyRule;
+use super::rule::{KeyRule, KeyRuleKind};
 
 /// The most buckets a table may have (2^28 keys, 4 GiB of cells).
 pub const MAX_KEY_BUCKETS: usize = 1 << 26;
@@ -24,6 +25,12 @@ pub enum KeyError {
     /// A cost of 0 (`SDS_INVALID_ARGUMENT`): [`KeyTable::peek`] reads
     /// without taking.
     ZeroCost,
+    /// An in-flight table's new key found every candidate cell holding
+    /// units (`SDS_TABLE_FULL`): nginx answers 503 there too.
+    TableFull,
+    /// [`KeyTable::release`] on a table whose rule is not in flight
+    /// (`SDS_INVALID_ARGUMENT`).
+    NotInFlight,
 }
 
 impl KeyError {
@@ -31,7 +38,8 @@ impl KeyError {
     pub const fn code(&self) -> ErrorCode {
         match self {
             KeyError::InvalidCapacity => ErrorCode::InvalidCapacity,
-            KeyError::ZeroCost => ErrorCode::InvalidArgument,
+            KeyError::ZeroCost | KeyError::NotInFlight => ErrorCode::InvalidArgument,
+            KeyError::TableFull => ErrorCode::TableFull,
         }
     }
 }
@@ -44,6 +52,10 @@ impl fmt::Display for KeyError {
                 "a key table needs 1..={MAX_KEY_BUCKETS} buckets of {BUCKET_CELLS} keys"
             ),
             KeyError::ZeroCost => f.write_str("cost must be >= 1"),
+            KeyError::TableFull => {
+                f.write_str("key table is full: every cell the key may take holds units")
+            }
+            KeyError::NotInFlight => f.write_str("only an inFlight rule gives units back"),
         }
     }
 }
@@ -140,6 +152,16 @@ impl KeyStorage for SharedKeys<'_> {
 struct Found {
     at: usize,
     word: u64,
+}
+
+/// What a claim got.
+enum Claim {
+    /// A cell for the key.
+    Got(Found),
+    /// Another call changed a cell first: look again.
+    Retry,
+    /// Every candidate holds in-flight units.
+    Full,
 }
 
 /// A key's candidate cells, in the order inserts try them: its first
@@ -244,33 +266,37 @@ impl<S: KeyStorage> KeyTable<S> {
         if cost == 0 {
             return Err(KeyError::ZeroCost);
         }
-        Ok(self.run(key, now_ms, cost))
+        self.run(key, now_ms, cost)
     }
 
     /// What [`KeyTable::decide`] would answer for a cost of 0: the key's
     /// remaining units and reset, nothing taken, no cell taken.
     pub fn peek(&self, key: &[u8], now_ms: u64) -> KeyDecision {
         self.run(key, now_ms, 0)
+            .unwrap_or_else(|_| self.fresh(key, now_ms))
+    }
+
+    fn fresh(&self, key: &[u8], now_ms: u64) -> KeyDecision {
+        let quota = self.rule.quota_of(fingerprint(hash(key)));
+        step(self.rule.kind(), quota, 0, now_ms, 0).decision
     }
 
     #[inline]
-    fn run(&self, key: &[u8], now_ms: u64, cost: u32) -> KeyDecision {
+    fn run(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
         let (fp, candidates) = self.candidates(key);
         loop {
             let found = match candidates.find(fp) {
                 Some(found) => found,
-                None if cost == 0 => {
-                    let quota = self.rule.quota_of(fp);
-                    return step(self.rule.kind(), quota, 0, now_ms, 0).decision;
-                }
+                None if cost == 0 => return Ok(self.fresh(key, now_ms)),
                 None => match self.claim(candidates, fp, now_ms) {
-                    Some(found) => found,
-                    None => continue,
+                    Claim::Got(found) => found,
+                    Claim::Retry => continue,
+                    Claim::Full => return Err(KeyError::TableFull),
                 },
             };
             let cell = candidates.cell(found.at);
             if let Some(decision) = self.apply(cell, found.word, now_ms, cost) {
-                return decision;
+                return Ok(decision);
             }
         }
     }
@@ -280,6 +306,17 @@ impl<S: KeyStorage> KeyTable<S> {
     /// over, so no decision is lost with an evicted state).
     #[inline]
     fn apply(&self, cell: &KeyCell, word: u64, now_ms: u64, cost: u32) -> Option<KeyDecision> {
+        if leaving(word) {
+            // A claim is checking that the key holds no units: a call of
+            // the key cancels it (the key is in use), then looks again.
+            let _ = cell.key.compare_exchange(
+                word,
+                unmarked(word),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            return None;
+        }
         let quota = self.rule.quota_of(owner(word));
         loop {
             let state = cell.state.load(Ordering::Acquire);
@@ -305,18 +342,49 @@ impl<S: KeyStorage> KeyTable<S> {
             }
             // A read-modify-write, not a load: either it sees a claim of the
             // cell, or that claim's read of the state sees this write (so
-            // the eviction counts it), under acquire/release alone.
-            return (cell.key.fetch_add(0, Ordering::AcqRel) == word).then_some(next.decision);
+            // the eviction counts it, or an in-flight claim gives up), under
+            // acquire/release alone.
+            let now = cell.key.fetch_add(0, Ordering::AcqRel);
+            if now == word || (leaving(now) && self.cancel(cell, now, word)) {
+                return Some(next.decision);
+            }
+            if self.rule.kind() == KeyRuleKind::InFlight {
+                // Units taken in a cell given up are not held: put the
+                // state back unless the next owner wrote its own.
+                let _ =
+                    cell.state
+                        .compare_exchange(new, state, Ordering::AcqRel, Ordering::Acquire);
+            }
+            return None;
         }
+    }
+
+    /// Cancels the leaving mark on `word`'s owner's cell, seen as `seen`:
+    /// whether the cell is still that owner's, unmarked.
+    fn cancel(&self, cell: &KeyCell, mut seen: u64, word: u64) -> bool {
+        while same_owner(seen, word) {
+            if !leaving(seen) {
+                return true;
+            }
+            match cell.key.compare_exchange(
+                seen,
+                unmarked(seen),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => seen = actual,
+            }
+        }
+        false
     }
 
     /// Gives `fp` a cell among its candidates: a free one (empty, or with a
     /// fresh key's state) in the bucket with more free cells, else the one
-    /// with the least debt. `None` if another call took it first, or if the
-    /// key turned out to be in an earlier cell; the key's own cell if
-    /// another call just gave it one.
+    /// with the least debt, never one holding in-flight units. The key's own
+    /// cell if another call just gave it one.
     #[inline(never)]
-    fn claim(&self, candidates: Candidates<'_>, fp: u64, now_ms: u64) -> Option<Found> {
+    fn claim(&self, candidates: Candidates<'_>, fp: u64, now_ms: u64) -> Claim {
         let mut least: Option<(u64, Found)> = None;
         // Per bucket: free cells, and the first of them.
         let mut free = [(0u32, None::<Found>); 2];
@@ -325,14 +393,14 @@ impl<S: KeyStorage> KeyTable<S> {
             let found = Found { at, word };
             let debt = match owner(word) {
                 0 => 0,
-                other if other == fp => return Some(found),
+                other if other == fp => return Claim::Got(found),
                 other => self.debt_of(cell, word, other, now_ms),
             };
             if debt == 0 {
                 let (count, first) = &mut free[at / BUCKET_CELLS];
                 *count += 1;
                 first.get_or_insert(found);
-            } else if least.is_none_or(|(most, _)| debt < most) {
+            } else if debt < u64::MAX && least.is_none_or(|(most, _)| debt < most) {
                 least = Some((debt, found));
             }
         }
@@ -341,36 +409,74 @@ impl<S: KeyStorage> KeyTable<S> {
         } else {
             free[0]
         };
-        let victim = roomier.1.or(least.map(|(_, found)| found))?;
+        let Some(victim) = roomier.1.or(least.map(|(_, found)| found)) else {
+            return Claim::Full;
+        };
         let cell = candidates.cell(victim.at);
-        let word = taken(victim.word, fp);
-        cell.key
-            .compare_exchange(victim.word, word, Ordering::AcqRel, Ordering::Acquire)
-            .ok()?;
+        let old = owner(victim.word);
+        let expected = match self.rule.kind() {
+            KeyRuleKind::InFlight if old != 0 => match self.mark(cell, victim.word) {
+                Some(mark) => mark,
+                None => return Claim::Retry,
+            },
+            _ => victim.word,
+        };
+        let word = taken(expected, fp);
+        if cell
+            .key
+            .compare_exchange(expected, word, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Claim::Retry;
+        }
         let counters = self.counters();
-        match owner(victim.word) {
-            0 => {
-                counters.resident.fetch_add(1, Ordering::Relaxed);
-            }
-            old => {
-                counters.evictions.fetch_add(1, Ordering::Relaxed);
-                // The state given up, read (by a read-modify-write, see
-                // `apply`) after the cell changed hands: any call of the old
-                // key that took effect is in it.
-                let state = cell.state.fetch_add(0, Ordering::AcqRel);
-                if self.debt_in(state, victim.word, old, now_ms) > 0 {
-                    counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
-                }
+        if old == 0 {
+            counters.resident.fetch_add(1, Ordering::Relaxed);
+        } else {
+            counters.evictions.fetch_add(1, Ordering::Relaxed);
+            // The state given up, read (by a read-modify-write, see
+            // `apply`) after the cell changed hands: any call of the old
+            // key that took effect is in it.
+            // (In flight: the mark checked the owner held nothing; a unit
+            // taken since is given back by its taker.)
+            let state = cell.state.fetch_add(0, Ordering::AcqRel);
+            let in_flight = self.rule.kind() == KeyRuleKind::InFlight;
+            if !in_flight && self.debt_in(state, victim.word, old, now_ms) > 0 {
+                counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.settle(
+        match self.settle(
             candidates,
             fp,
             Found {
                 at: victim.at,
                 word,
             },
-        )
+        ) {
+            Some(found) => Claim::Got(found),
+            None => Claim::Retry,
+        }
+    }
+
+    /// In-flight tables: marks a cell leaving, then checks (by a
+    /// read-modify-write, see `apply`) that its owner holds no units. The
+    /// mark to take the cell from, or `None` (the mark cancelled, or the
+    /// owner holds units). A call of the owner that took units meanwhile
+    /// sees the mark and cancels it; a mark left by a dead claim is taken
+    /// over by the next.
+    fn mark(&self, cell: &KeyCell, word: u64) -> Option<u64> {
+        let mark = marked(word);
+        cell.key
+            .compare_exchange(word, mark, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        let state = cell.state.fetch_add(0, Ordering::AcqRel);
+        if payload_of(state, word).unwrap_or(0) == 0 {
+            return Some(mark);
+        }
+        let _ =
+            cell.key
+                .compare_exchange(mark, unmarked(mark), Ordering::AcqRel, Ordering::Acquire);
+        None
     }
 
     /// After a claim: if another call put the key in another candidate at
@@ -382,15 +488,15 @@ impl<S: KeyStorage> KeyTable<S> {
                 continue;
             }
             if at < mine.at {
-                self.release(candidates.cell(mine.at), mine.word);
+                self.empty_cell(candidates.cell(mine.at), mine.word);
                 return None;
             }
-            self.release(cell, word);
+            self.empty_cell(cell, word);
         }
         Some(mine)
     }
 
-    fn release(&self, cell: &KeyCell, word: u64) -> bool {
+    fn empty_cell(&self, cell: &KeyCell, word: u64) -> bool {
         let done = cell
             .key
             .compare_exchange(word, emptied(word), Ordering::AcqRel, Ordering::Acquire)
@@ -411,11 +517,45 @@ impl<S: KeyStorage> KeyTable<S> {
         debt(self.rule.kind(), quota, payload, now_ms)
     }
 
-    /// Forgets `key` (its next call starts fresh); whether it was held.
+    /// Gives back `units` that an admitted call of an in-flight rule took
+    /// for `key` (at most what it holds); whether it held any.
+    pub fn release(&self, key: &[u8], units: u32) -> Result<bool, KeyError> {
+        if self.rule.kind() != KeyRuleKind::InFlight {
+            return Err(KeyError::NotInFlight);
+        }
+        if units == 0 {
+            return Err(KeyError::ZeroCost);
+        }
+        let (fp, candidates) = self.candidates(key);
+        let Some(found) = candidates.find(fp) else {
+            return Ok(false);
+        };
+        // A cell whose owner holds units is never given up: its state stays
+        // the owner's while any is held.
+        let cell = candidates.cell(found.at);
+        let mut state = cell.state.load(Ordering::Acquire);
+        loop {
+            let held = payload_of(state, found.word).unwrap_or(0);
+            if held == 0 {
+                return Ok(false);
+            }
+            let new = state_word(found.word, held.saturating_sub(units as u64));
+            match cell
+                .state
+                .compare_exchange_weak(state, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Ok(true),
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Forgets `key` (its next call starts fresh, units held included);
+    /// whether it was held.
     pub fn reset(&self, key: &[u8]) -> bool {
         let (fp, candidates) = self.candidates(key);
         while let Some(found) = candidates.find(fp) {
-            if self.release(candidates.cell(found.at), found.word) {
+            if self.empty_cell(candidates.cell(found.at), found.word) {
                 return true;
             }
         }

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use super::cell::{KeyBucket, BUCKET_CELLS};
 use super::hash::{fingerprint, hash};
-use super::{KeyRule, KeyRuleKind, KeyTable, NEVER};
+use super::{KeyError, KeyRule, KeyRuleKind, KeyTable, NEVER};
 use crate::sync::Ordering;
 use crate::Value;
 
@@ -17,6 +17,7 @@ fn kinds() -> impl Strategy<Value = KeyRuleKind> {
         Just(KeyRuleKind::Rate),
         Just(KeyRuleKind::FixedWindow),
         Just(KeyRuleKind::SlidingWindow),
+        Just(KeyRuleKind::InFlight),
     ]
 }
 
@@ -27,11 +28,15 @@ proptest! {
         words in prop::collection::vec(any::<u64>(), 2 * 2 * BUCKET_CELLS),
         limit in 1i64..65_536,
         period in prop_oneof![1i64..100_000, 1i64..(1 << 40)],
-        calls in prop::collection::vec((0u8..8, any::<u64>(), 1u32..u32::MAX), 1..40),
+        calls in prop::collection::vec((0u8..8, any::<u64>(), prop_oneof![1u32..4, 1u32..u32::MAX]), 1..40),
     ) {
+        let period = match kind {
+            KeyRuleKind::InFlight => Value::Null,
+            _ => Value::from(period),
+        };
         let rule = KeyRule::from_entries(
             kind,
-            [("limit", Value::from(limit)), ("periodMs", Value::from(period))],
+            [("limit", Value::from(limit)), ("periodMs", period)],
         );
         // A rate above one unit per µs is refused (tests/keyed.rs).
         prop_assume!(rule.is_ok());
@@ -51,9 +56,21 @@ proptest! {
         }
         let table = KeyTable::new(buckets, rule).unwrap();
         for (key, now, cost) in calls {
-            let d = table.decide(&[key], now, cost).unwrap();
+            if kind == KeyRuleKind::InFlight && now % 2 == 0 {
+                let _ = table.release(&[key], cost);
+            }
+            let d = match table.decide(&[key], now, cost) {
+                Ok(d) => d,
+                // Every candidate holds units (random states do).
+                Err(e) => {
+                    prop_assert_eq!(e, KeyError::TableFull);
+                    continue;
+                }
+            };
             prop_assert!(d.remaining <= d.limit, "{:?}", d);
-            prop_assert!(d.admitted || d.retry_after_ms > 0 || cost == 0, "{:?}", d);
+            // A refused in-flight call waits for a release, not for time.
+            let waits = d.retry_after_ms > 0 || kind == KeyRuleKind::InFlight;
+            prop_assert!(d.admitted || waits, "{:?}", d);
             prop_assert!(!d.admitted || d.retry_after_ms == 0);
             if cost as u64 > d.limit as u64 {
                 prop_assert!(!d.admitted && d.retry_after_ms == NEVER);
