@@ -53,6 +53,11 @@
 //!   current aligned window; admitted when `floor(weighted) + n ≤ limit`
 //!   (Python `limits`' `SlidingWindowCounterRateLimiter` with its memory
 //!   storage's aligned windows); `limit < 2^16`.
+//! - **In flight** (nginx `limit_conn`): at most `limit` units held per key
+//!   at once; a call takes `n` when `held + n ≤ limit` and
+//!   [`KeyTable::release`] gives them back. No period. A key holding units
+//!   is never evicted: when all 8 candidates of a new key hold some, its
+//!   call fails with [`KeyError::TableFull`] (nginx answers 503 there).
 //!
 //! `limits`' fixed window and express-rate-limit start a key's window at its
 //! first hit and count refused hits; serving their stores exactly needs
@@ -72,7 +77,8 @@
 //! holding a state equal to a fresh key's (a drained rate, a passed window:
 //! every decision would be the same, so nothing is lost), in the bucket
 //! with more free cells; only when none is free, the cell **closest to
-//! fresh** (the least debt, as a fraction of its quota). The table's
+//! fresh** (the least debt, as a fraction of its quota), never one holding
+//! in-flight units. The table's
 //! [`KeyTableStats`] count resident keys, evictions and lossy evictions
 //! (those that gave up a state that was not fresh). So a key over its limit
 //! is given up only when all 7 other candidates owe as much: a flood of new
@@ -97,6 +103,12 @@
 //!   interleaving). An update computed for one owner fails on the next,
 //!   unless 1 024 owners passed through the cell during that one decision
 //!   with a bit-equal payload. A refused call writes nothing.
+//! - In-flight tables first mark a cell *leaving* in its key word, then
+//!   check (read-modify-write) that its owner holds nothing, then take it. A
+//!   call of the owner that took units meanwhile sees the mark and cancels
+//!   it (or, if the cell is already gone, gives its units back and starts
+//!   over), so units held are never evicted; a mark left by a dead process
+//!   is cancelled by the owner's next call or taken over by the next claim.
 //! - Two first calls of one new key may claim two cells at once; the
 //!   earlier candidate keeps the key and the later is emptied, and a
 //!   decision on the emptied one starts over.
@@ -112,8 +124,9 @@
 //! - A key idle for a whole multiple of 2^22 windows (48 days of 1 s
 //!   windows; fixed windows 2^30) reads its old counts; times after the year
 //!   2255 decide as that year.
-//! - In flight per key (nginx `limit_conn`) is not built yet; its permits
-//!   will be a state that is never evicted.
+//! - Two first calls of one new key in an in-flight table that claim two
+//!   cells at once: a unit taken in the later cell before it is emptied is
+//!   not found by its release (rare; not closed yet).
 
 mod cell;
 mod decision;
