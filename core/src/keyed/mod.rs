@@ -7,8 +7,8 @@
 //!
 //! A key is one [`KeyCell`] of **16 bytes**, whatever the rule (the budget
 //! was 32 for a rate, 64 for windows; nginx `limit_req` takes 128): a key
-//! word (`fingerprint: 48 bits | generation: 16 bits`) and a state word
-//! (`generation: 10 bits | payload: 54 bits`). Four cells make a bucket of
+//! word (`fingerprint: 48 bits | leaving: 1 | generation: 15`) and a state
+//! word (`generation: 10 bits | payload: 54 bits`). Four cells make a bucket of
 //! one 64-byte line. 10^7 keys fit in 160 MB of cells; give a table about
 //! 25 % more cells than the keys it must hold at once.
 //!
@@ -78,9 +78,9 @@
 //! every decision would be the same, so nothing is lost), in the bucket
 //! with more free cells; only when none is free, the cell **closest to
 //! fresh** (the least debt, as a fraction of its quota), never one holding
-//! in-flight units. The table's
-//! [`KeyTableStats`] count resident keys, evictions and lossy evictions
-//! (those that gave up a state that was not fresh). So a key over its limit
+//! in-flight units. The table's [`KeyTableStats`] count resident keys,
+//! evictions and lossy evictions (those that gave up a state that was not
+//! fresh). So a key over its limit
 //! is given up only when all 7 other candidates owe as much: a flood of new
 //! keys, each owing one call, cannot reset it (`tests/keyed_flood.rs`).
 //!
@@ -126,7 +126,9 @@
 //!   2255 decide as that year.
 //! - Two first calls of one new key in an in-flight table that claim two
 //!   cells at once: a unit taken in the later cell before it is emptied is
-//!   not found by its release (rare; not closed yet).
+//!   not found by its release (rare; not closed yet). A process killed
+//!   while it holds in-flight units leaves them held: giving them back needs
+//!   the points' ledger discipline on shared tables (not built yet).
 
 mod cell;
 mod decision;
