@@ -98,3 +98,19 @@ fn an_in_flight_unit_taken_during_an_eviction_is_never_evicted() {
         assert_eq!(t.stats().lossy_evictions, 0);
     });
 }
+
+#[test]
+fn two_first_in_flight_calls_of_a_new_key_share_one_limit() {
+    model(|| {
+        let rule = KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(1i64))]);
+        let buckets: Vec<KeyBucket> = (0..2).map(|_| KeyBucket::new()).collect();
+        let t = Arc::new(KeyTable::new(buckets, rule.unwrap()).unwrap());
+        let t1 = t.clone();
+        let other = thread::spawn(move || t1.decide(b"new", T, 1).unwrap().admitted);
+        let mine = t.decide(b"new", T, 1).unwrap().admitted;
+        let other = other.join().unwrap();
+        assert!(mine ^ other, "one unit");
+        assert_eq!(t.release(b"new", 1), Ok(true));
+        assert_eq!(t.release(b"new", 1), Ok(false));
+    });
+}

@@ -110,8 +110,9 @@
 //!   over), so units held are never evicted; a mark left by a dead process
 //!   is cancelled by the owner's next call or taken over by the next claim.
 //! - Two first calls of one new key may claim two cells at once; the
-//!   earlier candidate keeps the key and the later is emptied, and a
-//!   decision on the emptied one starts over.
+//!   earlier candidate keeps the key and the later is emptied (in flight:
+//!   unless it holds units already), and a decision on the emptied one
+//!   starts over.
 //! - The counters of [`KeyTableState`] are kept beside the cells; a process
 //!   killed between a claim and its count leaves `resident` off by one.
 //!
@@ -125,8 +126,9 @@
 //!   windows; fixed windows 2^30) reads its old counts; times after the year
 //!   2255 decide as that year.
 //! - Two first calls of one new key in an in-flight table that claim two
-//!   cells at once: a unit taken in the later cell before it is emptied is
-//!   not found by its release (rare; not closed yet). A process killed
+//!   cells at once and both take units keep both cells until the later's
+//!   units come back (releases look in both): for that while the key may
+//!   hold up to twice its limit. A process killed
 //!   while it holds in-flight units leaves them held: giving them back needs
 //!   the points' ledger discipline on shared tables (not built yet).
 

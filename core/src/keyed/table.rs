@@ -488,12 +488,26 @@ impl<S: KeyStorage> KeyTable<S> {
                 continue;
             }
             if at < mine.at {
-                self.empty_cell(candidates.cell(mine.at), mine.word);
-                return None;
+                if self.give_up(candidates.cell(mine.at), mine.word) {
+                    return None;
+                }
+            } else {
+                self.give_up(cell, word);
             }
-            self.empty_cell(cell, word);
         }
         Some(mine)
+    }
+
+    /// Empties a cell of `word`'s owner, unless (in flight) it holds units:
+    /// then both cells stay, the earlier decides, and the later is freed
+    /// once its units come back.
+    fn give_up(&self, cell: &KeyCell, word: u64) -> bool {
+        match self.rule.kind() {
+            KeyRuleKind::InFlight => self
+                .mark(cell, word)
+                .is_some_and(|mark| self.empty_cell(cell, mark)),
+            _ => self.empty_cell(cell, word),
+        }
     }
 
     fn empty_cell(&self, cell: &KeyCell, word: u64) -> bool {
@@ -527,24 +541,35 @@ impl<S: KeyStorage> KeyTable<S> {
             return Err(KeyError::ZeroCost);
         }
         let (fp, candidates) = self.candidates(key);
-        let Some(found) = candidates.find(fp) else {
-            return Ok(false);
-        };
         // A cell whose owner holds units is never given up: its state stays
-        // the owner's while any is held.
-        let cell = candidates.cell(found.at);
+        // the owner's while any is held. (A key has two cells only after
+        // two first calls raced: see `settle`.)
+        let mut held_any = false;
+        for (_, cell) in candidates.cells() {
+            let word = cell.key.load(Ordering::Acquire);
+            if owner(word) == fp && self.give_back(cell, word, units) {
+                held_any = true;
+                break;
+            }
+        }
+        Ok(held_any)
+    }
+
+    /// Takes up to `units` off the units `word`'s owner holds in `cell`;
+    /// whether it held any.
+    fn give_back(&self, cell: &KeyCell, word: u64, units: u32) -> bool {
         let mut state = cell.state.load(Ordering::Acquire);
         loop {
-            let held = payload_of(state, found.word).unwrap_or(0);
+            let held = payload_of(state, word).unwrap_or(0);
             if held == 0 {
-                return Ok(false);
+                return false;
             }
-            let new = state_word(found.word, held.saturating_sub(units as u64));
+            let new = state_word(word, held.saturating_sub(units as u64));
             match cell
                 .state
                 .compare_exchange_weak(state, new, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return Ok(true),
+                Ok(_) => return true,
                 Err(actual) => state = actual,
             }
         }
