@@ -112,6 +112,22 @@ impl Agent {
     }
 }
 
+impl sds_settings::Service for Agent {
+    type Status = Status;
+
+    fn status(&self) -> Status {
+        Agent::status(self)
+    }
+
+    fn stop(&self) {
+        Agent::stop(self);
+    }
+
+    fn is_running(&self) -> bool {
+        Agent::is_running(self)
+    }
+}
+
 impl Drop for Agent {
     fn drop(&mut self) {
         self.stop();

@@ -1,6 +1,8 @@
 //! [`Cluster`]: the handle of one table's syncer thread.
 
-use std::sync::{Arc, Condvar, Mutex, TryLockError};
+use std::sync::{
+    Arc, Condvar, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, TryLockError,
+};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,13 +24,19 @@ struct Stop {
     wake: Condvar,
 }
 
-/// One table's cluster points and the thread that syncs them. Dropping it
-/// stops the thread ([`Cluster::stop`]).
+/// One table's cluster points and the thread that syncs them. Its methods
+/// may be called from any thread; dropping it stops the thread
+/// ([`Cluster::stop`]).
 pub struct Cluster {
     syncer: Arc<Mutex<Syncer>>,
     status: Arc<Mutex<Status>>,
     stop: Arc<Stop>,
-    thread: Option<JoinHandle<()>>,
+    /// The syncer thread, `None` once stopped. The calls that go to Redis
+    /// hold it read ([`Cluster::calls`]); the stop takes it to write, so
+    /// the calls in flight end first and none starts after it.
+    thread: RwLock<Option<JoinHandle<()>>>,
+    /// The status as of the stop.
+    last: OnceLock<Status>,
     clock: Clock,
     table: Arc<dyn SyncTable>,
     config: Config,
@@ -84,7 +92,8 @@ impl Cluster {
             syncer,
             status,
             stop,
-            thread: Some(thread),
+            thread: RwLock::new(Some(thread)),
+            last: OnceLock::new(),
             clock,
             table,
             config,
@@ -104,8 +113,10 @@ impl Cluster {
     /// once, counted in the table and pushed by the syncer after recovery),
     /// with no new attempt before a backoff.
     ///
-    /// Fails only when `name` is not one of `Config::points`.
+    /// Fails when `name` is not one of `Config::points`, and with
+    /// [`Error::Closed`] after [`Cluster::stop`].
     pub fn enter_exact(&self, name: &str, now_ms: u64) -> Result<Decision, Error> {
+        let _running = self.calls()?;
         if !self.config.points.iter().any(|p| p == name) {
             return Err(Error::Table(
                 sds_core::ErrorCode::InvalidArgument,
@@ -130,8 +141,13 @@ impl Cluster {
         decision
     }
 
-    /// The syncer's state now.
+    /// The syncer's state now; after [`Cluster::stop`], the state as of
+    /// the stop, `lag_ms` included: it no longer grows (nothing is synced
+    /// any more, and the remote counts leave the window within 10 s).
     pub fn status(&self) -> Status {
+        if let Some(last) = self.last.get() {
+            return last.clone();
+        }
         let mut status = self.status.lock().map(|s| s.clone()).unwrap_or_default();
         if status.last_sync_ms > 0 {
             status.lag_ms = (self.clock)().saturating_sub(status.last_sync_ms);
@@ -143,8 +159,9 @@ impl Cluster {
     /// progress, if any), connecting at once if there is no connection;
     /// all within one `timeout_ms` (to one server), the wait for the
     /// thread's sync included. `Ok` also when another process of the host
-    /// holds the syncer role.
+    /// holds the syncer role. [`Error::Closed`] after [`Cluster::stop`].
     pub fn sync_now(&self) -> Result<(), Error> {
+        let _running = self.calls()?;
         let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
         let mut syncer = loop {
             match self.syncer.try_lock() {
@@ -168,17 +185,14 @@ impl Cluster {
     }
 
     /// Stops the thread and waits for it: a round trip in progress to one
-    /// server is cut short (its socket shut down), a connect in progress
-    /// ends within `timeout_ms` (on a Redis Cluster: the crate's timeouts).
-    /// The points stay cluster points; their remote counts age out of the
-    /// window within 10 s. Returns the last state, as of the join (what
-    /// the bindings' `status()` gives after `close()`).
-    pub fn stop(mut self) -> Status {
-        self.halt();
-        self.status()
-    }
-
-    fn halt(&mut self) {
+    /// server, the thread's or an exact call's, is cut short (its socket
+    /// shut down; the exact call decides locally), a connect in progress
+    /// ends within `timeout_ms` (on a Redis Cluster: the crate's timeouts),
+    /// and the calls in flight end before the join. Later calls fail with
+    /// [`Error::Closed`]. The points stay cluster points; their remote
+    /// counts age out of the window within 10 s. Returns the last state,
+    /// as of the join, which [`Cluster::status`] keeps giving. Idempotent.
+    pub fn stop(&self) -> Status {
         if let Ok(mut stopped) = self.stop.stopped.lock() {
             *stopped = true;
         }
@@ -186,15 +200,54 @@ impl Cluster {
         for slot in &self.interrupts {
             interrupt(slot);
         }
-        if let Some(thread) = self.thread.take() {
+        let mut thread = self.thread.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(thread) = thread.take() {
             let _ = thread.join();
+            let _ = self.last.set(self.status());
         }
+        drop(thread);
+        self.status()
+    }
+
+    /// Whether [`Cluster::stop`] has not been called yet.
+    pub fn is_running(&self) -> bool {
+        !*self
+            .stop
+            .stopped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What a call to Redis holds while it runs: [`Error::Closed`] once
+    /// stopped.
+    fn calls(&self) -> Result<RwLockReadGuard<'_, Option<JoinHandle<()>>>, Error> {
+        let thread = self.thread.read().unwrap_or_else(PoisonError::into_inner);
+        match *thread {
+            Some(_) => Ok(thread),
+            None => Err(Error::Closed),
+        }
+    }
+}
+
+impl sds_settings::Service for Cluster {
+    type Status = Status;
+
+    fn status(&self) -> Status {
+        Cluster::status(self)
+    }
+
+    fn stop(&self) {
+        Cluster::stop(self);
+    }
+
+    fn is_running(&self) -> bool {
+        Cluster::is_running(self)
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        self.halt();
+        self.stop();
     }
 }
 

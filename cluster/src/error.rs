@@ -15,8 +15,8 @@ pub enum Error {
     Redis(String),
     /// The background thread could not be started.
     Thread(String),
-    /// A call on a binding's cluster sync after its `close()`: one message
-    /// and code for every binding.
+    /// A call after [`crate::Cluster::stop`] (a binding's `close()`): one
+    /// message and code for every binding.
     Closed,
 }
 

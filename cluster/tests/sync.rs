@@ -118,6 +118,16 @@ fn the_others_counts_arrive_and_decide() {
         "no sync since: the thread syncs only at start"
     );
     assert_eq!((last.last_sync_ms, last.points), (t + 10_000, 1));
+
+    // Stopped: the status stays the last one, its lag no longer grows, the
+    // calls to Redis are refused, a second stop gives the same.
+    now.store(t + 20_000, Ordering::SeqCst);
+    assert!(!a.cluster.is_running());
+    assert_eq!(a.status(), last);
+    let closed = |r: Result<_, sds_cluster::Error>| matches!(r, Err(sds_cluster::Error::Closed));
+    assert!(closed(a.cluster.sync_now()));
+    assert!(closed(a.cluster.enter_exact("pay", t + 20_000).map(drop)));
+    assert_eq!(a.cluster.stop(), last);
 }
 
 #[test]

@@ -8,16 +8,20 @@
 //! message for one input, and a new setting is declared once.
 //!
 //! Statuses leave Rust the other way, as [`Fields`]: names in one table and
-//! values in that order, which each binding turns into its idiom.
+//! values in that order, which each binding turns into its idiom; a
+//! running service is read and stopped through [`Service`], one trait for
+//! both.
 
 #![forbid(unsafe_code)]
 
 mod fields;
 pub mod json;
 mod parse;
+mod service;
 
 pub use fields::{camel_case, FieldValue, Fields, ToField};
 pub use parse::{Parsed, SettingsError};
+pub use service::Service;
 
 /// A setting's value as a binding's language gave it.
 #[derive(Clone, Debug, PartialEq)]
