@@ -3,31 +3,31 @@
 //! own, at most one per client, and none may be left running when the
 //! interpreter finalizes.
 //!
-//! A service implements [`Service`]; [`service_class!`] makes its Python
-//! class, which holds a [`Handle`]. [`Owned`] holds a service with the
-//! process that started it: a fork child inherits no thread, so there the
-//! service is inert and its memory is left alone (its locks may be held by
-//! a thread that was not copied). `sds` registers [`_stop_services`] with
+//! A service is an `sds_settings::Service` (its status, stop and running
+//! state are the crate's) that implements [`Binding`]; [`service_class!`]
+//! makes its Python class, which holds a [`Handle`]. [`Owned`] holds a
+//! service with the process that started it: a fork child inherits no
+//! thread, so there the service is inert and its memory is left alone (its
+//! locks may be held by a thread that was not copied). `sds` registers [`_stop_services`] with
 //! `atexit`; it stops every service started in this process before
 //! finalization.
 
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use sds_core::ErrorCode;
-use sds_settings::{Fields, Value};
+use sds_settings::{Service, Value};
 use sds_shm::AnyTable;
 
 use crate::errors;
 use crate::settings;
 use crate::table::{Inner, Table};
 
-/// A background service as the binding drives it.
-pub trait Service: Sized + Send + Sync + 'static {
-    /// Its status, which leaves Rust as fields.
-    type Status: Fields + Clone + Default + Send + Sync;
+/// What the binding adds to a background service.
+pub trait Binding: Service + Sized + 'static {
     /// Its name in messages: "console agent".
     const NAME: &'static str;
     /// The `Client` method that starts one.
@@ -38,10 +38,6 @@ pub trait Service: Sized + Send + Sync + 'static {
     /// Starts it on `table` from the caller's settings; a refusal is the
     /// error code and the crate's message.
     fn launch(table: Arc<AnyTable>, settings: Vec<(String, Value)>) -> Result<Self, Refusal>;
-    /// Its status now.
-    fn snapshot(&self) -> Self::Status;
-    /// Stops it and joins its thread; its last status.
-    fn shut_down(self) -> Self::Status;
 }
 
 /// Why a service did not start: an error code and its message.
@@ -50,79 +46,42 @@ pub type Refusal = (ErrorCode, String);
 /// A client's slot for its running service of one kind.
 pub type Slot<S> = Mutex<Option<Arc<Owned<S>>>>;
 
-/// A service, or its last status once stopped.
-enum State<S: Service> {
-    Running(S),
-    Stopped(S::Status),
-}
-
-/// A service and the process that started it. Readers (status, calls that
-/// may wait a round trip) share the lock; `stop` takes it alone. Only
-/// locked with the interpreter released, except by [`Owned::with`] without `wait`.
-pub struct Owned<S: Service> {
-    state: RwLock<State<S>>,
+/// A service and the process that started it. Stopped with the interpreter
+/// released: the join may wait for an agent's thread that logs.
+pub struct Owned<S: Binding> {
+    /// Never dropped in a fork child (see `Drop`).
+    service: ManuallyDrop<S>,
     pid: u32,
 }
 
-impl<S: Service> Owned<S> {
+impl<S: Binding> Owned<S> {
     /// Whether this process started it.
     fn ours(&self) -> bool {
         self.pid == std::process::id()
     }
 
-    /// The state, in the process that started it only (a fork child's copy
-    /// is never locked); without `wait`, `None` while the lock is taken.
-    fn state(&self, wait: bool) -> Option<RwLockReadGuard<'_, State<S>>> {
-        if !self.ours() {
-            None
-        } else if wait {
-            Some(self.state.read().unwrap_or_else(PoisonError::into_inner))
-        } else {
-            self.state.try_read().ok()
-        }
-    }
-
     /// `work` on the running service: `None` when it is stopped or
-    /// inherited, or, without `wait`, being stopped. Callers that hold the
-    /// interpreter must not wait: a stopping agent's thread may need it to
-    /// log.
-    pub fn with<T>(&self, wait: bool, work: impl FnOnce(&S) -> T) -> Option<T> {
-        match &*self.state(wait)? {
-            State::Running(service) => Some(work(service)),
-            State::Stopped(_) => None,
-        }
-    }
-
-    /// Stops the service and joins its thread; idempotent. Never in a fork
-    /// child: the thread does not exist there.
-    fn stop_now(&self) {
-        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        let last = match std::mem::replace(&mut *state, State::Stopped(S::Status::default())) {
-            State::Running(service) => service.shut_down(),
-            State::Stopped(last) => last,
-        };
-        *state = State::Stopped(last);
+    /// inherited (a fork child's copy is never touched).
+    pub fn with<T>(&self, work: impl FnOnce(&S) -> T) -> Option<T> {
+        (self.ours() && self.service.is_running()).then(|| work(&self.service))
     }
 }
 
-impl<S: Service> Drop for Owned<S> {
+impl<S: Binding> Drop for Owned<S> {
     fn drop(&mut self) {
         if !self.ours() {
             // A fork child's copy: stopping would join a thread that does
             // not exist here, and its locks may be held. Leaked.
-            let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-            std::mem::forget(std::mem::replace(
-                state,
-                State::Stopped(S::Status::default()),
-            ));
             return;
         }
         // The client was collected with its service running: the last
         // reference goes in a deallocation, so the interpreter is held;
         // released for the join (the thread may be waiting for it).
-        if Python::try_attach(|py| py.detach(|| self.stop_now())).is_none() {
-            self.stop_now();
+        if Python::try_attach(|py| py.detach(|| self.service.stop())).is_none() {
+            self.service.stop();
         }
+        // SAFETY: dropped once, here, and never used again.
+        unsafe { ManuallyDrop::drop(&mut self.service) };
     }
 }
 
@@ -133,10 +92,10 @@ trait Stop: Send + Sync {
     fn stop(&self, py: Python<'_>);
 }
 
-impl<S: Service> Stop for Owned<S> {
+impl<S: Binding> Stop for Owned<S> {
     fn stop(&self, py: Python<'_>) {
         if self.ours() {
-            py.detach(|| self.stop_now());
+            py.detach(|| self.service.stop());
         }
     }
 }
@@ -169,16 +128,13 @@ pub fn _stop_services(py: Python<'_>) {
 /// Starts a service into `slot` unless one runs there or the interpreter
 /// shuts down. Called with the interpreter released: the slot's lock, a
 /// running check and the start may wait.
-fn start_in<S: Service>(
+fn start_in<S: Binding>(
     slot: &Slot<S>,
     start: impl FnOnce() -> Result<S, Refusal>,
 ) -> Result<Arc<Owned<S>>, Refusal> {
     let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
     let (refused, name) = (|why| Err((ErrorCode::InvalidArgument, why)), S::NAME);
-    if slot
-        .as_ref()
-        .is_some_and(|c| c.with(true, |_| ()).is_some())
-    {
+    if slot.as_ref().is_some_and(|c| c.with(|_| ()).is_some()) {
         return refused(format!(
             "this client already has a {name} running: close it first"
         ));
@@ -189,7 +145,7 @@ fn start_in<S: Service>(
         ));
     }
     let cell = Arc::new(Owned {
-        state: RwLock::new(State::Running(start()?)),
+        service: ManuallyDrop::new(start()?),
         pid: std::process::id(),
     });
     *slot = Some(cell.clone());
@@ -202,12 +158,12 @@ fn start_in<S: Service>(
 
 /// What a service's Python object holds: the service, and its client,
 /// kept alive while the object exists.
-pub struct Handle<S: Service> {
+pub struct Handle<S: Binding> {
     pub cell: Arc<Owned<S>>,
     pub client: Py<Table>,
 }
 
-impl<S: Service> Handle<S> {
+impl<S: Binding> Handle<S> {
     /// Starts the service for `client` from `settings`, `(key, value)`
     /// pairs; every refusal is an `sds` error with its reason.
     pub fn start(
@@ -229,19 +185,14 @@ impl<S: Service> Handle<S> {
     /// The status as a dict of its fields, in the crate's order; once
     /// stopped, the last one.
     pub fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let status = py.detach(|| {
-            self.cell.state(true).map(|state| match &*state {
-                State::Running(service) => service.snapshot(),
-                State::Stopped(last) => last.clone(),
-            })
-        });
+        let status = py.detach(|| self.cell.ours().then(|| self.cell.service.status()));
         settings::fields(py, &status.ok_or_else(|| self.unusable(py))?)
     }
 
     /// Runs `work` on the running service with the interpreter released;
     /// `None` when stopped or inherited.
     pub fn with<T: Send>(&self, py: Python<'_>, work: impl FnOnce(&S) -> T + Send) -> Option<T> {
-        py.detach(|| self.cell.with(true, work))
+        py.detach(|| self.cell.with(work))
     }
 
     /// [`Handle::with`] for a call that needs the running service: when

@@ -22,13 +22,12 @@ use sds_settings::Value;
 use sds_shm::AnyTable;
 
 use crate::args::{self, Time};
-use crate::background::{self, service_class, Refusal, Service, Slot};
+use crate::background::{self, service_class, Binding, Refusal, Slot};
 use crate::entry::reason_name;
 use crate::errors;
 use crate::table::Inner;
 
-impl Service for RustAgent {
-    type Status = sds_agent::Status;
+impl Binding for RustAgent {
     const NAME: &'static str = "console agent";
     const CONNECT: &'static str = "connect_admin";
 
@@ -42,19 +41,9 @@ impl Service for RustAgent {
         config.log = Some(Arc::new(log_line));
         RustAgent::start(table, config).map_err(refused)
     }
-
-    fn snapshot(&self) -> Self::Status {
-        self.status()
-    }
-
-    fn shut_down(self) -> Self::Status {
-        self.stop();
-        self.status()
-    }
 }
 
-impl Service for RustCluster {
-    type Status = sds_cluster::Status;
+impl Binding for RustCluster {
     const NAME: &'static str = "cluster sync";
     const CONNECT: &'static str = "connect_cluster";
 
@@ -66,14 +55,6 @@ impl Service for RustCluster {
         let refused = |e: Error| (e.code(), e.to_string());
         let config = Config::from_settings(settings).map_err(refused)?;
         RustCluster::start(table, config).map_err(refused)
-    }
-
-    fn snapshot(&self) -> Self::Status {
-        self.status()
-    }
-
-    fn shut_down(self) -> Self::Status {
-        self.stop()
     }
 }
 
@@ -166,7 +147,6 @@ impl Inner {
         let cell = admin.clone()?;
         drop(admin);
         let name = point.to_cow().ok()?;
-        cell.with(false, |agent| agent.return_value(&name))
-            .flatten()
+        cell.with(|agent| agent.return_value(&name)).flatten()
     }
 }
