@@ -6,6 +6,9 @@
 //!
 //! - `point pair by id`: the reference of issue 24's goal (1.5x);
 //! - `keyed, one hot key`: a rate rule, one key decided again and again;
+//! - `sliding, one hot key`: the same with a sliding-window counter (a
+//!   call a ms: every call admitted);
+//! - `in flight, take+give`: a decision and a release of one key;
 //! - `keyed, 2^20 uniform`: 2^20 resident keys (16 MiB of cells), drawn at
 //!   random;
 //! - `keyed, new keys`: every call a new key in a full table (an eviction
@@ -28,7 +31,7 @@ fn key_table(kind: KeyRuleKind, keys: u64) -> KeyTable<Vec<KeyBucket>> {
     let rule = KeyRule::from_entries(
         kind,
         [
-            ("limit", Value::from(1_000_000i64)),
+            ("limit", Value::from(kind.max_limit().min(1_000_000) as i64)),
             ("periodMs", Value::from(1000i64)),
         ],
     )
@@ -83,6 +86,21 @@ fn main() {
         black_box(hot.decide(black_box(b"user-42"), T + i / 1000, 1).unwrap());
     };
 
+    let sliding = key_table(KeyRuleKind::SlidingWindow, 1024);
+    let mut sliding_key = |i: u64| {
+        black_box(sliding.decide(black_box(b"user-42"), T + i, 1).unwrap());
+    };
+
+    let conns = KeyTable::new(
+        (0..256).map(|_| KeyBucket::new()).collect::<Vec<_>>(),
+        KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(100i64))]).unwrap(),
+    )
+    .unwrap();
+    let mut in_flight = |_| {
+        black_box(conns.decide(black_box(b"user-42"), T, 1).unwrap());
+        black_box(conns.release(b"user-42", 1).unwrap());
+    };
+
     let uniform = key_table(KeyRuleKind::Rate, RESIDENT);
     let mut buf = [0u8; 20];
     for i in 0..RESIDENT {
@@ -109,9 +127,11 @@ fn main() {
         black_box(flood.decide(key(next, &mut buf), T + i / 1000, 1).unwrap());
     };
 
-    let mut runs: [Run; 4] = [
+    let mut runs: [Run; 6] = [
         ("point pair by id", &mut pair, f64::MAX),
         ("keyed, one hot key", &mut one_key, f64::MAX),
+        ("sliding, one hot key", &mut sliding_key, f64::MAX),
+        ("in flight, take+give", &mut in_flight, f64::MAX),
         ("keyed, 2^20 uniform", &mut spread, f64::MAX),
         ("keyed, new keys", &mut new_keys, f64::MAX),
     ];
