@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::error::ErrorCode;
-use crate::sync::{zeroed, AtomicU64, Ordering};
+use crate::sync::{const_fn, zeroed, AtomicU64, Ordering};
 
 use super::cell::{
     emptied, leaving, marked, owner, payload_of, same_owner, state_word, taken, unmarked,
@@ -72,13 +72,15 @@ pub struct KeyTableState {
 }
 
 impl KeyTableState {
-    /// A fresh table's counters.
-    pub fn new() -> KeyTableState {
-        KeyTableState {
-            resident: AtomicU64::new(0),
-            evictions: AtomicU64::new(0),
-            lossy_evictions: AtomicU64::new(0),
-            reserved: zeroed(),
+    const_fn! {
+        /// A fresh table's counters.
+        pub fn new() -> KeyTableState {
+            KeyTableState {
+                resident: AtomicU64::new(0),
+                evictions: AtomicU64::new(0),
+                lossy_evictions: AtomicU64::new(0),
+                reserved: zeroed(),
+            }
         }
     }
 }
