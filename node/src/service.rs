@@ -25,7 +25,7 @@
 //! open. Exact decisions run as N-API async work (libuv's thread pool): the
 //! round trip blocks a pool thread, not the event loop.
 
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{
     AsyncTask, FnArgs, FromNapiValue, Object, ObjectFinalize, ToNapiValue, Unknown,
@@ -35,7 +35,7 @@ use napi::{Env, Status as NapiStatus, Task};
 use napi_derive::napi;
 use sds_agent::{Agent, AgentConfig, Level};
 use sds_cluster::{Cluster, Config, Decision, Error as ClusterError};
-use sds_settings::Fields;
+use sds_settings::{Fields, Service};
 use sds_shm::AnyTable;
 
 use crate::arguments;
@@ -51,23 +51,11 @@ const LOG_QUEUE: usize = 256;
 type LogArgs = FnArgs<(String, String)>;
 type LogFunction = ThreadsafeFunction<LogArgs, (), LogArgs, NapiStatus, false, true, LOG_QUEUE>;
 
-/// The running cluster, `None` once stopped. Exact calls in flight hold a
-/// read lock; stopping takes the write lock, so it waits for them (each at
-/// most one round trip's timeout) and none starts on a stopped cluster.
-type SharedCluster = Arc<RwLock<Option<Cluster>>>;
-
+/// The service; the cluster shared with the exact calls on the pool (its
+/// stop cuts them short and waits for them; later ones are refused).
 enum Running {
     Agent(Agent),
-    /// The cluster, and the status it left when stopped.
-    Cluster(SharedCluster, sds_cluster::Status),
-}
-
-/// The lock read, also after a panic while it was held (nothing it guards
-/// is left half-written: stopping only takes the cluster out).
-fn read(cluster: &SharedCluster) -> RwLockReadGuard<'_, Option<Cluster>> {
-    cluster
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    Cluster(Arc<Cluster>),
 }
 
 fn cluster_error(error: ClusterError) -> SdsError {
@@ -95,9 +83,9 @@ impl NativeService {
     }
 
     /// The cluster sync's cluster (a cluster call on an agent is refused).
-    fn cluster(&self) -> Result<&SharedCluster, SdsError> {
+    fn cluster(&self) -> Result<&Arc<Cluster>, SdsError> {
         match &self.running {
-            Running::Cluster(cluster, _) => Ok(cluster),
+            Running::Cluster(cluster) => Ok(cluster),
             Running::Agent(_) => Err(invalid_argument("not a cluster sync")),
         }
     }
@@ -139,11 +127,8 @@ impl NativeService {
     pub fn cluster_sync(table: &NativeTable, options: Unknown) -> Result<NativeService, SdsError> {
         let config = Config::from_settings(pairs(options, "connectCluster options")?);
         let cluster = Cluster::start(Arc::clone(&table.table), config.map_err(cluster_error)?);
-        let shared = Arc::new(RwLock::new(Some(cluster.map_err(cluster_error)?)));
-        Ok(NativeService::of(
-            table,
-            Running::Cluster(shared, Default::default()),
-        ))
+        let running = Running::Cluster(Arc::new(cluster.map_err(cluster_error)?));
+        Ok(NativeService::of(table, running))
     }
 
     /// The names of `status()`'s fields, snake_case (`sds_agent::Status`,
@@ -152,7 +137,7 @@ impl NativeService {
     pub fn status_names(&self) -> Vec<&'static str> {
         match self.running {
             Running::Agent(_) => sds_agent::Status::NAMES.to_vec(),
-            Running::Cluster(..) => sds_cluster::Status::NAMES.to_vec(),
+            Running::Cluster(_) => sds_cluster::Status::NAMES.to_vec(),
         }
     }
 
@@ -162,10 +147,7 @@ impl NativeService {
     pub fn status<'env>(&self, env: &'env Env) -> Result<Object<'env>, SdsError> {
         match &self.running {
             Running::Agent(agent) => status_object(env, &agent.status()),
-            Running::Cluster(cluster, last) => match read(cluster).as_ref() {
-                Some(cluster) => status_object(env, &cluster.status()),
-                None => status_object(env, last),
-            },
+            Running::Cluster(cluster) => status_object(env, &cluster.status()),
         }
     }
 
@@ -176,7 +158,7 @@ impl NativeService {
         let point = arguments::name(point)?;
         Ok(match &self.running {
             Running::Agent(agent) => agent.return_value(&point),
-            Running::Cluster(..) => None,
+            Running::Cluster(_) => None,
         })
     }
 
@@ -184,9 +166,7 @@ impl NativeService {
     /// `timeoutMs`, a connection if there is none included).
     #[napi]
     pub fn sync_now(&self) -> Result<(), SdsError> {
-        let cluster = read(self.cluster()?);
-        let cluster = cluster.as_ref().ok_or(ClusterError::Closed);
-        cluster.and_then(Cluster::sync_now).map_err(cluster_error)
+        self.cluster()?.sync_now().map_err(cluster_error)
     }
 
     /// Exact mode: one request of the cluster point `point` decided in Redis
@@ -212,14 +192,9 @@ impl NativeService {
     /// the exact calls in flight), then gives the table back. Idempotent.
     #[napi]
     pub fn close(&mut self, env: Env) {
-        match &mut self.running {
-            Running::Agent(agent) => agent.stop(),
-            Running::Cluster(cluster, last) => {
-                let mut guard = cluster.write().unwrap_or_else(|p| p.into_inner());
-                if let Some(cluster) = guard.take() {
-                    *last = cluster.stop();
-                }
-            }
+        match &self.running {
+            Running::Agent(agent) => Service::stop(agent),
+            Running::Cluster(cluster) => Service::stop(&**cluster),
         }
         if let Some(table) = self.table.take() {
             release_table(env.raw(), table);
@@ -252,7 +227,7 @@ pub struct ExactDecision {
 
 /// One exact decision on a pool thread.
 pub struct ExactTask {
-    cluster: SharedCluster,
+    cluster: Arc<Cluster>,
     point: String,
     now_ms: u64,
 }
@@ -262,9 +237,7 @@ impl Task for ExactTask {
     type JsValue = ExactDecision;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let cluster = read(&self.cluster);
-        let cluster = cluster.as_ref().ok_or(ClusterError::Closed);
-        Ok(cluster.and_then(|c| c.enter_exact(&self.point, self.now_ms)))
+        Ok(self.cluster.enter_exact(&self.point, self.now_ms))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<ExactDecision> {
