@@ -92,7 +92,8 @@ proptest! {
             entries.push(("burst", Value::from(burst)));
         }
         let rule = KeyRule::from_entries(kind, entries).unwrap();
-        let table = KeyTable::new((0..64).map(|_| KeyBucket::new()).collect::<Vec<_>>(), rule).unwrap();
+        let buckets: Vec<KeyBucket> = (0..64).map(|_| KeyBucket::new()).collect();
+        let table = KeyTable::new(buckets, rule).unwrap();
         let mut model = Model::default();
         let mut now = 1_000_000;
         for (key, dt, cost) in calls {

@@ -134,10 +134,12 @@
 
 mod cell;
 mod decision;
+mod eviction;
 mod gcra;
 mod hash;
 mod in_flight;
 mod rule;
+mod storage;
 mod table;
 mod window;
 
@@ -147,9 +149,10 @@ pub use rule::{
     KeyField, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError, KeyRuleKind, MAX_EXCEPTIONS,
     MAX_PERIOD_MS,
 };
-pub use table::{
-    KeyError, KeyStorage, KeyTable, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
+pub use storage::{
+    KeyError, KeyStorage, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
 };
+pub use table::KeyTable;
 
 #[cfg(all(test, not(loom)))]
 mod tests;

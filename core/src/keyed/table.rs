@@ -1,182 +1,36 @@
 //! `KeyTable`: per-key state in buckets the caller provides; see the
 //! module doc for the semantics and the eviction order.
 
-use core::fmt;
-
-use crate::error::ErrorCode;
-use crate::sync::{const_fn, zeroed, AtomicU64, Ordering};
+use crate::sync::Ordering;
 
 use super::cell::{
-    emptied, leaving, marked, owner, payload_of, same_owner, state_word, taken, unmarked,
-    KeyBucket, KeyCell, BUCKET_CELLS,
+    leaving, owner, payload_of, same_owner, state_word, unmarked, KeyCell, BUCKET_CELLS,
 };
-use super::decision::{debt, step, KeyDecision};
+use super::decision::{step, KeyDecision};
+use super::eviction::Claim;
 use super::hash::{buckets_of, fingerprint, hash};
 use super::rule::{KeyRule, KeyRuleKind};
-
-/// The most buckets a table may have (2^28 keys, 4 GiB of cells).
-pub const MAX_KEY_BUCKETS: usize = 1 << 26;
-
-/// Why a key table call was refused.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum KeyError {
-    /// No buckets, or more than [`MAX_KEY_BUCKETS`] (`SDS_INVALID_CAPACITY`).
-    InvalidCapacity,
-    /// A cost of 0 (`SDS_INVALID_ARGUMENT`): [`KeyTable::peek`] reads
-    /// without taking.
-    ZeroCost,
-    /// An in-flight table's new key found every candidate cell holding
-    /// units (`SDS_TABLE_FULL`): nginx answers 503 there too.
-    TableFull,
-    /// [`KeyTable::release`] on a table whose rule is not in flight
-    /// (`SDS_INVALID_ARGUMENT`).
-    NotInFlight,
-}
-
-impl KeyError {
-    /// The stable code.
-    pub const fn code(&self) -> ErrorCode {
-        match self {
-            KeyError::InvalidCapacity => ErrorCode::InvalidCapacity,
-            KeyError::ZeroCost | KeyError::NotInFlight => ErrorCode::InvalidArgument,
-            KeyError::TableFull => ErrorCode::TableFull,
-        }
-    }
-}
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyError::InvalidCapacity => write!(
-                f,
-                "a key table needs 1..={MAX_KEY_BUCKETS} buckets of {BUCKET_CELLS} keys"
-            ),
-            KeyError::ZeroCost => f.write_str("cost must be >= 1"),
-            KeyError::TableFull => {
-                f.write_str("key table is full: every cell the key may take holds units")
-            }
-            KeyError::NotInFlight => f.write_str("only an inFlight rule gives units back"),
-        }
-    }
-}
-
-/// A table's counters, kept beside its buckets: plain data (`repr(C)`,
-/// integer atomics, one cache line). All zero is a fresh table's.
-#[repr(C, align(64))]
-pub struct KeyTableState {
-    resident: AtomicU64,
-    evictions: AtomicU64,
-    lossy_evictions: AtomicU64,
-    /// Unused (zero): the rest of the line.
-    reserved: [AtomicU64; 5],
-}
-
-impl KeyTableState {
-    const_fn! {
-        /// A fresh table's counters.
-        pub fn new() -> KeyTableState {
-            KeyTableState {
-                resident: AtomicU64::new(0),
-                evictions: AtomicU64::new(0),
-                lossy_evictions: AtomicU64::new(0),
-                reserved: zeroed(),
-            }
-        }
-    }
-}
-
-impl Default for KeyTableState {
-    fn default() -> KeyTableState {
-        KeyTableState::new()
-    }
-}
-
-/// A table's counters read at once.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct KeyTableStats {
-    /// How many keys fit.
-    pub capacity: u64,
-    /// Cells holding a key (a process killed while taking or giving one
-    /// up leaves this one off).
-    pub resident: u64,
-    /// Keys whose cell was given to another key.
-    pub evictions: u64,
-    /// Of those, keys whose state was not a fresh key's: their next call
-    /// starts from a fresh state (the only way the table forgets a limit).
-    pub lossy_evictions: u64,
-}
-
-/// Memory a key table lives in: its buckets, and its counters unless the
-/// table keeps its own (`None`: every `AsRef<[KeyBucket]>`).
-pub trait KeyStorage {
-    /// The buckets.
-    fn buckets(&self) -> &[KeyBucket];
-    /// The counters kept next to the buckets, if any.
-    fn state(&self) -> Option<&KeyTableState>;
-}
-
-impl<T: AsRef<[KeyBucket]>> KeyStorage for T {
-    #[inline]
-    fn buckets(&self) -> &[KeyBucket] {
-        self.as_ref()
-    }
-
-    #[inline]
-    fn state(&self) -> Option<&KeyTableState> {
-        None
-    }
-}
-
-/// Buckets and counters in memory shared with other views (a mapping).
-#[derive(Copy, Clone)]
-pub struct SharedKeys<'a> {
-    /// The counters.
-    pub state: &'a KeyTableState,
-    /// The buckets.
-    pub buckets: &'a [KeyBucket],
-}
-
-impl KeyStorage for SharedKeys<'_> {
-    #[inline]
-    fn buckets(&self) -> &[KeyBucket] {
-        self.buckets
-    }
-
-    #[inline]
-    fn state(&self) -> Option<&KeyTableState> {
-        Some(self.state)
-    }
-}
+use super::storage::{KeyError, KeyStorage, KeyTableState, KeyTableStats, MAX_KEY_BUCKETS};
 
 /// A cell found for a key: its place among the key's candidates and the
 /// key word seen there.
 #[derive(Copy, Clone)]
-struct Found {
-    at: usize,
-    word: u64,
-}
-
-/// What a claim got.
-enum Claim {
-    /// A cell for the key.
-    Got(Found),
-    /// Another call changed a cell first: look again.
-    Retry,
-    /// Every candidate holds in-flight units.
-    Full,
+pub(super) struct Found {
+    pub(super) at: usize,
+    pub(super) word: u64,
 }
 
 /// A key's candidate cells, in the order inserts try them: its first
 /// bucket's, then its second's (none when the table has one bucket).
 #[derive(Copy, Clone)]
-struct Candidates<'a> {
+pub(super) struct Candidates<'a> {
     first: &'a [KeyCell; BUCKET_CELLS],
     second: Option<&'a [KeyCell; BUCKET_CELLS]>,
 }
 
 impl<'a> Candidates<'a> {
     #[inline]
-    fn cells(self) -> impl Iterator<Item = (usize, &'a KeyCell)> {
+    pub(super) fn cells(self) -> impl Iterator<Item = (usize, &'a KeyCell)> {
         self.first
             .iter()
             .chain(self.second.into_iter().flatten())
@@ -184,7 +38,7 @@ impl<'a> Candidates<'a> {
     }
 
     #[inline]
-    fn cell(self, at: usize) -> &'a KeyCell {
+    pub(super) fn cell(self, at: usize) -> &'a KeyCell {
         match (at.checked_sub(BUCKET_CELLS), self.second) {
             (Some(i), Some(second)) => &second[i % BUCKET_CELLS],
             _ => &self.first[at % BUCKET_CELLS],
@@ -206,7 +60,7 @@ impl<'a> Candidates<'a> {
 /// number of buckets.
 pub struct KeyTable<S: KeyStorage> {
     storage: S,
-    rule: KeyRule,
+    pub(super) rule: KeyRule,
     own: KeyTableState,
 }
 
@@ -234,7 +88,7 @@ impl<S: KeyStorage> KeyTable<S> {
         self.storage.buckets().len() * BUCKET_CELLS
     }
 
-    fn counters(&self) -> &KeyTableState {
+    pub(super) fn counters(&self) -> &KeyTableState {
         self.storage.state().unwrap_or(&self.own)
     }
 
@@ -379,158 +233,6 @@ impl<S: KeyStorage> KeyTable<S> {
             }
         }
         false
-    }
-
-    /// Gives `fp` a cell among its candidates: a free one (empty, or with a
-    /// fresh key's state) in the bucket with more free cells, else the one
-    /// with the least debt, never one holding in-flight units. The key's own
-    /// cell if another call just gave it one.
-    #[inline(never)]
-    fn claim(&self, candidates: Candidates<'_>, fp: u64, now_ms: u64) -> Claim {
-        let mut least: Option<(u64, Found)> = None;
-        // Per bucket: free cells, and the first of them.
-        let mut free = [(0u32, None::<Found>); 2];
-        for (at, cell) in candidates.cells() {
-            let word = cell.key.load(Ordering::Acquire);
-            let found = Found { at, word };
-            let debt = match owner(word) {
-                0 => 0,
-                other if other == fp => return Claim::Got(found),
-                other => self.debt_of(cell, word, other, now_ms),
-            };
-            if debt == 0 {
-                let (count, first) = &mut free[at / BUCKET_CELLS];
-                *count += 1;
-                first.get_or_insert(found);
-            } else if debt < u64::MAX && least.is_none_or(|(most, _)| debt < most) {
-                least = Some((debt, found));
-            }
-        }
-        let roomier = if free[1].0 > free[0].0 {
-            free[1]
-        } else {
-            free[0]
-        };
-        let Some(victim) = roomier.1.or(least.map(|(_, found)| found)) else {
-            return Claim::Full;
-        };
-        let cell = candidates.cell(victim.at);
-        let old = owner(victim.word);
-        let expected = match self.rule.kind() {
-            KeyRuleKind::InFlight if old != 0 => match self.mark(cell, victim.word) {
-                Some(mark) => mark,
-                None => return Claim::Retry,
-            },
-            _ => victim.word,
-        };
-        let word = taken(expected, fp);
-        if cell
-            .key
-            .compare_exchange(expected, word, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Claim::Retry;
-        }
-        let counters = self.counters();
-        if old == 0 {
-            counters.resident.fetch_add(1, Ordering::Relaxed);
-        } else {
-            counters.evictions.fetch_add(1, Ordering::Relaxed);
-            // The state given up, read (by a read-modify-write, see
-            // `apply`) after the cell changed hands: any call of the old
-            // key that took effect is in it.
-            // (In flight: the mark checked the owner held nothing; a unit
-            // taken since is given back by its taker.)
-            let state = cell.state.fetch_add(0, Ordering::AcqRel);
-            let in_flight = self.rule.kind() == KeyRuleKind::InFlight;
-            if !in_flight && self.debt_in(state, victim.word, old, now_ms) > 0 {
-                counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        match self.settle(
-            candidates,
-            fp,
-            Found {
-                at: victim.at,
-                word,
-            },
-        ) {
-            Some(found) => Claim::Got(found),
-            None => Claim::Retry,
-        }
-    }
-
-    /// In-flight tables: marks a cell leaving, then checks (by a
-    /// read-modify-write, see `apply`) that its owner holds no units. The
-    /// mark to take the cell from, or `None` (the mark cancelled, or the
-    /// owner holds units). A call of the owner that took units meanwhile
-    /// sees the mark and cancels it; a mark left by a dead claim is taken
-    /// over by the next.
-    fn mark(&self, cell: &KeyCell, word: u64) -> Option<u64> {
-        let mark = marked(word);
-        cell.key
-            .compare_exchange(word, mark, Ordering::AcqRel, Ordering::Acquire)
-            .ok()?;
-        let state = cell.state.fetch_add(0, Ordering::AcqRel);
-        if payload_of(state, word).unwrap_or(0) == 0 {
-            return Some(mark);
-        }
-        let _ =
-            cell.key
-                .compare_exchange(mark, unmarked(mark), Ordering::AcqRel, Ordering::Acquire);
-        None
-    }
-
-    /// After a claim: if another call put the key in another candidate at
-    /// the same time, the earlier cell keeps it and the later is emptied.
-    fn settle(&self, candidates: Candidates<'_>, fp: u64, mine: Found) -> Option<Found> {
-        for (at, cell) in candidates.cells() {
-            let word = cell.key.load(Ordering::Acquire);
-            if at == mine.at || owner(word) != fp {
-                continue;
-            }
-            if at < mine.at {
-                if self.give_up(candidates.cell(mine.at), mine.word) {
-                    return None;
-                }
-            } else {
-                self.give_up(cell, word);
-            }
-        }
-        Some(mine)
-    }
-
-    /// Empties a cell of `word`'s owner, unless (in flight) it holds units:
-    /// then both cells stay, the earlier decides, and the later is freed
-    /// once its units come back.
-    fn give_up(&self, cell: &KeyCell, word: u64) -> bool {
-        match self.rule.kind() {
-            KeyRuleKind::InFlight => self
-                .mark(cell, word)
-                .is_some_and(|mark| self.empty_cell(cell, mark)),
-            _ => self.empty_cell(cell, word),
-        }
-    }
-
-    fn empty_cell(&self, cell: &KeyCell, word: u64) -> bool {
-        let done = cell
-            .key
-            .compare_exchange(word, emptied(word), Ordering::AcqRel, Ordering::Acquire)
-            .is_ok();
-        if done {
-            self.counters().resident.fetch_sub(1, Ordering::Relaxed);
-        }
-        done
-    }
-
-    fn debt_of(&self, cell: &KeyCell, word: u64, fp: u64, now_ms: u64) -> u64 {
-        self.debt_in(cell.state.load(Ordering::Acquire), word, fp, now_ms)
-    }
-
-    fn debt_in(&self, state: u64, word: u64, fp: u64, now_ms: u64) -> u64 {
-        let quota = self.rule.quota_of(fp);
-        let payload = payload_of(state, word).unwrap_or(0);
-        debt(self.rule.kind(), quota, payload, now_ms)
     }
 
     /// Gives back `units` that an admitted call of an in-flight rule took

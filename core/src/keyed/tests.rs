@@ -28,7 +28,10 @@ proptest! {
         words in prop::collection::vec(any::<u64>(), 2 * 2 * BUCKET_CELLS),
         limit in 1i64..65_536,
         period in prop_oneof![1i64..100_000, 1i64..(1 << 40)],
-        calls in prop::collection::vec((0u8..8, any::<u64>(), prop_oneof![1u32..4, 1u32..u32::MAX]), 1..40),
+        calls in prop::collection::vec(
+            (0u8..8, any::<u64>(), prop_oneof![1u32..4, 1u32..u32::MAX]),
+            1..40,
+        ),
     ) {
         let period = match kind {
             KeyRuleKind::InFlight => Value::Null,

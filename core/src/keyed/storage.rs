@@ -1,0 +1,143 @@
+//! What a key table lives in (its buckets and counters, private or in
+//! shared memory), its counters read at once, and its errors.
+
+use core::fmt;
+
+use crate::error::ErrorCode;
+use crate::sync::{const_fn, zeroed, AtomicU64};
+
+use super::cell::{KeyBucket, BUCKET_CELLS};
+
+/// The most buckets a table may have (2^28 keys, 4 GiB of cells).
+pub const MAX_KEY_BUCKETS: usize = 1 << 26;
+
+/// Why a key table call was refused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyError {
+    /// No buckets, or more than [`MAX_KEY_BUCKETS`] (`SDS_INVALID_CAPACITY`).
+    InvalidCapacity,
+    /// A cost of 0 (`SDS_INVALID_ARGUMENT`):
+    /// [`KeyTable::peek`](super::KeyTable::peek) reads without taking.
+    ZeroCost,
+    /// An in-flight table's new key found every candidate cell holding
+    /// units (`SDS_TABLE_FULL`): nginx answers 503 there too.
+    TableFull,
+    /// [`KeyTable::release`](super::KeyTable::release) on a table whose
+    /// rule is not in flight (`SDS_INVALID_ARGUMENT`).
+    NotInFlight,
+}
+
+impl KeyError {
+    /// The stable code.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            KeyError::InvalidCapacity => ErrorCode::InvalidCapacity,
+            KeyError::ZeroCost | KeyError::NotInFlight => ErrorCode::InvalidArgument,
+            KeyError::TableFull => ErrorCode::TableFull,
+        }
+    }
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::InvalidCapacity => write!(
+                f,
+                "a key table needs 1..={MAX_KEY_BUCKETS} buckets of {BUCKET_CELLS} keys"
+            ),
+            KeyError::ZeroCost => f.write_str("cost must be >= 1"),
+            KeyError::TableFull => {
+                f.write_str("key table is full: every cell the key may take holds units")
+            }
+            KeyError::NotInFlight => f.write_str("only an inFlight rule gives units back"),
+        }
+    }
+}
+
+/// A table's counters, kept beside its buckets: plain data (`repr(C)`,
+/// integer atomics, one cache line). All zero is a fresh table's.
+#[repr(C, align(64))]
+pub struct KeyTableState {
+    pub(super) resident: AtomicU64,
+    pub(super) evictions: AtomicU64,
+    pub(super) lossy_evictions: AtomicU64,
+    /// Unused (zero): the rest of the line.
+    reserved: [AtomicU64; 5],
+}
+
+impl KeyTableState {
+    const_fn! {
+        /// A fresh table's counters.
+        pub fn new() -> KeyTableState {
+            KeyTableState {
+                resident: AtomicU64::new(0),
+                evictions: AtomicU64::new(0),
+                lossy_evictions: AtomicU64::new(0),
+                reserved: zeroed(),
+            }
+        }
+    }
+}
+
+impl Default for KeyTableState {
+    fn default() -> KeyTableState {
+        KeyTableState::new()
+    }
+}
+
+/// A table's counters read at once.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyTableStats {
+    /// How many keys fit.
+    pub capacity: u64,
+    /// Cells holding a key (a process killed while taking or giving one
+    /// up leaves this one off).
+    pub resident: u64,
+    /// Keys whose cell was given to another key.
+    pub evictions: u64,
+    /// Of those, keys whose state was not a fresh key's: their next call
+    /// starts from a fresh state (the only way the table forgets a limit).
+    pub lossy_evictions: u64,
+}
+
+/// Memory a key table lives in: its buckets, and its counters unless the
+/// table keeps its own (`None`: every `AsRef<[KeyBucket]>`).
+pub trait KeyStorage {
+    /// The buckets.
+    fn buckets(&self) -> &[KeyBucket];
+    /// The counters kept next to the buckets, if any.
+    fn state(&self) -> Option<&KeyTableState>;
+}
+
+impl<T: AsRef<[KeyBucket]>> KeyStorage for T {
+    #[inline]
+    fn buckets(&self) -> &[KeyBucket] {
+        self.as_ref()
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&KeyTableState> {
+        None
+    }
+}
+
+/// Buckets and counters in memory shared with other views (a mapping).
+#[derive(Copy, Clone)]
+pub struct SharedKeys<'a> {
+    /// The counters.
+    pub state: &'a KeyTableState,
+    /// The buckets.
+    pub buckets: &'a [KeyBucket],
+}
+
+impl KeyStorage for SharedKeys<'_> {
+    #[inline]
+    fn buckets(&self) -> &[KeyBucket] {
+        self.buckets
+    }
+
+    #[inline]
+    fn state(&self) -> Option<&KeyTableState> {
+        Some(self.state)
+    }
+}
