@@ -106,8 +106,9 @@
 //! - In-flight tables first mark a cell *leaving* in its key word, then
 //!   check (read-modify-write) that its owner holds nothing, then take it. A
 //!   call of the owner that took units meanwhile sees the mark and cancels
-//!   it (or, if the cell is already gone, gives its units back and starts
-//!   over), so units held are never evicted; a mark left by a dead process
+//!   it (or, if the cell is already gone, starts over: its write is of an
+//!   old generation, which the next owner ignores), so units held are never
+//!   evicted; a mark left by a dead process
 //!   is cancelled by the owner's next call or taken over by the next claim.
 //! - Two first calls of one new key may claim two cells at once; the
 //!   earlier candidate keeps the key and the later is emptied (in flight:

@@ -200,23 +200,16 @@ impl<S: KeyStorage> KeyTable<S> {
             // cell, or that claim's read of the state sees this write (so
             // the eviction counts it, or an in-flight claim gives up), under
             // acquire/release alone.
+            // A write into a cell given up is ignored by its next owner (a
+            // new generation): the decision starts over.
             let now = cell.key.fetch_add(0, Ordering::AcqRel);
-            if now == word || (leaving(now) && self.cancel(cell, now, word)) {
-                return Some(next.decision);
-            }
-            if self.rule.kind() == KeyRuleKind::InFlight {
-                // Units taken in a cell given up are not held: put the
-                // state back unless the next owner wrote its own.
-                let _ =
-                    cell.state
-                        .compare_exchange(new, state, Ordering::AcqRel, Ordering::Acquire);
-            }
-            return None;
+            return (now == word || self.cancel(cell, now, word)).then_some(next.decision);
         }
     }
 
-    /// Cancels the leaving mark on `word`'s owner's cell, seen as `seen`:
-    /// whether the cell is still that owner's, unmarked.
+    /// Cancels any leaving mark on `word`'s owner's cell, seen as `seen`:
+    /// whether the cell is still that owner's (a mark cancelled by another
+    /// call leaves it so, with another mark count).
     fn cancel(&self, cell: &KeyCell, mut seen: u64, word: u64) -> bool {
         while same_owner(seen, word) {
             if !leaving(seen) {
