@@ -79,8 +79,8 @@ impl<S: KeyStorage> KeyTable<S> {
             // The state given up, read (by a read-modify-write, see
             // `apply`) after the cell changed hands: any call of the old
             // key that took effect is in it.
-            // (In flight: the mark checked the owner held nothing; a unit
-            // taken since is given back by its taker.)
+            // (In flight: the mark checked that the owner held nothing; a
+            // call that took units since starts over in another cell.)
             let state = cell.state.fetch_add(0, Ordering::AcqRel);
             let in_flight = self.rule.kind() == KeyRuleKind::InFlight;
             if !in_flight && self.debt_in(state, victim.word, old, now_ms) > 0 {
