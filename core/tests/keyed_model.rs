@@ -65,19 +65,10 @@ impl Model {
     }
 }
 
-fn kinds() -> impl Strategy<Value = KeyRuleKind> {
-    prop_oneof![
-        Just(KeyRuleKind::Rate),
-        Just(KeyRuleKind::FixedWindow),
-        Just(KeyRuleKind::SlidingWindow),
-        Just(KeyRuleKind::InFlight),
-    ]
-}
-
 proptest! {
     #[test]
     fn the_table_decides_as_the_model(
-        kind in kinds(),
+        kind in prop::sample::select(KeyRuleKind::ALL.to_vec()),
         limit in 1u64..20,
         period in 100u64..3000,
         burst in 1u64..20,
