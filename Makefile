@@ -51,7 +51,7 @@ nostd:
 	tools/check-nostd.sh
 
 loom:
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p sds-core --locked --release --test loom
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -p sds-core --locked --release --test loom --test keyed_loom
 
 demo-core:
 	$(CARGO) run -q -p sds-core --locked --release --target $(RUST_HOST) --example traffic

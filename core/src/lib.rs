@@ -17,6 +17,10 @@
 //!   [`Owner`], [`Liveness`], and the permit ledger of [`Held`] counters).
 //! - [`Error`], [`ErrorCode`], [`Reason`]: the one table of codes and names that
 //!   every binding maps from.
+//! - [`keyed`]: per-key limits with a hard memory bound ([`keyed::KeyTable`]:
+//!   a rate, fixed or sliding windows, or in-flight units per key, in
+//!   16-byte cells over caller storage, evicting losslessly first). Rust
+//!   only so far: the shared file, the C ABI and the bindings come next.
 //!
 //! ```
 //! use sds_core::{Flags, Outcome, PointTable, Slot, Strategy};
