@@ -1,19 +1,17 @@
 //! The native side of the background services a Java `BackgroundService`
 //! owns through a handle (`AdminAgent`'s agent, `ClusterSync`'s cluster).
 //! One handle type for both, so the start, the status, the stop and the free
-//! are one set of natives (`service*`); a service's own calls borrow it
-//! ([`with_running`]). Statuses cross as their fields
-//! (`sds_settings::Fields`): the names once (`codes.rs`), camelCased, then
-//! the values in that order, as text.
-
-use std::sync::{PoisonError, RwLock};
+//! are one set of natives (`service*`) over `sds_settings::Service`; a
+//! service's own calls borrow it ([`with_running`]). Statuses cross as their
+//! fields (`sds_settings::Fields`): the names once (`codes.rs`), camelCased,
+//! then the values in that order, as text.
 
 use jni::objects::{JObject, JObjectArray};
 use jni::sys::{jclass, jint, jlong, JNIEnv};
 use sds_agent::{Agent, AgentConfig};
 use sds_cluster::{Cluster, Config};
 use sds_core::ErrorCode;
-use sds_settings::{FieldValue, Fields};
+use sds_settings::{FieldValue, Fields, Service};
 
 use crate::agent::log_fn;
 use crate::boundary::{clamp, setup_native, Fail};
@@ -26,70 +24,34 @@ use crate::table::table_arc;
 const AGENT: jint = 0;
 const CLUSTER: jint = 1;
 
-/// A service running (the cluster boxed: it is ten times the agent's size).
+/// A service behind a handle (the cluster boxed: it is ten times the
+/// agent's size). Stopped, it stays until the free: its status gives the
+/// last state, its other calls fail with `CLOSED`.
 pub(crate) enum Running {
     Agent(Agent),
     Cluster(Box<Cluster>),
 }
 
-impl Running {
-    fn values(&self) -> Vec<FieldValue> {
-        match self {
-            Running::Agent(agent) => agent.status().values(),
-            Running::Cluster(cluster) => cluster.status().values(),
-        }
-    }
-
-    /// Stops it and joins its thread: its last status.
-    fn stop(self) -> Vec<FieldValue> {
-        match self {
-            Running::Agent(agent) => {
-                agent.stop();
-                agent.status().values()
+/// `$body` with `$service` the `&Agent` or `&Cluster` in `$running`, a
+/// `&Running`.
+macro_rules! each {
+    ($running:expr, $service:ident => $body:expr) => {
+        match $running {
+            Running::Agent($service) => $body,
+            Running::Cluster(cluster) => {
+                let $service: &Cluster = cluster;
+                $body
             }
-            Running::Cluster(cluster) => cluster.stop().values(),
         }
-    }
-}
-
-/// A service behind a handle: `Ok` while it runs, its last status once
-/// stopped. `stop` takes it out under the write lock, so it waits for the
-/// calls running on it; the calls after it fail with `CLOSED`, except the
-/// status, which gives the last state.
-struct Service(RwLock<Result<Running, Vec<FieldValue>>>);
-
-impl Service {
-    /// Its status fields now; once stopped, its last ones.
-    fn values(&self) -> Result<Vec<FieldValue>, Fail> {
-        let guard = self.0.read().map_err(|_| Fail::code(ErrorCode::Panic))?;
-        Ok(match &*guard {
-            Ok(running) => running.values(),
-            Err(last) => last.clone(),
-        })
-    }
-
-    /// Stops it and joins its thread, keeping its last state; idempotent.
-    /// The join runs without the lock: the service's own thread may read
-    /// the status meanwhile (a log handler), and gets the state as of the
-    /// stop's start until the join ends.
-    fn stop(&self) {
-        let lock = || self.0.write().unwrap_or_else(PoisonError::into_inner);
-        let mut guard = lock();
-        let Ok(running) = &*guard else { return };
-        let now = running.values();
-        if let Ok(running) = std::mem::replace(&mut *guard, Err(now)) {
-            drop(guard);
-            *lock() = Err(running.stop());
-        }
-    }
+    };
 }
 
 /// # Safety
 /// The Java class passes its own handle and itself as owner, which keeps it
 /// reachable, so the service is not freed during the call.
-unsafe fn service<'a>(handle: jlong) -> Result<&'a Service, Fail> {
+unsafe fn service<'a>(handle: jlong) -> Result<&'a Running, Fail> {
     // SAFETY: see the function's contract.
-    unsafe { borrow::<Service>(handle) }.map_err(Fail::code)
+    unsafe { borrow::<Running>(handle) }.map_err(Fail::code)
 }
 
 /// Runs `f` on the service of a live handle; `CLOSED` once stopped.
@@ -101,11 +63,11 @@ pub(crate) unsafe fn with_running<T>(
     f: impl FnOnce(&Running) -> Result<T, Fail>,
 ) -> Result<T, Fail> {
     // SAFETY: see the function's contract.
-    let guard = unsafe { service(handle) }?
-        .0
-        .read()
-        .map_err(|_| Fail::code(ErrorCode::Panic))?;
-    f(guard.as_ref().map_err(|_| Fail::code(ErrorCode::Closed))?)
+    let running = unsafe { service(handle) }?;
+    if !each!(running, s => s.is_running()) {
+        return Err(Fail::code(ErrorCode::Closed));
+    }
+    f(running)
 }
 
 /// One field as Java reads it back by its accessor's type: `true` or
@@ -146,7 +108,7 @@ setup_native! {
             )?)),
             _ => return Err(Fail::code(ErrorCode::InvalidArgument)),
         };
-        Ok(into_handle(Service(RwLock::new(Ok(running)))))
+        Ok(into_handle(running))
     }
 
     /// The service's status values, in the order of its names (see
@@ -154,7 +116,7 @@ setup_native! {
     fn Java_io_sdsnative_Native_serviceStatus(env, handle: jlong, _owner: JObject<'l>) -> JObjectArray<'l> {
         // SAFETY: the Java `BackgroundService` passes its own handle and
         // itself as owner (see `service`).
-        let values = unsafe { service(handle) }?.values()?;
+        let values = each!(unsafe { service(handle) }?, s => s.status().values());
         strings(env, values.into_iter().map(field_text))
     }
 
@@ -162,7 +124,7 @@ setup_native! {
     /// idempotent.
     fn Java_io_sdsnative_Native_serviceStop(_env, handle: jlong, _owner: JObject<'l>) {
         // SAFETY: as in `serviceStatus`.
-        unsafe { service(handle) }?.stop();
+        each!(unsafe { service(handle) }?, s => Service::stop(s));
         Ok(())
     }
 }
@@ -183,9 +145,8 @@ pub extern "system" fn Java_io_sdsnative_Native_serviceFree(
         }
         // SAFETY: called once per service, by its `NativeHandle` once no
         // call is using it: the box `serviceStart` made.
-        let service = unsafe { Box::from_raw(handle as *mut Service) };
-        let running = service.0.read().map(|guard| guard.is_ok()).unwrap_or(true);
-        if running {
+        let service = unsafe { Box::from_raw(handle as *mut Running) };
+        if each!(&*service, s => s.is_running()) {
             // If no thread can start, the service is dropped (joined) here.
             let reaper = std::thread::Builder::new().name("sds-reaper".into());
             let _ = reaper.spawn(move || drop(service));
