@@ -189,7 +189,7 @@ pub unsafe extern "C" fn sds_agent_status_get(
     agent: *const sds_agent,
     out: *mut sds_agent_status,
 ) -> sds_result {
-    boundary(|| service::status(agent, "agent", out, |a| a.agent.status()))
+    boundary(|| service::status(agent, "agent", out, |a| &a.agent))
 }
 
 /// The console's `returnValueStr` for point `name`, from the strategy in

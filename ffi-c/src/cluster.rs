@@ -126,7 +126,7 @@ pub unsafe extern "C" fn sds_cluster_status(
     cluster: *const sds_cluster,
     out: *mut sds_cluster_state,
 ) -> sds_result {
-    boundary(|| service::status(cluster, "cluster", out, |c| c.cluster.status()))
+    boundary(|| service::status(cluster, "cluster", out, |c| &c.cluster))
 }
 
 /// An exact decision (`sds_cluster_enter_exact` writes it).

@@ -1,7 +1,8 @@
 //! The life cycle both background services (the console agent and the
 //! cluster sync) share in C, written once: settings as JSON text, started on
-//! a table into a new opaque handle, the status into a C struct, stopped by
-//! `unbox` (each service's `Drop` stops and joins its thread).
+//! a table into a new opaque handle, the status (`sds_settings::Service`)
+//! into a C struct, stopped by `unbox` (each service's `Drop` stops and
+//! joins its thread).
 //!
 //! The settings text becomes the `(key, Value)` pairs of `sds-settings` in
 //! one generic conversion, and the service's `from_settings` judges them:
@@ -11,7 +12,7 @@ use std::os::raw::c_char;
 use std::sync::Arc;
 
 use sds_core::ErrorCode;
-use sds_settings::{json, Fields, Value};
+use sds_settings::{json, Service, Value};
 use sds_shm::AnyTable;
 
 use crate::args::{bytes, input, into_box, out};
@@ -37,19 +38,20 @@ pub(crate) unsafe fn start<S>(
     into_box(out, || start(table_arc(table), pairs(text)?))
 }
 
-/// Writes the status of `service` (a `handle` in messages) to `*out`.
+/// Writes the status of the service in `handle` (its `name` in messages)
+/// to `*out`.
 ///
 /// # Safety
-/// `service` must be NULL or live, `out` NULL or writable.
-pub(crate) unsafe fn status<S, F: Fields, C: CStatus>(
-    service: *const S,
-    handle: &'static str,
+/// `handle` must be NULL or live, `out` NULL or writable.
+pub(crate) unsafe fn status<H, S: Service, C: CStatus>(
+    handle: *const H,
+    name: &'static str,
     out: *mut C,
-    status: impl FnOnce(&S) -> F,
+    service: impl FnOnce(&H) -> &S,
 ) -> Result<(), Failure> {
-    let service = input(service, handle)?;
+    let handle = input(handle, name)?;
     let out = self::out(out, "out")?;
-    out.write(to_c(&status(service)));
+    out.write(to_c(&service(handle).status()));
     Ok(())
 }
 
