@@ -46,6 +46,13 @@ pub enum Error {
     InitTimeout { path: PathBuf, waited: Duration },
     /// The file does not start with the table's magic: not a table.
     NotATable { path: PathBuf },
+    /// A table file of another kind than asked for (a point table opened
+    /// as a key table, or the other way round).
+    OtherKind {
+        path: PathBuf,
+        theirs: &'static str,
+        ours: &'static str,
+    },
     /// A table of another layout version.
     WrongVersion {
         path: PathBuf,
@@ -60,6 +67,24 @@ pub enum Error {
         field: sds_core::LayoutField,
         ours: u64,
         theirs: u64,
+    },
+    /// A key table file whose `what` ("layout" or "rule") differs from
+    /// this process's in `field` (the first that does), with the file's
+    /// value and this process's.
+    KeyMismatch {
+        path: PathBuf,
+        what: &'static str,
+        field: &'static str,
+        ours: String,
+        theirs: String,
+    },
+    /// An `inFlight` key rule asked of a shared file: a dead process's
+    /// units would stay held (no ledger for keys yet).
+    InFlightNotShared { path: PathBuf },
+    /// The core refused the key table (its capacity).
+    Key {
+        path: PathBuf,
+        source: sds_core::keyed::KeyError,
     },
     /// The file is shorter than its layout needs.
     Truncated {
@@ -93,8 +118,11 @@ impl Error {
         use sds_core::ErrorCode;
         match self {
             Error::InvalidCapacity { .. } => ErrorCode::InvalidCapacity,
-            Error::WrongVersion { .. } | Error::LayoutMismatch { .. } => ErrorCode::LayoutMismatch,
+            Error::WrongVersion { .. }
+            | Error::LayoutMismatch { .. }
+            | Error::KeyMismatch { .. } => ErrorCode::LayoutMismatch,
             Error::Core { source, .. } => source.code(),
+            Error::Key { source, .. } => source.code(),
             Error::InvalidName { .. }
             | Error::InvalidMode { .. }
             | Error::Io { .. }
@@ -104,6 +132,8 @@ impl Error {
             | Error::ModeTooWide { .. }
             | Error::InitTimeout { .. }
             | Error::NotATable { .. }
+            | Error::OtherKind { .. }
+            | Error::InFlightNotShared { .. }
             | Error::Truncated { .. }
             | Error::Oversized { .. }
             | Error::NoProcessSlot { .. }
@@ -178,6 +208,30 @@ impl fmt::Display for Error {
                 "{}: not an SDS table (wrong magic), left untouched",
                 path.display()
             ),
+            Error::OtherKind { path, theirs, ours } => write!(
+                f,
+                "{}: holds a {theirs}, not a {ours} (refused)",
+                path.display()
+            ),
+            Error::KeyMismatch {
+                path,
+                what,
+                field,
+                ours,
+                theirs,
+            } => write!(
+                f,
+                "{}: key table {what} differs in {field}: the file has {theirs}, this process \
+                 needs {ours}",
+                path.display()
+            ),
+            Error::InFlightNotShared { path } => write!(
+                f,
+                "{}: an inFlight key rule is not supported on a shared file yet (a killed \
+                 process's units would stay held)",
+                path.display()
+            ),
+            Error::Key { path, source } => write!(f, "{}: {source}", path.display()),
             Error::WrongVersion { path, ours, theirs } => write!(
                 f,
                 "{}: table layout version {theirs}, this build reads version {ours}",

@@ -81,6 +81,12 @@ const _: () = assert!(matches!(LayoutField::ALL[14], LayoutField::ByteOrder));
 const _: () = assert!(HEADER_LAST_SCAN < HEADER_WORDS);
 const _: () = assert!(TABLE_STATE_OFFSET % 64 == 0);
 
+/// The byte order mark every kind of file keeps at [`HEADER_BYTE_ORDER`]
+/// (the core's: another byte order reads it reversed).
+pub fn byte_order_mark() -> u64 {
+    u64::from(LayoutDescriptor::for_capacity(1).byte_order)
+}
+
 /// The descriptor stored as `words`, in the order of `LayoutField::ALL`
 /// (any values: it is only compared; a word wider than 32 bits cannot
 /// describe this build and reads as `u32::MAX`).

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use sds_core::{LayoutDescriptor, LayoutField};
 
 use crate::error::Error;
+use crate::keyed_layout::Keys;
 use crate::layout::*;
 use crate::mapping::Mapping;
 use crate::sys;
@@ -120,6 +121,65 @@ fn check(path: &Path, meta: &Metadata, allowed: u32) -> Result<(), Error> {
     Ok(())
 }
 
+/// A kind of table file: what its header holds past the magic and the
+/// version, and how long it is. The point table ([`Points`]) and the key
+/// table (`keyed_layout.rs`) go through the one protocol below.
+pub trait Format {
+    /// The file's first 8 bytes.
+    const MAGIC: [u8; 8];
+    /// The file layout version this build reads and writes.
+    const VERSION: u64;
+    /// What the file holds, for errors ("point table", "key table").
+    const KIND: &'static str;
+    /// The whole file's length.
+    fn file_len(&self) -> usize;
+    /// The header words (index, value) a creator writes past the version,
+    /// [`byte_order_mark`] at [`HEADER_BYTE_ORDER`] included.
+    fn words(&self) -> Vec<(usize, u64)>;
+    /// Refuses a ready header of this kind, byte order and version that
+    /// describes another table than this process's (`word(i)`: header word
+    /// `i`).
+    fn check(&self, path: &Path, word: &dyn Fn(usize) -> u64) -> Result<(), Error>;
+}
+
+/// The point table's file: its core `LayoutDescriptor` and the offsets it
+/// gives.
+pub struct Points {
+    descriptor: LayoutDescriptor,
+    layout: Layout,
+}
+
+impl Format for Points {
+    const MAGIC: [u8; 8] = MAGIC;
+    const VERSION: u64 = LAYOUT_VERSION;
+    const KIND: &'static str = "point table";
+
+    fn file_len(&self) -> usize {
+        self.layout.file_len
+    }
+
+    fn words(&self) -> Vec<(usize, u64)> {
+        let words = descriptor_words(&self.descriptor).into_iter().enumerate();
+        words.map(|(i, w)| (HEADER_DESCRIPTOR + i, w)).collect()
+    }
+
+    fn check(&self, path: &Path, word: &dyn Fn(usize) -> u64) -> Result<(), Error> {
+        let mut words = [0u64; DESCRIPTOR_WORDS];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = word(HEADER_DESCRIPTOR + i);
+        }
+        let ours = &self.descriptor;
+        match ours.differing_field(&descriptor_from_words(words)) {
+            None => Ok(()),
+            Some(field) => {
+                let at = LayoutField::ALL.iter().position(|&f| f == field);
+                let stored = words[at.unwrap_or(0)];
+                Err(mismatch(path, field, u64::from(ours.get(field)), stored))
+            }
+        }
+    }
+}
+
 /// What the protocol made of the file.
 pub struct Attached {
     pub mapping: Mapping,
@@ -127,20 +187,38 @@ pub struct Attached {
     pub created: bool,
 }
 
-/// Attaches to the table in `file`, or initialises it, under the init lock
-/// (waited for up to `timeout`).
+/// Attaches to the point table in `file`, or initialises it, under the
+/// init lock (waited for up to `timeout`).
 pub fn attach_or_create(
     path: &Path,
     file: &File,
     capacity: usize,
     timeout: Duration,
 ) -> Result<Attached, Error> {
-    let ours = u32::try_from(capacity)
+    let descriptor = u32::try_from(capacity)
         .map(LayoutDescriptor::for_capacity)
         .map_err(|_| Error::InvalidCapacity { capacity })?;
-    let layout = Layout::of(&ours).ok_or(Error::InvalidCapacity { capacity })?;
+    let layout = Layout::of(&descriptor).ok_or(Error::InvalidCapacity { capacity })?;
+    let format = Points { descriptor, layout };
+    let (mapping, created) = attach_or_create_as(path, file, &format, timeout)?;
+    Ok(Attached {
+        mapping,
+        layout,
+        created,
+    })
+}
+
+/// Attaches to the table of `format` in `file`, or initialises it, under
+/// the init lock (waited for up to `timeout`): the mapping, and whether
+/// this process initialised it.
+pub fn attach_or_create_as<F: Format>(
+    path: &Path,
+    file: &File,
+    format: &F,
+    timeout: Duration,
+) -> Result<(Mapping, bool), Error> {
     take_init_lock(path, file, timeout)?;
-    let attached = decide(path, file, &ours, layout);
+    let attached = decide(path, file, format);
     // Closing the file would drop it too; an error here changes nothing.
     let _ = sys::unlock(file, INIT_LOCK);
     attached
@@ -165,17 +243,12 @@ fn take_init_lock(path: &Path, file: &File, timeout: Duration) -> Result<(), Err
     }
 }
 
-fn decide(
-    path: &Path,
-    file: &File,
-    ours: &LayoutDescriptor,
-    layout: Layout,
-) -> Result<Attached, Error> {
+fn decide<F: Format>(path: &Path, file: &File, format: &F) -> Result<(Mapping, bool), Error> {
     let size = file.metadata().map_err(io_error(path, "fstat"))?.len();
     if size == 0 {
-        return initialise(path, file, ours, layout);
+        return initialise(path, file, format);
     }
-    let expected = layout.file_len as u64;
+    let expected = format.file_len() as u64;
     if size < HEADER_SIZE as u64 {
         // A creator sizes the file in one step: a short file is not ours.
         return Err(Error::Truncated {
@@ -192,62 +265,56 @@ fn decide(
         w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
         u64::from_ne_bytes(w)
     };
-    let magic_ok = bytes[..8] == MAGIC;
+    let magic_ok = bytes[..8] == F::MAGIC;
     if word(HEADER_READY) != READY {
         // Not ready: a creator died before the end. Ours if it got as far
         // as the magic, or if it died before writing any of the header.
         if magic_ok || bytes.iter().all(|&b| b == 0) {
-            return initialise(path, file, ours, layout);
+            return initialise(path, file, format);
         }
         return Err(Error::NotATable { path: path.into() });
     }
     if !magic_ok {
-        return Err(Error::NotATable { path: path.into() });
+        return Err(match kind_of(&bytes[..8]) {
+            Some(theirs) => Error::OtherKind {
+                path: path.into(),
+                theirs,
+                ours: F::KIND,
+            },
+            None => Error::NotATable { path: path.into() },
+        });
     }
     // The byte order first: in another one every other word reads wrong.
     let byte_order = word(HEADER_BYTE_ORDER);
-    if byte_order != u64::from(ours.byte_order) {
-        return Err(mismatch(
-            path,
-            LayoutField::ByteOrder,
-            u64::from(ours.byte_order),
-            byte_order,
-        ));
+    if byte_order != byte_order_mark() {
+        let field = LayoutField::ByteOrder;
+        return Err(mismatch(path, field, byte_order_mark(), byte_order));
     }
-    if word(HEADER_VERSION) != LAYOUT_VERSION {
+    if word(HEADER_VERSION) != F::VERSION {
         return Err(Error::WrongVersion {
             path: path.into(),
-            ours: LAYOUT_VERSION,
+            ours: F::VERSION,
             theirs: word(HEADER_VERSION),
         });
     }
-    let mut words = [0u64; DESCRIPTOR_WORDS];
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = word(HEADER_DESCRIPTOR + i);
-    }
-    let theirs = descriptor_from_words(words);
-    if let Some(field) = ours.differing_field(&theirs) {
-        let stored = words[LayoutField::ALL
-            .iter()
-            .position(|&f| f == field)
-            .unwrap_or(0)];
-        return Err(mismatch(path, field, u64::from(ours.get(field)), stored));
-    }
-    if size < expected {
-        return Err(Error::Truncated {
-            path: path.into(),
-            expected,
-            found: size,
+    format.check(path, &word)?;
+    if size != expected {
+        let (path, found) = (path.into(), size);
+        return Err(if size < expected {
+            Error::Truncated {
+                path,
+                expected,
+                found,
+            }
+        } else {
+            Error::Oversized {
+                path,
+                expected,
+                found,
+            }
         });
     }
-    if size > expected {
-        return Err(Error::Oversized {
-            path: path.into(),
-            expected,
-            found: size,
-        });
-    }
-    let mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
+    let mapping = Mapping::new(file, format.file_len()).map_err(io_error(path, "mmap"))?;
     let ready = header(&mapping).map(|h| h[HEADER_READY].load(Ordering::Acquire));
     if ready != Some(READY) {
         return Err(Error::Corrupt {
@@ -255,11 +322,16 @@ fn decide(
             what: "ready word changed after it was checked",
         });
     }
-    Ok(Attached {
-        mapping,
-        layout,
-        created: false,
-    })
+    Ok((mapping, false))
+}
+
+/// What a file of another kind than asked for holds, by its magic.
+fn kind_of(magic: &[u8]) -> Option<&'static str> {
+    let kinds = [(Points::MAGIC, Points::KIND), (Keys::MAGIC, Keys::KIND)];
+    kinds
+        .into_iter()
+        .find(|(m, _)| m == magic)
+        .map(|(_, kind)| kind)
 }
 
 fn mismatch(path: &Path, field: LayoutField, ours: u64, theirs: u64) -> Error {
@@ -276,35 +348,27 @@ fn header(mapping: &Mapping) -> Option<&[AtomicU64]> {
 }
 
 /// Writes a whole table: a zeroed file of the right size (all zero is the
-/// core's fresh state and fresh slots, and free process slots), the header,
-/// and last the ready word (Release: whoever reads it ready sees the rest).
-fn initialise(
-    path: &Path,
-    file: &File,
-    ours: &LayoutDescriptor,
-    layout: Layout,
-) -> Result<Attached, Error> {
+/// core's fresh memory, and free process slots), the header, and last the
+/// ready word (Release: whoever reads it ready sees the rest).
+fn initialise<F: Format>(path: &Path, file: &File, format: &F) -> Result<(Mapping, bool), Error> {
+    let len = format.file_len();
     // Through 0 so that whatever a dead creator left is zeroed.
     file.set_len(0).map_err(io_error(path, "ftruncate"))?;
-    file.set_len(layout.file_len as u64)
+    file.set_len(len as u64)
         .map_err(io_error(path, "ftruncate"))?;
     #[cfg(feature = "test-hooks")]
     crate::hooks::after_truncate();
-    let mapping = Mapping::new(file, layout.file_len).map_err(io_error(path, "mmap"))?;
+    let mapping = Mapping::new(file, len).map_err(io_error(path, "mmap"))?;
     let words = header(&mapping).ok_or(Error::Corrupt {
         path: path.into(),
         what: "header does not fit",
     })?;
-    words[HEADER_MAGIC].store(u64::from_ne_bytes(MAGIC), Ordering::Relaxed);
-    words[HEADER_VERSION].store(LAYOUT_VERSION, Ordering::Relaxed);
-    for (i, w) in descriptor_words(ours).into_iter().enumerate() {
-        words[HEADER_DESCRIPTOR + i].store(w, Ordering::Relaxed);
+    words[HEADER_MAGIC].store(u64::from_ne_bytes(F::MAGIC), Ordering::Relaxed);
+    words[HEADER_VERSION].store(F::VERSION, Ordering::Relaxed);
+    for (i, w) in format.words() {
+        words[i].store(w, Ordering::Relaxed);
     }
     words[HEADER_CREATOR_PID].store(u64::from(std::process::id()), Ordering::Relaxed);
     words[HEADER_READY].store(READY, Ordering::Release);
-    Ok(Attached {
-        mapping,
-        layout,
-        created: true,
-    })
+    Ok((mapping, true))
 }

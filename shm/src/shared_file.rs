@@ -24,7 +24,7 @@ use crate::sys;
 #[derive(Clone, Debug)]
 pub struct Options {
     group: bool,
-    init_timeout: Duration,
+    pub(crate) init_timeout: Duration,
 }
 
 impl Default for Options {

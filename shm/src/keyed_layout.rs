@@ -1,0 +1,264 @@
+//! A key table's file: where its parts lie, and what its header holds (the
+//! shape of its cells and buckets, and its rule).
+//!
+//! ```text
+//! 0       header, 4096 bytes of native u64 words: magic "SDSKEYTB",
+//!         version, the key descriptor (words 2..17, byte order at 16),
+//!         ready (32), creator pid (33), the rule (words 40..45)
+//! 4096    the core's `KeyTableState`, 64 bytes
+//! 4160    buckets: `capacity / 4` x 64 bytes (the core's `KeyBucket`)
+//! ```
+//!
+//! No process slots and no ledger: a rate's or a window's decision is one
+//! compare-and-swap of a cell, so a process dies owing nothing to the
+//! others, and the file is all a process needs to decide.
+
+use std::hash::{Hash, Hasher};
+use std::mem::{align_of, size_of};
+use std::path::Path;
+
+use sds_core::keyed::{
+    KeyBucket, KeyRule, KeyRuleKind, KeyTableState, BUCKET_CELLS, MAX_EXCEPTIONS, MAX_KEY_BUCKETS,
+    MAX_PERIOD_MS,
+};
+
+use crate::error::Error;
+use crate::layout::{byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_SIZE};
+use crate::open::Format;
+
+/// The key table file's magic.
+pub const KEY_MAGIC: [u8; 8] = *b"SDSKEYTB";
+/// The key file layout this build reads and writes: the header words, the
+/// place of the state block and the buckets.
+pub const KEY_LAYOUT_VERSION: u64 = 1;
+/// Where the core's `KeyTableState` lies.
+pub const KEY_STATE_OFFSET: usize = HEADER_SIZE;
+/// Where the buckets start.
+pub const BUCKETS_OFFSET: usize = KEY_STATE_OFFSET + size_of::<KeyTableState>();
+/// Word 40: the rule, [`RULE_FIELDS`] one per word.
+pub const HEADER_RULE: usize = 40;
+
+/// The key descriptor's fields, in the order they are stored from word
+/// [`HEADER_DESCRIPTOR`]; the byte order is at [`HEADER_BYTE_ORDER`] as in
+/// a point table's file, so it is checked first in both.
+pub const KEY_FIELDS: [&str; 15] = [
+    "core_layout_version",
+    "capacity",
+    "cell_size",
+    "bucket_cells",
+    "bucket_size",
+    "bucket_align",
+    "state_size",
+    "state_align",
+    "max_exceptions",
+    "rule_kinds",
+    "max_period_ms",
+    "max_buckets",
+    "pointer_width",
+    "atomic_u64_size",
+    "byte_order",
+];
+
+/// The rule's fields, in the order they are stored from word
+/// [`HEADER_RULE`] (camelCase, as a rule's input names them).
+/// `exceptions` is a 64-bit digest of the whole rule: the named keys are
+/// kept by fingerprint in the core's rule, which shows them to no one.
+pub const RULE_FIELDS: [&str; 5] = ["kind", "limit", "periodMs", "burst", "exceptions"];
+
+const _: () = assert!(HEADER_DESCRIPTOR + KEY_FIELDS.len() - 1 == HEADER_BYTE_ORDER);
+const _: () = assert!(size_of::<KeyBucket>() == 64 && align_of::<KeyBucket>() == 64);
+const _: () = assert!(BUCKETS_OFFSET % 64 == 0);
+
+/// A key table file of `buckets` buckets deciding by `rule`.
+pub struct Keys {
+    buckets: usize,
+    rule: KeyRule,
+}
+
+impl Keys {
+    /// The file of a table holding `capacity` keys (rounded up to whole
+    /// buckets); `None` if no bucket count in range holds them.
+    pub fn new(capacity: usize, rule: KeyRule) -> Option<Keys> {
+        let buckets = capacity.div_ceil(BUCKET_CELLS);
+        (1..=MAX_KEY_BUCKETS)
+            .contains(&buckets)
+            .then_some(Keys { buckets, rule })
+    }
+
+    /// Buckets.
+    pub fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    fn descriptor(&self) -> [u64; KEY_FIELDS.len()] {
+        [
+            u64::from(sds_core::LAYOUT_VERSION),
+            (self.buckets * BUCKET_CELLS) as u64,
+            (size_of::<KeyBucket>() / BUCKET_CELLS) as u64,
+            BUCKET_CELLS as u64,
+            size_of::<KeyBucket>() as u64,
+            align_of::<KeyBucket>() as u64,
+            size_of::<KeyTableState>() as u64,
+            align_of::<KeyTableState>() as u64,
+            MAX_EXCEPTIONS as u64,
+            KeyRuleKind::ALL.len() as u64,
+            MAX_PERIOD_MS,
+            MAX_KEY_BUCKETS as u64,
+            u64::from(usize::BITS),
+            size_of::<u64>() as u64,
+            byte_order_mark(),
+        ]
+    }
+
+    fn rule_words(&self) -> [u64; RULE_FIELDS.len()] {
+        let r = &self.rule;
+        [
+            kind_word(r.kind()),
+            u64::from(r.limit()),
+            r.period_ms(),
+            u64::from(r.burst()),
+            digest(r),
+        ]
+    }
+}
+
+/// A kind as stored: 1 + its place in `KeyRuleKind::ALL` (0: none).
+fn kind_word(kind: KeyRuleKind) -> u64 {
+    let at = KeyRuleKind::ALL.iter().position(|&k| k == kind);
+    at.map_or(0, |i| i as u64 + 1)
+}
+
+/// A stored rule word as text: the kind by name, the digest in hex.
+fn show(field: usize, word: u64) -> String {
+    match field {
+        0 => match (word as usize)
+            .checked_sub(1)
+            .and_then(|i| KeyRuleKind::ALL.get(i))
+        {
+            Some(kind) => kind.as_str().to_string(),
+            None => format!("kind #{word}"),
+        },
+        4 => format!("digest {word:016x}"),
+        _ => word.to_string(),
+    }
+}
+
+/// FNV-1a over the bytes `Hash` feeds it: the same in every process of a
+/// build (no random keys), so two rules that are equal digest alike.
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A digest of the whole rule, its named keys' fingerprints and limits
+/// included (in the order they were given, as the rule's `==` compares).
+fn digest(rule: &KeyRule) -> u64 {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    rule.hash(&mut h);
+    h.finish()
+}
+
+/// The index of the first word of `ours` that `theirs(i)` does not match.
+fn first_difference(ours: &[u64], theirs: impl Fn(usize) -> u64) -> Option<usize> {
+    (0..ours.len()).find(|&i| ours[i] != theirs(i))
+}
+
+impl Format for Keys {
+    const MAGIC: [u8; 8] = KEY_MAGIC;
+    const VERSION: u64 = KEY_LAYOUT_VERSION;
+    const KIND: &'static str = "key table";
+
+    fn file_len(&self) -> usize {
+        BUCKETS_OFFSET + self.buckets * size_of::<KeyBucket>()
+    }
+
+    fn words(&self) -> Vec<(usize, u64)> {
+        let descriptor = self.descriptor().into_iter().enumerate();
+        let rule = self.rule_words().into_iter().enumerate();
+        descriptor
+            .map(|(i, w)| (HEADER_DESCRIPTOR + i, w))
+            .chain(rule.map(|(i, w)| (HEADER_RULE + i, w)))
+            .collect()
+    }
+
+    fn check(&self, path: &Path, word: &dyn Fn(usize) -> u64) -> Result<(), Error> {
+        let mismatch = |what, field: &'static str, ours: String, theirs: String| {
+            Err(Error::KeyMismatch {
+                path: path.into(),
+                what,
+                field,
+                ours,
+                theirs,
+            })
+        };
+        let ours = self.descriptor();
+        if let Some(i) = first_difference(&ours, |i| word(HEADER_DESCRIPTOR + i)) {
+            let theirs = word(HEADER_DESCRIPTOR + i).to_string();
+            return mismatch("layout", KEY_FIELDS[i], ours[i].to_string(), theirs);
+        }
+        let ours = self.rule_words();
+        if let Some(i) = first_difference(&ours, |i| word(HEADER_RULE + i)) {
+            let theirs = show(i, word(HEADER_RULE + i));
+            return mismatch("rule", RULE_FIELDS[i], show(i, ours[i]), theirs);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sds_core::keyed::KeyRuleBuilder;
+    use sds_core::Value;
+
+    fn rule(limit: i64, except: Option<(&[u8], i64)>) -> KeyRule {
+        let mut b = KeyRuleBuilder::new(KeyRuleKind::Rate);
+        b.set("limit", Value::from(limit)).unwrap();
+        b.set("periodMs", Value::from(1000i64)).unwrap();
+        if let Some((key, own)) = except {
+            b.except(key, Value::from(own)).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn equal_rules_digest_alike_and_any_exception_changes_the_digest() {
+        assert_eq!(digest(&rule(10, None)), digest(&rule(10, None)));
+        let a = digest(&rule(10, Some((b"vip", 100))));
+        assert_eq!(a, digest(&rule(10, Some((b"vip", 100)))));
+        assert_ne!(a, digest(&rule(10, Some((b"vip", 99)))));
+        assert_ne!(a, digest(&rule(10, Some((b"vip2", 100)))));
+        assert_ne!(a, digest(&rule(10, None)));
+    }
+
+    #[test]
+    fn capacity_rounds_up_to_buckets_and_the_file_ends_after_the_last() {
+        let keys = Keys::new(10, rule(10, None)).unwrap();
+        assert_eq!(keys.buckets(), 3);
+        assert_eq!(keys.file_len(), 4096 + 64 + 3 * 64);
+        assert_eq!(keys.descriptor()[1], 12);
+        assert!(Keys::new(0, rule(1, None)).is_none());
+        assert!(Keys::new(MAX_KEY_BUCKETS * BUCKET_CELLS + 1, rule(1, None)).is_none());
+        assert!(Keys::new(MAX_KEY_BUCKETS * BUCKET_CELLS, rule(1, None)).is_some());
+    }
+
+    #[test]
+    fn stored_rule_words_read_back_as_text() {
+        assert_eq!(
+            show(0, kind_word(KeyRuleKind::SlidingWindow)),
+            "slidingWindow"
+        );
+        assert_eq!(show(0, 9), "kind #9");
+        assert_eq!(show(1, 10), "10");
+        assert_eq!(show(4, 255), "digest 00000000000000ff");
+    }
+}
