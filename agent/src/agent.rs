@@ -112,21 +112,7 @@ impl Agent {
     }
 }
 
-impl sds_settings::Service for Agent {
-    type Status = Status;
-
-    fn status(&self) -> Status {
-        Agent::status(self)
-    }
-
-    fn stop(&self) {
-        Agent::stop(self);
-    }
-
-    fn is_running(&self) -> bool {
-        Agent::is_running(self)
-    }
-}
+sds_settings::service!(Agent, Status);
 
 impl Drop for Agent {
     fn drop(&mut self) {

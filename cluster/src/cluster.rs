@@ -229,21 +229,7 @@ impl Cluster {
     }
 }
 
-impl sds_settings::Service for Cluster {
-    type Status = Status;
-
-    fn status(&self) -> Status {
-        Cluster::status(self)
-    }
-
-    fn stop(&self) {
-        Cluster::stop(self);
-    }
-
-    fn is_running(&self) -> bool {
-        Cluster::is_running(self)
-    }
-}
+sds_settings::service!(Cluster, Status);
 
 impl Drop for Cluster {
     fn drop(&mut self) {

@@ -23,3 +23,27 @@ pub trait Service: Send + Sync {
     /// Whether [`Service::stop`] has not been called yet.
     fn is_running(&self) -> bool;
 }
+
+/// Implements [`Service`] for `$ty` by its inherent `status`, `stop` (its
+/// return value, if any, dropped) and `is_running`, whose docs are the
+/// service's own: `sds_settings::service!(Agent, Status);`.
+#[macro_export]
+macro_rules! service {
+    ($ty:ty, $status:ty) => {
+        impl $crate::Service for $ty {
+            type Status = $status;
+
+            fn status(&self) -> $status {
+                <$ty>::status(self)
+            }
+
+            fn stop(&self) {
+                <$ty>::stop(self);
+            }
+
+            fn is_running(&self) -> bool {
+                <$ty>::is_running(self)
+            }
+        }
+    };
+}
