@@ -111,8 +111,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// The core's code of the error: a bad capacity and a layout that
-    /// differs have their own; every other refusal of the file (or a
+    /// The core's code of the error: a bad capacity, a layout (or rule, or
+    /// kind of file) that differs, and a rule a shared key table cannot
+    /// keep have their own; every other refusal of the file (or a
     /// system call failing on it) is an invalid argument.
     pub fn code(&self) -> sds_core::ErrorCode {
         use sds_core::ErrorCode;
@@ -120,7 +121,9 @@ impl Error {
             Error::InvalidCapacity { .. } => ErrorCode::InvalidCapacity,
             Error::WrongVersion { .. }
             | Error::LayoutMismatch { .. }
-            | Error::KeyMismatch { .. } => ErrorCode::LayoutMismatch,
+            | Error::KeyMismatch { .. }
+            | Error::OtherKind { .. } => ErrorCode::LayoutMismatch,
+            Error::InFlightNotShared { .. } => ErrorCode::InvalidStrategy,
             Error::Core { source, .. } => source.code(),
             Error::Key { source, .. } => source.code(),
             Error::InvalidName { .. }
@@ -132,8 +135,6 @@ impl Error {
             | Error::ModeTooWide { .. }
             | Error::InitTimeout { .. }
             | Error::NotATable { .. }
-            | Error::OtherKind { .. }
-            | Error::InFlightNotShared { .. }
             | Error::Truncated { .. }
             | Error::Oversized { .. }
             | Error::NoProcessSlot { .. }

@@ -204,7 +204,7 @@ fn in_flight_is_refused_on_a_shared_file_and_no_file_is_made() {
     let in_flight = rule(KeyRuleKind::InFlight, &[("limit", 3)], &[]);
     let e = open(&path, in_flight).unwrap_err();
     assert!(matches!(e, Error::InFlightNotShared { .. }), "{e:?}");
-    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert_eq!(e.code(), ErrorCode::InvalidStrategy);
     assert!(e
         .to_string()
         .contains("inFlight key rule is not supported on a shared file"));
@@ -268,9 +268,8 @@ fn patched(name: &str, words: &[(u64, u64)]) -> (TempDir, PathBuf) {
     let path = dir.join("keys");
     drop(open(&path, window()).unwrap());
     let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
-    for (word, value) in words {
-        file.write_all_at(&value.to_ne_bytes(), word * 8).unwrap();
-    }
+    let write = |&(word, value): &(u64, u64)| file.write_all_at(&value.to_ne_bytes(), word * 8);
+    assert!(words.iter().map(write).all(|written| written.is_ok()));
     (dir, path)
 }
 
