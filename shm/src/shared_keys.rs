@@ -40,6 +40,12 @@ pub struct SharedKeyTable {
     created: bool,
 }
 
+// A binding shares one handle between threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<SharedKeyTable>();
+};
+
 impl SharedKeyTable {
     /// Opens the key table file at `path`, creating it if needed for
     /// `capacity` keys (rounded up to buckets of 4) deciding by `rule`.
