@@ -111,6 +111,28 @@ fn sliding_window_weighs_the_previous_window_by_its_overlap() {
 }
 
 #[test]
+fn a_clock_one_window_behind_counts_in_the_window_the_key_is_in() {
+    // Callers read their clocks before deciding: around a boundary a call
+    // from window 999 can land after one from window 1 000.
+    for kind in [KeyRuleKind::FixedWindow, KeyRuleKind::SlidingWindow] {
+        let t = table(16, rule(kind, 2, 1000, None));
+        assert!(call(&t, "k", 1_000_000, 1).0);
+        let late = call(&t, "k", 999_999, 1);
+        assert!(
+            late.0,
+            "{kind:?}: the late call fits the window's second unit"
+        );
+        assert_eq!(late.1, 0, "{kind:?}: and is counted there");
+        assert!(
+            !call(&t, "k", 1_000_001, 1).0,
+            "{kind:?}: a third call in a window of 2"
+        );
+        // Further behind than one window: a clock step back, the counts restart.
+        assert!(call(&t, "k", 998_500, 1).0, "{kind:?}");
+    }
+}
+
+#[test]
 fn sliding_retry_after_is_when_the_same_call_fits() {
     let t = table(16, rule(KeyRuleKind::SlidingWindow, 4, 1000, None));
     assert!(call(&t, "a", 100, 4).0);

@@ -13,9 +13,6 @@
 //! Then a process that attaches afterwards sees the same state and decides
 //! normally on a new key and in a later window.
 //!
-//! (With a moving clock, the core's window rules over-admit when callers'
-//! clocks race a window boundary: see `keyed_windows.rs`.)
-//!
 //! `SDS_SHM_TEST_STORM_MS` (default 3 000): the storm's length.
 
 mod common;

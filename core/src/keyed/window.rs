@@ -12,11 +12,18 @@
 //!   and `cur` (16 bits each).
 //!
 //! A refused call counts nothing (as `limits`' sliding window; its fixed
-//! window and express-rate-limit count refused hits too). A stored lap
-//! that is neither the current window nor (sliding) the one before reads
-//! as zero: after a clock step back the counts restart, and a key idle for
-//! a whole multiple of 2^22 windows (48 days of 1 s windows) would read its
-//! old counts.
+//! window and express-rate-limit count refused hits too).
+//!
+//! Callers read their clocks before they decide, so around a boundary a
+//! call whose clock is in window `w` can reach a key already in `w + 1`
+//! (another thread or process decided there first): it counts in `w + 1`,
+//! at that window's start, so racing clocks never reset a window. A stored
+//! lap further from the call's reads as zero: after a clock step back of
+//! more than a window the counts restart (and so does a call held up for
+//! longer than a window between reading its clock and deciding, e.g. a
+//! thread preempted that long: keep windows well above such stalls), and
+//! a key idle for a whole multiple of 2^22 windows (48 days of 1 s
+//! windows) would read its old counts.
 
 use super::decision::{fraction, KeyDecision, Step, NEVER};
 use super::rule::Quota;
@@ -26,13 +33,19 @@ const FIXED_LAP: u64 = (1 << 30) - 1;
 const SLIDING_LAP: u64 = (1 << 22) - 1;
 const COUNT16: u64 = 0xffff;
 
-/// The window and the ms into it.
-fn position(q: &Quota, now_ms: u64) -> (u64, u64) {
-    (now_ms / q.period_ms, now_ms % q.period_ms)
+/// The window and the ms into it of a call at `now_ms` on a state stored
+/// in lap `stored` (of `lap_mask`): a call one window behind the stored one
+/// counts at the start of the stored window (see the module doc).
+fn position(q: &Quota, stored: u64, lap_mask: u64, now_ms: u64) -> (u64, u64) {
+    let w = now_ms / q.period_ms;
+    match stored == w.wrapping_add(1) & lap_mask {
+        true => (w.wrapping_add(1), 0),
+        false => (w, now_ms % q.period_ms),
+    }
 }
 
 fn fixed_count(q: &Quota, payload: u64, now_ms: u64) -> (u64, u64, u64) {
-    let (w, e) = position(q, now_ms);
+    let (w, e) = position(q, payload >> FIXED_COUNT_BITS, FIXED_LAP, now_ms);
     let lap = w & FIXED_LAP;
     let count = match payload >> FIXED_COUNT_BITS == lap {
         true => payload & ((1 << FIXED_COUNT_BITS) - 1),
@@ -73,9 +86,9 @@ pub(crate) fn fixed_debt(q: &Quota, payload: u64, now_ms: u64) -> u64 {
 
 /// (lap, prev, cur, e) at `now_ms`.
 fn sliding_counts(q: &Quota, payload: u64, now_ms: u64) -> (u64, u64, u64, u64) {
-    let (w, e) = position(q, now_ms);
-    let lap = w & SLIDING_LAP;
     let stored = payload >> 32;
+    let (w, e) = position(q, stored, SLIDING_LAP, now_ms);
+    let lap = w & SLIDING_LAP;
     let (prev, cur) = (payload >> 16 & COUNT16, payload & COUNT16);
     let (prev, cur) = if stored == lap {
         (prev, cur)
