@@ -10,7 +10,7 @@ FFI_C_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror -g -Iinclude -Iffi-c/t
 FFI_C_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # What the Rust staticlib needs (`--print native-static-libs`).
 FFI_C_NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl
-FFI_C_TESTS := test_api test_bad_input test_threads test_shared test_agent
+FFI_C_TESTS := test_api test_bad_input test_threads test_shared test_agent test_keyed
 FFI_C_EXAMPLES := quickstart shared
 # valgrind follows fork() children without --trace-children (that is for
 # exec): each child is checked, leaks included, and exits 99 on an error,
@@ -89,6 +89,7 @@ ffi-c-valgrind: ffi-c-lib
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_threads 2000
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_shared 500
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_agent
+	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/test_keyed
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/quickstart
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/shared
 

@@ -42,6 +42,12 @@
 #define SDS_AGENT_TEXT_LEN 256
 
 /**
+ * `retry_after_ms` of a refused cost that no wait can admit (above the
+ * rule's limit or burst): `UINT64_MAX`.
+ */
+#define SDS_KEY_NEVER UINT64_MAX
+
+/**
  * The longest message libsds writes, in bytes, without its NUL: a buffer of
  * `SDS_MESSAGE_MAX + 1` bytes never truncates.
  */
@@ -270,6 +276,14 @@ typedef struct sds_agent sds_agent;
 typedef struct sds_cluster sds_cluster;
 
 /**
+ * Keys to per-key state under one rule, in a fixed number of cells.
+ * Opaque: create it with `sds_keys_new` or `sds_keys_open_shared`, free it
+ * with `sds_keys_free`. Every function taking a `const sds_keys *` may be
+ * called from any number of threads at once.
+ */
+typedef struct sds_keys sds_keys;
+
+/**
  * Point names to points, in a fixed capacity. Opaque: create it with
  * `sds_table_new` or `sds_table_open_shared`, free it with
  * `sds_table_free`. Every function taking a `const sds_table *` may be
@@ -463,6 +477,68 @@ typedef struct sds_entry {
      */
     uint8_t reason;
 } sds_entry;
+
+/**
+ * What a key's decision says (the core's `KeyDecision`): everything an
+ * HTTP answer needs (`RateLimit: r=remaining, t=reset`, `RateLimit-Policy:
+ * q=limit, w=window`, `Retry-After`), in ms (round up to seconds for
+ * headers).
+ */
+typedef struct sds_key_decision {
+    /**
+     * Whether the call may run; its cost was taken only if so.
+     */
+    bool admitted;
+    /**
+     * The quota: the burst of a rate, the limit of a window or in flight.
+     */
+    uint32_t limit;
+    /**
+     * Units still available now, after this call.
+     */
+    uint32_t remaining;
+    /**
+     * ms until the key is back to a fresh key's state if no call comes;
+     * 0 when it is fresh.
+     */
+    uint64_t reset_ms;
+    /**
+     * When refused: ms until the same cost would be admitted if no other
+     * call comes, `SDS_KEY_NEVER` if the cost is above the quota; 0 if
+     * admitted, and for a refused in-flight call (a release frees units,
+     * not time).
+     */
+    uint64_t retry_after_ms;
+    /**
+     * The policy's window in ms: the window, or for a rate the time a
+     * whole burst takes to refill.
+     */
+    uint64_t window_ms;
+} sds_key_decision;
+
+/**
+ * A key table's counters (the core's `KeyTableStats`).
+ */
+typedef struct sds_key_stats {
+    /**
+     * How many keys fit (the capacity asked for, rounded up to buckets of
+     * 4 keys).
+     */
+    uint64_t capacity;
+    /**
+     * Cells holding a key.
+     */
+    uint64_t resident;
+    /**
+     * Keys whose cell was given to another key.
+     */
+    uint64_t evictions;
+    /**
+     * Of those, keys whose state was not a fresh key's: their next call
+     * starts fresh (the only way a table forgets a limit).
+     */
+    uint64_t lossy_evictions;
+} sds_key_stats;
 
 /**
  * The sums of the last whole 10 s cycle, as SDS uploads them.
@@ -864,6 +940,150 @@ sds_result sds_reason_name(uint32_t code,
                            char *buf,
                            size_t len,
                            size_t *written);
+
+/**
+ * Creates a private key table for `capacity_keys` keys (rounded up to
+ * buckets of 4; 16 bytes each, allocated up front) deciding by the rule
+ * in the JSON text `(rule, rule_len)`, and writes it to `*out`:
+ * `{"kind": "rate", "limit": 10, "periodMs": 1000, "burst": 20,
+ * "exceptions": [["partner-42", 100]]}`. Kinds: `"rate"` (`limit` per
+ * `periodMs`, up to `burst` at once, default `limit`), `"fixedWindow"`
+ * and `"slidingWindow"` (`limit` per window of `periodMs`), `"inFlight"`
+ * (`limit` units held at once, given back by `sds_keys_release`).
+ *
+ * Returns `SDS_RESULT_INVALID_JSON` for text that is not one JSON object,
+ * `SDS_RESULT_UNKNOWN_FIELD` for another member, `SDS_RESULT_INVALID_STRATEGY`
+ * for a value its rule rejects (the message names the field),
+ * `SDS_RESULT_INVALID_CAPACITY` for 0, above 2^28 keys or memory that
+ * cannot be allocated, `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+ *
+ * # Safety
+ * `rule` must point to `rule_len` readable bytes, `out` to a writable
+ * `sds_keys *`.
+ */
+sds_result sds_keys_new(const char *rule,
+                        size_t rule_len,
+                        size_t capacity_keys,
+                        struct sds_keys **out);
+
+/**
+ * Opens the key table file at `path` (`path_len` bytes, no NUL), creating
+ * it if it does not exist for `capacity_keys` keys and the rule in the
+ * JSON text `(rule, rule_len)` (as `sds_keys_new`), and writes it to
+ * `*out`. Every process that opens the file decides on the same keys; a
+ * process keeps no descriptor and no lock on it, so a fork child uses its
+ * parent's table as it is. Files, modes, ownership and `flags`
+ * (`SDS_SHARED_GROUP`) follow `sds_table_open_shared`; the layout is
+ * `shm/README.md`'s "Key tables". `sds_keys_free` unmaps (the file stays).
+ *
+ * Returns the rule's errors as `sds_keys_new`; `SDS_RESULT_LAYOUT_MISMATCH`
+ * for a file made for another capacity or rule (the message names the
+ * first field that differs; exceptions must be given in the same order)
+ * or holding a point table; `SDS_RESULT_INVALID_STRATEGY` for an
+ * `"inFlight"` rule (not on shared files yet: a killed process's units
+ * would stay held); `SDS_RESULT_INVALID_CAPACITY`;
+ * `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits and every other
+ * file refused (the message names the path and the cause);
+ * `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+ *
+ * # Safety
+ * `path` must point to `path_len` readable bytes, `rule` to `rule_len`,
+ * `out` to a writable `sds_keys *`.
+ */
+sds_result sds_keys_open_shared(const char *path,
+                                size_t path_len,
+                                const char *rule,
+                                size_t rule_len,
+                                size_t capacity_keys,
+                                uint32_t flags,
+                                struct sds_keys **out);
+
+/**
+ * Frees a key table (a shared one is unmapped; the file stays); NULL is a
+ * no-op. Infallible.
+ *
+ * # Safety
+ * `keys` must be NULL or come from `sds_keys_new` or
+ * `sds_keys_open_shared` and not be freed yet, with no other thread using
+ * it.
+ */
+void sds_keys_free(struct sds_keys *keys);
+
+/**
+ * Decides a call of `cost` units (at least 1) for the key `(key, key_len)`
+ * (any bytes) at `now_ms`, takes them if admitted, and writes the decision
+ * to `*out`. A key not in the table takes a cell: a free one, else the one
+ * closest to fresh among its 8 candidates (see `sds_key_stats`).
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a cost of 0 or a `key_len`
+ * above `PTRDIFF_MAX`; `SDS_RESULT_TABLE_FULL` when an in-flight table's
+ * new key finds every candidate cell holding units (nginx answers 503
+ * there); `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+ *
+ * # Safety
+ * `keys` must be a live table, `key` point to `key_len` bytes and `out`
+ * to a writable struct.
+ */
+sds_result sds_keys_decide(const struct sds_keys *keys,
+                           const void *key,
+                           size_t key_len,
+                           uint64_t now_ms,
+                           uint32_t cost,
+                           struct sds_key_decision *out);
+
+/**
+ * Writes to `*out` what `sds_keys_decide` would answer for a cost of 0:
+ * the key's remaining units and reset at `now_ms`, nothing taken (a key
+ * not in the table takes no cell and reads as fresh).
+ *
+ * # Safety
+ * As `sds_keys_decide`.
+ */
+sds_result sds_keys_peek(const struct sds_keys *keys,
+                         const void *key,
+                         size_t key_len,
+                         uint64_t now_ms,
+                         struct sds_key_decision *out);
+
+/**
+ * Gives back `units` (at least 1; at most what the key holds) that
+ * admitted calls of an `"inFlight"` rule took for the key, and writes to
+ * `*held` (NULL to skip) whether it held any.
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a table of another kind or
+ * `units` 0, and as `sds_keys_decide` for the arguments.
+ *
+ * # Safety
+ * `keys` must be a live table, `key` point to `key_len` bytes, `held` be
+ * NULL or writable.
+ */
+sds_result sds_keys_release(const struct sds_keys *keys,
+                            const void *key,
+                            size_t key_len,
+                            uint32_t units,
+                            bool *held);
+
+/**
+ * Forgets the key (its next call starts fresh, in-flight units included)
+ * and writes to `*held` (NULL to skip) whether the table held it.
+ *
+ * # Safety
+ * As `sds_keys_release`.
+ */
+sds_result sds_keys_reset(const struct sds_keys *keys,
+                          const void *key,
+                          size_t key_len,
+                          bool *held);
+
+/**
+ * Writes the table's counters to `*out` (a shared table's are the
+ * file's: every process's keys).
+ *
+ * # Safety
+ * `keys` must be NULL or a live table, `out` NULL or writable.
+ */
+sds_result sds_keys_stats_get(const struct sds_keys *keys,
+                              struct sds_key_stats *out);
 
 /**
  * Writes the name and description of result `code` (e.g. `SDS_TABLE_FULL:

@@ -19,6 +19,7 @@ pub mod boundary;
 mod clock;
 mod cluster;
 mod entry;
+mod keyed;
 mod result;
 mod service;
 mod shared;
@@ -32,6 +33,6 @@ mod window;
 // Each module's `pub` items are exactly its part of the C ABI (`sds_*`,
 // `SDS_*`): what cbindgen writes to the header.
 pub use {
-    agent::*, clock::*, cluster::*, entry::*, result::*, shared::*, stats::*, strategy::*,
-    table::*, window::*,
+    agent::*, clock::*, cluster::*, entry::*, keyed::*, result::*, shared::*, stats::*,
+    strategy::*, table::*, window::*,
 };

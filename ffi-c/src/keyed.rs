@@ -1,0 +1,446 @@
+//! `sds_keys`: per-key limits, the core's `KeyTable` (one rule, keys of any
+//! bytes, a fixed number of cells) over a heap array of buckets, or in a
+//! file every process of the host opens (`sds_shm::SharedKeyTable`). The
+//! rule comes as JSON text through the core's `KeyRuleBuilder`; decisions
+//! and counters come back as plain C structs.
+
+use std::ffi::{c_void, OsStr};
+use std::os::raw::c_char;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use sds_core::keyed::{
+    KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError,
+    KeyRuleKind, KeyTable, KeyTableStats, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
+};
+use sds_core::{ErrorCode, KeyText, Value};
+use sds_settings::{json, Value as Json};
+use sds_shm::{Options, SharedKeyTable};
+
+use crate::args::{bytes, input, into_box, out, unbox, write_if_given};
+use crate::boundary::{boundary, boundary_or, Failure};
+use crate::result::sds_result;
+use crate::shared::{failure, SDS_SHARED_GROUP};
+
+/// `retry_after_ms` of a refused cost that no wait can admit (above the
+/// rule's limit or burst): `UINT64_MAX`.
+pub const SDS_KEY_NEVER: u64 = u64::MAX;
+const _: () = assert!(SDS_KEY_NEVER == NEVER);
+
+/// Keys to per-key state under one rule, in a fixed number of cells.
+/// Opaque: create it with `sds_keys_new` or `sds_keys_open_shared`, free it
+/// with `sds_keys_free`. Every function taking a `const sds_keys *` may be
+/// called from any number of threads at once.
+pub struct sds_keys(Keys);
+
+enum Keys {
+    Private(KeyTable<Box<[KeyBucket]>>),
+    Shared(SharedKeyTable),
+}
+
+/// Runs `$body` with `$t` bound to the core's `KeyTable` of `$keys`
+/// (compiled once per kind of storage).
+macro_rules! with_table {
+    ($keys:expr, $t:ident => $body:expr) => {
+        match &$keys.0 {
+            Keys::Private($t) => $body,
+            Keys::Shared(shared) => {
+                let $t = shared.table();
+                $body
+            }
+        }
+    };
+}
+
+/// What a key's decision says (the core's `KeyDecision`): everything an
+/// HTTP answer needs (`RateLimit: r=remaining, t=reset`, `RateLimit-Policy:
+/// q=limit, w=window`, `Retry-After`), in ms (round up to seconds for
+/// headers).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct sds_key_decision {
+    /// Whether the call may run; its cost was taken only if so.
+    pub admitted: bool,
+    /// The quota: the burst of a rate, the limit of a window or in flight.
+    pub limit: u32,
+    /// Units still available now, after this call.
+    pub remaining: u32,
+    /// ms until the key is back to a fresh key's state if no call comes;
+    /// 0 when it is fresh.
+    pub reset_ms: u64,
+    /// When refused: ms until the same cost would be admitted if no other
+    /// call comes, `SDS_KEY_NEVER` if the cost is above the quota; 0 if
+    /// admitted, and for a refused in-flight call (a release frees units,
+    /// not time).
+    pub retry_after_ms: u64,
+    /// The policy's window in ms: the window, or for a rate the time a
+    /// whole burst takes to refill.
+    pub window_ms: u64,
+}
+
+impl From<KeyDecision> for sds_key_decision {
+    fn from(d: KeyDecision) -> sds_key_decision {
+        sds_key_decision {
+            admitted: d.admitted,
+            limit: d.limit,
+            remaining: d.remaining,
+            reset_ms: d.reset_ms,
+            retry_after_ms: d.retry_after_ms,
+            window_ms: d.window_ms,
+        }
+    }
+}
+
+/// A key table's counters (the core's `KeyTableStats`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct sds_key_stats {
+    /// How many keys fit (the capacity asked for, rounded up to buckets of
+    /// 4 keys).
+    pub capacity: u64,
+    /// Cells holding a key.
+    pub resident: u64,
+    /// Keys whose cell was given to another key.
+    pub evictions: u64,
+    /// Of those, keys whose state was not a fresh key's: their next call
+    /// starts fresh (the only way a table forgets a limit).
+    pub lossy_evictions: u64,
+}
+
+impl From<KeyTableStats> for sds_key_stats {
+    fn from(s: KeyTableStats) -> sds_key_stats {
+        sds_key_stats {
+            capacity: s.capacity,
+            resident: s.resident,
+            evictions: s.evictions,
+            lossy_evictions: s.lossy_evictions,
+        }
+    }
+}
+
+impl From<KeyError> for Failure {
+    fn from(e: KeyError) -> Failure {
+        Failure::new(e.code(), &e)
+    }
+}
+
+impl From<KeyRuleError> for Failure {
+    fn from(e: KeyRuleError) -> Failure {
+        Failure::new(e.code(), &e)
+    }
+}
+
+/// The rule in the JSON text `text`, one object: `kind` (`"rate"`,
+/// `"fixedWindow"`, `"slidingWindow"`, `"inFlight"`) picks the core's
+/// builder, the other members go to it in their order, and `exceptions`, a
+/// list of `[key, limit]` pairs, to its `except`.
+fn rule(text: &[u8]) -> Result<KeyRule, Failure> {
+    let members = json::pairs(text).map_err(|e| {
+        // The settings reader's text, about a rule here.
+        let message = e.0.replacen("settings", "key rule", 1);
+        Failure::new(ErrorCode::InvalidJson, &message)
+    })?;
+    let mut kinds = members.iter().filter(|(name, _)| name == "kind");
+    let kind = match (kinds.next(), kinds.next()) {
+        (_, Some(_)) => return Err(KeyRuleError::DuplicateField(KeyText::new("kind")).into()),
+        (Some((_, Json::Text(name))), None) => KeyRuleKind::from_name(name),
+        (Some(_), None) => None,
+        (None, None) => {
+            return Err(invalid(&format_args!(
+                "kind {}",
+                KeyRuleBreak::Missing.as_str()
+            )))
+        }
+    };
+    let kind = kind.ok_or_else(|| {
+        let names = KeyRuleKind::ALL.map(KeyRuleKind::as_str).join(", ");
+        invalid(&format_args!("kind must be one of {names}"))
+    })?;
+    let mut builder = KeyRuleBuilder::new(kind);
+    for (name, value) in &members {
+        match name.as_str() {
+            "kind" => {}
+            "exceptions" => except(&mut builder, value)?,
+            _ => builder.set(name, number(value))?,
+        }
+    }
+    Ok(builder.build()?)
+}
+
+/// Gives the builder the exceptions of `value`, a list of `[key, limit]`
+/// pairs (null: none).
+fn except(builder: &mut KeyRuleBuilder, value: &Json) -> Result<(), Failure> {
+    let not_pairs = || invalid(&"exceptions must be a list of [key, limit] pairs");
+    let items = match value {
+        Json::Null => return Ok(()),
+        Json::List(items) => items,
+        _ => return Err(not_pairs()),
+    };
+    for item in items {
+        let Json::List(pair) = item else {
+            return Err(not_pairs());
+        };
+        let [Json::Text(key), limit] = pair.as_slice() else {
+            return Err(not_pairs());
+        };
+        builder.except(key.as_bytes(), number(limit))?;
+    }
+    Ok(())
+}
+
+/// A rule the core's builder cannot be given (it starts from a kind and
+/// takes exceptions one by one), in the core's words.
+fn invalid(detail: &dyn core::fmt::Display) -> Failure {
+    let detail = format_args!("invalid key rule: {detail}");
+    Failure::new(ErrorCode::InvalidStrategy, &detail)
+}
+
+/// A JSON value as the core's rule input.
+fn number(value: &Json) -> Value {
+    match value {
+        Json::Null => Value::Null,
+        Json::Int(v) => Value::Integer(*v),
+        Json::Float(v) => Value::from_f64(*v),
+        Json::Text(_) => Value::Text,
+        Json::Bool(_) | Json::List(_) | Json::Other(_) => Value::NotAnInteger,
+    }
+}
+
+/// A private table of `capacity` keys (rounded up to whole buckets), its
+/// cells allocated up front. The range is checked before allocating.
+fn private(rule: KeyRule, capacity: usize) -> Result<sds_keys, Failure> {
+    let buckets = capacity.div_ceil(BUCKET_CELLS);
+    if !(1..=MAX_KEY_BUCKETS).contains(&buckets) {
+        return Err(KeyError::InvalidCapacity.into());
+    }
+    let mut storage: Vec<KeyBucket> = Vec::new();
+    storage.try_reserve_exact(buckets).map_err(|_| {
+        let detail = format_args!("cannot allocate {buckets} key buckets");
+        Failure::new(ErrorCode::InvalidCapacity, &detail)
+    })?;
+    storage.resize_with(buckets, KeyBucket::new);
+    let table = KeyTable::new(storage.into_boxed_slice(), rule)?;
+    Ok(sds_keys(Keys::Private(table)))
+}
+
+/// The checked `(keys, key, key_len)` arguments of the per-key calls: any
+/// bytes, empty included.
+///
+/// # Safety
+/// `keys` must be NULL or live, `key` NULL or point to `key_len` bytes.
+unsafe fn keyed<'a>(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+) -> Result<(&'a sds_keys, &'a [u8]), Failure> {
+    let keys = input(keys, "keys")?;
+    Ok((keys, bytes(key.cast(), key_len, "key")?))
+}
+
+/// Creates a private key table for `capacity_keys` keys (rounded up to
+/// buckets of 4; 16 bytes each, allocated up front) deciding by the rule
+/// in the JSON text `(rule, rule_len)`, and writes it to `*out`:
+/// `{"kind": "rate", "limit": 10, "periodMs": 1000, "burst": 20,
+/// "exceptions": [["partner-42", 100]]}`. Kinds: `"rate"` (`limit` per
+/// `periodMs`, up to `burst` at once, default `limit`), `"fixedWindow"`
+/// and `"slidingWindow"` (`limit` per window of `periodMs`), `"inFlight"`
+/// (`limit` units held at once, given back by `sds_keys_release`).
+///
+/// Returns `SDS_RESULT_INVALID_JSON` for text that is not one JSON object,
+/// `SDS_RESULT_UNKNOWN_FIELD` for another member, `SDS_RESULT_INVALID_STRATEGY`
+/// for a value its rule rejects (the message names the field),
+/// `SDS_RESULT_INVALID_CAPACITY` for 0, above 2^28 keys or memory that
+/// cannot be allocated, `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+///
+/// # Safety
+/// `rule` must point to `rule_len` readable bytes, `out` to a writable
+/// `sds_keys *`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_new(
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    out: *mut *mut sds_keys,
+) -> sds_result {
+    boundary(|| {
+        into_box(out, || {
+            private(self::rule(bytes(rule, rule_len, "rule")?)?, capacity_keys)
+        })
+    })
+}
+
+/// Opens the key table file at `path` (`path_len` bytes, no NUL), creating
+/// it if it does not exist for `capacity_keys` keys and the rule in the
+/// JSON text `(rule, rule_len)` (as `sds_keys_new`), and writes it to
+/// `*out`. Every process that opens the file decides on the same keys; a
+/// process keeps no descriptor and no lock on it, so a fork child uses its
+/// parent's table as it is. Files, modes, ownership and `flags`
+/// (`SDS_SHARED_GROUP`) follow `sds_table_open_shared`; the layout is
+/// `shm/README.md`'s "Key tables". `sds_keys_free` unmaps (the file stays).
+///
+/// Returns the rule's errors as `sds_keys_new`; `SDS_RESULT_LAYOUT_MISMATCH`
+/// for a file made for another capacity or rule (the message names the
+/// first field that differs; exceptions must be given in the same order)
+/// or holding a point table; `SDS_RESULT_INVALID_STRATEGY` for an
+/// `"inFlight"` rule (not on shared files yet: a killed process's units
+/// would stay held); `SDS_RESULT_INVALID_CAPACITY`;
+/// `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits and every other
+/// file refused (the message names the path and the cause);
+/// `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+///
+/// # Safety
+/// `path` must point to `path_len` readable bytes, `rule` to `rule_len`,
+/// `out` to a writable `sds_keys *`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_open_shared(
+    path: *const c_char,
+    path_len: usize,
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    flags: u32,
+    out: *mut *mut sds_keys,
+) -> sds_result {
+    boundary(|| {
+        into_box(out, || {
+            let path = Path::new(OsStr::from_bytes(bytes(path, path_len, "path")?));
+            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+            if flags & !SDS_SHARED_GROUP != 0 {
+                let unknown = flags & !SDS_SHARED_GROUP;
+                return Err(Failure::invalid(&format_args!(
+                    "unknown flag bits {unknown:#x} (only SDS_SHARED_GROUP is known)"
+                )));
+            }
+            let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
+            let table = SharedKeyTable::open(path, capacity_keys, rule, &options)
+                .map_err(|e| failure(path, &e))?;
+            Ok(sds_keys(Keys::Shared(table)))
+        })
+    })
+}
+
+/// Frees a key table (a shared one is unmapped; the file stays); NULL is a
+/// no-op. Infallible.
+///
+/// # Safety
+/// `keys` must be NULL or come from `sds_keys_new` or
+/// `sds_keys_open_shared` and not be freed yet, with no other thread using
+/// it.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_free(keys: *mut sds_keys) {
+    boundary_or((), || unbox(keys))
+}
+
+/// Decides a call of `cost` units (at least 1) for the key `(key, key_len)`
+/// (any bytes) at `now_ms`, takes them if admitted, and writes the decision
+/// to `*out`. A key not in the table takes a cell: a free one, else the one
+/// closest to fresh among its 8 candidates (see `sds_key_stats`).
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a cost of 0 or a `key_len`
+/// above `PTRDIFF_MAX`; `SDS_RESULT_TABLE_FULL` when an in-flight table's
+/// new key finds every candidate cell holding units (nginx answers 503
+/// there); `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+///
+/// # Safety
+/// `keys` must be a live table, `key` point to `key_len` bytes and `out`
+/// to a writable struct.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_decide(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    now_ms: u64,
+    cost: u32,
+    out: *mut sds_key_decision,
+) -> sds_result {
+    boundary(|| {
+        let (keys, key) = keyed(keys, key, key_len)?;
+        let out = self::out(out, "out")?;
+        out.write(with_table!(keys, t => t.decide(key, now_ms, cost))?.into());
+        Ok(())
+    })
+}
+
+/// Writes to `*out` what `sds_keys_decide` would answer for a cost of 0:
+/// the key's remaining units and reset at `now_ms`, nothing taken (a key
+/// not in the table takes no cell and reads as fresh).
+///
+/// # Safety
+/// As `sds_keys_decide`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_peek(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    now_ms: u64,
+    out: *mut sds_key_decision,
+) -> sds_result {
+    boundary(|| {
+        let (keys, key) = keyed(keys, key, key_len)?;
+        let out = self::out(out, "out")?;
+        out.write(with_table!(keys, t => t.peek(key, now_ms)).into());
+        Ok(())
+    })
+}
+
+/// Gives back `units` (at least 1; at most what the key holds) that
+/// admitted calls of an `"inFlight"` rule took for the key, and writes to
+/// `*held` (NULL to skip) whether it held any.
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a table of another kind or
+/// `units` 0, and as `sds_keys_decide` for the arguments.
+///
+/// # Safety
+/// `keys` must be a live table, `key` point to `key_len` bytes, `held` be
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_release(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    units: u32,
+    held: *mut bool,
+) -> sds_result {
+    boundary(|| {
+        let (keys, key) = keyed(keys, key, key_len)?;
+        write_if_given(held, with_table!(keys, t => t.release(key, units))?);
+        Ok(())
+    })
+}
+
+/// Forgets the key (its next call starts fresh, in-flight units included)
+/// and writes to `*held` (NULL to skip) whether the table held it.
+///
+/// # Safety
+/// As `sds_keys_release`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_reset(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    held: *mut bool,
+) -> sds_result {
+    boundary(|| {
+        let (keys, key) = keyed(keys, key, key_len)?;
+        write_if_given(held, with_table!(keys, t => t.reset(key)));
+        Ok(())
+    })
+}
+
+/// Writes the table's counters to `*out` (a shared table's are the
+/// file's: every process's keys).
+///
+/// # Safety
+/// `keys` must be NULL or a live table, `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_stats_get(
+    keys: *const sds_keys,
+    out: *mut sds_key_stats,
+) -> sds_result {
+    boundary(|| {
+        let keys = input(keys, "keys")?;
+        let out = self::out(out, "out")?;
+        out.write(with_table!(keys, t => t.stats()).into());
+        Ok(())
+    })
+}
