@@ -216,7 +216,7 @@ fn rule_input_gets_one_verdict_naming_the_field() {
         ),
         (
             KeyRuleKind::SlidingWindow,
-            vec![("limit", Value::from(65_536i64)), ok[1]],
+            vec![("limit", Value::from(1i64 << 21)), ok[1]],
             invalid(KeyField::Limit, KeyRuleBreak::TooLarge),
         ),
         (
@@ -240,7 +240,7 @@ fn rule_input_gets_one_verdict_naming_the_field() {
     assert_eq!(
         invalid(KeyField::Burst, KeyRuleBreak::NotForKind).to_string(),
         "invalid key rule: burst does not apply to this kind (burst: rate only; periodMs: not \
-         inFlight)"
+         inFlight; windowFromFirstHit, countRefused: fixedWindow only)"
     );
     // Null leaves a field unset.
     let r = KeyRule::from_entries(KeyRuleKind::Rate, [ok[0], ok[1], ("burst", Value::Null)]);

@@ -1,11 +1,13 @@
 //! The key table against a plain model of each rule: random keys, costs
 //! and times (never backwards), releases of in-flight units, the same
-//! verdict and remaining units.
+//! verdict and remaining units; and a fixed window from the first hit
+//! against the stores of Python `limits` (`MemoryStorage`) and
+//! express-rate-limit (`MemoryStore`), written as they are.
 
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyTable};
+use sds_core::keyed::{KeyBucket, KeyCount, KeyRule, KeyRuleKind, KeyTable};
 use sds_core::Value;
 
 /// The plain model: per key, every unit admitted, by time (windows) or
@@ -99,6 +101,96 @@ proptest! {
             let d = table.decide(&[key], now, cost as u32).unwrap();
             let expected = model.decide(kind, (limit, period, burst), key, now, cost);
             prop_assert_eq!((d.admitted, d.remaining as u64), expected, "key {} at {}", key, now);
+        }
+    }
+}
+
+/// A key of `limits`' `MemoryStorage` / express-rate-limit's `MemoryStore`:
+/// a count and its expiry (ms), set by the hit that finds it expired.
+#[derive(Clone, Copy, Default)]
+struct Stored {
+    count: u64,
+    expiry: u64,
+}
+
+impl Stored {
+    /// `incr(key, expiry, amount)` / `increment(key)`: an expired count
+    /// (`expiry <= now`) restarts, with `expiry = now + W`.
+    fn increment(&mut self, now: u64, w: u64, n: u64) -> KeyCount {
+        if self.expiry <= now {
+            *self = Stored {
+                count: 0,
+                expiry: now + w,
+            };
+        }
+        self.count += n;
+        self.get(now)
+    }
+
+    /// `get` and `get_expiry` (`now` when there is none).
+    fn get(&self, now: u64) -> KeyCount {
+        match self.expiry > now {
+            true => KeyCount {
+                count: self.count,
+                previous: 0,
+                reset_ms: self.expiry - now,
+            },
+            false => KeyCount::default(),
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_window_from_the_first_hit_counts_as_limits_and_express_stores(
+        limit in 1u64..20,
+        period in 100u64..3000,
+        calls in prop::collection::vec((0u8..4, 0u64..700, 0u8..5, 1u64..5), 1..150),
+    ) {
+        let rule = KeyRule::from_entries(
+            KeyRuleKind::FixedWindow,
+            [
+                ("limit", Value::from(limit)),
+                ("periodMs", Value::from(period)),
+                ("windowFromFirstHit", Value::from(1i64)),
+                ("countRefused", Value::from(1i64)),
+            ],
+        )
+        .unwrap();
+        let buckets: Vec<KeyBucket> = (0..64).map(|_| KeyBucket::new()).collect();
+        let table = KeyTable::new(buckets, rule).unwrap();
+        let mut stores: HashMap<u8, Stored> = HashMap::new();
+        let mut now = 1_700_000_000_000;
+        for (key, dt, op, n) in calls {
+            now += dt;
+            let stored = stores.entry(key).or_default();
+            let k = [key];
+            match op {
+                // limits' FixedWindowRateLimiter.hit, express's verdict:
+                // the count after the hit within the limit.
+                0 => {
+                    let d = table.decide(&k, now, n as u32).unwrap();
+                    let c = stored.increment(now, period, n);
+                    prop_assert_eq!(d.admitted, c.count <= limit);
+                    prop_assert_eq!(d.remaining as u64, limit.saturating_sub(c.count));
+                    prop_assert_eq!(d.reset_ms, c.reset_ms);
+                }
+                1 => {
+                    let c = table.increment(&k, now, n as u32).unwrap();
+                    prop_assert_eq!(c, stored.increment(now, period, n));
+                }
+                // express decrements a live window only (the middleware
+                // skips it once the reset time has passed), by one.
+                2 if stored.expiry > now => {
+                    stored.count = stored.count.saturating_sub(1);
+                    prop_assert_eq!(table.decrement(&k, now, 1).unwrap(), stored.get(now));
+                }
+                3 => {
+                    table.reset(&k);
+                    *stored = Stored::default();
+                }
+                _ => prop_assert_eq!(table.count(&k, now).unwrap(), stored.get(now)),
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 //! transitions (gcra.rs, window.rs).
 
 use super::rule::{KeyRuleKind, Quota};
+use super::window::CountOp;
 use super::{gcra, in_flight, window};
 
 /// `retry_after_ms` of a cost no wait can admit (above the limit or burst).
@@ -31,12 +32,27 @@ pub struct KeyDecision {
     pub window_ms: u64,
 }
 
-/// A state transition: the decision and the payload to store (when
-/// `write`).
-pub(crate) struct Step {
+/// What [`KeyTable::increment`](super::KeyTable::increment), `decrement`
+/// and `count` say of a window rule's key: the counts a store of `limits`
+/// or express-rate-limit answers with (see the module doc).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyCount {
+    /// Units counted in the key's window (sliding: the current aligned
+    /// window), after the call; at most the rule's count cap (module doc).
+    pub count: u64,
+    /// Sliding: the previous aligned window's count; fixed: 0.
+    pub previous: u64,
+    /// ms until the window ends: fixed, 0 when the key has no window (a
+    /// fresh key's); sliding, until the current aligned window ends.
+    pub reset_ms: u64,
+}
+
+/// A state transition: what the call says (a decision, or a count) and the
+/// payload to store (when `write`).
+pub(crate) struct Step<R = KeyDecision> {
     pub(crate) payload: u64,
     pub(crate) write: bool,
-    pub(crate) decision: KeyDecision,
+    pub(crate) decision: R,
 }
 
 /// Decides `cost` units (0: only reads) at `now_ms` on `payload`, the
@@ -48,6 +64,22 @@ pub(crate) fn step(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64, 
         KeyRuleKind::FixedWindow => window::fixed_step(quota, payload, now_ms, cost),
         KeyRuleKind::SlidingWindow => window::sliding_step(quota, payload, now_ms, cost),
         KeyRuleKind::InFlight => in_flight::step(quota, payload, cost),
+    }
+}
+
+/// A count operation on a window rule's `payload`; `None` for the other
+/// kinds.
+pub(crate) fn count_step(
+    kind: KeyRuleKind,
+    quota: &Quota,
+    payload: u64,
+    now_ms: u64,
+    op: CountOp,
+) -> Option<Step<KeyCount>> {
+    match kind {
+        KeyRuleKind::FixedWindow => Some(window::fixed_count(quota, payload, now_ms, op)),
+        KeyRuleKind::SlidingWindow => Some(window::sliding_count(quota, payload, now_ms, op)),
+        KeyRuleKind::Rate | KeyRuleKind::InFlight => None,
     }
 }
 

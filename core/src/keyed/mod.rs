@@ -8,7 +8,8 @@
 //! A key is one [`KeyCell`] of **16 bytes**, whatever the rule (the budget
 //! was 32 for a rate, 64 for windows; nginx `limit_req` takes 128): a key
 //! word (`fingerprint: 48 bits | leaving: 1 | generation: 15`) and a state
-//! word (`generation: 10 bits | payload: 54 bits`). Four cells make a bucket of
+//! word (`generation: 10 bits | payload: 54 bits`), encoded as
+//! [`KEY_LAYOUT_VERSION`] says. Four cells make a bucket of
 //! one 64-byte line. 10^7 keys fit in 160 MB of cells; give a table about
 //! 25 % more cells than the keys it must hold at once.
 //!
@@ -30,11 +31,14 @@
 //!
 //! # Rules
 //!
-//! One [`KeyRule`] per table (its kind, `limit`, `periodMs`, `burst`), from
+//! One [`KeyRule`] per table (its kind, `limit`, `periodMs`, `burst`, the
+//! fixed window's flags `windowFromFirstHit` and `countRefused`), from
 //! (camelCase name, value) pairs through [`KeyRuleBuilder`], plus up to
 //! [`MAX_EXCEPTIONS`] named keys with a `limit` of their own (Sentinel's
-//! `paramFlowItemList`; a rate's burst scales with it). Every call has a
-//! cost `n ≥ 1` (units); a refused call takes nothing.
+//! `paramFlowItemList`; a rate's burst scales with it), listed by
+//! [`KeyRule::exceptions`] by fingerprint. Every call has a cost `n ≥ 1`
+//! (units); a refused call takes nothing, unless the rule counts refused
+//! calls.
 //!
 //! - **Rate** (GCRA, one theoretical arrival time per key, in µs):
 //!   `T = periodMs × 1000 / limit` per unit; admitted when `max(TAT, now)
@@ -46,22 +50,67 @@
 //!   delays where we refuse with a `retry_after_ms`); redis-cell
 //!   `CL.THROTTLE key max_burst count period` is `burst = max_burst + 1`,
 //!   `limit = count`, `periodMs = period × 1000`.
-//! - **Fixed window**: windows aligned to multiples of `periodMs` (`W`);
-//!   admitted when `count + n ≤ limit`; `limit < 2^24`.
-//! - **Sliding-window counter**: `weighted = prev × (W − e) / W + cur`,
-//!   `e = now mod W`, `prev` and `cur` the counts of the previous and the
-//!   current aligned window; admitted when `floor(weighted) + n ≤ limit`
-//!   (Python `limits`' `SlidingWindowCounterRateLimiter` with its memory
-//!   storage's aligned windows); `limit < 2^16`.
+//! - **Fixed window** (`W = periodMs`, `L = limit < 2^24`): a count per
+//!   window; a call is admitted when `count + n ≤ L`. Windows are aligned
+//!   to multiples of `W` (`w = now / W`, ending at `(w + 1) × W`), or with
+//!   `windowFromFirstHit` a key's window starts at the hit `s` that finds
+//!   no live window and is live for `s ≤ now < s + W` (a hit at `s + W`
+//!   starts the next). With `countRefused` every call counts, refused ones
+//!   too: `count ← count + n` whatever the verdict.
+//! - **Sliding-window counter** (`L < 2^21`): `weighted = prev × (W − e) /
+//!   W + cur`, `e = now mod W`, `prev` and `cur` the counts of the previous
+//!   and the current aligned window; admitted when `floor(weighted) + n ≤
+//!   L`, then `cur ← cur + n`.
 //! - **In flight** (nginx `limit_conn`): at most `limit` units held per key
 //!   at once; a call takes `n` when `held + n ≤ limit` and
 //!   [`KeyTable::release`] gives them back. No period. A key holding units
 //!   is never evicted: when all 8 candidates of a new key hold some, its
 //!   call fails with [`KeyError::TableFull`] (nginx answers 503 there).
 //!
-//! `limits`' fixed window and express-rate-limit start a key's window at its
-//! first hit and count refused hits; serving their stores exactly needs
-//! that variant (not built yet: see issue 24).
+//! **Counts, as stores keep them** ([`KeyCount`], window rules only):
+//! [`KeyTable::increment`] counts `n` whatever the limit and returns the
+//! count after it and `reset_ms`, when the window ends (`s + W − now` from
+//! the first hit, `(w + 1) × W − now` aligned); [`KeyTable::decrement`]
+//! takes up to `n` off a live window's count (never below 0, never
+//! starting a window); [`KeyTable::count`] reads (`reset_ms = 0` for a key
+//! with no window). A count saturates at `2^c − 1` and then stays there
+//! until its window ends (aligned fixed: `c = 24`; from the first hit: `c
+//! = max(12, bits(L) + 1)`, so more than `2 L`; sliding: `c = max(16,
+//! bits(L))`). Which options serve which library exactly (at ms
+//! resolution, with the time the caller passes):
+//!
+//! - Python `limits`, `FixedWindowRateLimiter` on `MemoryStorage` (and its
+//!   Redis, Memcached, MongoDB storages, which set the expiry at the first
+//!   hit alike): `fixedWindow` with `windowFromFirstHit` and `periodMs =
+//!   expiry × 1000`. `incr(key, expiry, amount)` is `increment` (`count`),
+//!   `get` is `count().count`, `get_expiry` is `now + count().reset_ms`,
+//!   `clear` is [`KeyTable::reset`]; `hit` is `increment(..).count ≤ L`, or
+//!   `decide` with `countRefused` (the same verdict; `remaining` is
+//!   `get_window_stats`' `max(0, L − count)`).
+//! - `limits`' `SlidingWindowCounterRateLimiter` on `MemoryStorage`:
+//!   `slidingWindow`. `acquire_sliding_window_entry` is `decide(..)
+//!   .admitted` (a refused hit counts nothing; `amount > limit` is never
+//!   admitted); `get_sliding_window` is `count()`: `(previous, previous > 0
+//!   ? reset_ms : 0, count, reset_ms + W)` in s; `clear_sliding_window` is
+//!   `reset`. `limits` weighs with floats, we with integers: a weighted
+//!   count within float rounding of a whole number may floor differently.
+//! - express-rate-limit's `MemoryStore`: `fixedWindow` with
+//!   `windowFromFirstHit`, `periodMs = windowMs`. `increment` is
+//!   `increment(key, now, 1)`: `{totalHits: count, resetTime: now +
+//!   reset_ms}`; `decrement` is `decrement(key, now, 1)`; `get` is
+//!   `count()` (`undefined` when `reset_ms = 0`); `resetKey` is `reset`.
+//!   The middleware's verdict `totalHits > limit` is `decide` with
+//!   `countRefused` (every hit counted, refused ones too).
+//!
+//! Exact but for: counts past the cap (`totalHits` stops there; a count
+//! at its cap stays until the window ends, where a library would let
+//! decrements bring it back under the limit); a key evicted under
+//! pressure (the table's stats count it when its state was not fresh);
+//! a window from the first hit whose start is 0 mod `2^t` and whose count
+//! a decrement took to 0 reads as no window (a later hit starts a new
+//! one); and the misreads of keys idle for very long (Edges). A refused
+//! call of the aligned fixed window with `countRefused` is no library's
+//! (Redis-style `INCR` + `EXPIRE` stores anchor at the first hit).
 //!
 //! **A decision** ([`KeyDecision`]) gives `admitted`, `limit` (the burst, or
 //! the window's limit), `remaining`, `reset_ms` (until the key is back to a
@@ -102,7 +151,8 @@
 //!   lost with an evicted state (`tests/keyed_loom.rs` checks every
 //!   interleaving). An update computed for one owner fails on the next,
 //!   unless 1 024 owners passed through the cell during that one decision
-//!   with a bit-equal payload. A refused call writes nothing.
+//!   with a bit-equal payload. A refused call writes nothing (unless the rule
+//!   counts refused calls).
 //! - In-flight tables first mark a cell *leaving* in its key word, then
 //!   check (read-modify-write) that its owner holds nothing, then take it. A
 //!   call of the owner that took units meanwhile sees the mark and cancels
@@ -122,10 +172,19 @@
 //! - Clock steps: a rate's TAT more than a burst ahead (the clock went
 //!   back) is read and written as one burst ahead, so a step back costs a
 //!   key at most one burst's refill; a window whose lap is not the current
-//!   one (nor, sliding, the one before) reads as empty.
-//! - A key idle for a whole multiple of 2^22 windows (48 days of 1 s
-//!   windows; fixed windows 2^30) reads its old counts; times after the year
-//!   2255 decide as that year.
+//!   one (nor, sliding, the one before) reads as empty, and so does a
+//!   window from the first hit that started `W` or more before the call
+//!   or after it (a call less than `W` before the start counts in that
+//!   window, at its start: callers' clocks race).
+//! - A window key idle for very long may read its old counts, a misread
+//!   that only refuses, for less than one window: sliding, after a whole
+//!   multiple of `2^(54 − 2c)` windows (`2^22`, 48 days of 1 s windows,
+//!   for `L < 2^16`; `2^12` windows at `L = 2^21 − 1`); aligned fixed,
+//!   `2^30` windows; from the first hit, within `W` of a multiple of `2^t`
+//!   ms, `t = 54 − c ≥ bits(W) + 4` (`L = 100`, `W` = 15 min: `t = 42`,
+//!   139 years; `L = 10^6`, `W` = 1 day: `t = 33`, 99 days; a key back
+//!   after that misreads with a chance of `2 W / 2^t` ≤ 1/8, 2 % there). Times after the year 2255
+//!   decide as that year.
 //! - Two first calls of one new key in an in-flight table that claim two
 //!   cells at once and both take units keep both cells until the later's
 //!   units come back (releases look in both): for that while the key may
@@ -145,15 +204,22 @@ mod table;
 mod window;
 
 pub use cell::{KeyBucket, KeyCell, BUCKET_CELLS};
-pub use decision::{KeyDecision, NEVER};
+pub use decision::{KeyCount, KeyDecision, NEVER};
 pub use rule::{
-    KeyField, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError, KeyRuleKind, MAX_EXCEPTIONS,
-    MAX_PERIOD_MS,
+    key_fingerprint, KeyException, KeyField, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError,
+    KeyRuleKind, MAX_EXCEPTIONS, MAX_PERIOD_MS,
 };
 pub use storage::{
     KeyError, KeyStorage, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
 };
 pub use table::KeyTable;
+
+/// The encoding of a key cell's words, for every rule (cell.rs, gcra.rs,
+/// window.rs, in_flight.rs): a shared file records it, and a build whose
+/// cells differ refuses the file. 1: 16-bit sliding counts and aligned
+/// fixed windows only; 2: counts as wide as their limit needs, fixed
+/// windows from the first hit.
+pub const KEY_LAYOUT_VERSION: u32 = 2;
 
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -8,7 +8,7 @@ use crate::error::ErrorCode;
 use crate::strategy_error::KeyText;
 use crate::strategy_input::Value;
 
-use super::hash::{fingerprint, hash};
+use super::hash::{fingerprint, hash, FINGERPRINT_BITS};
 
 /// The most named keys with a limit of their own in one rule.
 pub const MAX_EXCEPTIONS: usize = 8;
@@ -24,7 +24,8 @@ pub enum KeyRuleKind {
     /// `"rate"`: `limit` per `periodMs`, up to `burst` at once (GCRA).
     Rate,
     /// `"fixedWindow"`: `limit` per window of `periodMs`, windows aligned
-    /// to multiples of `periodMs`.
+    /// to multiples of `periodMs` (or, `windowFromFirstHit`, starting at a
+    /// key's first hit).
     FixedWindow,
     /// `"slidingWindow"`: the sliding-window counter, `limit` per
     /// `periodMs` with the previous window weighted by its overlap.
@@ -64,10 +65,13 @@ impl KeyRuleKind {
         match self {
             KeyRuleKind::Rate | KeyRuleKind::InFlight => u32::MAX,
             KeyRuleKind::FixedWindow => (1 << 24) - 1,
-            KeyRuleKind::SlidingWindow => (1 << 16) - 1,
+            KeyRuleKind::SlidingWindow => (1 << MAX_SLIDING_COUNT_BITS) - 1,
         }
     }
 }
+
+/// Bits of a sliding window's count at most: its lap keeps 12 bits.
+const MAX_SLIDING_COUNT_BITS: u32 = 21;
 
 /// A field of a key rule.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -81,15 +85,23 @@ pub enum KeyField {
     Burst,
     /// `exceptions`: named keys with a limit of their own.
     Exceptions,
+    /// `windowFromFirstHit` (fixed windows; a flag): a key's window starts
+    /// at its first hit that finds none live, instead of at a multiple of
+    /// `periodMs`.
+    WindowFromFirstHit,
+    /// `countRefused` (fixed windows; a flag): a refused call counts too.
+    CountRefused,
 }
 
 impl KeyField {
     /// Every field.
-    pub const ALL: [KeyField; 4] = [
+    pub const ALL: [KeyField; 6] = [
         KeyField::Limit,
         KeyField::PeriodMs,
         KeyField::Burst,
         KeyField::Exceptions,
+        KeyField::WindowFromFirstHit,
+        KeyField::CountRefused,
     ];
 
     /// The camelCase name.
@@ -99,7 +111,15 @@ impl KeyField {
             KeyField::PeriodMs => "periodMs",
             KeyField::Burst => "burst",
             KeyField::Exceptions => "exceptions",
+            KeyField::WindowFromFirstHit => "windowFromFirstHit",
+            KeyField::CountRefused => "countRefused",
         }
+    }
+
+    /// Whether the field is a flag: 0 or 1, which a binding also takes
+    /// from its language's booleans (`false`, `true`).
+    pub const fn is_flag(self) -> bool {
+        matches!(self, KeyField::WindowFromFirstHit | KeyField::CountRefused)
     }
 
     /// The field with this camelCase name.
@@ -124,6 +144,8 @@ pub enum KeyRuleBreak {
     NotForKind,
     /// More than [`MAX_EXCEPTIONS`] exceptions, or one key twice.
     TooManyOrRepeated,
+    /// A flag that is not 0 or 1 (`false` or `true`).
+    NotAFlag,
 }
 
 impl KeyRuleBreak {
@@ -134,14 +156,17 @@ impl KeyRuleBreak {
             KeyRuleBreak::BelowOne => "must be >= 1",
             KeyRuleBreak::TooLarge => {
                 "is too large (rate: limit <= 1000 × periodMs and burst × periodMs × 1000 / limit \
-                 <= 2^53; fixedWindow: limit < 2^24; slidingWindow: limit < 2^16; \
+                 <= 2^53; fixedWindow: limit < 2^24, and from the first hit \
+                 max(11, bits(limit)) + bits(periodMs) <= 49; slidingWindow: limit < 2^21; \
                  periodMs <= 2^40)"
             }
             KeyRuleBreak::Missing => "is required",
             KeyRuleBreak::NotForKind => {
-                "does not apply to this kind (burst: rate only; periodMs: not inFlight)"
+                "does not apply to this kind (burst: rate only; periodMs: not inFlight; \
+                 windowFromFirstHit, countRefused: fixedWindow only)"
             }
             KeyRuleBreak::TooManyOrRepeated => "holds at most 8 distinct keys",
+            KeyRuleBreak::NotAFlag => "must be 0 or 1 (false or true)",
         }
     }
 }
@@ -210,15 +235,43 @@ pub(crate) struct Quota {
     pub(crate) emission_us: u64,
     /// Rate: µs of debt a full burst is (burst × T).
     pub(crate) capacity_us: u64,
+    /// Windows counted in a width of their own (fixed from the first hit,
+    /// sliding): the bits of one count (window.rs).
+    pub(crate) count_bits: u32,
+    /// Fixed windows: `windowFromFirstHit`.
+    pub(crate) from_first_hit: bool,
+    /// Fixed windows: `countRefused`.
+    pub(crate) count_refused: bool,
+}
+
+/// Bits of `v` (`bits(0) = 0`).
+const fn bits(v: u64) -> u32 {
+    u64::BITS - v.leading_zeros()
 }
 
 impl Quota {
-    fn new(kind: KeyRuleKind, limit: u32, burst: u32, period_ms: u64) -> Option<Quota> {
+    fn new(
+        kind: KeyRuleKind,
+        limit: u32,
+        burst: u32,
+        period_ms: u64,
+        flags: [bool; 2],
+    ) -> Option<Quota> {
         let emission_us = period_ms * 1000 / limit as u64;
         let capacity_us = emission_us.checked_mul(burst as u64)?;
+        let [from_first_hit, count_refused] = flags;
+        let count_bits = match kind {
+            KeyRuleKind::FixedWindow if from_first_hit => (bits(limit as u64) + 1).max(12),
+            KeyRuleKind::SlidingWindow => bits(limit as u64).max(16),
+            _ => 0,
+        };
         let fits = match kind {
             KeyRuleKind::Rate => emission_us >= 1 && capacity_us <= MAX_CAPACITY_US,
             KeyRuleKind::InFlight => true,
+            // 2^t ≥ 16 W: t time bits beside the count (window.rs).
+            KeyRuleKind::FixedWindow if from_first_hit => {
+                limit <= kind.max_limit() && count_bits + bits(period_ms) + 4 <= 54
+            }
             _ => limit <= kind.max_limit(),
         };
         fits.then_some(Quota {
@@ -227,6 +280,9 @@ impl Quota {
             period_ms,
             emission_us,
             capacity_us,
+            count_bits,
+            from_first_hit,
+            count_refused,
         })
     }
 }
@@ -236,6 +292,23 @@ struct Exception {
     /// The key's fingerprint (hash.rs): cells name keys by it.
     fingerprint: u64,
     quota: Quota,
+}
+
+/// A named key of a rule as the rule keeps it: the key's fingerprint (the
+/// table keeps no key bytes; [`key_fingerprint`]) and its own limit. Given
+/// back to [`KeyRuleBuilder::except_fingerprint`], it rebuilds the rule
+/// (a process reading a rule back from a shared file).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeyException {
+    /// The key's 48-bit fingerprint (never 0).
+    pub fingerprint: u64,
+    /// Its own `limit`.
+    pub limit: u32,
+}
+
+/// The fingerprint a table and a rule know `key` by: 48 bits, never 0.
+pub fn key_fingerprint(key: &[u8]) -> u64 {
+    fingerprint(hash(key))
 }
 
 /// A validated rule: its kind, the default quota, and up to
@@ -267,6 +340,26 @@ impl KeyRule {
     /// `burst` (windows: the limit).
     pub const fn burst(&self) -> u32 {
         self.quota.burst
+    }
+
+    /// `windowFromFirstHit` (fixed windows).
+    pub const fn window_from_first_hit(&self) -> bool {
+        self.quota.from_first_hit
+    }
+
+    /// `countRefused` (fixed windows).
+    pub const fn count_refused(&self) -> bool {
+        self.quota.count_refused
+    }
+
+    /// The named keys with a limit of their own, in the order given.
+    pub fn exceptions(&self) -> impl Iterator<Item = KeyException> + '_ {
+        self.exceptions.iter().map_while(|e| {
+            e.map(|e| KeyException {
+                fingerprint: e.fingerprint,
+                limit: e.quota.limit,
+            })
+        })
     }
 
     /// A rule from (camelCase name, value) pairs, through [`KeyRuleBuilder`].
@@ -312,7 +405,8 @@ impl KeyRule {
 #[derive(Copy, Clone, Debug)]
 pub struct KeyRuleBuilder {
     kind: KeyRuleKind,
-    values: [Option<i64>; 3],
+    /// By `KeyField as usize` (`exceptions` unused).
+    values: [Option<i64>; KeyField::ALL.len()],
     given: u8,
     exceptions: [Option<(u64, i64)>; MAX_EXCEPTIONS],
 }
@@ -322,14 +416,15 @@ impl KeyRuleBuilder {
     pub const fn new(kind: KeyRuleKind) -> KeyRuleBuilder {
         KeyRuleBuilder {
             kind,
-            values: [None; 3],
+            values: [None; KeyField::ALL.len()],
             given: 0,
             exceptions: [None; MAX_EXCEPTIONS],
         }
     }
 
     /// Sets the field with camelCase name `key` (`limit`, `periodMs`,
-    /// `burst`); null leaves it unset.
+    /// `burst`, and the flags `windowFromFirstHit`, `countRefused`); null
+    /// leaves it unset.
     pub fn set(&mut self, key: &str, value: Value) -> Result<(), KeyRuleError> {
         let field = match KeyField::from_json_name(key) {
             Some(KeyField::Exceptions) | None => {
@@ -345,21 +440,37 @@ impl KeyRuleBuilder {
         let applies = match field {
             KeyField::Burst => self.kind == KeyRuleKind::Rate,
             KeyField::PeriodMs => self.kind != KeyRuleKind::InFlight,
+            _ if field.is_flag() => self.kind == KeyRuleKind::FixedWindow,
             _ => true,
         };
         if !applies && value != Value::Null {
             return Err(invalid(field, KeyRuleBreak::NotForKind));
         }
-        self.values[field as usize] = positive(field, value)?;
+        self.values[field as usize] = match field.is_flag() {
+            true => flag(field, value)?,
+            false => positive(field, value)?,
+        };
         Ok(())
     }
 
     /// Gives the key `key` a `limit` of its own (Sentinel's
     /// `paramFlowItemList`).
     pub fn except(&mut self, key: &[u8], limit: Value) -> Result<(), KeyRuleError> {
+        self.except_fingerprint(key_fingerprint(key), limit)
+    }
+
+    /// Gives the key whose fingerprint is `fingerprint` (see
+    /// [`KeyRule::exceptions`]) a `limit` of its own.
+    pub fn except_fingerprint(&mut self, fp: u64, limit: Value) -> Result<(), KeyRuleError> {
         let field = KeyField::Exceptions;
         let limit = positive(field, limit)?.ok_or(invalid(field, KeyRuleBreak::Missing))?;
-        let fp = fingerprint(hash(key));
+        match fp {
+            0 => return Err(invalid(field, KeyRuleBreak::BelowOne)),
+            fp if fp >> FINGERPRINT_BITS != 0 => {
+                return Err(invalid(field, KeyRuleBreak::TooLarge))
+            }
+            _ => {}
+        }
         let free = self
             .exceptions
             .iter_mut()
@@ -372,7 +483,8 @@ impl KeyRuleBuilder {
 
     /// The rule, once the whole is valid.
     pub fn build(&self) -> Result<KeyRule, KeyRuleError> {
-        let [limit, period, burst] = self.values;
+        let [limit, period, burst, _, from_first_hit, count_refused] = self.values;
+        let flags = [from_first_hit == Some(1), count_refused == Some(1)];
         let limit = limit.ok_or(invalid(KeyField::Limit, KeyRuleBreak::Missing))?;
         let period = match self.kind {
             KeyRuleKind::InFlight => 0,
@@ -387,7 +499,7 @@ impl KeyRuleBuilder {
             let (Ok(l), Ok(b)) = (u32::try_from(limit), u32::try_from(burst)) else {
                 return Err(too_large(field));
             };
-            Quota::new(self.kind, l, b, period as u64).ok_or(too_large(field))
+            Quota::new(self.kind, l, b, period as u64, flags).ok_or(too_large(field))
         };
         let default = quota(limit, burst, KeyField::Limit)?;
         let mut rule = KeyRule {
@@ -407,6 +519,15 @@ impl KeyRuleBuilder {
 
 fn invalid(field: KeyField, rule: KeyRuleBreak) -> KeyRuleError {
     KeyRuleError::Invalid { field, rule }
+}
+
+/// A flag: 0 or 1 (`None` for null).
+fn flag(field: KeyField, value: Value) -> Result<Option<i64>, KeyRuleError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Integer(v @ (0 | 1)) => Ok(Some(v as i64)),
+        _ => Err(invalid(field, KeyRuleBreak::NotAFlag)),
+    }
 }
 
 /// A value of 1 or more (`None` for null).

@@ -25,6 +25,9 @@ pub enum KeyError {
     /// [`KeyTable::release`](super::KeyTable::release) on a table whose
     /// rule is not in flight (`SDS_INVALID_ARGUMENT`).
     NotInFlight,
+    /// [`KeyTable::increment`](super::KeyTable::increment), `decrement` or
+    /// `count` on a table whose rule is no window (`SDS_INVALID_ARGUMENT`).
+    NotWindow,
 }
 
 impl KeyError {
@@ -32,7 +35,9 @@ impl KeyError {
     pub const fn code(&self) -> ErrorCode {
         match self {
             KeyError::InvalidCapacity => ErrorCode::InvalidCapacity,
-            KeyError::ZeroCost | KeyError::NotInFlight => ErrorCode::InvalidArgument,
+            KeyError::ZeroCost | KeyError::NotInFlight | KeyError::NotWindow => {
+                ErrorCode::InvalidArgument
+            }
             KeyError::TableFull => ErrorCode::TableFull,
         }
     }
@@ -50,6 +55,7 @@ impl fmt::Display for KeyError {
                 f.write_str("key table is full: every cell the key may take holds units")
             }
             KeyError::NotInFlight => f.write_str("only an inFlight rule gives units back"),
+            KeyError::NotWindow => f.write_str("only a window rule counts hits"),
         }
     }
 }

@@ -6,11 +6,12 @@ use crate::sync::Ordering;
 use super::cell::{
     leaving, owner, payload_of, same_owner, state_word, unmarked, KeyCell, BUCKET_CELLS,
 };
-use super::decision::{step, KeyDecision};
+use super::decision::{count_step, step, KeyCount, KeyDecision, Step};
 use super::eviction::Claim;
 use super::hash::{buckets_of, fingerprint, hash};
-use super::rule::{KeyRule, KeyRuleKind};
+use super::rule::{KeyRule, KeyRuleKind, Quota};
 use super::storage::{KeyError, KeyStorage, KeyTableState, KeyTableStats, MAX_KEY_BUCKETS};
+use super::window::CountOp;
 
 /// A cell found for a key: its place among the key's candidates and the
 /// key word seen there.
@@ -122,46 +123,102 @@ impl<S: KeyStorage> KeyTable<S> {
         if cost == 0 {
             return Err(KeyError::ZeroCost);
         }
-        self.run(key, now_ms, cost)
+        let kind = self.rule.kind();
+        self.run(key, Some(now_ms), |q, payload| {
+            step(kind, q, payload, now_ms, cost)
+        })
     }
 
     /// What [`KeyTable::decide`] would answer for a cost of 0: the key's
     /// remaining units and reset, nothing taken, no cell taken.
     pub fn peek(&self, key: &[u8], now_ms: u64) -> KeyDecision {
-        self.run(key, now_ms, 0)
-            .unwrap_or_else(|_| self.fresh(key, now_ms))
+        let kind = self.rule.kind();
+        let read = |q: &Quota, payload| step(kind, q, payload, now_ms, 0);
+        let fresh = |_| read(self.rule.quota_of(fingerprint(hash(key))), 0).decision;
+        self.run(key, None, read).unwrap_or_else(fresh)
     }
 
-    fn fresh(&self, key: &[u8], now_ms: u64) -> KeyDecision {
-        let quota = self.rule.quota_of(fingerprint(hash(key)));
-        step(self.rule.kind(), quota, 0, now_ms, 0).decision
+    /// Window rules: counts `units` for `key` in its window whatever the
+    /// limit (a store's `incr` / `increment`), starting a window if it has
+    /// none; the count after it and when the window ends. A key not in the
+    /// table gets a cell.
+    pub fn increment(&self, key: &[u8], now_ms: u64, units: u32) -> Result<KeyCount, KeyError> {
+        if units == 0 {
+            return Err(KeyError::ZeroCost);
+        }
+        self.count_op(key, now_ms, CountOp::Add(units as u64))
     }
 
+    /// Window rules: takes up to `units` off the count of `key`'s live
+    /// window, keeping the window (express-rate-limit's `decrement`); the
+    /// count after it. No window, nothing taken; a count at its cap stays.
+    pub fn decrement(&self, key: &[u8], now_ms: u64, units: u32) -> Result<KeyCount, KeyError> {
+        if units == 0 {
+            return Err(KeyError::ZeroCost);
+        }
+        self.count_op(key, now_ms, CountOp::Take(units as u64))
+    }
+
+    /// Window rules: `key`'s counts at `now_ms` (a store's `get` and
+    /// `get_expiry`, or `get_sliding_window`), nothing taken.
+    pub fn count(&self, key: &[u8], now_ms: u64) -> Result<KeyCount, KeyError> {
+        self.count_op(key, now_ms, CountOp::Read)
+    }
+
+    fn count_op(&self, key: &[u8], now_ms: u64, op: CountOp) -> Result<KeyCount, KeyError> {
+        let kind = self.rule.kind();
+        if !matches!(kind, KeyRuleKind::FixedWindow | KeyRuleKind::SlidingWindow) {
+            return Err(KeyError::NotWindow);
+        }
+        let claim_at = matches!(op, CountOp::Add(_)).then_some(now_ms);
+        self.run(key, claim_at, |q, payload| {
+            count_step(kind, q, payload, now_ms, op).unwrap_or(Step {
+                payload,
+                write: false,
+                decision: KeyCount::default(),
+            })
+        })
+    }
+
+    /// Runs `f` on `key`'s state (0 when it has none), storing what it
+    /// writes. A key not in the table gets a cell when `claim_at` (the
+    /// time its candidates' debts are weighed at), else `f` reads a fresh
+    /// state.
     #[inline]
-    fn run(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
+    fn run<R>(
+        &self,
+        key: &[u8],
+        claim_at: Option<u64>,
+        f: impl Fn(&Quota, u64) -> Step<R>,
+    ) -> Result<R, KeyError> {
         let (fp, candidates) = self.candidates(key);
         loop {
-            let found = match candidates.find(fp) {
-                Some(found) => found,
-                None if cost == 0 => return Ok(self.fresh(key, now_ms)),
-                None => match self.claim(candidates, fp, now_ms) {
+            let found = match (candidates.find(fp), claim_at) {
+                (Some(found), _) => found,
+                (None, None) => return Ok(f(self.rule.quota_of(fp), 0).decision),
+                (None, Some(now_ms)) => match self.claim(candidates, fp, now_ms) {
                     Claim::Got(found) => found,
                     Claim::Retry => continue,
                     Claim::Full => return Err(KeyError::TableFull),
                 },
             };
             let cell = candidates.cell(found.at);
-            if let Some(decision) = self.apply(cell, found.word, now_ms, cost) {
+            if let Some(decision) = self.apply(cell, found.word, &f) {
                 return Ok(decision);
             }
         }
     }
 
-    /// Decides on a cell whose key word was `word`: `None` if the cell
-    /// changed hands before the decision took effect (the caller starts
-    /// over, so no decision is lost with an evicted state).
+    /// Runs `f` on a cell whose key word was `word`: `None` if the cell
+    /// changed hands before the write took effect (the caller starts over,
+    /// so no decision is lost with an evicted state).
     #[inline]
-    fn apply(&self, cell: &KeyCell, word: u64, now_ms: u64, cost: u32) -> Option<KeyDecision> {
+    fn apply<R>(
+        &self,
+        cell: &KeyCell,
+        word: u64,
+        f: &impl Fn(&Quota, u64) -> Step<R>,
+    ) -> Option<R> {
         if leaving(word) {
             // A claim is checking that the key holds no units: a call of
             // the key cancels it (the key is in use), then looks again.
@@ -183,7 +240,7 @@ impl<S: KeyStorage> KeyTable<S> {
                 None if cell.key.load(Ordering::Acquire) != word => return None,
                 None => 0,
             };
-            let next = step(self.rule.kind(), quota, payload, now_ms, cost);
+            let next = f(quota, payload);
             let new = state_word(word, next.payload);
             if !next.write || new == state {
                 // Read at the load: the state was this owner's then.

@@ -17,7 +17,8 @@ proptest! {
     fn any_bit_pattern_decides_within_the_quota(
         kind in prop::sample::select(KeyRuleKind::ALL.to_vec()),
         words in prop::collection::vec(any::<u64>(), 2 * 2 * BUCKET_CELLS),
-        limit in 1i64..65_536,
+        limit in prop_oneof![1i64..65_536, 1i64..(1 << 24)],
+        flags in (0i64..2, 0i64..2),
         period in prop_oneof![1i64..100_000, 1i64..(1 << 40)],
         calls in prop::collection::vec(
             (0u8..8, any::<u64>(), prop_oneof![1u32..4, 1u32..u32::MAX]),
@@ -28,9 +29,18 @@ proptest! {
             KeyRuleKind::InFlight => Value::Null,
             _ => Value::from(period),
         };
+        let fixed = |flag| match kind {
+            KeyRuleKind::FixedWindow => Value::from(flag),
+            _ => Value::Null,
+        };
         let rule = KeyRule::from_entries(
             kind,
-            [("limit", Value::from(limit)), ("periodMs", period)],
+            [
+                ("limit", Value::from(limit)),
+                ("periodMs", period),
+                ("windowFromFirstHit", fixed(flags.0)),
+                ("countRefused", fixed(flags.1)),
+            ],
         );
         // A rate above one unit per µs is refused (tests/keyed.rs).
         prop_assume!(rule.is_ok());
@@ -71,8 +81,40 @@ proptest! {
             }
             let peek = table.peek(&[key], now);
             prop_assert!(peek.remaining <= peek.limit);
+            let counts = [
+                table.count(&[key], now),
+                table.decrement(&[key], now, cost),
+                table.increment(&[key], now, cost),
+            ];
+            for c in counts {
+                match c {
+                    Ok(c) => prop_assert!(c.reset_ms <= period_ms(&table)),
+                    Err(e) => prop_assert!(e == KeyError::NotWindow || e == KeyError::TableFull),
+                }
+            }
         }
         let stats = table.stats();
         prop_assert!(stats.capacity == 8);
     }
+}
+
+fn period_ms(t: &KeyTable<Vec<KeyBucket>>) -> u64 {
+    t.rule().period_ms()
+}
+
+/// Sliding limits below 2^16 keep version 1's encoding: a 22-bit lap and
+/// two 16-bit counts.
+#[test]
+fn small_sliding_limits_keep_the_16_bit_encoding() {
+    let rule = KeyRule::from_entries(
+        KeyRuleKind::SlidingWindow,
+        [
+            ("limit", Value::from(65_535i64)),
+            ("periodMs", Value::from(1000i64)),
+        ],
+    )
+    .unwrap();
+    let q = rule.quota_of(1);
+    let step = super::window::sliding_step(q, 7 << 32 | 3 << 16 | 5, 7_500, 2);
+    assert_eq!(step.payload, 7 << 32 | 3 << 16 | 7);
 }
