@@ -479,39 +479,41 @@ typedef struct sds_entry {
 } sds_entry;
 
 /**
- * What a key's decision says (the core's `KeyDecision`): everything an
- * HTTP answer needs (`RateLimit: r=remaining, t=reset`, `RateLimit-Policy:
- * q=limit, w=window`, `Retry-After`), in ms (round up to seconds for
- * headers).
+ * A key's decision (the core's `KeyDecision`, field for field): what an
+ * HTTP answer needs, in ms; round up to seconds for the `RateLimit`
+ * (`r` = remaining, `t` = reset), `RateLimit-Policy` (`q` = limit, `w` =
+ * window) and `Retry-After` headers.
  */
 typedef struct sds_key_decision {
     /**
-     * Whether the call may run; its cost was taken only if so.
+     * true: run the call (its cost is taken); false: refuse it (nothing
+     * is taken).
      */
     bool admitted;
     /**
-     * The quota: the burst of a rate, the limit of a window or in flight.
+     * The quota: a rate's burst, else the rule's (or the exception's)
+     * limit.
      */
     uint32_t limit;
     /**
-     * Units still available now, after this call.
+     * Units left after this call.
      */
     uint32_t remaining;
     /**
-     * ms until the key is back to a fresh key's state if no call comes;
-     * 0 when it is fresh.
+     * ms until the key's state is a fresh key's, if no call comes (0:
+     * fresh already).
      */
     uint64_t reset_ms;
     /**
-     * When refused: ms until the same cost would be admitted if no other
-     * call comes, `SDS_KEY_NEVER` if the cost is above the quota; 0 if
-     * admitted, and for a refused in-flight call (a release frees units,
-     * not time).
+     * A refused call: ms until the same cost fits, if no other call comes
+     * (`SDS_KEY_NEVER`: it never does, the cost is above the quota).
+     * 0 when admitted and for in flight (units come back by release, not
+     * by time).
      */
     uint64_t retry_after_ms;
     /**
-     * The policy's window in ms: the window, or for a rate the time a
-     * whole burst takes to refill.
+     * The window's length in ms; for a rate, how long a whole burst takes
+     * to refill.
      */
     uint64_t window_ms;
 } sds_key_decision;

@@ -52,29 +52,31 @@ macro_rules! with_table {
     };
 }
 
-/// What a key's decision says (the core's `KeyDecision`): everything an
-/// HTTP answer needs (`RateLimit: r=remaining, t=reset`, `RateLimit-Policy:
-/// q=limit, w=window`, `Retry-After`), in ms (round up to seconds for
-/// headers).
+/// A key's decision (the core's `KeyDecision`, field for field): what an
+/// HTTP answer needs, in ms; round up to seconds for the `RateLimit`
+/// (`r` = remaining, `t` = reset), `RateLimit-Policy` (`q` = limit, `w` =
+/// window) and `Retry-After` headers.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct sds_key_decision {
-    /// Whether the call may run; its cost was taken only if so.
+    /// true: run the call (its cost is taken); false: refuse it (nothing
+    /// is taken).
     pub admitted: bool,
-    /// The quota: the burst of a rate, the limit of a window or in flight.
+    /// The quota: a rate's burst, else the rule's (or the exception's)
+    /// limit.
     pub limit: u32,
-    /// Units still available now, after this call.
+    /// Units left after this call.
     pub remaining: u32,
-    /// ms until the key is back to a fresh key's state if no call comes;
-    /// 0 when it is fresh.
+    /// ms until the key's state is a fresh key's, if no call comes (0:
+    /// fresh already).
     pub reset_ms: u64,
-    /// When refused: ms until the same cost would be admitted if no other
-    /// call comes, `SDS_KEY_NEVER` if the cost is above the quota; 0 if
-    /// admitted, and for a refused in-flight call (a release frees units,
-    /// not time).
+    /// A refused call: ms until the same cost fits, if no other call comes
+    /// (`SDS_KEY_NEVER`: it never does, the cost is above the quota).
+    /// 0 when admitted and for in flight (units come back by release, not
+    /// by time).
     pub retry_after_ms: u64,
-    /// The policy's window in ms: the window, or for a rate the time a
-    /// whole burst takes to refill.
+    /// The window's length in ms; for a rate, how long a whole burst takes
+    /// to refill.
     pub window_ms: u64,
 }
 
@@ -353,12 +355,7 @@ pub unsafe extern "C" fn sds_keys_decide(
     cost: u32,
     out: *mut sds_key_decision,
 ) -> sds_result {
-    boundary(|| {
-        let (keys, key) = keyed(keys, key, key_len)?;
-        let out = self::out(out, "out")?;
-        out.write(with_table!(keys, t => t.decide(key, now_ms, cost))?.into());
-        Ok(())
-    })
+    boundary(|| answer(keys, key, key_len, now_ms, Some(cost), out))
 }
 
 /// Writes to `*out` what `sds_keys_decide` would answer for a cost of 0:
@@ -375,12 +372,30 @@ pub unsafe extern "C" fn sds_keys_peek(
     now_ms: u64,
     out: *mut sds_key_decision,
 ) -> sds_result {
-    boundary(|| {
-        let (keys, key) = keyed(keys, key, key_len)?;
-        let out = self::out(out, "out")?;
-        out.write(with_table!(keys, t => t.peek(key, now_ms)).into());
-        Ok(())
-    })
+    boundary(|| answer(keys, key, key_len, now_ms, None, out))
+}
+
+/// The body of `sds_keys_decide` (a cost) and `sds_keys_peek` (none).
+///
+/// # Safety
+/// As `sds_keys_decide`.
+#[inline(always)]
+unsafe fn answer(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    now_ms: u64,
+    cost: Option<u32>,
+    out: *mut sds_key_decision,
+) -> Result<(), Failure> {
+    let (keys, key) = keyed(keys, key, key_len)?;
+    let out = self::out(out, "out")?;
+    let decision = with_table!(keys, t => match cost {
+        Some(cost) => t.decide(key, now_ms, cost)?,
+        None => t.peek(key, now_ms),
+    });
+    out.write(decision.into());
+    Ok(())
 }
 
 /// Gives back `units` (at least 1; at most what the key holds) that

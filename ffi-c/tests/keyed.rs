@@ -103,21 +103,29 @@ fn decision(
     }
 }
 
+/// Each call `(now_ms, cost)` of `key` and the decision it must get.
+fn expect(keys: &Keys, key: &[u8], calls: &[(u64, u32, sds_key_decision)]) {
+    for &(now_ms, cost, want) in calls {
+        assert_eq!(
+            keys.decide(key, now_ms, cost),
+            Ok(want),
+            "{now_ms} ms, cost {cost}"
+        );
+    }
+}
+
 #[test]
 fn a_rate_admits_its_burst_then_says_when_to_retry() {
     let keys = new(RATE, 100).unwrap();
     // T = 100 ms a unit, a burst of 3 is 300 ms of debt.
-    assert_eq!(
-        keys.decide(b"u", 1000, 1),
-        Ok(decision(true, 3, 2, 100, 0, 300))
-    );
-    assert_eq!(
-        keys.decide(b"u", 1000, 2),
-        Ok(decision(true, 3, 0, 300, 0, 300))
-    );
-    assert_eq!(
-        keys.decide(b"u", 1000, 1),
-        Ok(decision(false, 3, 0, 300, 100, 300))
+    expect(
+        &keys,
+        b"u",
+        &[
+            (1000, 1, decision(true, 3, 2, 100, 0, 300)),
+            (1000, 2, decision(true, 3, 0, 300, 0, 300)),
+            (1000, 1, decision(false, 3, 0, 300, 100, 300)),
+        ],
     );
     assert_eq!(
         keys.admitted(b"u", 1100, 2),
@@ -125,9 +133,10 @@ fn a_rate_admits_its_burst_then_says_when_to_retry() {
         "one unit back after 100 ms"
     );
     // Another key is another state; a cost above the burst never fits.
-    assert_eq!(
-        keys.decide(b"v", 1000, 4).unwrap().retry_after_ms,
-        SDS_KEY_NEVER
+    expect(
+        &keys,
+        b"v",
+        &[(1000, 4, decision(false, 3, 3, 0, SDS_KEY_NEVER, 300))],
     );
     assert_eq!(keys.admitted(b"v", 1000, 5), 3);
 }
@@ -140,13 +149,13 @@ fn windows_fixed_and_sliding() {
     )
     .unwrap();
     assert_eq!(fixed.admitted(b"k", 1500, 2), 2);
-    assert_eq!(
-        fixed.decide(b"k", 1600, 1),
-        Ok(decision(false, 2, 0, 400, 400, 1000))
-    );
-    assert_eq!(
-        fixed.decide(b"k", 2000, 1),
-        Ok(decision(true, 2, 1, 1000, 0, 1000))
+    expect(
+        &fixed,
+        b"k",
+        &[
+            (1600, 1, decision(false, 2, 0, 400, 400, 1000)),
+            (2000, 1, decision(true, 2, 1, 1000, 0, 1000)),
+        ],
     );
 
     let sliding = new(
@@ -164,8 +173,11 @@ fn windows_fixed_and_sliding() {
 #[test]
 fn in_flight_units_are_taken_and_given_back() {
     let keys = new(r#"{"kind": "inFlight", "limit": 2}"#, 100).unwrap();
-    assert_eq!(keys.decide(b"c", 0, 2), Ok(decision(true, 2, 0, 0, 0, 0)));
-    assert_eq!(keys.decide(b"c", 0, 1), Ok(decision(false, 2, 0, 0, 0, 0)));
+    let (took_all, refused) = (
+        decision(true, 2, 0, 0, 0, 0),
+        decision(false, 2, 0, 0, 0, 0),
+    );
+    expect(&keys, b"c", &[(0, 2, took_all), (0, 1, refused)]);
     assert_eq!(keys.release(b"c", 1), Ok(true));
     assert!(keys.decide(b"c", 0, 1).unwrap().admitted);
     assert_eq!(keys.release(b"c", 5), Ok(true), "at most what it holds");
