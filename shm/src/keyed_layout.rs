@@ -4,7 +4,8 @@
 //! ```text
 //! 0       header, 4096 bytes of native u64 words: magic "SDSKEYTB",
 //!         version, the key descriptor (words 2..17, byte order at 16),
-//!         ready (32), creator pid (33), the rule (words 40..45)
+//!         ready (32), creator pid (33), the rule (words 40..46), its
+//!         exceptions (words 48..63: fingerprint, limit)
 //! 4096    the core's `KeyTableState`, 64 bytes
 //! 4160    buckets: `capacity / 4` x 64 bytes (the core's `KeyBucket`)
 //! ```
@@ -18,9 +19,10 @@ use std::mem::{align_of, size_of};
 use std::path::Path;
 
 use sds_core::keyed::{
-    KeyBucket, KeyRule, KeyRuleKind, KeyTableState, BUCKET_CELLS, MAX_EXCEPTIONS, MAX_KEY_BUCKETS,
-    MAX_PERIOD_MS,
+    KeyBucket, KeyRule, KeyRuleBuilder, KeyRuleKind, KeyTableState, BUCKET_CELLS, MAX_EXCEPTIONS,
+    MAX_KEY_BUCKETS, MAX_PERIOD_MS,
 };
+use sds_core::Value;
 
 use crate::error::Error;
 use crate::layout::{byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_SIZE};
@@ -29,20 +31,24 @@ use crate::open::Format;
 /// The key table file's magic.
 pub const KEY_MAGIC: [u8; 8] = *b"SDSKEYTB";
 /// The key file layout this build reads and writes: the header words, the
-/// place of the state block and the buckets.
-pub const KEY_LAYOUT_VERSION: u64 = 1;
+/// place of the state block and the buckets. 2: the rule's flags and its
+/// exceptions in the header.
+pub const KEY_LAYOUT_VERSION: u64 = 2;
 /// Where the core's `KeyTableState` lies.
 pub const KEY_STATE_OFFSET: usize = HEADER_SIZE;
 /// Where the buckets start.
 pub const BUCKETS_OFFSET: usize = KEY_STATE_OFFSET + size_of::<KeyTableState>();
 /// Word 40: the rule, [`RULE_FIELDS`] one per word.
 pub const HEADER_RULE: usize = 40;
+/// Word 48: the rule's exceptions, two words each (fingerprint, limit; 0
+/// after the last), up to `MAX_EXCEPTIONS`.
+pub const HEADER_EXCEPTIONS: usize = 48;
 
 /// The key descriptor's fields, in the order they are stored from word
 /// [`HEADER_DESCRIPTOR`]; the byte order is at [`HEADER_BYTE_ORDER`] as in
 /// a point table's file, so it is checked first in both.
 pub const KEY_FIELDS: [&str; 15] = [
-    "core_layout_version",
+    "key_layout_version",
     "capacity",
     "cell_size",
     "bucket_cells",
@@ -60,12 +66,22 @@ pub const KEY_FIELDS: [&str; 15] = [
 ];
 
 /// The rule's fields, in the order they are stored from word
-/// [`HEADER_RULE`] (camelCase, as a rule's input names them).
-/// `exceptions` is a 64-bit digest of the whole rule: the named keys are
-/// kept by fingerprint in the core's rule, which shows them to no one.
-pub const RULE_FIELDS: [&str; 5] = ["kind", "limit", "periodMs", "burst", "exceptions"];
+/// [`HEADER_RULE`] (camelCase, as a rule's input names them; the flags 0
+/// or 1). `exceptions` is a 64-bit digest of the whole rule (the named
+/// keys themselves, by fingerprint, are at [`HEADER_EXCEPTIONS`]).
+pub const RULE_FIELDS: [&str; 7] = [
+    "kind",
+    "limit",
+    "periodMs",
+    "burst",
+    "windowFromFirstHit",
+    "countRefused",
+    "exceptions",
+];
 
 const _: () = assert!(HEADER_DESCRIPTOR + KEY_FIELDS.len() - 1 == HEADER_BYTE_ORDER);
+const _: () = assert!(HEADER_RULE + RULE_FIELDS.len() <= HEADER_EXCEPTIONS);
+const _: () = assert!(HEADER_EXCEPTIONS + 2 * MAX_EXCEPTIONS <= HEADER_SIZE / 8);
 const _: () = assert!(size_of::<KeyBucket>() == 64 && align_of::<KeyBucket>() == 64);
 const _: () = assert!(BUCKETS_OFFSET % 64 == 0);
 
@@ -92,7 +108,7 @@ impl Keys {
 
     fn descriptor(&self) -> [u64; KEY_FIELDS.len()] {
         [
-            u64::from(sds_core::LAYOUT_VERSION),
+            u64::from(sds_core::keyed::KEY_LAYOUT_VERSION),
             (self.buckets * BUCKET_CELLS) as u64,
             (size_of::<KeyBucket>() / BUCKET_CELLS) as u64,
             BUCKET_CELLS as u64,
@@ -117,9 +133,59 @@ impl Keys {
             u64::from(r.limit()),
             r.period_ms(),
             u64::from(r.burst()),
+            u64::from(r.window_from_first_hit()),
+            u64::from(r.count_refused()),
             digest(r),
         ]
     }
+
+    fn exception_words(&self) -> [u64; 2 * MAX_EXCEPTIONS] {
+        let mut words = [0; 2 * MAX_EXCEPTIONS];
+        for (pair, e) in words.chunks_exact_mut(2).zip(self.rule.exceptions()) {
+            pair.copy_from_slice(&[e.fingerprint, u64::from(e.limit)]);
+        }
+        words
+    }
+}
+
+/// The rule a key file's header holds (`word(i)`: header word `i`), built
+/// again through the core's builder; `None` unless it is a valid rule
+/// whose digest is the stored one.
+pub fn rule_in_header(word: &dyn Fn(usize) -> u64) -> Option<KeyRule> {
+    let field = |name| {
+        let at = RULE_FIELDS.iter().position(|&f| f == name)?;
+        Some(word(HEADER_RULE + at))
+    };
+    let kind = *KeyRuleKind::ALL.get((field("kind")? as usize).checked_sub(1)?)?;
+    let mut builder = KeyRuleBuilder::new(kind);
+    for name in [
+        "limit",
+        "periodMs",
+        "burst",
+        "windowFromFirstHit",
+        "countRefused",
+    ] {
+        let value = field(name)?;
+        let unset = match name {
+            "periodMs" => kind == KeyRuleKind::InFlight,
+            "burst" => kind != KeyRuleKind::Rate,
+            "windowFromFirstHit" | "countRefused" => kind != KeyRuleKind::FixedWindow,
+            _ => false,
+        };
+        if !unset {
+            builder.set(name, Value::from(value)).ok()?;
+        }
+    }
+    for i in 0..MAX_EXCEPTIONS {
+        let fingerprint = word(HEADER_EXCEPTIONS + 2 * i);
+        if fingerprint == 0 {
+            break;
+        }
+        let limit = Value::from(word(HEADER_EXCEPTIONS + 2 * i + 1));
+        builder.except_fingerprint(fingerprint, limit).ok()?;
+    }
+    let rule = builder.build().ok()?;
+    (digest(&rule) == field("exceptions")?).then_some(rule)
 }
 
 /// A kind as stored: 1 + its place in `KeyRuleKind::ALL` (0: none).
@@ -138,7 +204,7 @@ fn show(field: usize, word: u64) -> String {
             Some(kind) => kind.as_str().to_string(),
             None => format!("kind #{word}"),
         },
-        4 => format!("digest {word:016x}"),
+        6 => format!("digest {word:016x}"),
         _ => word.to_string(),
     }
 }
@@ -184,9 +250,11 @@ impl Format for Keys {
     fn words(&self) -> Vec<(usize, u64)> {
         let descriptor = self.descriptor().into_iter().enumerate();
         let rule = self.rule_words().into_iter().enumerate();
+        let exceptions = self.exception_words().into_iter().enumerate();
         descriptor
             .map(|(i, w)| (HEADER_DESCRIPTOR + i, w))
             .chain(rule.map(|(i, w)| (HEADER_RULE + i, w)))
+            .chain(exceptions.map(|(i, w)| (HEADER_EXCEPTIONS + i, w)))
             .collect()
     }
 
@@ -259,6 +327,32 @@ mod tests {
         );
         assert_eq!(show(0, 9), "kind #9");
         assert_eq!(show(1, 10), "10");
-        assert_eq!(show(4, 255), "digest 00000000000000ff");
+        assert_eq!(show(6, 255), "digest 00000000000000ff");
+    }
+
+    #[test]
+    fn the_rule_reads_back_from_the_header_words() {
+        let mut b = KeyRuleBuilder::new(KeyRuleKind::FixedWindow);
+        b.set("limit", Value::from(100i64)).unwrap();
+        b.set("periodMs", Value::from(60_000i64)).unwrap();
+        b.set("windowFromFirstHit", Value::from(1i64)).unwrap();
+        b.except(b"vip", Value::from(1000i64)).unwrap();
+        b.except(b"bot", Value::from(1i64)).unwrap();
+        for rule in [
+            b.build().unwrap(),
+            rule(10, Some((b"vip", 100))),
+            rule(7, None),
+        ] {
+            let keys = Keys::new(16, rule).unwrap();
+            let mut header = vec![0u64; HEADER_SIZE / 8];
+            for (at, w) in keys.words() {
+                header[at] = w;
+            }
+            assert_eq!(rule_in_header(&|i| header[i]), Some(rule));
+            // Another limit under the same digest: refused.
+            header[HEADER_RULE + 1] += 1;
+            assert_eq!(rule_in_header(&|i| header[i]), None);
+        }
+        assert_eq!(rule_in_header(&|_| 0), None);
     }
 }

@@ -1,7 +1,8 @@
 //! [`SharedKeyTable`]: the core's key table in a file of its own, shared by
 //! every process that opens it.
 
-use std::os::unix::fs::MetadataExt;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use sds_core::keyed::{
@@ -9,10 +10,17 @@ use sds_core::keyed::{
 };
 
 use crate::error::Error;
-use crate::keyed_layout::{Keys, BUCKETS_OFFSET, KEY_STATE_OFFSET};
+use crate::keyed_layout::{
+    rule_in_header, Keys, BUCKETS_OFFSET, KEY_FIELDS, KEY_LAYOUT_VERSION, KEY_MAGIC,
+    KEY_STATE_OFFSET,
+};
+use crate::layout::{
+    byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_MAGIC, HEADER_READY, HEADER_SIZE,
+    HEADER_VERSION, READY,
+};
 use crate::mapping::{Mapping, Shared};
 use crate::open::{self, Format};
-use crate::registry::{self, Found};
+use crate::registry::{self, Found, Registry};
 use crate::Options;
 
 // SAFETY: the core's `KeyTableState` is `repr(C)`, made only of integer
@@ -118,17 +126,76 @@ impl SharedKeyTable {
     pub fn created(&self) -> bool {
         self.created
     }
+
+    /// The rule of the ready key table file at `path`, read back from its
+    /// header (exceptions by fingerprint), for a process that does not know
+    /// it: `open` the file with it. The path is checked as `open` checks it
+    /// (a missing file is an [`Error::Io`], not created);
+    /// a file that is no key table, of another version or cell layout, or
+    /// not ready is refused, and a header whose rule does not match its
+    /// digest is [`Error::Corrupt`].
+    pub fn read_rule(path: impl AsRef<Path>, options: &Options) -> Result<KeyRule, Error> {
+        let path = path.as_ref();
+        // `open` creates a missing file; reading one must not.
+        if let Err(source) = std::fs::symlink_metadata(path) {
+            let action = "open";
+            return Err(Error::Io {
+                path: path.into(),
+                action,
+                source,
+            });
+        }
+        let mut header = vec![0u8; HEADER_SIZE];
+        {
+            // The descriptor is closed before the lock is let go (`attach`).
+            let registry = registry::lock();
+            let file = open_unattached(path, options, &registry)?;
+            file.read_exact_at(&mut header, 0)
+                .map_err(|_| Error::Truncated {
+                    path: path.into(),
+                    expected: HEADER_SIZE as u64,
+                    found: file.metadata().map_or(0, |m| m.len()),
+                })?;
+        }
+        let word = |i: usize| {
+            let bytes: [u8; 8] = header[i * 8..i * 8 + 8].try_into().unwrap_or_default();
+            u64::from_ne_bytes(bytes)
+        };
+        if word(HEADER_MAGIC).to_ne_bytes() != KEY_MAGIC {
+            return Err(Error::NotATable { path: path.into() });
+        }
+        if word(HEADER_VERSION) != KEY_LAYOUT_VERSION {
+            return Err(Error::WrongVersion {
+                path: path.into(),
+                ours: KEY_LAYOUT_VERSION,
+                theirs: word(HEADER_VERSION),
+            });
+        }
+        let cells = u64::from(sds_core::keyed::KEY_LAYOUT_VERSION);
+        let corrupt = |what| Error::Corrupt {
+            path: path.into(),
+            what,
+        };
+        if word(HEADER_BYTE_ORDER) != byte_order_mark() || word(HEADER_DESCRIPTOR) != cells {
+            return Err(Error::KeyMismatch {
+                path: path.into(),
+                what: "layout",
+                field: KEY_FIELDS[0],
+                ours: cells.to_string(),
+                theirs: word(HEADER_DESCRIPTOR).to_string(),
+            });
+        }
+        if word(HEADER_READY) != READY {
+            return Err(corrupt("key table header (not ready)"));
+        }
+        rule_in_header(&word).ok_or(corrupt("key table rule"))
+    }
 }
 
-/// Opens, checks and maps the key file, or initialises it, under the
-/// registry lock: a point table file this process has attached is refused
-/// before it is opened (closing a second descriptor of it would drop this
-/// process's locks on it), and no other open in this process closes a
-/// descriptor of the file while this one holds its init lock. The
-/// descriptor is closed before the lock is let go: the mapping is all a
-/// key table keeps.
-fn attach(path: &Path, format: &Keys, options: &Options) -> Result<(Mapping, bool), Error> {
-    let registry = registry::lock();
+/// Opens `path` as `open` does, under the registry lock, refusing a point
+/// table file this process has attached before opening a descriptor of it
+/// (closing that descriptor would drop the attachment's locks).
+fn open_unattached(path: &Path, options: &Options, registry: &Registry) -> Result<File, Error> {
     let attached_here = |key| !matches!(registry.find(key), Found::Absent);
     let other_kind = || Error::OtherKind {
         path: path.into(),
@@ -147,6 +214,19 @@ fn attach(path: &Path, format: &Keys, options: &Options) -> Result<(Mapping, boo
         std::mem::forget(file);
         return Err(other_kind());
     }
+    Ok(file)
+}
+
+/// Opens, checks and maps the key file, or initialises it, under the
+/// registry lock: a point table file this process has attached is refused
+/// before it is opened (closing a second descriptor of it would drop this
+/// process's locks on it), and no other open in this process closes a
+/// descriptor of the file while this one holds its init lock. The
+/// descriptor is closed before the lock is let go: the mapping is all a
+/// key table keeps.
+fn attach(path: &Path, format: &Keys, options: &Options) -> Result<(Mapping, bool), Error> {
+    let registry = registry::lock();
+    let file = open_unattached(path, options, &registry)?;
     open::attach_or_create_as(path, &file, format, options.init_timeout)
 }
 

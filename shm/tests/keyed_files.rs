@@ -297,13 +297,77 @@ fn another_cell_layout_byte_order_or_version_is_refused_untouched() {
     refused!(
         open(&path, window()),
         Error::WrongVersion {
-            ours: 1,
+            ours: 2,
             theirs: 99,
             ..
         }
     );
     let (_d, path) = patched("keys-random", &[(0, 0x1234_5678)]);
     refused!(open(&path, window()), Error::NotATable { .. });
+    // Word 2: the core's key cell encoding. Files made before it had one
+    // hold the point table's layout version (3) there.
+    let (_d, path) = patched("keys-cells", &[(2, 3)]);
+    let e = open(&path, window()).unwrap_err();
+    assert!(
+        matches!(&e, Error::KeyMismatch { what: "layout", field: "key_layout_version", ours, theirs, .. }
+            if ours == "2" && theirs == "3"),
+        "{e:?}"
+    );
+    refused!(
+        SharedKeyTable::read_rule(&path, &Options::new()),
+        Error::KeyMismatch {
+            field: "key_layout_version",
+            ..
+        }
+    );
+}
+
+#[test]
+fn a_process_that_does_not_know_the_rule_reads_it_from_the_file() {
+    let dir = TempDir::new("keys-read-rule");
+    let stores = rule(
+        KeyRuleKind::FixedWindow,
+        &[
+            ("limit", 100),
+            ("periodMs", 60_000),
+            ("windowFromFirstHit", 1),
+            ("countRefused", 1),
+        ],
+        &[(b"vip", 1000), (b"bot", 1)],
+    );
+    for (i, made_with) in [rate(), stores, window()].into_iter().enumerate() {
+        let path = dir.join(&format!("keys-{i}"));
+        let maker = open(&path, made_with).unwrap();
+        assert!(maker.table().decide(b"vip", NOW, 1).unwrap().admitted);
+        let read = SharedKeyTable::read_rule(&path, &Options::new()).unwrap();
+        assert_eq!(read, made_with);
+        let listed: Vec<_> = read.exceptions().map(|e| e.limit).collect();
+        let made: Vec<_> = made_with.exceptions().map(|e| e.limit).collect();
+        assert_eq!(listed, made);
+        // Opened with the rule read back: the same table, the same keys.
+        let reader = open(&path, read).unwrap();
+        assert!(!reader.created());
+        assert_eq!(
+            reader.table().peek(b"vip", NOW),
+            maker.table().peek(b"vip", NOW)
+        );
+    }
+    let points = dir.join("points");
+    drop(SharedFile::open(&points, 16, &Options::new()).unwrap());
+    refused!(
+        SharedKeyTable::read_rule(&points, &Options::new()),
+        Error::NotATable { .. }
+    );
+    refused!(
+        SharedKeyTable::read_rule(dir.join("none"), &Options::new()),
+        Error::Io { .. }
+    );
+    // A limit changed under the same digest: the header does not add up.
+    let (_d, path) = patched("keys-rule-words", &[(41, 11)]);
+    refused!(
+        SharedKeyTable::read_rule(&path, &Options::new()),
+        Error::Corrupt { .. }
+    );
 }
 
 #[test]
