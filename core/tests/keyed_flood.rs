@@ -4,22 +4,20 @@
 use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyTable};
 use sds_core::Value;
 
-fn table(kind: KeyRuleKind, buckets: usize) -> KeyTable<Vec<KeyBucket>> {
-    let rule = KeyRule::from_entries(
-        kind,
-        [
-            ("limit", Value::from(5i64)),
-            ("periodMs", Value::from(60_000i64)),
-        ],
-    )
-    .unwrap();
+/// 5 per minute, with the fixed window's `flags` set.
+fn table(kind: KeyRuleKind, buckets: usize, flags: &[&str]) -> KeyTable<Vec<KeyBucket>> {
+    let entries = [("limit", 5i64), ("periodMs", 60_000)]
+        .into_iter()
+        .chain(flags.iter().map(|&flag| (flag, 1)))
+        .map(|(name, v)| (name, Value::from(v)));
+    let rule = KeyRule::from_entries(kind, entries).unwrap();
     KeyTable::new((0..buckets).map(|_| KeyBucket::new()).collect(), rule).unwrap()
 }
 
 /// Puts "abuser" over its limit, floods `n` distinct keys over `span_ms`
 /// (each admitted once), and returns whether "abuser" is still refused.
-fn abuser_survives(kind: KeyRuleKind, n: u64, span_ms: u64) -> bool {
-    let t = table(kind, 256);
+fn abuser_survives(kind: KeyRuleKind, flags: &[&str], n: u64, span_ms: u64) -> bool {
+    let t = table(kind, 256, flags);
     let start = 1_700_000_000_000;
     for _ in 0..5 {
         assert!(t.decide(b"abuser", start, 1).unwrap().admitted);
@@ -42,24 +40,45 @@ fn abuser_survives(kind: KeyRuleKind, n: u64, span_ms: u64) -> bool {
 
 #[test]
 fn a_flood_does_not_reset_an_abuser_of_a_rate() {
-    assert!(abuser_survives(KeyRuleKind::Rate, 200_000, 1_000));
+    assert!(abuser_survives(KeyRuleKind::Rate, &[], 200_000, 1_000));
 }
 
 #[test]
 fn a_flood_does_not_reset_an_abuser_of_a_fixed_window() {
-    assert!(abuser_survives(KeyRuleKind::FixedWindow, 200_000, 1_000));
+    assert!(abuser_survives(
+        KeyRuleKind::FixedWindow,
+        &[],
+        200_000,
+        1_000
+    ));
+}
+
+#[test]
+fn a_flood_does_not_reset_an_abuser_of_a_store_window() {
+    let store = ["windowFromFirstHit", "countRefused"];
+    assert!(abuser_survives(
+        KeyRuleKind::FixedWindow,
+        &store,
+        200_000,
+        1_000
+    ));
 }
 
 #[test]
 fn a_flood_does_not_reset_an_abuser_of_a_sliding_window() {
-    assert!(abuser_survives(KeyRuleKind::SlidingWindow, 200_000, 1_000));
+    assert!(abuser_survives(
+        KeyRuleKind::SlidingWindow,
+        &[],
+        200_000,
+        1_000
+    ));
 }
 
 #[test]
 #[ignore = "10^6 keys: run with --ignored (a few seconds in debug)"]
 fn a_million_keys_do_not_reset_an_abuser() {
     for kind in [KeyRuleKind::Rate, KeyRuleKind::SlidingWindow] {
-        assert!(abuser_survives(kind, 1_000_000, 10_000));
+        assert!(abuser_survives(kind, &[], 1_000_000, 10_000));
     }
 }
 
@@ -67,7 +86,7 @@ fn a_million_keys_do_not_reset_an_abuser() {
 fn keys_that_drained_are_taken_without_loss() {
     // Rounds of 400 keys (of 1 024 cells), each used once and drained by
     // the time the next round comes: every eviction takes a drained key.
-    let t = table(KeyRuleKind::Rate, 256);
+    let t = table(KeyRuleKind::Rate, 256, &[]);
     for round in 0..8u64 {
         for i in 0..400 {
             let key = format!("r{round}-{i}");

@@ -1,7 +1,8 @@
 //! Model-checked key table (run with `RUSTFLAGS="--cfg loom"
 //! CARGO_TARGET_DIR=target/loom cargo test -p sds-core --release --test
 //! keyed_loom`): every interleaving of a decision with the eviction of its
-//! own key, and of two first calls of one new key.
+//! own key, of two first calls of one new key, and of two first
+//! increments of one.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -112,5 +113,29 @@ fn two_first_in_flight_calls_of_a_new_key_share_one_limit() {
         assert!(mine ^ other, "one unit");
         assert_eq!(t.release(b"new", 1), Ok(true));
         assert_eq!(t.release(b"new", 1), Ok(false));
+    });
+}
+
+#[test]
+fn two_first_increments_of_a_new_key_both_count_in_one_window() {
+    model(|| {
+        let rule = KeyRule::from_entries(
+            KeyRuleKind::FixedWindow,
+            [
+                ("limit", Value::from(1i64)),
+                ("periodMs", Value::from(1000i64)),
+                ("windowFromFirstHit", Value::from(1i64)),
+            ],
+        );
+        let buckets: Vec<KeyBucket> = (0..2).map(|_| KeyBucket::new()).collect();
+        let t = Arc::new(KeyTable::new(buckets, rule.unwrap()).unwrap());
+        let t1 = t.clone();
+        let other = thread::spawn(move || t1.increment(b"new", T, 1).unwrap().count);
+        let mine = t.increment(b"new", T + 1, 1).unwrap().count;
+        let other = other.join().unwrap();
+        // Each saw its own hit and, in one order, the other's: 1 and 2.
+        assert_eq!(mine + other, 3, "{mine} {other}");
+        assert_eq!(t.count(b"new", T + 1).unwrap().count, 2);
+        assert_eq!(t.stats().resident, 1);
     });
 }
