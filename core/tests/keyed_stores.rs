@@ -110,6 +110,13 @@ fn increment_counts_whatever_the_limit_and_decrement_keeps_the_window() {
     assert_eq!(at(1 + 60_000, c), (1, now + 1 + 120_000));
     assert!(t.reset(b"ip"));
     assert_eq!(count(&t, "ip", now + 60_002), (0, 0));
+    // resetAll: every key forgotten, and how many there were.
+    for key in ["x", "y", "z"] {
+        t.increment(key.as_bytes(), now, 1).unwrap();
+    }
+    assert_eq!((t.reset_all(), t.stats().resident), (3, 0));
+    assert_eq!(count(&t, "x", now), (0, 0));
+    assert_eq!(t.reset_all(), 0);
     assert_eq!(t.increment(b"ip", now, 0), Err(KeyError::ZeroCost));
 }
 

@@ -84,9 +84,11 @@
 //!   hit alike): `fixedWindow` with `windowFromFirstHit` and `periodMs =
 //!   expiry × 1000`. `incr(key, expiry, amount)` is `increment` (`count`),
 //!   `get` is `count().count`, `get_expiry` is `now + count().reset_ms`,
-//!   `clear` is [`KeyTable::reset`]; `hit` is `increment(..).count ≤ L`, or
-//!   `decide` with `countRefused` (the same verdict; `remaining` is
-//!   `get_window_stats`' `max(0, L − count)`).
+//!   `clear` is [`KeyTable::reset`], `reset` is [`KeyTable::reset_all`];
+//!   `hit` is `increment(..).count ≤ L`, or `decide` with `countRefused`
+//!   (the same verdict; `remaining` is `get_window_stats`' `max(0, L −
+//!   count)`). One storage serves every limit item and is given the
+//!   expiry per call: a store keeps a table per expiry.
 //! - `limits`' `SlidingWindowCounterRateLimiter` on `MemoryStorage`:
 //!   `slidingWindow`. `acquire_sliding_window_entry` is `decide(..)
 //!   .admitted` (a refused hit counts nothing; `amount > limit` is never
@@ -98,9 +100,10 @@
 //!   `windowFromFirstHit`, `periodMs = windowMs`. `increment` is
 //!   `increment(key, now, 1)`: `{totalHits: count, resetTime: now +
 //!   reset_ms}`; `decrement` is `decrement(key, now, 1)`; `get` is
-//!   `count()` (`undefined` when `reset_ms = 0`); `resetKey` is `reset`.
-//!   The middleware's verdict `totalHits > limit` is `decide` with
-//!   `countRefused` (every hit counted, refused ones too).
+//!   `count()` (`undefined` when `reset_ms = 0`); `resetKey` is `reset`,
+//!   `resetAll` is `reset_all`. The middleware's verdict `totalHits >
+//!   limit` is `decide` with `countRefused` (every hit counted, refused
+//!   ones too).
 //!
 //! Exact but for: counts past the cap (`totalHits` stops there; a count
 //! at its cap stays until the window ends, where a library would let
@@ -173,9 +176,9 @@
 //!   back) is read and written as one burst ahead, so a step back costs a
 //!   key at most one burst's refill; a window whose lap is not the current
 //!   one (nor, sliding, the one before) reads as empty, and so does a
-//!   window from the first hit that started `W` or more before the call
-//!   or after it (a call less than `W` before the start counts in that
-//!   window, at its start: callers' clocks race).
+//!   window from the first hit whose start is `W` or more before the
+//!   call, or `W` or more after it (a call less than `W` before the start
+//!   counts in that window, at its start: callers' clocks race).
 //! - A window key idle for very long may read its old counts, a misread
 //!   that only refuses, for less than one window: sliding, after a whole
 //!   multiple of `2^(54 − 2c)` windows (`2^22`, 48 days of 1 s windows,
@@ -183,8 +186,8 @@
 //!   `2^30` windows; from the first hit, within `W` of a multiple of `2^t`
 //!   ms, `t = 54 − c ≥ bits(W) + 4` (`L = 100`, `W` = 15 min: `t = 42`,
 //!   139 years; `L = 10^6`, `W` = 1 day: `t = 33`, 99 days; a key back
-//!   after that misreads with a chance of `2 W / 2^t` ≤ 1/8, 2 % there). Times after the year 2255
-//!   decide as that year.
+//!   after that misreads with a chance of `2 W / 2^t` ≤ 1/8, 2 % there).
+//!   Times after the year 2255 decide as that year.
 //! - Two first calls of one new key in an in-flight table that claim two
 //!   cells at once and both take units keep both cells until the later's
 //!   units come back (releases look in both): for that while the key may

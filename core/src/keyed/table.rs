@@ -329,6 +329,18 @@ impl<S: KeyStorage> KeyTable<S> {
         }
     }
 
+    /// Forgets every key, as [`KeyTable::reset`] forgets one (a store's
+    /// `resetAll`, `limits`' `reset`): how many keys the table held. A key
+    /// decided during the sweep may stay.
+    pub fn reset_all(&self) -> u64 {
+        let cells = self.storage.buckets().iter().flat_map(|b| b.cells.iter());
+        let held = |cell: &KeyCell| {
+            let word = cell.key.load(Ordering::Acquire);
+            owner(word) != 0 && self.empty_cell(cell, word)
+        };
+        cells.filter(|cell| held(cell)).count() as u64
+    }
+
     /// Forgets `key` (its next call starts fresh, units held included);
     /// whether it was held.
     pub fn reset(&self, key: &[u8]) -> bool {
