@@ -236,11 +236,8 @@ fn flags_are_0_or_1_for_fixed_windows_and_bound_the_limit() {
     // From the first hit: bits(limit) + bits(periodMs) <= 49.
     let day = 86_400_000i64; // 27 bits
     let from_first_hit = |limit: i64| {
-        let mut b = KeyRuleBuilder::new(fixed);
-        b.set("limit", Value::from(limit)).unwrap();
-        b.set("periodMs", Value::from(day)).unwrap();
-        b.set(FROM_FIRST_HIT, Value::from(1i64)).unwrap();
-        b.build()
+        let entries = [("limit", limit), ("periodMs", day), (FROM_FIRST_HIT, 1)];
+        KeyRule::from_entries(fixed, entries.map(|(name, v)| (name, Value::from(v))))
     };
     assert!(from_first_hit((1 << 22) - 1).is_ok());
     let e = from_first_hit(1 << 22).unwrap_err();
