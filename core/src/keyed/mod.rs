@@ -202,6 +202,7 @@ mod gcra;
 mod hash;
 mod in_flight;
 mod rule;
+mod rule_input;
 mod storage;
 mod table;
 mod window;
@@ -209,9 +210,10 @@ mod window;
 pub use cell::{KeyBucket, KeyCell, BUCKET_CELLS};
 pub use decision::{KeyCount, KeyDecision, NEVER};
 pub use rule::{
-    key_fingerprint, KeyException, KeyField, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError,
-    KeyRuleKind, MAX_EXCEPTIONS, MAX_PERIOD_MS,
+    key_fingerprint, KeyException, KeyRule, KeyRuleBuilder, KeyRuleKind, MAX_EXCEPTIONS,
+    MAX_PERIOD_MS,
 };
+pub use rule_input::{KeyField, KeyRuleBreak, KeyRuleError};
 pub use storage::{
     KeyError, KeyStorage, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
 };
