@@ -17,13 +17,18 @@ use sds_shm::{Options, SharedKeyTable};
 #[test]
 fn a_call_with_a_late_clock_does_not_reset_the_current_window() {
     let dir = TempDir::new("keys-late");
-    for (i, kind) in [KeyRuleKind::FixedWindow, KeyRuleKind::SlidingWindow]
-        .into_iter()
-        .enumerate()
-    {
+    let rules = [
+        (KeyRuleKind::FixedWindow, None),
+        (KeyRuleKind::SlidingWindow, None),
+        (KeyRuleKind::FixedWindow, Some("windowFromFirstHit")),
+    ];
+    for (i, (kind, flag)) in rules.into_iter().enumerate() {
         let mut builder = KeyRuleBuilder::new(kind);
         builder.set("limit", Value::from(1i64)).unwrap();
         builder.set("periodMs", Value::from(1000i64)).unwrap();
+        if let Some(flag) = flag {
+            builder.set(flag, Value::from(1i64)).unwrap();
+        }
         let rule = builder.build().unwrap();
         let path = dir.join(&format!("keys-{i}"));
         let shared = SharedKeyTable::open(path, 16, rule, &Options::new()).unwrap();
@@ -35,7 +40,7 @@ fn a_call_with_a_late_clock_does_not_reset_the_current_window() {
         let _late = admitted(999_999);
         assert!(
             !admitted(1_000_001),
-            "{kind:?}: a second call in one window of 1"
+            "{kind:?} {flag:?}: a second call in one window of 1"
         );
     }
 }
