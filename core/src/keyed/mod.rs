@@ -60,7 +60,11 @@
 //! - **Sliding-window counter** (`L < 2^21`): `weighted = prev × (W − e) /
 //!   W + cur`, `e = now mod W`, `prev` and `cur` the counts of the previous
 //!   and the current aligned window; admitted when `floor(weighted) + n ≤
-//!   L`, then `cur ← cur + n`.
+//!   L`, then `cur ← cur + n`. Why not larger: `limits` counts exactly, so
+//!   `prev` and `cur` take `c = max(16, bits(L))` bits each and the lap the
+//!   `54 − 2c` left; past `L = 2^21 − 1` the lap would have fewer than 12
+//!   bits and a key idle for a few thousand windows would read old counts
+//!   (counts in units of `L / 2^16` would fit any limit, but not exactly).
 //! - **In flight** (nginx `limit_conn`): at most `limit` units held per key
 //!   at once; a call takes `n` when `held + n ≤ limit` and
 //!   [`KeyTable::release`] gives them back. No period. A key holding units
