@@ -519,6 +519,28 @@ typedef struct sds_key_decision {
 } sds_key_decision;
 
 /**
+ * A window rule's counts for a key (the core's `KeyCount`): what a store
+ * of Python `limits` or express-rate-limit answers (`core/src/keyed/mod.rs`
+ * maps each store call to a table call).
+ */
+typedef struct sds_key_count {
+    /**
+     * The units counted in the key's window after the call (sliding: in
+     * the current aligned window); it saturates at the rule's count cap.
+     */
+    uint64_t count;
+    /**
+     * A sliding window's count of the previous aligned window (fixed
+     * windows: 0).
+     */
+    uint64_t previous;
+    /**
+     * ms until the window ends; a fixed window's key without a window: 0.
+     */
+    uint64_t reset_ms;
+} sds_key_count;
+
+/**
  * A key table's counters (the core's `KeyTableStats`).
  */
 typedef struct sds_key_stats {
@@ -1076,6 +1098,39 @@ sds_result sds_keys_reset(const struct sds_keys *keys,
                           const void *key,
                           size_t key_len,
                           bool *held);
+
+/**
+ * Forgets every key, as `sds_keys_reset` forgets one (a store's
+ * `resetAll`), and writes to `*held` (NULL to skip) how many keys the
+ * table held. A key decided during the sweep may stay.
+ *
+ * # Safety
+ * `keys` must be NULL or a live table, `held` NULL or writable.
+ */
+sds_result sds_keys_reset_all(const struct sds_keys *keys,
+                              uint64_t *held);
+
+/**
+ * Window rules: adds `delta` to the key's count at `now_ms` and writes the
+ * counts after it to `*out`, as a store of Python `limits` or
+ * express-rate-limit keeps them. `delta > 0` counts that many units
+ * whatever the limit, starting a window if the key has none (`incr`,
+ * `increment`; a key not in the table takes a cell); `delta < 0` takes up
+ * to `-delta` off a live window's count, keeping the window (never below
+ * 0; no window, nothing is taken: `decrement`); 0 only reads (`get`).
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for a rule that is no window, and
+ * as `sds_keys_decide` for the arguments.
+ *
+ * # Safety
+ * As `sds_keys_decide`.
+ */
+sds_result sds_keys_count_add(const struct sds_keys *keys,
+                              const void *key,
+                              size_t key_len,
+                              uint64_t now_ms,
+                              int32_t delta,
+                              struct sds_key_count *out);
 
 /**
  * Writes the table's counters to `*out` (a shared table's are the

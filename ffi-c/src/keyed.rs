@@ -10,8 +10,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use sds_core::keyed::{
-    KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBreak, KeyRuleBuilder, KeyRuleError,
-    KeyRuleKind, KeyTable, KeyTableStats, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
+    KeyBucket, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleBreak, KeyRuleBuilder,
+    KeyRuleError, KeyRuleKind, KeyTable, KeyTableStats, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
 };
 use sds_core::{ErrorCode, KeyText, Value};
 use sds_settings::{json, Value as Json};
@@ -116,6 +116,32 @@ impl From<KeyTableStats> for sds_key_stats {
             resident: s.resident,
             evictions: s.evictions,
             lossy_evictions: s.lossy_evictions,
+        }
+    }
+}
+
+/// A window rule's counts for a key (the core's `KeyCount`): what a store
+/// of Python `limits` or express-rate-limit answers (`core/src/keyed/mod.rs`
+/// maps each store call to a table call).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct sds_key_count {
+    /// The units counted in the key's window after the call (sliding: in
+    /// the current aligned window); it saturates at the rule's count cap.
+    pub count: u64,
+    /// A sliding window's count of the previous aligned window (fixed
+    /// windows: 0).
+    pub previous: u64,
+    /// ms until the window ends; a fixed window's key without a window: 0.
+    pub reset_ms: u64,
+}
+
+impl From<KeyCount> for sds_key_count {
+    fn from(c: KeyCount) -> sds_key_count {
+        sds_key_count {
+            count: c.count,
+            previous: c.previous,
+            reset_ms: c.reset_ms,
         }
     }
 }
@@ -438,6 +464,57 @@ pub unsafe extern "C" fn sds_keys_reset(
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
         write_if_given(held, with_table!(keys, t => t.reset(key)));
+        Ok(())
+    })
+}
+
+/// Forgets every key, as `sds_keys_reset` forgets one (a store's
+/// `resetAll`), and writes to `*held` (NULL to skip) how many keys the
+/// table held. A key decided during the sweep may stay.
+///
+/// # Safety
+/// `keys` must be NULL or a live table, `held` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_reset_all(keys: *const sds_keys, held: *mut u64) -> sds_result {
+    boundary(|| {
+        let keys = input(keys, "keys")?;
+        write_if_given(held, with_table!(keys, t => t.reset_all()));
+        Ok(())
+    })
+}
+
+/// Window rules: adds `delta` to the key's count at `now_ms` and writes the
+/// counts after it to `*out`, as a store of Python `limits` or
+/// express-rate-limit keeps them. `delta > 0` counts that many units
+/// whatever the limit, starting a window if the key has none (`incr`,
+/// `increment`; a key not in the table takes a cell); `delta < 0` takes up
+/// to `-delta` off a live window's count, keeping the window (never below
+/// 0; no window, nothing is taken: `decrement`); 0 only reads (`get`).
+///
+/// Returns `SDS_RESULT_INVALID_ARGUMENT` for a rule that is no window, and
+/// as `sds_keys_decide` for the arguments.
+///
+/// # Safety
+/// As `sds_keys_decide`.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_count_add(
+    keys: *const sds_keys,
+    key: *const c_void,
+    key_len: usize,
+    now_ms: u64,
+    delta: i32,
+    out: *mut sds_key_count,
+) -> sds_result {
+    boundary(|| {
+        let (keys, key) = keyed(keys, key, key_len)?;
+        let out = self::out(out, "out")?;
+        let units = delta.unsigned_abs();
+        let count = with_table!(keys, t => match delta {
+            1.. => t.increment(key, now_ms, units),
+            ..0 => t.decrement(key, now_ms, units),
+            0 => t.count(key, now_ms),
+        })?;
+        out.write(count.into());
         Ok(())
     })
 }

@@ -6,11 +6,11 @@
 use std::ptr::{null, null_mut};
 
 use sds::{
-    sds_key_decision, sds_key_stats, sds_keys, sds_keys_decide, sds_keys_free, sds_keys_new,
-    sds_keys_open_shared, sds_keys_peek, sds_keys_release, sds_keys_reset, sds_keys_stats_get,
-    SDS_KEY_NEVER, SDS_MESSAGE_MAX,
+    sds_key_count, sds_key_decision, sds_key_stats, sds_keys, sds_keys_count_add, sds_keys_decide,
+    sds_keys_free, sds_keys_new, sds_keys_open_shared, sds_keys_peek, sds_keys_release,
+    sds_keys_reset, sds_keys_reset_all, sds_keys_stats_get, SDS_KEY_NEVER, SDS_MESSAGE_MAX,
 };
-use sds_core::keyed::{KeyRuleBuilder, KeyRuleKind};
+use sds_core::keyed::{KeyError, KeyRuleBuilder, KeyRuleKind};
 use sds_core::{ErrorCode, Value};
 use sds_testkit::TempDir;
 
@@ -77,6 +77,20 @@ impl Keys {
         let mut held = false;
         let r = unsafe { sds_keys_reset(self.0, key.as_ptr().cast(), key.len(), &mut held) };
         made(r, held).unwrap()
+    }
+
+    fn count(&self, key: &[u8], now_ms: u64, delta: i32) -> Result<sds_key_count, Refusal> {
+        let mut c = sds_key_count::default();
+        let (k, len) = (key.as_ptr().cast(), key.len());
+        made(
+            unsafe { sds_keys_count_add(self.0, k, len, now_ms, delta, &mut c) },
+            c,
+        )
+    }
+
+    fn reset_all(&self) -> u64 {
+        let mut held = 0;
+        made(unsafe { sds_keys_reset_all(self.0, &mut held) }, held).unwrap()
     }
 
     fn stats(&self) -> sds_key_stats {
@@ -184,31 +198,21 @@ fn in_flight_units_are_taken_and_given_back() {
     assert_eq!(keys.release(b"c", 1), Ok(false), "it holds none");
     assert_eq!(keys.release(b"never", 1), Ok(false));
     assert_eq!(keys.peek(b"c", 0).remaining, 2);
-    let zero = keys.release(b"c", 0).unwrap_err();
-    assert_eq!(
-        zero,
-        (
-            ErrorCode::InvalidArgument,
-            "SDS_INVALID_ARGUMENT: cost must be >= 1".into()
-        )
-    );
-
+    assert_eq!(keys.release(b"c", 0), Err(core_refusal(KeyError::ZeroCost)));
     let rate = new(RATE, 100).unwrap();
-    let refused = (
-        ErrorCode::InvalidArgument,
-        "SDS_INVALID_ARGUMENT: only an inFlight rule gives units back".to_string(),
+    assert_eq!(
+        rate.release(b"c", 1),
+        Err(core_refusal(KeyError::NotInFlight))
     );
-    assert_eq!(rate.release(b"c", 1), Err(refused));
 }
 
 #[test]
 fn a_cost_of_zero_is_refused_and_peek_takes_nothing() {
     let keys = new(RATE, 100).unwrap();
-    let refused = (
-        ErrorCode::InvalidArgument,
-        "SDS_INVALID_ARGUMENT: cost must be >= 1".into(),
+    assert_eq!(
+        keys.decide(b"u", 1000, 0),
+        Err(core_refusal(KeyError::ZeroCost))
     );
-    assert_eq!(keys.decide(b"u", 1000, 0), Err(refused));
     assert_eq!(keys.peek(b"u", 1000), decision(true, 3, 3, 0, 0, 300));
     assert_eq!(keys.stats().resident, 0, "neither took a cell");
     keys.decide(b"u", 1000, 2).unwrap();
@@ -266,6 +270,80 @@ fn stats_count_residents_and_lossy_evictions() {
     assert!(keys.decide(b"f", 60_000, 1).unwrap().admitted);
     assert_eq!(keys.stats().lossy_evictions, 1);
     assert_eq!(keys.stats().evictions, 2);
+}
+
+#[test]
+fn window_counts_as_stores_keep_them() {
+    let rule = r#"{"kind": "fixedWindow", "limit": 3, "periodMs": 1000, "windowFromFirstHit": 1}"#;
+    let keys = new(rule, 100).unwrap();
+    let count = |count, reset_ms| {
+        Ok(sds_key_count {
+            count,
+            previous: 0,
+            reset_ms,
+        })
+    };
+    assert_eq!(keys.count(b"k", 1500, 0), count(0, 0), "no window yet");
+    assert_eq!(
+        keys.count(b"k", 1500, 1),
+        count(1, 1000),
+        "the window starts"
+    );
+    assert_eq!(keys.count(b"k", 1700, 4), count(5, 800), "past the limit");
+    assert_eq!(keys.count(b"k", 1700, -2), count(3, 800));
+    assert_eq!(keys.count(b"k", 1900, 0), count(3, 600));
+    assert!(!keys.decide(b"k", 1900, 1).unwrap().admitted);
+    assert_eq!(keys.count(b"k", 2500, 0), count(0, 0), "the window is over");
+    assert_eq!(
+        keys.count(b"other", 1500, -1),
+        count(0, 0),
+        "no window, nothing taken"
+    );
+
+    keys.count(b"a", 3000, 1).unwrap();
+    keys.count(b"b", 3000, 1).unwrap();
+    assert_eq!(keys.reset_all(), 3, "k, a and b; a decrement takes no cell");
+    assert_eq!(keys.stats().resident, 0);
+    assert_eq!(keys.count(b"a", 3000, 0), count(0, 0));
+
+    let sliding = new(
+        r#"{"kind": "slidingWindow", "limit": 4, "periodMs": 1000}"#,
+        100,
+    )
+    .unwrap();
+    sliding.count(b"k", 1200, 3).unwrap();
+    let c = sliding.count(b"k", 2400, 1).unwrap();
+    assert_eq!(
+        c,
+        sds_key_count {
+            count: 1,
+            previous: 3,
+            reset_ms: 600
+        }
+    );
+
+    let rate = new(RATE, 100).unwrap();
+    for units in [1, -1, 0] {
+        assert_eq!(
+            rate.count(b"k", 0, units),
+            Err(core_refusal(KeyError::NotWindow))
+        );
+    }
+    let flag = core_says(
+        KeyRuleKind::FixedWindow,
+        &[("countRefused", Value::from(true))],
+    );
+    let text = r#"{"kind": "fixedWindow", "limit": 3, "periodMs": 1000, "countRefused": true}"#;
+    assert_eq!(
+        new(text, 100).err(),
+        Some(flag),
+        "a flag is 0 or 1, as the core says"
+    );
+}
+
+/// The code and message of the core's key table error `e`.
+fn core_refusal(e: KeyError) -> Refusal {
+    (e.code(), format!("{}: {e}", e.code().as_str()))
 }
 
 /// The core's verdict on a rule of `kind` built from `pairs`.
@@ -468,12 +546,11 @@ fn nulls_huge_lengths_and_bad_capacities_are_refused_before_anything_changes() {
     assert_eq!(made(r, ()).unwrap_err().0, ErrorCode::InvalidArgument);
     let r = unsafe { sds_keys_new(RATE.as_ptr().cast(), RATE.len(), 100, null_mut()) };
     assert_eq!(made(r, ()), Err(null_arg("out")));
-    let capacity = "SDS_INVALID_CAPACITY: a key table needs 1..=67108864 buckets of 4 keys";
     for bad in [0, (1 << 28) + 1, usize::MAX] {
         let refused = new(RATE, bad).err();
         assert_eq!(
             refused,
-            Some((ErrorCode::InvalidCapacity, capacity.to_string())),
+            Some(core_refusal(KeyError::InvalidCapacity)),
             "{bad}"
         );
     }

@@ -1,7 +1,7 @@
 /* Per-key limits (sds_keys_*): a rate key refused after its burst with a
- * retry_after_ms, a fixed window, in-flight units taken and given back,
- * stats, a rule refused with the core's message, and a key table file
- * shared with a forked child. Files live in a fresh directory under /tmp,
+ * retry_after_ms, a fixed window, a store's counts, in-flight units taken
+ * and given back, stats, a rule refused with the core's message, and a key
+ * table file shared with a forked child. Files live in a fresh directory under /tmp,
  * removed at the end. */
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -75,6 +75,27 @@ static void fixed_window(void) {
     CHECK(!d.admitted && d.retry_after_ms == 200 && d.window_ms == 1000);
     d = decide(keys, "k", 2000, 1); /* the next window */
     CHECK(d.admitted && d.remaining == 1 && d.reset_ms == 1000);
+    sds_keys_free(keys);
+}
+
+/* The counts a store keeps (express-rate-limit's MemoryStore): a window
+ * from the first hit, counted whatever the limit. */
+static void store_counts(void) {
+    sds_keys *keys = new_keys(RULE("{\"kind\": \"fixedWindow\", \"limit\": 2, \"periodMs\": 1000, "
+                                   "\"windowFromFirstHit\": 1}"), 100);
+    sds_key_count c;
+    uint64_t held = 0;
+    memset(&c, 0xab, sizeof c);
+    CHECK_OK(sds_keys_count_add(keys, NAME("ip"), 1500, 0, &c));
+    CHECK(c.count == 0 && c.reset_ms == 0 && c.previous == 0);
+    CHECK_OK(sds_keys_count_add(keys, NAME("ip"), 1500, 3, &c));
+    CHECK(c.count == 3 && c.reset_ms == 1000);
+    CHECK_OK(sds_keys_count_add(keys, NAME("ip"), 1600, -1, &c));
+    CHECK(c.count == 2 && c.reset_ms == 900);
+    CHECK(!decide(keys, "ip", 1600, 1).admitted);
+    CHECK_OK(sds_keys_reset_all(keys, &held));
+    CHECK(held == 1);
+    CHECK(decide(keys, "ip", 1600, 1).admitted);
     sds_keys_free(keys);
 }
 
@@ -179,6 +200,7 @@ int main(void) {
     CHECK(mkdtemp(dir) != NULL);
     rate_refuses_after_its_burst();
     fixed_window();
+    store_counts();
     in_flight_take_and_release();
     stats();
     bad_rules();
