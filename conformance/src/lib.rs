@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+mod keyed;
+pub use keyed::{
+    answer_json, keyed_files, run_keyed, run_keyed_all, CountCall, KeyAnswer, KeyCounts, KeyStats,
+    KeySurface, KeyedRun, RuleFailure,
+};
 mod settings;
 pub use settings::{run_config_cases, run_settings_cases, settings_cases, spelled, SettingsCase};
 
@@ -81,7 +86,7 @@ fn subset(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
         (Value::Object(e), Value::Object(a)) => e.iter().try_for_each(|(k, v)| {
             let got = a
                 .get(k)
-                .ok_or_else(|| format!("{path}.{k}: no such stat"))?;
+                .ok_or_else(|| format!("{path}.{k}: no such field"))?;
             subset(v, got, &format!("{path}.{k}"))
         }),
         _ if expected == actual => Ok(()),

@@ -1,0 +1,314 @@
+//! The keyed scenarios of `conformance/keyed/` (README.md, "Keyed
+//! scenarios"): the driver reads each file, asks the runner's surface for a
+//! table of the file's rule and capacity, and walks the steps. A runner
+//! only says how its surface builds a table and makes each call; the
+//! driver owns the format and every check.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::{assert_none_failed, conformance_file, subset, window_int};
+
+/// A key's decision, as every surface gives it (the core's `KeyDecision`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyAnswer {
+    pub admitted: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    pub reset_ms: u64,
+    /// `u64::MAX` for "never" (the cost is above the quota).
+    pub retry_after_ms: u64,
+    pub window_ms: u64,
+}
+
+/// A window rule's counts for a key (the core's `KeyCount`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyCounts {
+    pub count: u64,
+    pub previous: u64,
+    pub reset_ms: u64,
+}
+
+/// A table's counters (the core's `KeyTableStats`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyStats {
+    pub capacity: u64,
+    pub resident: u64,
+    pub evictions: u64,
+    pub lossy_evictions: u64,
+}
+
+/// Which count call a step makes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CountCall {
+    /// Counts this many units whatever the limit.
+    Increment(u32),
+    /// Takes up to this many units off a live window's count.
+    Decrement(u32),
+    /// Reads.
+    Read,
+}
+
+/// What a runner's key table does for the driver. Keys are bytes; errors
+/// are code names (`SDS_INVALID_ARGUMENT`, `SDS_TABLE_FULL`, ...).
+pub trait KeySurface {
+    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<KeyAnswer, String>;
+    fn peek(&self, key: &[u8], at: u64) -> Result<KeyAnswer, String>;
+    /// Whether the key held any units.
+    fn release(&self, key: &[u8], units: u32) -> Result<bool, String>;
+    /// Whether the key was held.
+    fn reset(&self, key: &[u8]) -> Result<bool, String>;
+    /// How many keys the table held.
+    fn reset_all(&self) -> Result<u64, String>;
+    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<KeyCounts, String>;
+    fn stats(&self) -> Result<KeyStats, String>;
+}
+
+/// A rule's failure as a surface reports it: the code name and the whole
+/// message.
+pub type RuleFailure = (String, String);
+
+/// What a run of the keyed scenarios checked.
+#[derive(Debug, Default)]
+pub struct KeyedRun {
+    pub files: usize,
+    pub steps: usize,
+}
+
+/// Every keyed scenario file, sorted.
+pub fn keyed_files() -> Vec<PathBuf> {
+    let dir = conformance_file("keyed");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("conformance/keyed exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A decision in the scenario format (`retryAfterMs` "never" for
+/// `u64::MAX`).
+pub fn answer_json(a: &KeyAnswer) -> Value {
+    let retry = match a.retry_after_ms {
+        u64::MAX => json!("never"),
+        ms => json!(ms),
+    };
+    json!({
+        "admitted": a.admitted, "limit": a.limit, "remaining": a.remaining,
+        "resetMs": a.reset_ms, "retryAfterMs": retry, "windowMs": a.window_ms,
+    })
+}
+
+fn counts_json(c: &KeyCounts) -> Value {
+    json!({ "count": c.count, "previous": c.previous, "resetMs": c.reset_ms })
+}
+
+fn stats_json(s: &KeyStats) -> Value {
+    json!({
+        "capacity": s.capacity, "resident": s.resident,
+        "evictions": s.evictions, "lossyEvictions": s.lossy_evictions,
+    })
+}
+
+/// The step's key: `key` (its UTF-8 bytes) or `keyHex`.
+fn key_of(step: &Value) -> Result<Vec<u8>, String> {
+    match (&step["key"], &step["keyHex"]) {
+        (Value::String(text), Value::Null) => Ok(text.as_bytes().to_vec()),
+        (Value::Null, Value::String(hex)) => from_hex(hex),
+        _ => Err("a step names its key by exactly one of key, keyHex".into()),
+    }
+}
+
+fn from_hex(hex: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("keyHex {hex:?} is not pairs of hex digits");
+    if hex.len() % 2 != 0 {
+        return Err(bad());
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+        .collect()
+}
+
+/// The integer `name` of `step` (`default` when absent), a cost or units.
+fn units(step: &Value, name: &str, default: u32) -> Result<u32, String> {
+    match &step[name] {
+        Value::Null => Ok(default),
+        v => u32::try_from(window_int(v, name)?).map_err(|_| format!("{name}: above 2^32 - 1")),
+    }
+}
+
+/// Compares a call's result with the step's `error`, or its value with
+/// `expect` (a subset of the fields for objects, the whole value else).
+fn check(step: &Value, got: Result<Value, String>) -> Result<(), String> {
+    match (got, step["error"].as_str()) {
+        (Err(code), Some(want)) if code == want => Ok(()),
+        (Err(code), Some(want)) => Err(format!("expected error {want}, got error {code}")),
+        (Err(code), None) => Err(format!("expected no error, got error {code}")),
+        (Ok(value), Some(want)) => Err(format!("expected error {want}, got {value}")),
+        (Ok(value), None) => match &step["expect"] {
+            Value::Null => Err("a step checks something: expect or error".into()),
+            want @ Value::Object(_) => subset(want, &value, "answer"),
+            want if *want == value => Ok(()),
+            want => Err(format!("expected {want}, got {value}")),
+        },
+    }
+}
+
+/// A decide step: `repeat` calls at one `at`; `tally` counts the admitted
+/// and refused ones, `expect` checks the last.
+fn decide<S: KeySurface>(surface: &S, step: &Value, key: &[u8], at: u64) -> Result<(), String> {
+    let cost = units(step, "cost", 1)?;
+    let repeat = units(step, "repeat", 1)?;
+    if repeat > 1 && step["tally"].is_null() {
+        return Err("a repeated decide has a tally".into());
+    }
+    let (mut admitted, mut refused) = (0u32, 0u32);
+    let mut last = Err(String::new());
+    for _ in 0..repeat {
+        last = surface.decide(key, at, cost);
+        match &last {
+            Ok(a) if a.admitted => admitted += 1,
+            Ok(_) => refused += 1,
+            Err(_) => break,
+        }
+    }
+    if !step["tally"].is_null() && last.is_ok() {
+        let tally = json!({ "admitted": admitted, "refused": refused });
+        if tally != step["tally"] {
+            return Err(format!("tally: expected {}, got {tally}", step["tally"]));
+        }
+    }
+    check(step, last.map(|a| answer_json(&a)))
+}
+
+/// The members a step may have: any other is a typo the driver refuses.
+const STEP_MEMBERS: [&str; 12] = [
+    "op", "key", "keyHex", "at", "cost", "units", "repeat", "tally", "expect", "error", "rule",
+    "message",
+];
+
+fn run_step<S: KeySurface>(
+    surface: &S,
+    step: &Value,
+    rule_table: &dyn Fn(&Value) -> Result<(), RuleFailure>,
+) -> Result<(), String> {
+    let members = step.as_object().ok_or("a step is an object")?;
+    if let Some(odd) = members.keys().find(|k| !STEP_MEMBERS.contains(&k.as_str())) {
+        return Err(format!("unknown step member {odd:?}"));
+    }
+    let op = step["op"].as_str().unwrap_or("");
+    let at = || window_int(&step["at"], "at");
+    let key = || key_of(step);
+    let counts = |call| {
+        let got = surface.count(&key()?, at()?, call);
+        check(step, got.map(|c| counts_json(&c)))
+    };
+    match op {
+        "decide" => decide(surface, step, &key()?, at()?),
+        "peek" => check(step, surface.peek(&key()?, at()?).map(|a| answer_json(&a))),
+        "release" => {
+            let got = surface.release(&key()?, units(step, "units", 1)?);
+            check(step, got.map(Value::from))
+        }
+        "reset" => check(step, surface.reset(&key()?).map(Value::from)),
+        "reset_all" => check(step, surface.reset_all().map(Value::from)),
+        "increment" => counts(CountCall::Increment(units(step, "units", 1)?)),
+        "decrement" => counts(CountCall::Decrement(units(step, "units", 1)?)),
+        "count" => counts(CountCall::Read),
+        "stats" => check(step, surface.stats().map(|s| stats_json(&s))),
+        "rule" => {
+            let got = rule_table(&step["rule"]);
+            let want = match (step["error"].as_str(), step["message"].as_str()) {
+                (Some(code), Some(message)) => Err((code.to_string(), message.to_string())),
+                (None, None) => Ok(()),
+                _ => return Err("a failing rule step has both error and message".into()),
+            };
+            match got == want {
+                true => Ok(()),
+                false => Err(format!("expected {want:?}, got {got:?}")),
+            }
+        }
+        other => Err(format!("unknown op {other:?}")),
+    }
+}
+
+/// Runs one keyed scenario on a table from `fresh(rule, capacity)`; how
+/// many steps it checked.
+pub fn run_keyed<S: KeySurface>(
+    file: &Path,
+    fresh: &impl Fn(&Value, usize) -> Result<S, RuleFailure>,
+) -> Result<usize, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let scenario: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let capacity = window_int(&scenario["capacity"], "capacity")? as usize;
+    let surface =
+        fresh(&scenario["rule"], capacity).map_err(|e| format!("the file's rule: {e:?}"))?;
+    let rule_table = |rule: &Value| fresh(rule, capacity).map(drop);
+    let steps = scenario["steps"].as_array().ok_or("no steps")?;
+    for (i, step) in steps.iter().enumerate() {
+        run_step(&surface, step, &rule_table).map_err(|e| format!("step {i} ({step}): {e}"))?;
+    }
+    Ok(steps.len())
+}
+
+/// Runs every keyed scenario, each on a table from `fresh(rule, capacity)`
+/// (`rule` the file's object as it is: `kind`, the builder's entries and
+/// `exceptions` as `[key, limit]` pairs; `Err` the code name and message of
+/// a refused rule); panics listing the failures.
+pub fn run_keyed_all<S: KeySurface>(
+    fresh: impl Fn(&Value, usize) -> Result<S, RuleFailure>,
+) -> KeyedRun {
+    let files = keyed_files();
+    assert!(files.len() >= 20, "keyed scenarios are missing");
+    let mut run = KeyedRun::default();
+    let mut failures = Vec::new();
+    for file in &files {
+        match run_keyed(file, &fresh) {
+            Ok(steps) => run.steps += steps,
+            Err(e) => failures.push(format!("{}: {e}", file.display())),
+        }
+    }
+    assert_none_failed(&failures, files.len(), "keyed scenarios");
+    run.files = files.len();
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_utf8_bytes_or_hex() {
+        assert_eq!(from_hex("00ffC3a9").unwrap(), [0, 0xff, 0xc3, 0xa9]);
+        assert!(from_hex("abc").is_err() && from_hex("zz").is_err() && from_hex("éé").is_err());
+        assert_eq!(key_of(&json!({ "key": "é" })).unwrap(), [0xc3, 0xa9]);
+        assert_eq!(key_of(&json!({ "keyHex": "" })).unwrap(), [0u8; 0]);
+        assert!(key_of(&json!({ "key": "a", "keyHex": "61" })).is_err());
+        assert!(key_of(&json!({})).is_err());
+    }
+
+    #[test]
+    fn a_step_fails_on_any_difference() {
+        let never = KeyAnswer {
+            retry_after_ms: u64::MAX,
+            ..KeyAnswer::default()
+        };
+        let got = || Ok(answer_json(&never));
+        assert_eq!(
+            check(&json!({ "expect": { "retryAfterMs": "never" } }), got()),
+            Ok(())
+        );
+        assert!(check(&json!({ "expect": { "retryAfterMs": 0 } }), got()).is_err());
+        assert!(check(&json!({ "expect": { "remainder": 0 } }), got()).is_err());
+        assert!(check(&json!({ "error": "SDS_TABLE_FULL" }), got()).is_err());
+        assert!(check(&json!({}), got()).is_err());
+        let full = || Err("SDS_TABLE_FULL".to_string());
+        assert_eq!(check(&json!({ "error": "SDS_TABLE_FULL" }), full()), Ok(()));
+        assert!(check(&json!({ "error": "SDS_INVALID_ARGUMENT" }), full()).is_err());
+        assert!(check(&json!({ "expect": true }), full()).is_err());
+        assert!(check(&json!({ "expect": true }), Ok(json!(false))).is_err());
+    }
+}

@@ -1,0 +1,131 @@
+//! Runs every keyed scenario of `conformance/keyed` through `KeyTable`, its
+//! rule fed to `KeyRuleBuilder` from the file's JSON object as a binding
+//! feeds it from its own values.
+
+use sds_conformance as driver;
+
+use driver::{CountCall, KeyAnswer, KeyCounts, KeyStats, KeySurface, RuleFailure};
+use sds_core::keyed::{
+    KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyRuleKind, KeyTable,
+    BUCKET_CELLS,
+};
+use sds_core::Value;
+use serde_json::Value as Json;
+
+struct Keys(KeyTable<Vec<KeyBucket>>);
+
+/// A JSON value as the core's rule input (as the C ABI reads its JSON).
+fn input(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::String(_) => Value::Text,
+        Json::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => Value::from(i),
+            (None, Some(u), _) => Value::from(u),
+            (None, None, Some(f)) => Value::from_f64(f),
+            (None, None, None) => Value::OutOfRange,
+        },
+        Json::Bool(_) | Json::Array(_) | Json::Object(_) => Value::NotAnInteger,
+    }
+}
+
+fn failure(e: KeyRuleError) -> RuleFailure {
+    (e.code().as_str().to_string(), e.to_string())
+}
+
+/// The rule of a scenario's object: `kind`, the builder's entries, and
+/// `exceptions` as `[key, limit]` pairs (null: none).
+fn rule(object: &Json) -> Result<KeyRule, RuleFailure> {
+    let members = object.as_object().expect("a rule is an object");
+    let kind = members["kind"].as_str().and_then(KeyRuleKind::from_name);
+    let mut builder = KeyRuleBuilder::new(kind.expect("a rule has a known kind"));
+    for (name, value) in members {
+        match name.as_str() {
+            "kind" => {}
+            "exceptions" => {
+                let pairs = value.as_array().map_or(&[][..], Vec::as_slice);
+                for pair in pairs {
+                    let key = pair[0].as_str().expect("an exception's key is text");
+                    builder
+                        .except(key.as_bytes(), input(&pair[1]))
+                        .map_err(failure)?;
+                }
+            }
+            _ => builder.set(name, input(value)).map_err(failure)?,
+        }
+    }
+    builder.build().map_err(failure)
+}
+
+fn code(e: KeyError) -> String {
+    e.code().as_str().to_string()
+}
+
+fn answer(d: KeyDecision) -> KeyAnswer {
+    KeyAnswer {
+        admitted: d.admitted,
+        limit: d.limit,
+        remaining: d.remaining,
+        reset_ms: d.reset_ms,
+        retry_after_ms: d.retry_after_ms,
+        window_ms: d.window_ms,
+    }
+}
+
+impl KeySurface for Keys {
+    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<KeyAnswer, String> {
+        self.0.decide(key, at, cost).map(answer).map_err(code)
+    }
+
+    fn peek(&self, key: &[u8], at: u64) -> Result<KeyAnswer, String> {
+        Ok(answer(self.0.peek(key, at)))
+    }
+
+    fn release(&self, key: &[u8], units: u32) -> Result<bool, String> {
+        self.0.release(key, units).map_err(code)
+    }
+
+    fn reset(&self, key: &[u8]) -> Result<bool, String> {
+        Ok(self.0.reset(key))
+    }
+
+    fn reset_all(&self) -> Result<u64, String> {
+        Ok(self.0.reset_all())
+    }
+
+    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<KeyCounts, String> {
+        let counted = match call {
+            CountCall::Increment(n) => self.0.increment(key, at, n),
+            CountCall::Decrement(n) => self.0.decrement(key, at, n),
+            CountCall::Read => self.0.count(key, at),
+        };
+        counted.map_err(code).map(|c| KeyCounts {
+            count: c.count,
+            previous: c.previous,
+            reset_ms: c.reset_ms,
+        })
+    }
+
+    fn stats(&self) -> Result<KeyStats, String> {
+        let s = self.0.stats();
+        Ok(KeyStats {
+            capacity: s.capacity,
+            resident: s.resident,
+            evictions: s.evictions,
+            lossy_evictions: s.lossy_evictions,
+        })
+    }
+}
+
+#[test]
+fn every_keyed_scenario_passes() {
+    let run = driver::run_keyed_all(|object, capacity| {
+        let buckets = (0..capacity.div_ceil(BUCKET_CELLS))
+            .map(|_| KeyBucket::new())
+            .collect();
+        let table = KeyTable::new(buckets, rule(object)?).expect("a valid capacity");
+        Ok(Keys(table))
+    });
+    assert!(run.steps >= 300, "only {} keyed steps ran", run.steps);
+    println!("{} keyed scenarios, {} steps passed", run.files, run.steps);
+}
