@@ -8,36 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::{assert_none_failed, conformance_file, subset, window_int};
-
-/// A key's decision, as every surface gives it (the core's `KeyDecision`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct KeyAnswer {
-    pub admitted: bool,
-    pub limit: u32,
-    pub remaining: u32,
-    pub reset_ms: u64,
-    /// `u64::MAX` for "never" (the cost is above the quota).
-    pub retry_after_ms: u64,
-    pub window_ms: u64,
-}
-
-/// A window rule's counts for a key (the core's `KeyCount`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct KeyCounts {
-    pub count: u64,
-    pub previous: u64,
-    pub reset_ms: u64,
-}
-
-/// A table's counters (the core's `KeyTableStats`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct KeyStats {
-    pub capacity: u64,
-    pub resident: u64,
-    pub evictions: u64,
-    pub lossy_evictions: u64,
-}
+use crate::{assert_none_failed, json_files, subset, window_int};
 
 /// Which count call a step makes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -50,19 +21,21 @@ pub enum CountCall {
     Read,
 }
 
-/// What a runner's key table does for the driver. Keys are bytes; errors
-/// are code names (`SDS_INVALID_ARGUMENT`, `SDS_TABLE_FULL`, ...).
+/// What a runner's key table does for the driver. Keys are bytes; answers
+/// are JSON in the scenario format ([`answer_json`], [`counts_json`],
+/// [`key_stats_json`]); errors are code names (`SDS_INVALID_ARGUMENT`,
+/// `SDS_TABLE_FULL`, ...).
 pub trait KeySurface {
-    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<KeyAnswer, String>;
-    fn peek(&self, key: &[u8], at: u64) -> Result<KeyAnswer, String>;
+    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<Value, String>;
+    fn peek(&self, key: &[u8], at: u64) -> Result<Value, String>;
     /// Whether the key held any units.
     fn release(&self, key: &[u8], units: u32) -> Result<bool, String>;
     /// Whether the key was held.
     fn reset(&self, key: &[u8]) -> Result<bool, String>;
     /// How many keys the table held.
     fn reset_all(&self) -> Result<u64, String>;
-    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<KeyCounts, String>;
-    fn stats(&self) -> Result<KeyStats, String>;
+    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<Value, String>;
+    fn stats(&self) -> Result<Value, String>;
 }
 
 /// A rule's failure as a surface reports it: the code name and the whole
@@ -78,37 +51,36 @@ pub struct KeyedRun {
 
 /// Every keyed scenario file, sorted.
 pub fn keyed_files() -> Vec<PathBuf> {
-    let dir = conformance_file("keyed");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("conformance/keyed exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
+    json_files("keyed")
 }
 
-/// A decision in the scenario format (`retryAfterMs` "never" for
-/// `u64::MAX`).
-pub fn answer_json(a: &KeyAnswer) -> Value {
-    let retry = match a.retry_after_ms {
+/// A decision in the scenario format, from `admitted` and `[limit,
+/// remaining, reset_ms, retry_after_ms, window_ms]` (a `retry_after_ms` of
+/// `u64::MAX` is "never").
+pub fn answer_json(admitted: bool, numbers: [u64; 5]) -> Value {
+    let [limit, remaining, reset, retry, window] = numbers;
+    let retry = match retry {
         u64::MAX => json!("never"),
         ms => json!(ms),
     };
     json!({
-        "admitted": a.admitted, "limit": a.limit, "remaining": a.remaining,
-        "resetMs": a.reset_ms, "retryAfterMs": retry, "windowMs": a.window_ms,
+        "admitted": admitted, "limit": limit, "remaining": remaining,
+        "resetMs": reset, "retryAfterMs": retry, "windowMs": window,
     })
 }
 
-fn counts_json(c: &KeyCounts) -> Value {
-    json!({ "count": c.count, "previous": c.previous, "resetMs": c.reset_ms })
+/// A window rule's counts in the scenario format, from `[count, previous,
+/// reset_ms]`.
+pub fn counts_json([count, previous, reset]: [u64; 3]) -> Value {
+    json!({ "count": count, "previous": previous, "resetMs": reset })
 }
 
-fn stats_json(s: &KeyStats) -> Value {
+/// A key table's counters in the scenario format, from `[capacity,
+/// resident, evictions, lossy_evictions]`.
+pub fn key_stats_json([capacity, resident, evictions, lossy]: [u64; 4]) -> Value {
     json!({
-        "capacity": s.capacity, "resident": s.resident,
-        "evictions": s.evictions, "lossyEvictions": s.lossy_evictions,
+        "capacity": capacity, "resident": resident,
+        "evictions": evictions, "lossyEvictions": lossy,
     })
 }
 
@@ -170,7 +142,7 @@ fn decide<S: KeySurface>(surface: &S, step: &Value, key: &[u8], at: u64) -> Resu
     for _ in 0..repeat {
         last = surface.decide(key, at, cost);
         match &last {
-            Ok(a) if a.admitted => admitted += 1,
+            Ok(a) if a["admitted"] == true => admitted += 1,
             Ok(_) => refused += 1,
             Err(_) => break,
         }
@@ -181,7 +153,7 @@ fn decide<S: KeySurface>(surface: &S, step: &Value, key: &[u8], at: u64) -> Resu
             return Err(format!("tally: expected {}, got {tally}", step["tally"]));
         }
     }
-    check(step, last.map(|a| answer_json(&a)))
+    check(step, last)
 }
 
 /// The members a step may have: any other is a typo the driver refuses.
@@ -202,13 +174,10 @@ fn run_step<S: KeySurface>(
     let op = step["op"].as_str().unwrap_or("");
     let at = || window_int(&step["at"], "at");
     let key = || key_of(step);
-    let counts = |call| {
-        let got = surface.count(&key()?, at()?, call);
-        check(step, got.map(|c| counts_json(&c)))
-    };
+    let counts = |call| check(step, surface.count(&key()?, at()?, call));
     match op {
         "decide" => decide(surface, step, &key()?, at()?),
-        "peek" => check(step, surface.peek(&key()?, at()?).map(|a| answer_json(&a))),
+        "peek" => check(step, surface.peek(&key()?, at()?)),
         "release" => {
             let got = surface.release(&key()?, units(step, "units", 1)?);
             check(step, got.map(Value::from))
@@ -218,7 +187,7 @@ fn run_step<S: KeySurface>(
         "increment" => counts(CountCall::Increment(units(step, "units", 1)?)),
         "decrement" => counts(CountCall::Decrement(units(step, "units", 1)?)),
         "count" => counts(CountCall::Read),
-        "stats" => check(step, surface.stats().map(|s| stats_json(&s))),
+        "stats" => check(step, surface.stats()),
         "rule" => {
             let got = rule_table(&step["rule"]);
             let want = match (step["error"].as_str(), step["message"].as_str()) {
@@ -292,11 +261,7 @@ mod tests {
 
     #[test]
     fn a_step_fails_on_any_difference() {
-        let never = KeyAnswer {
-            retry_after_ms: u64::MAX,
-            ..KeyAnswer::default()
-        };
-        let got = || Ok(answer_json(&never));
+        let got = || Ok(answer_json(false, [1, 0, 0, u64::MAX, 0]));
         assert_eq!(
             check(&json!({ "expect": { "retryAfterMs": "never" } }), got()),
             Ok(())

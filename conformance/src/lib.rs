@@ -10,7 +10,7 @@ use serde_json::Value;
 
 mod keyed;
 pub use keyed::{
-    answer_json, keyed_files, run_keyed, run_keyed_all, CountCall, KeyAnswer, KeyCounts, KeyStats,
+    answer_json, counts_json, key_stats_json, keyed_files, run_keyed, run_keyed_all, CountCall,
     KeySurface, KeyedRun, RuleFailure,
 };
 mod settings;
@@ -56,9 +56,13 @@ fn assert_none_failed(failures: &[String], total: usize, what: &str) {
 
 /// Every scenario file, sorted.
 pub fn scenario_files() -> Vec<PathBuf> {
-    let dir = conformance_file("scenarios");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("conformance/scenarios exists")
+    json_files("scenarios")
+}
+
+/// The JSON files of the folder `dir` of conformance/, sorted.
+fn json_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(conformance_file(dir))
+        .unwrap_or_else(|e| panic!("conformance/{dir}: {e}"))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();

@@ -4,7 +4,7 @@
 
 use sds_conformance as driver;
 
-use driver::{CountCall, KeyAnswer, KeyCounts, KeyStats, KeySurface, RuleFailure};
+use driver::{CountCall, KeySurface, RuleFailure};
 use sds_core::keyed::{
     KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyRuleKind, KeyTable,
     BUCKET_CELLS,
@@ -61,23 +61,20 @@ fn code(e: KeyError) -> String {
     e.code().as_str().to_string()
 }
 
-fn answer(d: KeyDecision) -> KeyAnswer {
-    KeyAnswer {
-        admitted: d.admitted,
-        limit: d.limit,
-        remaining: d.remaining,
-        reset_ms: d.reset_ms,
-        retry_after_ms: d.retry_after_ms,
-        window_ms: d.window_ms,
-    }
+fn answer(d: KeyDecision) -> Json {
+    let [limit, remaining] = [d.limit, d.remaining].map(u64::from);
+    driver::answer_json(
+        d.admitted,
+        [limit, remaining, d.reset_ms, d.retry_after_ms, d.window_ms],
+    )
 }
 
 impl KeySurface for Keys {
-    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<KeyAnswer, String> {
+    fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<Json, String> {
         self.0.decide(key, at, cost).map(answer).map_err(code)
     }
 
-    fn peek(&self, key: &[u8], at: u64) -> Result<KeyAnswer, String> {
+    fn peek(&self, key: &[u8], at: u64) -> Result<Json, String> {
         Ok(answer(self.0.peek(key, at)))
     }
 
@@ -93,27 +90,20 @@ impl KeySurface for Keys {
         Ok(self.0.reset_all())
     }
 
-    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<KeyCounts, String> {
+    fn count(&self, key: &[u8], at: u64, call: CountCall) -> Result<Json, String> {
         let counted = match call {
             CountCall::Increment(n) => self.0.increment(key, at, n),
             CountCall::Decrement(n) => self.0.decrement(key, at, n),
             CountCall::Read => self.0.count(key, at),
         };
-        counted.map_err(code).map(|c| KeyCounts {
-            count: c.count,
-            previous: c.previous,
-            reset_ms: c.reset_ms,
-        })
+        let c = counted.map_err(code)?;
+        Ok(driver::counts_json([c.count, c.previous, c.reset_ms]))
     }
 
-    fn stats(&self) -> Result<KeyStats, String> {
+    fn stats(&self) -> Result<Json, String> {
         let s = self.0.stats();
-        Ok(KeyStats {
-            capacity: s.capacity,
-            resident: s.resident,
-            evictions: s.evictions,
-            lossy_evictions: s.lossy_evictions,
-        })
+        let counters = [s.capacity, s.resident, s.evictions, s.lossy_evictions];
+        Ok(driver::key_stats_json(counters))
     }
 }
 
