@@ -207,7 +207,7 @@ fn rule_input_gets_one_verdict_naming_the_field() {
                 ("limit", Value::from(1001i64)),
                 ("periodMs", Value::from(1i64)),
             ],
-            invalid(KeyField::Limit, KeyRuleBreak::TooLarge),
+            invalid(KeyField::Limit, KeyRuleBreak::RateTooFast),
         ),
         (
             KeyRuleKind::FixedWindow,
@@ -217,7 +217,7 @@ fn rule_input_gets_one_verdict_naming_the_field() {
         (
             KeyRuleKind::SlidingWindow,
             vec![("limit", Value::from(1i64 << 21)), ok[1]],
-            invalid(KeyField::Limit, KeyRuleBreak::TooLarge),
+            invalid(KeyField::Limit, KeyRuleBreak::AboveCounts),
         ),
         (
             KeyRuleKind::FixedWindow,

@@ -197,7 +197,7 @@ fn the_largest_sliding_limit_is_2_to_the_21_minus_1() {
     );
     assert_eq!(
         too_large,
-        Err(invalid(KeyField::Limit, KeyRuleBreak::TooLarge))
+        Err(invalid(KeyField::Limit, KeyRuleBreak::AboveCounts))
     );
 }
 
@@ -241,7 +241,7 @@ fn flags_are_0_or_1_for_fixed_windows_and_bound_the_limit() {
     };
     assert!(from_first_hit((1 << 22) - 1).is_ok());
     let e = from_first_hit(1 << 22).unwrap_err();
-    assert_eq!(e, invalid(KeyField::Limit, KeyRuleBreak::TooLarge));
+    assert_eq!(e, invalid(KeyField::Limit, KeyRuleBreak::FirstHitTooWide));
 }
 
 #[test]

@@ -102,25 +102,30 @@ impl Quota {
         burst: u32,
         period_ms: u64,
         flags: [bool; 2],
-    ) -> Option<Quota> {
+    ) -> Result<Quota, Misfit> {
         let emission_us = period_ms * 1000 / limit as u64;
-        let capacity_us = emission_us.checked_mul(burst as u64)?;
+        let capacity_us = emission_us.saturating_mul(burst as u64);
         let [from_first_hit, count_refused] = flags;
         let count_bits = match kind {
             KeyRuleKind::FixedWindow if from_first_hit => (bits(limit as u64) + 1).max(12),
             KeyRuleKind::SlidingWindow => bits(limit as u64).max(16),
             _ => 0,
         };
-        let fits = match kind {
-            KeyRuleKind::Rate => emission_us >= 1 && capacity_us <= MAX_CAPACITY_US,
-            KeyRuleKind::InFlight => true,
+        let misfit = match kind {
+            KeyRuleKind::Rate if emission_us < 1 => Some(Misfit::Limit(KeyRuleBreak::RateTooFast)),
+            KeyRuleKind::Rate if capacity_us > MAX_CAPACITY_US => Some(Misfit::Burst),
+            KeyRuleKind::Rate | KeyRuleKind::InFlight => None,
+            _ if limit > kind.max_limit() => Some(Misfit::Limit(KeyRuleBreak::AboveCounts)),
             // 2^t ≥ 16 W: t time bits beside the count (window.rs).
-            KeyRuleKind::FixedWindow if from_first_hit => {
-                limit <= kind.max_limit() && count_bits + bits(period_ms) + 4 <= 54
+            KeyRuleKind::FixedWindow if from_first_hit && count_bits + bits(period_ms) + 4 > 54 => {
+                Some(Misfit::Limit(KeyRuleBreak::FirstHitTooWide))
             }
-            _ => limit <= kind.max_limit(),
+            _ => None,
         };
-        fits.then_some(Quota {
+        if let Some(misfit) = misfit {
+            return Err(misfit);
+        }
+        Ok(Quota {
             limit,
             burst,
             period_ms,
@@ -131,6 +136,14 @@ impl Quota {
             count_refused,
         })
     }
+}
+
+/// Why a quota does not fit its kind's state, and whose value is to blame.
+enum Misfit {
+    /// The limit (or the exception's), for this reason.
+    Limit(KeyRuleBreak),
+    /// The burst: a rate's debt above 2^53 µs.
+    Burst,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -341,11 +354,19 @@ impl KeyRuleBuilder {
         if period as u64 > MAX_PERIOD_MS {
             return Err(too_large(KeyField::PeriodMs));
         }
+        // A burst's fault is the burst's when it is a field of its own (an
+        // exception's scaled burst is the exception's).
+        let burst_field = |field| match field {
+            KeyField::Limit => KeyField::Burst,
+            other => other,
+        };
         let quota = |limit: i64, burst: i64, field| {
-            let (Ok(l), Ok(b)) = (u32::try_from(limit), u32::try_from(burst)) else {
-                return Err(too_large(field));
-            };
-            Quota::new(self.kind, l, b, period as u64, flags).ok_or(too_large(field))
+            let l = u32::try_from(limit).map_err(|_| too_large(field))?;
+            let b = u32::try_from(burst).map_err(|_| too_large(burst_field(field)))?;
+            Quota::new(self.kind, l, b, period as u64, flags).map_err(|misfit| match misfit {
+                Misfit::Limit(why) => invalid(field, why),
+                Misfit::Burst => invalid(burst_field(field), KeyRuleBreak::BurstTooLong),
+            })
         };
         let default = quota(limit, burst, KeyField::Limit)?;
         let mut rule = KeyRule {

@@ -69,8 +69,18 @@ pub enum KeyRuleBreak {
     NotAnInteger,
     /// Below 1.
     BelowOne,
-    /// Above what the kind's state holds (see the message).
+    /// Beyond what any rule takes (64-bit values, 2^32 - 1 units,
+    /// `periodMs` above 2^40, a fingerprint above 48 bits).
     TooLarge,
+    /// A rate of more than one unit per µs (`limit > 1000 × periodMs`).
+    RateTooFast,
+    /// A rate's burst of more than 2^53 µs of debt.
+    BurstTooLong,
+    /// Above the kind's counts (fixed window 2^24 - 1, sliding 2^21 - 1).
+    AboveCounts,
+    /// A window from the first hit whose start and count do not fit the
+    /// cell together.
+    FirstHitTooWide,
     /// Not given, and the rule needs it.
     Missing,
     /// Given to a kind that has no such field (`burst`: rates only;
@@ -89,11 +99,19 @@ impl KeyRuleBreak {
         match self {
             KeyRuleBreak::NotAnInteger => "must be an integer",
             KeyRuleBreak::BelowOne => "must be >= 1",
-            KeyRuleBreak::TooLarge => {
-                "is too large (rate: limit <= 1000 × periodMs and burst × periodMs × 1000 / limit \
-                 <= 2^53; fixedWindow: limit < 2^24, and from the first hit \
-                 max(11, bits(limit)) + bits(periodMs) <= 49; slidingWindow: limit < 2^21; \
-                 periodMs <= 2^40)"
+            KeyRuleBreak::TooLarge => "is too large (units < 2^32, periodMs <= 2^40)",
+            KeyRuleBreak::RateTooFast => {
+                "is too large for a rate: at most one unit per µs (limit <= 1000 × periodMs)"
+            }
+            KeyRuleBreak::BurstTooLong => {
+                "is too large for a rate: burst × periodMs × 1000 / limit <= 2^53"
+            }
+            KeyRuleBreak::AboveCounts => {
+                "is too large for the kind's counts (fixedWindow < 2^24, slidingWindow < 2^21)"
+            }
+            KeyRuleBreak::FirstHitTooWide => {
+                "is too large for a window from the first hit: \
+                 max(11, bits(limit)) + bits(periodMs) <= 49"
             }
             KeyRuleBreak::Missing => "is required",
             KeyRuleBreak::NotForKind => {
