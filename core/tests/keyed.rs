@@ -378,3 +378,33 @@ fn units_held_are_never_evicted_and_a_full_table_says_so() {
     let s = t.stats();
     assert_eq!((s.evictions, s.lossy_evictions), (1, 0));
 }
+
+#[test]
+fn the_kind_is_read_by_the_core_and_its_message_names_every_kind() {
+    use sds_core::keyed::{KeyRuleBuilder, KeyRuleError, KindInput};
+    assert_eq!(
+        KeyRuleBuilder::for_kind(KindInput::Text("slidingWindow")).map(|b| b.build().is_err()),
+        Ok(true),
+        "a known kind gives its builder (empty: limit is required)"
+    );
+    for input in [
+        KindInput::Text("token"),
+        KindInput::Text("Rate"),
+        KindInput::Other,
+    ] {
+        let e = KeyRuleBuilder::for_kind(input).unwrap_err();
+        assert_eq!(e, KeyRuleError::UnknownKind);
+        let names = KeyRuleKind::ALL.map(KeyRuleKind::as_str).join(", ");
+        assert_eq!(
+            e.to_string(),
+            format!("invalid key rule: kind must be one of {names}")
+        );
+        assert_eq!((e.code(), e.key()), (ErrorCode::InvalidStrategy, "kind"));
+    }
+    let e = KeyRuleBuilder::for_kind(KindInput::Absent).unwrap_err();
+    assert_eq!(e.to_string(), "invalid key rule: kind is required");
+    assert_eq!(
+        KeyRuleBuilder::not_pairs().to_string(),
+        "invalid key rule: exceptions must be a list of [key, limit] pairs"
+    );
+}

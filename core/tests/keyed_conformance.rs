@@ -6,7 +6,7 @@ use sds_conformance as driver;
 
 use driver::{CountCall, KeySurface, RuleFailure};
 use sds_core::keyed::{
-    KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyRuleKind, KeyTable,
+    KeyBucket, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyTable, KindInput,
     BUCKET_CELLS,
 };
 use sds_core::Value;
@@ -37,24 +37,36 @@ fn failure(e: KeyRuleError) -> RuleFailure {
 /// `exceptions` as `[key, limit]` pairs (null: none).
 fn rule(object: &Json) -> Result<KeyRule, RuleFailure> {
     let members = object.as_object().expect("a rule is an object");
-    let kind = members["kind"].as_str().and_then(KeyRuleKind::from_name);
-    let mut builder = KeyRuleBuilder::new(kind.expect("a rule has a known kind"));
+    let kind = match members.get("kind") {
+        None | Some(Json::Null) => KindInput::Absent,
+        Some(Json::String(name)) => KindInput::Text(name),
+        Some(_) => KindInput::Other,
+    };
+    let mut builder = KeyRuleBuilder::for_kind(kind).map_err(failure)?;
     for (name, value) in members {
         match name.as_str() {
             "kind" => {}
-            "exceptions" => {
-                let pairs = value.as_array().map_or(&[][..], Vec::as_slice);
-                for pair in pairs {
-                    let key = pair[0].as_str().expect("an exception's key is text");
-                    builder
-                        .except(key.as_bytes(), input(&pair[1]))
-                        .map_err(failure)?;
-                }
-            }
+            "exceptions" => except(&mut builder, value).map_err(failure)?,
             _ => builder.set(name, input(value)).map_err(failure)?,
         }
     }
     builder.build().map_err(failure)
+}
+
+/// The exceptions of `value`, a list of `[key, limit]` pairs (null: none).
+fn except(builder: &mut KeyRuleBuilder, value: &Json) -> Result<(), KeyRuleError> {
+    let pairs = match value {
+        Json::Null => return Ok(()),
+        Json::Array(pairs) => pairs,
+        _ => return Err(KeyRuleBuilder::not_pairs()),
+    };
+    for pair in pairs {
+        match pair.as_array().map(Vec::as_slice) {
+            Some([Json::String(key), limit]) => builder.except(key.as_bytes(), input(limit))?,
+            _ => return Err(KeyRuleBuilder::not_pairs()),
+        }
+    }
+    Ok(())
 }
 
 fn code(e: KeyError) -> String {

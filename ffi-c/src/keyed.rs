@@ -10,8 +10,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use sds_core::keyed::{
-    KeyBucket, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleBreak, KeyRuleBuilder,
-    KeyRuleError, KeyRuleKind, KeyTable, KeyTableStats, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
+    KeyBucket, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyTable,
+    KeyTableStats, KindInput, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
 };
 use sds_core::{ErrorCode, KeyText, Value};
 use sds_settings::{json, Value as Json};
@@ -163,28 +163,16 @@ impl From<KeyRuleError> for Failure {
 /// builder, the other members go to it in their order, and `exceptions`, a
 /// list of `[key, limit]` pairs, to its `except`.
 fn rule(text: &[u8]) -> Result<KeyRule, Failure> {
-    let members = json::pairs(text).map_err(|e| {
-        // The settings reader's text, about a rule here.
-        let message = e.0.replacen("settings", "key rule", 1);
-        Failure::new(ErrorCode::InvalidJson, &message)
-    })?;
+    let members =
+        json::members(text, "key rule").map_err(|e| Failure::new(ErrorCode::InvalidJson, &e))?;
     let mut kinds = members.iter().filter(|(name, _)| name == "kind");
     let kind = match (kinds.next(), kinds.next()) {
         (_, Some(_)) => return Err(KeyRuleError::DuplicateField(KeyText::new("kind")).into()),
-        (Some((_, Json::Text(name))), None) => KeyRuleKind::from_name(name),
-        (Some(_), None) => None,
-        (None, None) => {
-            return Err(invalid(&format_args!(
-                "kind {}",
-                KeyRuleBreak::Missing.as_str()
-            )))
-        }
+        (None | Some((_, Json::Null)), None) => KindInput::Absent,
+        (Some((_, Json::Text(name))), None) => KindInput::Text(name),
+        (Some(_), None) => KindInput::Other,
     };
-    let kind = kind.ok_or_else(|| {
-        let names = KeyRuleKind::ALL.map(KeyRuleKind::as_str).join(", ");
-        invalid(&format_args!("kind must be one of {names}"))
-    })?;
-    let mut builder = KeyRuleBuilder::new(kind);
+    let mut builder = KeyRuleBuilder::for_kind(kind)?;
     for (name, value) in &members {
         match name.as_str() {
             "kind" => {}
@@ -197,30 +185,22 @@ fn rule(text: &[u8]) -> Result<KeyRule, Failure> {
 
 /// Gives the builder the exceptions of `value`, a list of `[key, limit]`
 /// pairs (null: none).
-fn except(builder: &mut KeyRuleBuilder, value: &Json) -> Result<(), Failure> {
-    let not_pairs = || invalid(&"exceptions must be a list of [key, limit] pairs");
+fn except(builder: &mut KeyRuleBuilder, value: &Json) -> Result<(), KeyRuleError> {
     let items = match value {
         Json::Null => return Ok(()),
         Json::List(items) => items,
-        _ => return Err(not_pairs()),
+        _ => return Err(KeyRuleBuilder::not_pairs()),
     };
     for item in items {
         let Json::List(pair) = item else {
-            return Err(not_pairs());
+            return Err(KeyRuleBuilder::not_pairs());
         };
         let [Json::Text(key), limit] = pair.as_slice() else {
-            return Err(not_pairs());
+            return Err(KeyRuleBuilder::not_pairs());
         };
         builder.except(key.as_bytes(), number(limit))?;
     }
     Ok(())
-}
-
-/// A rule the core's builder cannot be given (it starts from a kind and
-/// takes exceptions one by one), in the core's words.
-fn invalid(detail: &dyn core::fmt::Display) -> Failure {
-    let detail = format_args!("invalid key rule: {detail}");
-    Failure::new(ErrorCode::InvalidStrategy, &detail)
 }
 
 /// A JSON value as the core's rule input.

@@ -25,12 +25,18 @@ impl std::error::Error for JsonError {}
 /// UTF-8, not JSON (serde_json's message, with line and column) or not an
 /// object is a [`JsonError`].
 pub fn pairs(text: &[u8]) -> Result<Vec<(String, Value)>, JsonError> {
+    members(text, "settings")
+}
+
+/// The members of the JSON object `text` as pairs, in their order, repeats
+/// included; `what` names the text in the messages (`settings`, `key rule`).
+pub fn members(text: &[u8], what: &str) -> Result<Vec<(String, Value)>, JsonError> {
     let text = std::str::from_utf8(text)
-        .map_err(|e| JsonError(format!("settings: not UTF-8 (byte {})", e.valid_up_to())))?;
+        .map_err(|e| JsonError(format!("{what}: not UTF-8 (byte {})", e.valid_up_to())))?;
     // Read whole first: it checks the text, and its message names the place.
     let json: Json = serde_json::from_str(text).map_err(|e| JsonError(e.to_string()))?;
     if !json.is_object() {
-        return Err(JsonError("settings must be a JSON object".to_string()));
+        return Err(JsonError(format!("{what} must be a JSON object")));
     }
     // Then member by member, since a map would fold repeated keys.
     let mut rest = &text.trim_start()[1..];

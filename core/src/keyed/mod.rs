@@ -217,7 +217,7 @@ pub use rule::{
     key_fingerprint, KeyException, KeyRule, KeyRuleBuilder, KeyRuleKind, MAX_EXCEPTIONS,
     MAX_PERIOD_MS,
 };
-pub use rule_input::{KeyField, KeyRuleBreak, KeyRuleError};
+pub use rule_input::{KeyField, KeyRuleBreak, KeyRuleError, KindInput};
 pub use storage::{
     KeyError, KeyStorage, KeyTableState, KeyTableStats, SharedKeys, MAX_KEY_BUCKETS,
 };

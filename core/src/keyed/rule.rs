@@ -6,7 +6,7 @@ use crate::strategy_error::KeyText;
 use crate::strategy_input::Value;
 
 use super::hash::{fingerprint, hash, FINGERPRINT_BITS};
-use super::rule_input::{KeyField, KeyRuleBreak, KeyRuleError};
+use super::rule_input::{KeyField, KeyRuleBreak, KeyRuleError, KindInput};
 
 /// The most named keys with a limit of their own in one rule.
 pub const MAX_EXCEPTIONS: usize = 8;
@@ -271,6 +271,28 @@ pub struct KeyRuleBuilder {
 }
 
 impl KeyRuleBuilder {
+    /// A builder for the kind a rule's `kind` member names, as a binding
+    /// read it from its language's values (one verdict for a missing,
+    /// unknown or non-text kind in every binding).
+    pub fn for_kind(kind: KindInput<'_>) -> Result<KeyRuleBuilder, KeyRuleError> {
+        match kind {
+            KindInput::Absent => Err(KeyRuleError::KindMissing),
+            KindInput::Text(name) => KeyRuleKind::from_name(name)
+                .map(KeyRuleBuilder::new)
+                .ok_or(KeyRuleError::UnknownKind),
+            KindInput::Other => Err(KeyRuleError::UnknownKind),
+        }
+    }
+
+    /// The error a binding reports for `exceptions` that are not a list of
+    /// `[key, limit]` pairs.
+    pub const fn not_pairs() -> KeyRuleError {
+        KeyRuleError::Invalid {
+            field: KeyField::Exceptions,
+            rule: KeyRuleBreak::NotPairs,
+        }
+    }
+
     /// A builder for a rule of `kind`, no field given.
     pub const fn new(kind: KeyRuleKind) -> KeyRuleBuilder {
         KeyRuleBuilder {

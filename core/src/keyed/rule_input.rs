@@ -91,6 +91,9 @@ pub enum KeyRuleBreak {
     TooManyOrRepeated,
     /// A flag that is not 0 or 1 (`false` or `true`).
     NotAFlag,
+    /// `exceptions` that is not a list of `[key, limit]` pairs (the shape a
+    /// binding reads from its language's values).
+    NotPairs,
 }
 
 impl KeyRuleBreak {
@@ -120,6 +123,7 @@ impl KeyRuleBreak {
             }
             KeyRuleBreak::TooManyOrRepeated => "holds at most 8 distinct keys",
             KeyRuleBreak::NotAFlag => "must be 0 or 1 (false or true)",
+            KeyRuleBreak::NotPairs => "must be a list of [key, limit] pairs",
         }
     }
 }
@@ -139,6 +143,23 @@ pub enum KeyRuleError {
     UnknownField(KeyText),
     /// A field given twice (`SDS_INVALID_STRATEGY`).
     DuplicateField(KeyText),
+    /// A rule without a `kind` (`SDS_INVALID_STRATEGY`).
+    KindMissing,
+    /// A `kind` that names no kind, or is not text (`SDS_INVALID_STRATEGY`).
+    UnknownKind,
+}
+
+/// A rule's `kind` member as a binding found it, for
+/// [`KeyRuleBuilder::for_kind`](super::KeyRuleBuilder::for_kind).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KindInput<'a> {
+    /// No `kind` member, or null.
+    Absent,
+    /// Text: a kind's name (`rate`, `fixedWindow`, `slidingWindow`,
+    /// `inFlight`) or not.
+    Text(&'a str),
+    /// A value of another type.
+    Other,
 }
 
 impl KeyRuleError {
@@ -155,6 +176,7 @@ impl KeyRuleError {
         match self {
             KeyRuleError::Invalid { field, .. } => field.json_name(),
             KeyRuleError::UnknownField(key) | KeyRuleError::DuplicateField(key) => key.as_str(),
+            KeyRuleError::KindMissing | KeyRuleError::UnknownKind => "kind",
         }
     }
 }
@@ -174,6 +196,10 @@ impl fmt::Display for KeyRuleError {
             KeyRuleError::DuplicateField(key) => {
                 write!(f, "invalid key rule: \"{key}\" is given twice")
             }
+            KeyRuleError::KindMissing => f.write_str("invalid key rule: kind is required"),
+            KeyRuleError::UnknownKind => f.write_str(
+                "invalid key rule: kind must be one of rate, fixedWindow, slidingWindow, inFlight",
+            ),
         }
     }
 }
