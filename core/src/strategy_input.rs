@@ -35,9 +35,12 @@ pub enum Value {
     Integer(i128),
     /// A whole number beyond `i128` (a huge Python `int`), or an infinity.
     OutOfRange,
-    /// A fraction, NaN, a boolean, an array, an object, or any other type
-    /// that is not a string.
+    /// A fraction, NaN, an array, an object, or any other type that is not
+    /// a string or a boolean.
     NotAnInteger,
+    /// A boolean (Python `bool`, JavaScript `boolean`, JSON `true`): no
+    /// integer for a strategy; a key rule's flags take it as 0 or 1.
+    Bool(bool),
     /// A string (accepted only for `"point"`).
     Text,
     /// Null, `None`, `undefined`: the key counts as omitted.
@@ -91,8 +94,8 @@ impl From<f64> for Value {
 /// A boolean is not an integer, even where the language says it is one
 /// (Python's `True`): bindings test for booleans before integers.
 impl From<bool> for Value {
-    fn from(_: bool) -> Value {
-        Value::NotAnInteger
+    fn from(flag: bool) -> Value {
+        Value::Bool(flag)
     }
 }
 
@@ -175,7 +178,7 @@ impl StrategyBuilder {
                 Err(_) => Rule::OutOfRange,
             },
             Value::OutOfRange => Rule::OutOfRange,
-            Value::NotAnInteger | Value::Text => Rule::NotAnInteger,
+            Value::NotAnInteger | Value::Bool(_) | Value::Text => Rule::NotAnInteger,
         };
         Err(StrategyError::Invalid(Error::InvalidStrategy {
             field,

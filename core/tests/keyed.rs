@@ -2,8 +2,8 @@
 //! eviction order (core/src/keyed/mod.rs states the semantics).
 
 use sds_core::keyed::{
-    KeyBucket, KeyCell, KeyDecision, KeyError, KeyField, KeyRule, KeyRuleBreak, KeyRuleError,
-    KeyRuleKind, KeyTable, KeyTableState, NEVER,
+    KeyBucket, KeyCell, KeyDecision, KeyError, KeyField, KeyRule, KeyRuleBreak, KeyRuleBuilder,
+    KeyRuleError, KeyRuleKind, KeyTable, KeyTableState, NEVER,
 };
 use sds_core::{ErrorCode, Value};
 
@@ -381,7 +381,7 @@ fn units_held_are_never_evicted_and_a_full_table_says_so() {
 
 #[test]
 fn the_kind_is_read_by_the_core_and_its_message_names_every_kind() {
-    use sds_core::keyed::{KeyRuleBuilder, KeyRuleError, KindInput};
+    use sds_core::keyed::KindInput;
     assert_eq!(
         KeyRuleBuilder::for_kind(KindInput::Text("slidingWindow")).map(|b| b.build().is_err()),
         Ok(true),
@@ -407,4 +407,21 @@ fn the_kind_is_read_by_the_core_and_its_message_names_every_kind() {
         KeyRuleBuilder::not_pairs().to_string(),
         "invalid key rule: exceptions must be a list of [key, limit] pairs"
     );
+}
+
+#[test]
+fn a_flag_takes_a_boolean_as_0_or_1_and_a_number_does_not() {
+    let fixed = |flag: Value| {
+        let mut b = KeyRuleBuilder::new(KeyRuleKind::FixedWindow);
+        b.set("limit", Value::from(10i64)).unwrap();
+        b.set("periodMs", Value::from(1000i64)).unwrap();
+        b.set("countRefused", flag)
+            .map(|()| b.build().unwrap().count_refused())
+    };
+    assert_eq!(fixed(Value::from(true)), Ok(true));
+    assert_eq!(fixed(Value::from(false)), Ok(false));
+    assert_eq!(fixed(Value::from(1i64)), Ok(true));
+    let mut b = KeyRuleBuilder::new(KeyRuleKind::Rate);
+    let e = b.set("limit", Value::from(true)).unwrap_err();
+    assert_eq!(e.to_string(), "invalid key rule: limit must be an integer");
 }

@@ -25,7 +25,8 @@ fn input(v: &Json) -> Value {
             (None, None, Some(f)) => Value::from_f64(f),
             (None, None, None) => Value::OutOfRange,
         },
-        Json::Bool(_) | Json::Array(_) | Json::Object(_) => Value::NotAnInteger,
+        Json::Bool(flag) => Value::Bool(*flag),
+        Json::Array(_) | Json::Object(_) => Value::NotAnInteger,
     }
 }
 

@@ -217,8 +217,12 @@ fn flags_are_0_or_1_for_fixed_windows_and_bound_the_limit() {
         assert!(field.is_flag());
         let not_a_flag = Some(invalid(field, KeyRuleBreak::NotAFlag));
         assert_eq!(set(fixed, name, Value::from(2i64)).err(), not_a_flag);
-        assert_eq!(set(fixed, name, Value::from(true)).err(), not_a_flag);
+        assert_eq!(set(fixed, name, Value::from(-1i64)).err(), not_a_flag);
         assert!(set(fixed, name, Value::from(0i64)).is_ok());
+        assert!(
+            set(fixed, name, Value::from(true)).is_ok(),
+            "a boolean is 0 or 1"
+        );
         let rate = set(KeyRuleKind::Rate, name, Value::from(1i64)).err();
         assert_eq!(rate, Some(invalid(field, KeyRuleBreak::NotForKind)));
     }

@@ -44,7 +44,7 @@ fn values_from_floats_are_judged_by_their_number() {
     assert_eq!(Value::from_f64(f64::NEG_INFINITY), Value::OutOfRange);
     assert_eq!(Value::from_f64(1.5), Value::NotAnInteger);
     assert_eq!(Value::from_f64(f64::NAN), Value::NotAnInteger);
-    assert_eq!(Value::from(true), Value::NotAnInteger);
+    assert_eq!(Value::from(true), Value::Bool(true));
     assert_eq!(Value::from(u64::MAX), Value::Integer(u64::MAX as i128));
     assert_eq!(Value::from(-1i64), Value::Integer(-1));
 }

@@ -210,7 +210,8 @@ fn number(value: &Json) -> Value {
         Json::Int(v) => Value::Integer(*v),
         Json::Float(v) => Value::from_f64(*v),
         Json::Text(_) => Value::Text,
-        Json::Bool(_) | Json::List(_) | Json::Other(_) => Value::NotAnInteger,
+        Json::Bool(flag) => Value::Bool(*flag),
+        Json::List(_) | Json::Other(_) => Value::NotAnInteger,
     }
 }
 

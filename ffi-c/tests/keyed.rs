@@ -329,15 +329,15 @@ fn window_counts_as_stores_keep_them() {
             Err(core_refusal(KeyError::NotWindow))
         );
     }
-    let flag = core_says(
-        KeyRuleKind::FixedWindow,
-        &[("countRefused", Value::from(true))],
-    );
-    let text = r#"{"kind": "fixedWindow", "limit": 3, "periodMs": 1000, "countRefused": true}"#;
+    // A flag takes JSON's booleans as 0 or 1: refused calls count with true.
+    let text = r#"{"kind": "fixedWindow", "limit": 1, "periodMs": 1000, "countRefused": true}"#;
+    let counting = new(text, 100).unwrap();
+    assert!(counting.decide(b"k", 0, 1).unwrap().admitted);
+    assert!(!counting.decide(b"k", 0, 1).unwrap().admitted);
     assert_eq!(
-        new(text, 100).err(),
-        Some(flag),
-        "a flag is 0 or 1, as the core says"
+        counting.count(b"k", 0, 0).unwrap().count,
+        2,
+        "the refused call counted"
     );
 }
 

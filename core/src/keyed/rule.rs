@@ -415,6 +415,7 @@ fn flag(field: KeyField, value: Value) -> Result<Option<i64>, KeyRuleError> {
     match value {
         Value::Null => Ok(None),
         Value::Integer(v @ (0 | 1)) => Ok(Some(v as i64)),
+        Value::Bool(on) => Ok(Some(on as i64)),
         _ => Err(invalid(field, KeyRuleBreak::NotAFlag)),
     }
 }
@@ -428,6 +429,8 @@ fn positive(field: KeyField, value: Value) -> Result<Option<i64>, KeyRuleError> 
             .map(Some)
             .map_err(|_| invalid(field, KeyRuleBreak::TooLarge)),
         Value::OutOfRange => Err(invalid(field, KeyRuleBreak::TooLarge)),
-        Value::NotAnInteger | Value::Text => Err(invalid(field, KeyRuleBreak::NotAnInteger)),
+        Value::NotAnInteger | Value::Bool(_) | Value::Text => {
+            Err(invalid(field, KeyRuleBreak::NotAnInteger))
+        }
     }
 }

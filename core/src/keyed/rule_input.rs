@@ -50,8 +50,8 @@ impl KeyField {
         }
     }
 
-    /// Whether the field is a flag: 0 or 1, which a binding also takes
-    /// from its language's booleans (`false`, `true`).
+    /// Whether the field is a flag: 0 or 1, or a boolean ([`Value::Bool`](crate::Value::Bool),
+    /// which bindings make of their language's booleans).
     pub const fn is_flag(self) -> bool {
         matches!(self, KeyField::WindowFromFirstHit | KeyField::CountRefused)
     }
