@@ -479,69 +479,69 @@ typedef struct sds_entry {
 } sds_entry;
 
 /**
- * A key's decision (the core's `KeyDecision`, field for field): what an
- * HTTP answer needs, in ms; round up to seconds for the `RateLimit`
- * (`r` = remaining, `t` = reset), `RateLimit-Policy` (`q` = limit, `w` =
- * window) and `Retry-After` headers.
+ * What a key's decision says: everything an HTTP answer needs
+ * (`RateLimit: "name";r=remaining;t=reset`, `RateLimit-Policy:
+ * "name";q=limit;w=window`, `Retry-After`), in ms (round up to seconds
+ * for headers). Plain data: C's `sds_key_decision`.
  */
 typedef struct sds_key_decision {
     /**
-     * true: run the call (its cost is taken); false: refuse it (nothing
-     * is taken).
+     * Whether the call may run: its cost was taken only if so.
      */
     bool admitted;
     /**
-     * The quota: a rate's burst, else the rule's (or the exception's)
-     * limit.
+     * The quota: the burst of a rate, the limit of a window (the rule's or
+     * the named key's).
      */
     uint32_t limit;
     /**
-     * Units left after this call.
+     * Units still available now, after this call.
      */
     uint32_t remaining;
     /**
-     * ms until the key's state is a fresh key's, if no call comes (0:
-     * fresh already).
+     * ms until the key is back to a fresh key's state if no call comes
+     * (the burst refilled, the window over); 0 when it is fresh.
      */
     uint64_t reset_ms;
     /**
-     * A refused call: ms until the same cost fits, if no other call comes
-     * (`SDS_KEY_NEVER`: it never does, the cost is above the quota).
-     * 0 when admitted and for in flight (units come back by release, not
-     * by time).
+     * When refused: ms until the same cost would be admitted if no other
+     * call comes; `NEVER` (C: `SDS_KEY_NEVER`, `UINT64_MAX`) if the cost is
+     * above the quota. 0 if admitted, and for a refused in-flight call (a
+     * release frees units, not time).
      */
     uint64_t retry_after_ms;
     /**
-     * The window's length in ms; for a rate, how long a whole burst takes
-     * to refill.
+     * The policy's window in ms: the window, or for a rate the time a
+     * whole burst takes to refill.
      */
     uint64_t window_ms;
 } sds_key_decision;
 
 /**
- * A window rule's counts for a key (the core's `KeyCount`): what a store
- * of Python `limits` or express-rate-limit answers (`core/src/keyed/mod.rs`
- * maps each store call to a table call).
+ * What a key table's `increment`, `decrement` and `count` say of a window
+ * rule's key: the counts a store of Python `limits` or express-rate-limit
+ * answers with (`core/src/keyed/mod.rs` maps each store call to a table
+ * call). Plain data: C's `sds_key_count`.
  */
 typedef struct sds_key_count {
     /**
-     * The units counted in the key's window after the call (sliding: in
-     * the current aligned window); it saturates at the rule's count cap.
+     * Units counted in the key's window (sliding: the current aligned
+     * window), after the call; it stops at the rule's count cap.
      */
     uint64_t count;
     /**
-     * A sliding window's count of the previous aligned window (fixed
-     * windows: 0).
+     * Sliding: the previous aligned window's count; fixed: 0.
      */
     uint64_t previous;
     /**
-     * ms until the window ends; a fixed window's key without a window: 0.
+     * ms until the window ends: fixed, 0 when the key has no window (a
+     * fresh key's); sliding, until the current aligned window ends.
      */
     uint64_t reset_ms;
 } sds_key_count;
 
 /**
- * A key table's counters (the core's `KeyTableStats`).
+ * A table's counters read at once. Plain data: C's `sds_key_stats`.
  */
 typedef struct sds_key_stats {
     /**
@@ -550,7 +550,8 @@ typedef struct sds_key_stats {
      */
     uint64_t capacity;
     /**
-     * Cells holding a key.
+     * Cells holding a key (a process killed while taking or giving one
+     * up leaves this one off).
      */
     uint64_t resident;
     /**
@@ -559,7 +560,7 @@ typedef struct sds_key_stats {
     uint64_t evictions;
     /**
      * Of those, keys whose state was not a fresh key's: their next call
-     * starts fresh (the only way a table forgets a limit).
+     * starts from a fresh state (the only way the table forgets a limit).
      */
     uint64_t lossy_evictions;
 } sds_key_stats;

@@ -52,100 +52,6 @@ macro_rules! with_table {
     };
 }
 
-/// A key's decision (the core's `KeyDecision`, field for field): what an
-/// HTTP answer needs, in ms; round up to seconds for the `RateLimit`
-/// (`r` = remaining, `t` = reset), `RateLimit-Policy` (`q` = limit, `w` =
-/// window) and `Retry-After` headers.
-#[repr(C)]
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct sds_key_decision {
-    /// true: run the call (its cost is taken); false: refuse it (nothing
-    /// is taken).
-    pub admitted: bool,
-    /// The quota: a rate's burst, else the rule's (or the exception's)
-    /// limit.
-    pub limit: u32,
-    /// Units left after this call.
-    pub remaining: u32,
-    /// ms until the key's state is a fresh key's, if no call comes (0:
-    /// fresh already).
-    pub reset_ms: u64,
-    /// A refused call: ms until the same cost fits, if no other call comes
-    /// (`SDS_KEY_NEVER`: it never does, the cost is above the quota).
-    /// 0 when admitted and for in flight (units come back by release, not
-    /// by time).
-    pub retry_after_ms: u64,
-    /// The window's length in ms; for a rate, how long a whole burst takes
-    /// to refill.
-    pub window_ms: u64,
-}
-
-impl From<KeyDecision> for sds_key_decision {
-    fn from(d: KeyDecision) -> sds_key_decision {
-        sds_key_decision {
-            admitted: d.admitted,
-            limit: d.limit,
-            remaining: d.remaining,
-            reset_ms: d.reset_ms,
-            retry_after_ms: d.retry_after_ms,
-            window_ms: d.window_ms,
-        }
-    }
-}
-
-/// A key table's counters (the core's `KeyTableStats`).
-#[repr(C)]
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct sds_key_stats {
-    /// How many keys fit (the capacity asked for, rounded up to buckets of
-    /// 4 keys).
-    pub capacity: u64,
-    /// Cells holding a key.
-    pub resident: u64,
-    /// Keys whose cell was given to another key.
-    pub evictions: u64,
-    /// Of those, keys whose state was not a fresh key's: their next call
-    /// starts fresh (the only way a table forgets a limit).
-    pub lossy_evictions: u64,
-}
-
-impl From<KeyTableStats> for sds_key_stats {
-    fn from(s: KeyTableStats) -> sds_key_stats {
-        sds_key_stats {
-            capacity: s.capacity,
-            resident: s.resident,
-            evictions: s.evictions,
-            lossy_evictions: s.lossy_evictions,
-        }
-    }
-}
-
-/// A window rule's counts for a key (the core's `KeyCount`): what a store
-/// of Python `limits` or express-rate-limit answers (`core/src/keyed/mod.rs`
-/// maps each store call to a table call).
-#[repr(C)]
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct sds_key_count {
-    /// The units counted in the key's window after the call (sliding: in
-    /// the current aligned window); it saturates at the rule's count cap.
-    pub count: u64,
-    /// A sliding window's count of the previous aligned window (fixed
-    /// windows: 0).
-    pub previous: u64,
-    /// ms until the window ends; a fixed window's key without a window: 0.
-    pub reset_ms: u64,
-}
-
-impl From<KeyCount> for sds_key_count {
-    fn from(c: KeyCount) -> sds_key_count {
-        sds_key_count {
-            count: c.count,
-            previous: c.previous,
-            reset_ms: c.reset_ms,
-        }
-    }
-}
-
 impl From<KeyError> for Failure {
     fn from(e: KeyError) -> Failure {
         Failure::new(e.code(), &e)
@@ -360,7 +266,7 @@ pub unsafe extern "C" fn sds_keys_decide(
     key_len: usize,
     now_ms: u64,
     cost: u32,
-    out: *mut sds_key_decision,
+    out: *mut KeyDecision,
 ) -> sds_result {
     boundary(|| answer(keys, key, key_len, now_ms, Some(cost), out))
 }
@@ -377,7 +283,7 @@ pub unsafe extern "C" fn sds_keys_peek(
     key: *const c_void,
     key_len: usize,
     now_ms: u64,
-    out: *mut sds_key_decision,
+    out: *mut KeyDecision,
 ) -> sds_result {
     boundary(|| answer(keys, key, key_len, now_ms, None, out))
 }
@@ -393,7 +299,7 @@ unsafe fn answer(
     key_len: usize,
     now_ms: u64,
     cost: Option<u32>,
-    out: *mut sds_key_decision,
+    out: *mut KeyDecision,
 ) -> Result<(), Failure> {
     let (keys, key) = keyed(keys, key, key_len)?;
     let out = self::out(out, "out")?;
@@ -401,7 +307,7 @@ unsafe fn answer(
         Some(cost) => t.decide(key, now_ms, cost)?,
         None => t.peek(key, now_ms),
     });
-    out.write(decision.into());
+    out.write(decision);
     Ok(())
 }
 
@@ -484,7 +390,7 @@ pub unsafe extern "C" fn sds_keys_count_add(
     key_len: usize,
     now_ms: u64,
     delta: i32,
-    out: *mut sds_key_count,
+    out: *mut KeyCount,
 ) -> sds_result {
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
@@ -495,7 +401,7 @@ pub unsafe extern "C" fn sds_keys_count_add(
             ..0 => t.decrement(key, now_ms, units),
             0 => t.count(key, now_ms),
         })?;
-        out.write(count.into());
+        out.write(count);
         Ok(())
     })
 }
@@ -508,12 +414,12 @@ pub unsafe extern "C" fn sds_keys_count_add(
 #[no_mangle]
 pub unsafe extern "C" fn sds_keys_stats_get(
     keys: *const sds_keys,
-    out: *mut sds_key_stats,
+    out: *mut KeyTableStats,
 ) -> sds_result {
     boundary(|| {
         let keys = input(keys, "keys")?;
         let out = self::out(out, "out")?;
-        out.write(with_table!(keys, t => t.stats()).into());
+        out.write(with_table!(keys, t => t.stats()));
         Ok(())
     })
 }

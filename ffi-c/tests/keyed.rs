@@ -6,11 +6,13 @@
 use std::ptr::{null, null_mut};
 
 use sds::{
-    sds_key_count, sds_key_decision, sds_key_stats, sds_keys, sds_keys_count_add, sds_keys_decide,
-    sds_keys_free, sds_keys_new, sds_keys_open_shared, sds_keys_peek, sds_keys_release,
-    sds_keys_reset, sds_keys_reset_all, sds_keys_stats_get, SDS_KEY_NEVER, SDS_MESSAGE_MAX,
+    sds_keys, sds_keys_count_add, sds_keys_decide, sds_keys_free, sds_keys_new,
+    sds_keys_open_shared, sds_keys_peek, sds_keys_release, sds_keys_reset, sds_keys_reset_all,
+    sds_keys_stats_get, SDS_KEY_NEVER, SDS_MESSAGE_MAX,
 };
-use sds_core::keyed::{KeyError, KeyRuleBuilder, KeyRuleKind};
+use sds_core::keyed::{
+    KeyCount, KeyDecision, KeyError, KeyRuleBuilder, KeyRuleKind, KeyTableStats,
+};
 use sds_core::{ErrorCode, Value};
 use sds_testkit::TempDir;
 
@@ -45,8 +47,8 @@ fn shared(path: &str, rule: &str, capacity: usize) -> Result<Keys, Refusal> {
 }
 
 impl Keys {
-    fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<sds_key_decision, Refusal> {
-        let mut d = sds_key_decision::default();
+    fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, Refusal> {
+        let mut d = KeyDecision::default();
         let r = unsafe {
             sds_keys_decide(self.0, key.as_ptr().cast(), key.len(), now_ms, cost, &mut d)
         };
@@ -60,8 +62,8 @@ impl Keys {
             .count() as u32
     }
 
-    fn peek(&self, key: &[u8], now_ms: u64) -> sds_key_decision {
-        let mut d = sds_key_decision::default();
+    fn peek(&self, key: &[u8], now_ms: u64) -> KeyDecision {
+        let mut d = KeyDecision::default();
         let r = unsafe { sds_keys_peek(self.0, key.as_ptr().cast(), key.len(), now_ms, &mut d) };
         made(r, d).unwrap()
     }
@@ -79,8 +81,8 @@ impl Keys {
         made(r, held).unwrap()
     }
 
-    fn count(&self, key: &[u8], now_ms: u64, delta: i32) -> Result<sds_key_count, Refusal> {
-        let mut c = sds_key_count::default();
+    fn count(&self, key: &[u8], now_ms: u64, delta: i32) -> Result<KeyCount, Refusal> {
+        let mut c = KeyCount::default();
         let (k, len) = (key.as_ptr().cast(), key.len());
         made(
             unsafe { sds_keys_count_add(self.0, k, len, now_ms, delta, &mut c) },
@@ -93,8 +95,8 @@ impl Keys {
         made(unsafe { sds_keys_reset_all(self.0, &mut held) }, held).unwrap()
     }
 
-    fn stats(&self) -> sds_key_stats {
-        let mut s = sds_key_stats::default();
+    fn stats(&self) -> KeyTableStats {
+        let mut s = KeyTableStats::default();
         made(unsafe { sds_keys_stats_get(self.0, &mut s) }, s).unwrap()
     }
 }
@@ -106,8 +108,8 @@ fn decision(
     reset: u64,
     retry: u64,
     window: u64,
-) -> sds_key_decision {
-    sds_key_decision {
+) -> KeyDecision {
+    KeyDecision {
         admitted,
         limit,
         remaining,
@@ -118,7 +120,7 @@ fn decision(
 }
 
 /// Each call `(now_ms, cost)` of `key` and the decision it must get.
-fn expect(keys: &Keys, key: &[u8], calls: &[(u64, u32, sds_key_decision)]) {
+fn expect(keys: &Keys, key: &[u8], calls: &[(u64, u32, KeyDecision)]) {
     for &(now_ms, cost, want) in calls {
         assert_eq!(
             keys.decide(key, now_ms, cost),
@@ -252,7 +254,7 @@ fn exceptions_give_named_keys_their_own_limit() {
 fn stats_count_residents_and_lossy_evictions() {
     // One bucket: 4 cells.
     let keys = new(RATE, 3).unwrap();
-    let fresh = sds_key_stats {
+    let fresh = KeyTableStats {
         capacity: 4,
         ..Default::default()
     };
@@ -277,7 +279,7 @@ fn window_counts_as_stores_keep_them() {
     let rule = r#"{"kind": "fixedWindow", "limit": 3, "periodMs": 1000, "windowFromFirstHit": 1}"#;
     let keys = new(rule, 100).unwrap();
     let count = |count, reset_ms| {
-        Ok(sds_key_count {
+        Ok(KeyCount {
             count,
             previous: 0,
             reset_ms,
@@ -315,7 +317,7 @@ fn window_counts_as_stores_keep_them() {
     let c = sliding.count(b"k", 2400, 1).unwrap();
     assert_eq!(
         c,
-        sds_key_count {
+        KeyCount {
             count: 1,
             previous: 3,
             reset_ms: 600
@@ -477,7 +479,7 @@ fn a_shared_file_attached_twice_decides_on_the_same_keys() {
     assert_eq!(first.peek(b"u", 1000).remaining, 0);
     assert_eq!(
         second.stats(),
-        sds_key_stats {
+        KeyTableStats {
             capacity: 100,
             resident: 1,
             ..Default::default()
@@ -535,7 +537,7 @@ fn nulls_huge_lengths_and_bad_capacities_are_refused_before_anything_changes() {
     assert_eq!(made(r, ()), Err(huge));
     assert_eq!(d, untouched);
     assert_eq!(keys.stats().resident, 0);
-    let r = unsafe { sds_keys_stats_get(null(), &mut sds_key_stats::default()) };
+    let r = unsafe { sds_keys_stats_get(null(), &mut KeyTableStats::default()) };
     assert_eq!(made(r, ()), Err(null_arg("keys")));
     unsafe { sds_keys_free(null_mut()) };
 

@@ -6,11 +6,11 @@
 use std::ptr::null_mut;
 
 use sds::{
-    sds_key_count, sds_key_decision, sds_key_stats, sds_keys, sds_keys_count_add, sds_keys_decide,
-    sds_keys_free, sds_keys_new, sds_keys_peek, sds_keys_release, sds_keys_reset,
-    sds_keys_reset_all, sds_keys_stats_get,
+    sds_keys, sds_keys_count_add, sds_keys_decide, sds_keys_free, sds_keys_new, sds_keys_peek,
+    sds_keys_release, sds_keys_reset, sds_keys_reset_all, sds_keys_stats_get,
 };
 use sds_conformance as driver;
+use sds_core::keyed::{KeyCount, KeyDecision, KeyTableStats};
 use serde_json::Value as Json;
 
 mod common;
@@ -38,7 +38,7 @@ fn failure((code, message): Refusal) -> RuleFailure {
     (code.as_str().to_string(), message.to_string())
 }
 
-fn answer(d: sds_key_decision) -> Json {
+fn answer(d: KeyDecision) -> Json {
     let [limit, remaining] = [d.limit, d.remaining].map(u64::from);
     driver::answer_json(
         d.admitted,
@@ -48,14 +48,14 @@ fn answer(d: sds_key_decision) -> Json {
 
 impl KeySurface for Keys {
     fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<Json, String> {
-        let mut d = sds_key_decision::default();
+        let mut d = KeyDecision::default();
         let (k, len) = (key.as_ptr().cast(), key.len());
         let r = unsafe { sds_keys_decide(self.0, k, len, at, cost, &mut d) };
         made(r, d).map(answer).map_err(code)
     }
 
     fn peek(&self, key: &[u8], at: u64) -> Result<Json, String> {
-        let mut d = sds_key_decision::default();
+        let mut d = KeyDecision::default();
         let r = unsafe { sds_keys_peek(self.0, key.as_ptr().cast(), key.len(), at, &mut d) };
         made(r, d).map(answer).map_err(code)
     }
@@ -88,7 +88,7 @@ impl KeySurface for Keys {
             CountCall::Decrement(n) => -i32::try_from(n).expect("units within i32"),
             CountCall::Read => 0,
         };
-        let mut c = sds_key_count::default();
+        let mut c = KeyCount::default();
         let (k, len) = (key.as_ptr().cast(), key.len());
         let r = unsafe { sds_keys_count_add(self.0, k, len, at, delta, &mut c) };
         let c = made(r, c).map_err(code)?;
@@ -96,7 +96,7 @@ impl KeySurface for Keys {
     }
 
     fn stats(&self) -> Result<Json, String> {
-        let mut s = sds_key_stats::default();
+        let mut s = KeyTableStats::default();
         let s = made(unsafe { sds_keys_stats_get(self.0, &mut s) }, s).map_err(code)?;
         let counters = [s.capacity, s.resident, s.evictions, s.lossy_evictions];
         Ok(driver::key_stats_json(counters))

@@ -11,12 +11,14 @@ pub const NEVER: u64 = u64::MAX;
 /// What a key's decision says: everything an HTTP answer needs
 /// (`RateLimit: "name";r=remaining;t=reset`, `RateLimit-Policy:
 /// "name";q=limit;w=window`, `Retry-After`), in ms (round up to seconds
-/// for headers).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+/// for headers). Plain data: C's `sds_key_decision`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct KeyDecision {
-    /// Whether the call may run; its cost was taken only if so.
+    /// Whether the call may run: its cost was taken only if so.
     pub admitted: bool,
-    /// The quota: the burst of a rate, the limit of a window.
+    /// The quota: the burst of a rate, the limit of a window (the rule's or
+    /// the named key's).
     pub limit: u32,
     /// Units still available now, after this call.
     pub remaining: u32,
@@ -24,21 +26,24 @@ pub struct KeyDecision {
     /// (the burst refilled, the window over); 0 when it is fresh.
     pub reset_ms: u64,
     /// When refused: ms until the same cost would be admitted if no other
-    /// call comes; [`NEVER`] if the cost is above the quota. 0 if admitted,
-    /// and for a refused in-flight call (a release frees units, not time).
+    /// call comes; `NEVER` (C: `SDS_KEY_NEVER`, `UINT64_MAX`) if the cost is
+    /// above the quota. 0 if admitted, and for a refused in-flight call (a
+    /// release frees units, not time).
     pub retry_after_ms: u64,
     /// The policy's window in ms: the window, or for a rate the time a
     /// whole burst takes to refill.
     pub window_ms: u64,
 }
 
-/// What [`KeyTable::increment`](super::KeyTable::increment), `decrement`
-/// and `count` say of a window rule's key: the counts a store of `limits`
-/// or express-rate-limit answers with (see the module doc).
+/// What a key table's `increment`, `decrement` and `count` say of a window
+/// rule's key: the counts a store of Python `limits` or express-rate-limit
+/// answers with (`core/src/keyed/mod.rs` maps each store call to a table
+/// call). Plain data: C's `sds_key_count`.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct KeyCount {
     /// Units counted in the key's window (sliding: the current aligned
-    /// window), after the call; at most the rule's count cap (module doc).
+    /// window), after the call; it stops at the rule's count cap.
     pub count: u64,
     /// Sliding: the previous aligned window's count; fixed: 0.
     pub previous: u64,

@@ -91,10 +91,12 @@ impl Default for KeyTableState {
     }
 }
 
-/// A table's counters read at once.
+/// A table's counters read at once. Plain data: C's `sds_key_stats`.
+#[repr(C)]
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct KeyTableStats {
-    /// How many keys fit.
+    /// How many keys fit (the capacity asked for, rounded up to buckets of
+    /// 4 keys).
     pub capacity: u64,
     /// Cells holding a key (a process killed while taking or giving one
     /// up leaves this one off).
