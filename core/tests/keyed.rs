@@ -425,3 +425,20 @@ fn a_flag_takes_a_boolean_as_0_or_1_and_a_number_does_not() {
     let e = b.set("limit", Value::from(true)).unwrap_err();
     assert_eq!(e.to_string(), "invalid key rule: limit must be an integer");
 }
+
+#[test]
+fn a_first_call_refused_on_a_fresh_state_takes_no_cell_and_evicts_nobody() {
+    let t = table(1, rule(KeyRuleKind::Rate, 10, 1000, None));
+    for key in ["a", "b", "c", "d"] {
+        assert!(call(&t, key, 1000, 5).0, "{key} fills a cell");
+    }
+    let refused = call(&t, "new", 1000, 11);
+    assert_eq!((refused.0, refused.3), (false, NEVER), "above the quota");
+    let stats = t.stats();
+    assert_eq!((stats.resident, stats.evictions), (4, 0));
+    assert!(
+        call(&t, "new", 1000, 1).0,
+        "an admitted call then claims one"
+    );
+    assert_eq!(t.stats().evictions, 1);
+}

@@ -129,7 +129,9 @@
 //!
 //! # Eviction
 //!
-//! A new key takes, among its 8 candidates: a **free** cell, empty or
+//! A new key whose call changes a fresh state (admitted, or counted)
+//! takes, among its 8 candidates (a call refused on a fresh state, a cost
+//! above the quota, takes none): a **free** cell, empty or
 //! holding a state equal to a fresh key's (a drained rate, a passed window:
 //! every decision would be the same, so nothing is lost), in the bucket
 //! with more free cells; only when none is free, the cell **closest to

@@ -117,7 +117,8 @@ impl<S: KeyStorage> KeyTable<S> {
     }
 
     /// Decides a call of `cost` units for `key` at `now_ms`, taking them if
-    /// admitted. A key not in the table gets a cell (see the module doc).
+    /// admitted. A key not in the table gets a cell (see the module doc)
+    /// unless its call is refused on a fresh state (a cost above the quota).
     #[inline]
     pub fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
         if cost == 0 {
@@ -196,11 +197,20 @@ impl<S: KeyStorage> KeyTable<S> {
             let found = match (candidates.find(fp), claim_at) {
                 (Some(found), _) => found,
                 (None, None) => return Ok(f(self.rule.quota_of(fp), 0).decision),
-                (None, Some(now_ms)) => match self.claim(candidates, fp, now_ms) {
-                    Claim::Got(found) => found,
-                    Claim::Retry => continue,
-                    Claim::Full => return Err(KeyError::TableFull),
-                },
+                (None, Some(now_ms)) => {
+                    // A call that leaves a fresh state as it is (refused: a
+                    // cost above the quota) needs no cell, and so evicts
+                    // no other key.
+                    let fresh = f(self.rule.quota_of(fp), 0);
+                    if !fresh.write {
+                        return Ok(fresh.decision);
+                    }
+                    match self.claim(candidates, fp, now_ms) {
+                        Claim::Got(found) => found,
+                        Claim::Retry => continue,
+                        Claim::Full => return Err(KeyError::TableFull),
+                    }
+                }
             };
             let cell = candidates.cell(found.at);
             if let Some(decision) = self.apply(cell, found.word, &f) {
