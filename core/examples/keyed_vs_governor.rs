@@ -321,6 +321,8 @@ struct Flood {
     legit_refused: u64,
     legit_calls: u64,
     before: KeyTableStats,
+    /// After the first 10 ms, while the keys filled at 0 still owe.
+    early: KeyTableStats,
     after: KeyTableStats,
     rss_growth: u64,
     ns_per_call: f64,
@@ -337,8 +339,12 @@ fn flood_ours(flood: u64) -> Flood {
     let rss_before = rss();
     let mut samples = Vec::with_capacity((flood / 64 + 1) as usize);
     let (mut abuser_admitted, mut legit_refused, mut legit_calls) = (0, 0, 0);
+    let mut early = before;
     let start = Instant::now();
     for i in 0..flood {
+        if i == 10 * CALLS_PER_MS {
+            early = t.stats();
+        }
         let key = match i % 1000 {
             0 => ABUSER,
             500 => FLOOD_RESIDENT + (i / 1000) % LEGIT,
@@ -375,6 +381,7 @@ fn flood_ours(flood: u64) -> Flood {
         legit_refused,
         legit_calls,
         before,
+        early,
         after: t.stats(),
         rss_growth: rss().saturating_sub(rss_before),
         ns_per_call,
@@ -509,6 +516,7 @@ fn main() {
         p99 as f64 / r99 as f64
     );
     println!("ours: stats before {:?}", f.before);
+    println!("ours: stats at 10 ms {:?}", f.early);
     println!("ours: stats after  {:?}", f.after);
     println!(
         "ours: resident set growth {} (the samples' Vec alone: {})",
