@@ -1,7 +1,7 @@
 //! `sds_keys`: per-key limits, the core's `KeyTable` (one rule, keys of any
 //! bytes, a fixed number of cells) over a heap array of buckets, or in a
-//! file every process of the host opens (`sds_shm::SharedKeyTable`). The
-//! rule comes as JSON text through the core's `KeyRuleBuilder`; decisions
+//! file every process of the host opens (`sds_shm::AnyKeys`). The rule
+//! comes as JSON text through `sds_settings::key_rule_json`; decisions
 //! and counters come back as plain C structs.
 
 use std::ffi::{c_void, OsStr};
@@ -9,13 +9,9 @@ use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use sds_core::keyed::{
-    KeyBucket, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleBuilder, KeyRuleError, KeyTable,
-    KeyTableStats, KindInput, BUCKET_CELLS, MAX_KEY_BUCKETS, NEVER,
-};
-use sds_core::{ErrorCode, KeyText, Value};
-use sds_settings::{json, Value as Json};
-use sds_shm::{Options, SharedKeyTable};
+use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyTableStats, NEVER};
+use sds_settings::key_rule_json;
+use sds_shm::{AnyKeys, Options};
 
 use crate::args::{bytes, input, into_box, out, unbox, write_if_given};
 use crate::boundary::{boundary, boundary_or, Failure};
@@ -31,26 +27,7 @@ const _: () = assert!(SDS_KEY_NEVER == NEVER);
 /// Opaque: create it with `sds_keys_new` or `sds_keys_open_shared`, free it
 /// with `sds_keys_free`. Every function taking a `const sds_keys *` may be
 /// called from any number of threads at once.
-pub struct sds_keys(Keys);
-
-enum Keys {
-    Private(KeyTable<Box<[KeyBucket]>>),
-    Shared(SharedKeyTable),
-}
-
-/// Runs `$body` with `$t` bound to the core's `KeyTable` of `$keys`
-/// (compiled once per kind of storage).
-macro_rules! with_table {
-    ($keys:expr, $t:ident => $body:expr) => {
-        match &$keys.0 {
-            Keys::Private($t) => $body,
-            Keys::Shared(shared) => {
-                let $t = shared.table();
-                $body
-            }
-        }
-    };
-}
+pub struct sds_keys(AnyKeys);
 
 impl From<KeyError> for Failure {
     fn from(e: KeyError) -> Failure {
@@ -58,84 +35,9 @@ impl From<KeyError> for Failure {
     }
 }
 
-impl From<KeyRuleError> for Failure {
-    fn from(e: KeyRuleError) -> Failure {
-        Failure::new(e.code(), &e)
-    }
-}
-
-/// The rule in the JSON text `text`, one object: `kind` (`"rate"`,
-/// `"fixedWindow"`, `"slidingWindow"`, `"inFlight"`) picks the core's
-/// builder, the other members go to it in their order, and `exceptions`, a
-/// list of `[key, limit]` pairs, to its `except`.
+/// The rule in the JSON text `text` (`sds_settings::key_rule_json`).
 fn rule(text: &[u8]) -> Result<KeyRule, Failure> {
-    let members =
-        json::members(text, "key rule").map_err(|e| Failure::new(ErrorCode::InvalidJson, &e))?;
-    let mut kinds = members.iter().filter(|(name, _)| name == "kind");
-    let kind = match (kinds.next(), kinds.next()) {
-        (_, Some(_)) => return Err(KeyRuleError::DuplicateField(KeyText::new("kind")).into()),
-        (None | Some((_, Json::Null)), None) => KindInput::Absent,
-        (Some((_, Json::Text(name))), None) => KindInput::Text(name),
-        (Some(_), None) => KindInput::Other,
-    };
-    let mut builder = KeyRuleBuilder::for_kind(kind)?;
-    for (name, value) in &members {
-        match name.as_str() {
-            "kind" => {}
-            "exceptions" => except(&mut builder, value)?,
-            _ => builder.set(name, number(value))?,
-        }
-    }
-    Ok(builder.build()?)
-}
-
-/// Gives the builder the exceptions of `value`, a list of `[key, limit]`
-/// pairs (null: none).
-fn except(builder: &mut KeyRuleBuilder, value: &Json) -> Result<(), KeyRuleError> {
-    let items = match value {
-        Json::Null => return Ok(()),
-        Json::List(items) => items,
-        _ => return Err(KeyRuleBuilder::not_pairs()),
-    };
-    for item in items {
-        let Json::List(pair) = item else {
-            return Err(KeyRuleBuilder::not_pairs());
-        };
-        let [Json::Text(key), limit] = pair.as_slice() else {
-            return Err(KeyRuleBuilder::not_pairs());
-        };
-        builder.except(key.as_bytes(), number(limit))?;
-    }
-    Ok(())
-}
-
-/// A JSON value as the core's rule input.
-fn number(value: &Json) -> Value {
-    match value {
-        Json::Null => Value::Null,
-        Json::Int(v) => Value::Integer(*v),
-        Json::Float(v) => Value::from_f64(*v),
-        Json::Text(_) => Value::Text,
-        Json::Bool(flag) => Value::Bool(*flag),
-        Json::List(_) | Json::Other(_) => Value::NotAnInteger,
-    }
-}
-
-/// A private table of `capacity` keys (rounded up to whole buckets), its
-/// cells allocated up front. The range is checked before allocating.
-fn private(rule: KeyRule, capacity: usize) -> Result<sds_keys, Failure> {
-    let buckets = capacity.div_ceil(BUCKET_CELLS);
-    if !(1..=MAX_KEY_BUCKETS).contains(&buckets) {
-        return Err(KeyError::InvalidCapacity.into());
-    }
-    let mut storage: Vec<KeyBucket> = Vec::new();
-    storage.try_reserve_exact(buckets).map_err(|_| {
-        let detail = format_args!("cannot allocate {buckets} key buckets");
-        Failure::new(ErrorCode::InvalidCapacity, &detail)
-    })?;
-    storage.resize_with(buckets, KeyBucket::new);
-    let table = KeyTable::new(storage.into_boxed_slice(), rule)?;
-    Ok(sds_keys(Keys::Private(table)))
+    key_rule_json(text).map_err(|e| Failure::new(e.code(), &e))
 }
 
 /// The checked `(keys, key, key_len)` arguments of the per-key calls: any
@@ -179,7 +81,8 @@ pub unsafe extern "C" fn sds_keys_new(
 ) -> sds_result {
     boundary(|| {
         into_box(out, || {
-            private(self::rule(bytes(rule, rule_len, "rule")?)?, capacity_keys)
+            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+            Ok(sds_keys(AnyKeys::private(rule, capacity_keys)?))
         })
     })
 }
@@ -227,9 +130,9 @@ pub unsafe extern "C" fn sds_keys_open_shared(
                 )));
             }
             let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
-            let table = SharedKeyTable::open(path, capacity_keys, rule, &options)
+            let table = AnyKeys::shared(path, capacity_keys, rule, &options)
                 .map_err(|e| failure(path, &e))?;
-            Ok(sds_keys(Keys::Shared(table)))
+            Ok(sds_keys(table))
         })
     })
 }
@@ -303,10 +206,10 @@ unsafe fn answer(
 ) -> Result<(), Failure> {
     let (keys, key) = keyed(keys, key, key_len)?;
     let out = self::out(out, "out")?;
-    let decision = with_table!(keys, t => match cost {
-        Some(cost) => t.decide(key, now_ms, cost)?,
-        None => t.peek(key, now_ms),
-    });
+    let decision = match cost {
+        Some(cost) => keys.0.decide(key, now_ms, cost)?,
+        None => keys.0.peek(key, now_ms),
+    };
     out.write(decision);
     Ok(())
 }
@@ -331,7 +234,7 @@ pub unsafe extern "C" fn sds_keys_release(
 ) -> sds_result {
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
-        write_if_given(held, with_table!(keys, t => t.release(key, units))?);
+        write_if_given(held, keys.0.release(key, units)?);
         Ok(())
     })
 }
@@ -350,7 +253,7 @@ pub unsafe extern "C" fn sds_keys_reset(
 ) -> sds_result {
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
-        write_if_given(held, with_table!(keys, t => t.reset(key)));
+        write_if_given(held, keys.0.reset(key));
         Ok(())
     })
 }
@@ -365,7 +268,7 @@ pub unsafe extern "C" fn sds_keys_reset(
 pub unsafe extern "C" fn sds_keys_reset_all(keys: *const sds_keys, held: *mut u64) -> sds_result {
     boundary(|| {
         let keys = input(keys, "keys")?;
-        write_if_given(held, with_table!(keys, t => t.reset_all()));
+        write_if_given(held, keys.0.reset_all());
         Ok(())
     })
 }
@@ -395,12 +298,7 @@ pub unsafe extern "C" fn sds_keys_count_add(
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
         let out = self::out(out, "out")?;
-        let units = delta.unsigned_abs();
-        let count = with_table!(keys, t => match delta {
-            1.. => t.increment(key, now_ms, units),
-            ..0 => t.decrement(key, now_ms, units),
-            0 => t.count(key, now_ms),
-        })?;
+        let count = keys.0.count_add(key, now_ms, delta.into())?;
         out.write(count);
         Ok(())
     })
@@ -419,7 +317,7 @@ pub unsafe extern "C" fn sds_keys_stats_get(
     boundary(|| {
         let keys = input(keys, "keys")?;
         let out = self::out(out, "out")?;
-        out.write(with_table!(keys, t => t.stats()));
+        out.write(keys.0.stats());
         Ok(())
     })
 }

@@ -16,10 +16,12 @@
 
 mod fields;
 pub mod json;
+mod key_rule;
 mod parse;
 mod service;
 
 pub use fields::{camel_case, FieldValue, Fields, ToField};
+pub use key_rule::{key_rule, key_rule_json, KeyRuleTextError};
 pub use parse::{Parsed, SettingsError};
 pub use service::Service;
 

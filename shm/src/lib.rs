@@ -13,6 +13,7 @@
 //! This crate is the only place with `unsafe` for the mapping: `sys.rs`
 //! (the system calls) and `mapping.rs` (bytes to typed references).
 
+mod any_keys;
 mod any_table;
 mod core_table;
 mod error;
@@ -31,6 +32,7 @@ mod shared_keys;
 mod shared_table;
 mod sys;
 
+pub use any_keys::{AnyKeys, PrivateKeyTable};
 pub use any_table::{AnyTable, PrivateTable, RoleHold};
 pub use core_table::{Slot, Table, TableState};
 pub use error::Error;
