@@ -3,6 +3,8 @@
 //! JSON object (C), read once here so that one input gets one verdict and
 //! one message in every language.
 //!
+//! Names are SDS JSON's camelCase (`periodMs`); their snake_case spelling
+//! (`period_ms`, Python's) is the same name, so giving both is a repeat.
 //! `kind` (`"rate"`, `"fixedWindow"`, `"slidingWindow"`, `"inFlight"`)
 //! picks the core's [`KeyRuleBuilder`] wherever it stands; the other
 //! members go to it in their order, and `exceptions`, a list of `[key,
@@ -14,7 +16,7 @@ use sds_core::keyed::{KeyRule, KeyRuleBuilder, KeyRuleError, KindInput};
 use sds_core::{ErrorCode, KeyText, Value as Input};
 
 use crate::json::{self, JsonError};
-use crate::Value;
+use crate::{camel_case, Value};
 
 /// Why a rule given as JSON text was refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +59,10 @@ pub fn key_rule_json(text: &[u8]) -> Result<KeyRule, KeyRuleTextError> {
 /// spells them (`limit`, `periodMs`, `burst`, `windowFromFirstHit`,
 /// `countRefused`, `exceptions`).
 pub fn key_rule(pairs: &[(String, Value)]) -> Result<KeyRule, KeyRuleError> {
+    let pairs: Vec<(String, &Value)> = pairs
+        .iter()
+        .map(|(name, value)| (camel_case(name), value))
+        .collect();
     let mut kinds = pairs.iter().filter(|(name, _)| name == "kind");
     let kind = match (kinds.next(), kinds.next()) {
         (_, Some(_)) => return Err(KeyRuleError::DuplicateField(KeyText::new("kind"))),
@@ -65,7 +71,8 @@ pub fn key_rule(pairs: &[(String, Value)]) -> Result<KeyRule, KeyRuleError> {
         (Some(_), None) => KindInput::Other,
     };
     let mut builder = KeyRuleBuilder::for_kind(kind)?;
-    for (name, value) in pairs {
+    for (name, value) in &pairs {
+        let value: &Value = value;
         match name.as_str() {
             "kind" => {}
             "exceptions" => except(&mut builder, value)?,
@@ -127,6 +134,16 @@ mod tests {
             ),
         ];
         let from_pairs = key_rule(&pairs).unwrap();
+        let snake = [
+            ("period_ms".to_string(), Value::Int(1000)),
+            pairs[0].clone(),
+        ];
+        let e = key_rule(&[
+            ("kind".into(), Value::text("rate")),
+            snake[0].clone(),
+            pairs[2].clone(),
+        ]);
+        assert!(matches!(e, Err(KeyRuleError::DuplicateField(_))), "{e:?}");
         assert_eq!(from_text, from_pairs);
         assert_eq!(from_text.kind(), KeyRuleKind::Rate);
         assert_eq!(from_text.exceptions().count(), 1);
