@@ -1,4 +1,18 @@
-//! What every binding's web middleware shares, written once: the header
-//! values of a key decision and the client key of a request.
+//! What every binding's web middleware shares, written once so that a
+//! request gets the same answer from Python, Node and Java:
+//!
+//! - [`headers`]: the header fields of one or more key decisions, in the
+//!   style of draft-ietf-httpapi-ratelimit-headers-10 (`RateLimit`,
+//!   `RateLimit-Policy`) or the older ones (`RateLimit-Limit/Remaining/
+//!   Reset`, `X-RateLimit-*`), and `Retry-After` for a refusal;
+//! - [`ClientAddress`]: the key of a request's client from the peer's
+//!   address and `X-Forwarded-For`, with trusted proxies and the prefix
+//!   lengths that make one IPv6 network one client.
 
 #![forbid(unsafe_code)]
+
+mod address;
+mod headers;
+
+pub use address::{AddressError, ClientAddress};
+pub use headers::{check_policy_name, headers, HeaderStyle, Limited, PolicyNameError};
