@@ -412,6 +412,114 @@ export declare class SlidingWindow {
   lastWholeCycle(nowMs?: number): number
 }
 
+/**
+ * A per-key rule (README "Per-key limits"). Names are camelCase or
+ * snake_case (`periodMs` or `period_ms`); omitted, `null` and `undefined`
+ * fields take the core's defaults; the core judges every value.
+ */
+export interface KeyRule {
+  /** `rate` (GCRA), `fixedWindow`, `slidingWindow` (counter) or `inFlight`. */
+  kind: 'rate' | 'fixedWindow' | 'slidingWindow' | 'inFlight'
+  /** Units per period (rate), per window, or held at once (inFlight). */
+  limit: number
+  /** The period of a rate, the window of a window rule (ms). */
+  periodMs?: number | null
+  period_ms?: number | null
+  /** Rate: how many units a fresh key takes at once (default `limit`). */
+  burst?: number | null
+  /** fixedWindow: a key's window starts at its first hit (not aligned). */
+  windowFromFirstHit?: boolean | number | null
+  window_from_first_hit?: boolean | number | null
+  /** fixedWindow: refused calls count too. */
+  countRefused?: boolean | number | null
+  count_refused?: boolean | number | null
+  /** Named keys with a limit of their own: `[key, limit]` pairs. */
+  exceptions?: Array<[string, number]> | null
+}
+
+/** A key: a string (its UTF-8 bytes) or any bytes. */
+export type Key = string | Uint8Array
+
+export interface KeyedLimitOptions {
+  /** How many keys the table holds (rounded up to a multiple of 4). Default 65536. */
+  capacity?: number
+}
+
+export interface SharedKeyedLimitOptions extends KeyedLimitOptions {
+  /** The shared file's mode: `0o600` (default) or `0o660` (its group too). */
+  mode?: 0o600 | 0o660
+}
+
+/** A key's decision, in ms; round up to seconds for HTTP headers. */
+export interface KeyDecision {
+  /** Whether the call may run: its cost was taken only if so. */
+  admitted: boolean
+  /** The quota: a rate's burst, a window's limit (the key's own if named). */
+  limit: number
+  /** Units still available after this call. */
+  remaining: number
+  /** ms until the key is back to a fresh state if no call comes (0: fresh). */
+  resetMs: number
+  /** When refused: ms until the same cost fits; `Infinity` if it never will; 0 if admitted. */
+  retryAfterMs: number
+  /** The policy's window: the window, or the time a whole burst takes to refill. */
+  windowMs: number
+}
+
+/** A window rule's counts for a key. */
+export interface KeyCount {
+  /** Units counted in the key's (current) window. */
+  count: number
+  /** Sliding window: the previous window's count; fixed: 0. */
+  previous: number
+  /** ms until the window ends (fixed: 0 when the key has no window). */
+  resetMs: number
+}
+
+export interface KeyStats {
+  capacity: number
+  /** Keys holding a cell. */
+  resident: number
+  /** Keys whose cell was given to another key. */
+  evictions: number
+  /** Of those, keys whose state was not a fresh key's (a limit forgotten). */
+  lossyEvictions: number
+}
+
+/** Limits per key by one rule, in a fixed-size table private or shared by the host. */
+export declare class KeyedLimit {
+  constructor(rule: KeyRule | string, options?: KeyedLimitOptions)
+  /**
+   * The key table file `nameOrPath` (a bare name is a file under `/dev/shm`),
+   * created if needed, shared by every process of the host that opens it
+   * with the same rule and capacity. Not for an `inFlight` rule.
+   */
+  static shared(nameOrPath: string, rule: KeyRule | string, options?: SharedKeyedLimitOptions): KeyedLimit
+  /** How many keys fit. */
+  readonly capacity: number
+  /** The shared file, `null` for a private table. */
+  readonly path: string | null
+  /** Decides `cost` (default 1) units for `key` at `nowMs` (default: now). */
+  decide(key: Key, cost?: number, nowMs?: number): KeyDecision
+  /** The decision of one unit now, nothing taken. */
+  peek(key: Key, nowMs?: number): KeyDecision
+  /** inFlight: gives back `units` (default 1); whether the key held any. */
+  release(key: Key, units?: number): boolean
+  /** Forgets `key`; whether it was held. */
+  reset(key: Key): boolean
+  /** Forgets every key; how many were held. */
+  resetAll(): number
+  /** Window rules: counts `units` (default 1) whatever the limit. */
+  increment(key: Key, units?: number, nowMs?: number): KeyCount
+  /** Window rules: takes up to `units` (default 1) off a live window. */
+  decrement(key: Key, units?: number, nowMs?: number): KeyCount
+  /** Window rules: the key's counts, nothing taken. */
+  count(key: Key, nowMs?: number): KeyCount
+  stats(): KeyStats
+  /** Frees the table (this process's mapping of a shared one); later calls throw `SDS_CLOSED`. */
+  close(): void
+}
+
 /** Thrown (or rejected) by `run` when downgraded without a fallback. */
 export declare class DowngradedError extends Error {
   /** `SDS_DOWNGRADED`, from the core's table. */

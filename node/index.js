@@ -5,5 +5,6 @@ const { Entry } = require('./lib/entry.js');
 const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
 const { AdminAgent, ClusterSync } = require('./lib/services.js');
+const { KeyedLimit } = require('./lib/keyed.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync };
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit };

@@ -2,6 +2,41 @@
 /* eslint-disable */
 
 export declare namespace native {
+  /** One per-key limit: a key table and its rule. */
+  export class NativeKeys {
+    /**
+     * A key table of `capacity` keys deciding by `rule` (an object of the
+     * rule's names, or its JSON text): this process's own, or with
+     * `shared` (a file name under /dev/shm, or a path) the table file every
+     * process of the host may open, created with `mode` (0o600, the
+     * default, or 0o660).
+     */
+    constructor(rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number)
+    /**
+     * The hot functions, each taking the key (a string, a Buffer or a
+     * Uint8Array) and its numbers in `io` (see node/src/keys.rs): in
+     * `io[0]` the cost or units, `io[1]` the time (`-1`: now); out a
+     * decision's six numbers, a count's three, or `release` / `reset`'s 1
+     * or 0 in `io[0]`.
+     */
+    hotPath(): { decide(key: string | Uint8Array): void; peek(key: string | Uint8Array): void; increment(key: string | Uint8Array): void; decrement(key: string | Uint8Array): void; count(key: string | Uint8Array): void; release(key: string | Uint8Array): void; reset(key: string | Uint8Array): void; io: Float64Array }
+    /** Forgets every key; how many were held. */
+    resetAll(): number
+    /**
+     * The table's counters (a shared table's are the file's: every
+     * process's keys).
+     */
+    stats(): native.KeyStats
+    /** How many keys fit (the capacity asked for, rounded up to 4). */
+    get capacity(): number
+    /** The file of a shared table, `null` for a private one. */
+    get path(): string | null
+    /**
+     * Frees the table (a shared one: this process's mapping); every later
+     * call throws `SDS_CLOSED`. Closing twice does nothing.
+     */
+    close(): void
+  }
   /** A running service and its share of the table (`None` once closed). */
   export class NativeService {
     /**
@@ -165,6 +200,17 @@ export declare namespace native {
      * locally (false).
      */
     exact: boolean
+  }
+  /** A table's counters, as `stats()` returns them. */
+  export interface KeyStats {
+    /** How many keys fit (the capacity asked for, rounded up to 4). */
+    capacity: number
+    /** Keys holding a cell. */
+    resident: number
+    /** Keys whose cell was given to another key. */
+    evictions: number
+    /** Of those, keys whose state was not a fresh key's. */
+    lossyEvictions: number
   }
   /** A bucket's value and the window's sum after a write. */
   export interface NativeTally {

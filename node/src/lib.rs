@@ -13,6 +13,7 @@ mod entry_bits;
 mod errors;
 mod external_memory;
 mod hot_path;
+mod keys;
 mod service;
 mod settings;
 mod strategy_object;
@@ -20,6 +21,7 @@ mod table;
 mod tables;
 mod windows;
 
+pub use keys::NativeKeys;
 pub use service::NativeService;
 pub use tables::NativeTable;
 pub use windows::NativeWindow;

@@ -1,0 +1,718 @@
+//! `NativeKeys`: a per-key limit (`sds_shm::AnyKeys`, a private key table
+//! or this process's mapping of a shared file) and its hot functions.
+//!
+//! The calls that take a key (`decide`, `peek`, `increment`, `decrement`,
+//! `count`, `release`, `reset`) run on every request of a rate-limited
+//! route, so they are raw N-API callbacks like the point hot path
+//! (`hot_path.rs` says why): each gets its table from its own `data`
+//! pointer, takes one argument, the key, and passes its numbers through
+//! `io`, a `Float64Array` over [`Keys::io`]:
+//!
+//! - in: `io[0]` the cost or units, `io[1]` the time or [`NOW`];
+//! - out, a decision: `admitted` (1 or 0), `limit`, `remaining`, `resetMs`,
+//!   `retryAfterMs` (`Infinity` for the core's `NEVER`), `windowMs`; a count:
+//!   `count`, `previous`, `resetMs`; `release` and `reset`: 1 or 0.
+//!
+//! JavaScript (`lib/keyed.js`) builds the plain objects from `io`: a literal
+//! made there costs far less than six N-API property sets.
+//!
+//! A key is a string, taken as its UTF-8 bytes (copied once, onto the stack
+//! when short), or a Buffer / Uint8Array, whose bytes are read in place.
+//! A string with a lone surrogate is refused like a point name: its UTF-8
+//! form would replace it with U+FFFD and so merge two keys.
+//!
+//! The rest (opening, `resetAll`, `stats`, `close`) are methods of the class.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::rc::Rc;
+
+use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
+use napi::{sys, Env, ValueType};
+use napi_derive::napi;
+use sds_core::keyed::{KeyCount, KeyDecision, KeyError, NEVER};
+use sds_core::{ErrorCode, Value};
+use sds_shm::{table_path, AnyKeys, Options};
+
+use crate::arguments::{self, is_undefined, time_number};
+use crate::entry_bits::whole_up_to;
+use crate::errors::{invalid_argument, js_error, SdsError};
+use crate::external_memory::adjust;
+use crate::hot_path::NOW;
+use crate::table::from_shm;
+
+const IO_LEN: usize = 6;
+
+/// A key table's own bytes on the native heap (a shared file's are mapped,
+/// not allocated).
+const CELL_BYTES: usize = 16;
+
+/// What the class and its hot functions share, each through one `Rc`
+/// share (released by its finalizer). All on one JS thread.
+pub struct Keys {
+    /// `None` once closed.
+    table: RefCell<Option<AnyKeys>>,
+    io: [Cell<f64>; IO_LEN],
+}
+
+impl Keys {
+    fn read<const N: usize>(&self) -> [f64; N] {
+        core::array::from_fn(|i| self.io[i].get())
+    }
+
+    fn write(&self, values: &[f64]) {
+        for (cell, &value) in self.io.iter().zip(values) {
+            cell.set(value);
+        }
+    }
+
+    fn with<R>(&self, call: impl FnOnce(&AnyKeys) -> Result<R, SdsError>) -> Result<R, SdsError> {
+        match &*self.table.borrow() {
+            Some(table) => call(table),
+            None => Err(closed()),
+        }
+    }
+
+    /// Drops the table (unmapping a shared file), telling V8 what it freed.
+    fn close(&self, env: sys::napi_env) {
+        if let Some(table) = self.table.borrow_mut().take() {
+            let bytes = heap_bytes(&table);
+            drop(table);
+            adjust(env, -bytes);
+        }
+    }
+}
+
+fn heap_bytes(table: &AnyKeys) -> i64 {
+    match table {
+        AnyKeys::Private(_) => (table.capacity() * CELL_BYTES) as i64,
+        AnyKeys::Shared(_) => 0,
+    }
+}
+
+#[cold]
+fn closed() -> SdsError {
+    js_error(ErrorCode::Closed, "this KeyedLimit is closed")
+}
+
+#[cold]
+fn from_key(error: KeyError) -> SdsError {
+    js_error(error.code(), error)
+}
+
+/// A time from `io`: [`NOW`] reads the addon's clock.
+#[inline]
+fn time(now_ms: f64) -> Result<u64, SdsError> {
+    if now_ms == NOW {
+        Ok(sds_clock::now_ms())
+    } else {
+        time_number(now_ms, "nowMs")
+    }
+}
+
+/// A cost or a count of units from `io`: a whole number that fits 32 bits
+/// (0 passes: the core's verdict on it is the message every binding gives).
+#[inline]
+fn units(value: f64, what: &str) -> Result<u32, SdsError> {
+    whole_up_to(value, u32::MAX as f64)
+        .map(|n| n as u32)
+        .ok_or_else(|| {
+            invalid_argument(format!(
+                "{what} must be an integer from 1 to 4294967295, got {value}"
+            ))
+        })
+}
+
+fn decision_numbers(d: KeyDecision) -> [f64; IO_LEN] {
+    let retry = if d.retry_after_ms == NEVER {
+        f64::INFINITY
+    } else {
+        d.retry_after_ms as f64
+    };
+    [
+        d.admitted as u8 as f64,
+        d.limit as f64,
+        d.remaining as f64,
+        d.reset_ms as f64,
+        retry,
+        d.window_ms as f64,
+    ]
+}
+
+fn count_numbers(c: KeyCount) -> [f64; 3] {
+    [c.count as f64, c.previous as f64, c.reset_ms as f64]
+}
+
+/// What a hot function does with the key.
+#[derive(Clone, Copy)]
+enum Op {
+    Decide,
+    Peek,
+    Increment,
+    Decrement,
+    Count,
+    Release,
+    Reset,
+}
+
+/// Runs `op` for `key` with its numbers in `keys.io`, leaving its answer
+/// there. Safe: the N-API parts are the caller's.
+fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
+    let [amount, now] = keys.read::<2>();
+    keys.with(|table| {
+        match op {
+            Op::Decide => {
+                let cost = units(amount, "cost")?;
+                let decision = table.decide(key, time(now)?, cost).map_err(from_key)?;
+                keys.write(&decision_numbers(decision));
+            }
+            Op::Peek => keys.write(&decision_numbers(table.peek(key, time(now)?))),
+            Op::Increment | Op::Decrement | Op::Count => {
+                let delta = match op {
+                    Op::Count => 0,
+                    // `count_add` reads at 0; a call that would count 0
+                    // units is the core's zero-cost error instead.
+                    _ => match units(amount, "units")? {
+                        0 => return Err(from_key(KeyError::ZeroCost)),
+                        n if matches!(op, Op::Decrement) => -i64::from(n),
+                        n => i64::from(n),
+                    },
+                };
+                let count = table.count_add(key, time(now)?, delta).map_err(from_key)?;
+                keys.write(&count_numbers(count));
+            }
+            Op::Release => {
+                let held = table
+                    .release(key, units(amount, "units")?)
+                    .map_err(from_key)?;
+                keys.write(&[held as u8 as f64]);
+            }
+            Op::Reset => keys.write(&[table.reset(key) as u8 as f64]),
+        }
+        Ok(())
+    })
+}
+
+// --- The raw N-API half -------------------------------------------------
+
+/// Keys up to this many UTF-8 bytes are read onto the stack.
+const STACK_KEY: usize = 256;
+
+fn check(status: sys::napi_status, what: &str) -> Result<(), SdsError> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(js_error(ErrorCode::Panic, format!("{what} failed")))
+    }
+}
+
+/// Calls `f` with the bytes of the key `value`: a string's UTF-8, or a
+/// Uint8Array's (a Buffer's) bytes where they are.
+///
+/// # Safety
+/// `value` is a live value of `env`, on its thread.
+unsafe fn with_key<R>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    f: impl FnOnce(&[u8]) -> Result<R, SdsError>,
+) -> Result<R, SdsError> {
+    let mut kind = 0;
+    check(
+        unsafe { sys::napi_typeof(env, value, &mut kind) },
+        "napi_typeof",
+    )?;
+    if kind == sys::ValueType::napi_string {
+        let mut stack = [0u8; STACK_KEY];
+        let mut len = 0;
+        check(
+            unsafe {
+                sys::napi_get_value_string_utf8(
+                    env,
+                    value,
+                    stack.as_mut_ptr().cast(),
+                    STACK_KEY,
+                    &mut len,
+                )
+            },
+            "napi_get_value_string_utf8",
+        )?;
+        // N-API writes whole characters (at most 4 bytes) and a NUL: with
+        // 4 bytes or more to spare, nothing was cut off.
+        if len + 4 < STACK_KEY {
+            let bytes = &stack[..len];
+            unsafe { well_formed(env, value, bytes) }?;
+            return f(bytes);
+        }
+        let bytes = unsafe { long_string(env, value) }?;
+        unsafe { well_formed(env, value, &bytes) }?;
+        return f(&bytes);
+    }
+    if kind == sys::ValueType::napi_object {
+        let mut typed = false;
+        check(
+            unsafe { sys::napi_is_typedarray(env, value, &mut typed) },
+            "napi_is_typedarray",
+        )?;
+        if typed {
+            let (mut array_type, mut len, mut data) = (0, 0, ptr::null_mut());
+            check(
+                unsafe {
+                    sys::napi_get_typedarray_info(
+                        env,
+                        value,
+                        &mut array_type,
+                        &mut len,
+                        &mut data,
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                    )
+                },
+                "napi_get_typedarray_info",
+            )?;
+            if array_type == sys::TypedarrayType::uint8_array {
+                let bytes = if len == 0 || data.is_null() {
+                    &[][..]
+                } else {
+                    // SAFETY: the array's bytes, alive while `value` is (the
+                    // whole call); nothing runs JavaScript meanwhile.
+                    unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }
+                };
+                return f(bytes);
+            }
+        }
+    }
+    Err(not_a_key(env, value))
+}
+
+#[cold]
+unsafe fn long_string(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u8>, SdsError> {
+    let mut len = 0;
+    let what = "napi_get_value_string_utf8";
+    check(
+        unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
+        what,
+    )?;
+    let mut bytes = vec![0u8; len + 1];
+    check(
+        unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                bytes.as_mut_ptr().cast(),
+                len + 1,
+                &mut len,
+            )
+        },
+        what,
+    )?;
+    bytes.truncate(len);
+    Ok(bytes)
+}
+
+/// Refuses a string whose UTF-8 holds a U+FFFD that N-API put for a lone
+/// surrogate. Only keys holding the byte 0xEF (U+F000..U+FFFF) pay for the
+/// second look.
+unsafe fn well_formed(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    bytes: &[u8],
+) -> Result<(), SdsError> {
+    if !bytes.contains(&0xEF) {
+        return Ok(());
+    }
+    // SAFETY: the caller's `value`, a string.
+    let value = unsafe { Unknown::from_raw_unchecked(env, value) };
+    arguments::text(value, "key").map(drop)
+}
+
+#[cold]
+fn not_a_key(env: sys::napi_env, value: sys::napi_value) -> SdsError {
+    // SAFETY: a live value of `env`.
+    let value = unsafe { Unknown::from_raw_unchecked(env, value) };
+    let kind = match value.get_type() {
+        Ok(ValueType::Object) => "another object",
+        Ok(ValueType::Undefined) => "undefined",
+        Ok(ValueType::Null) => "null",
+        Ok(ValueType::Number) => "a number",
+        Ok(ValueType::Boolean) => "a boolean",
+        Ok(ValueType::BigInt) => "a bigint",
+        Ok(ValueType::Symbol) => "a symbol",
+        Ok(ValueType::Function) => "a function",
+        _ => "a value of another type",
+    };
+    invalid_argument(format!(
+        "key must be a string, a Buffer or a Uint8Array, got {kind}"
+    ))
+}
+
+/// Throws `error` as an `Error` with `.code`; returns the null that tells
+/// N-API the callback threw.
+#[cold]
+unsafe fn throw(env: sys::napi_env, error: SdsError) -> sys::napi_value {
+    let code = CString::new(error.status).unwrap_or_default();
+    let message = CString::new(error.reason.replace('\0', " ")).unwrap_or_default();
+    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
+    ptr::null_mut()
+}
+
+/// The body of every hot function: its `Keys` and first argument, then
+/// [`run`]; an error, or a panic, is thrown. Returns `undefined`.
+unsafe extern "C" fn key_callback<const OP: u8>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let op = [
+        Op::Decide,
+        Op::Peek,
+        Op::Increment,
+        Op::Decrement,
+        Op::Count,
+        Op::Release,
+        Op::Reset,
+    ][OP as usize];
+    let step = || {
+        let mut argc = 1;
+        let mut argv = [ptr::null_mut(); 1];
+        let mut data = ptr::null_mut();
+        check(
+            unsafe {
+                sys::napi_get_cb_info(
+                    env,
+                    info,
+                    &mut argc,
+                    argv.as_mut_ptr(),
+                    ptr::null_mut(),
+                    &mut data,
+                )
+            },
+            "napi_get_cb_info",
+        )?;
+        if data.is_null() {
+            return Err(invalid_argument("not a hot function of a KeyedLimit"));
+        }
+        // SAFETY: `data` is the live `Keys` share of this function;
+        // `argv[0]` is `undefined` when no argument was given.
+        let keys = unsafe { &*data.cast::<Keys>() };
+        unsafe { with_key(env, argv[0], |key| run(keys, op, key)) }
+    };
+    let result = catch_unwind(AssertUnwindSafe(step))
+        .unwrap_or_else(|_| Err(js_error(ErrorCode::Panic, ErrorCode::Panic.description())));
+    match result {
+        Ok(()) => ptr::null_mut(),
+        Err(error) => unsafe { throw(env, error) },
+    }
+}
+
+fn share(keys: &Rc<Keys>) -> *mut c_void {
+    Rc::into_raw(Rc::clone(keys)) as *mut c_void
+}
+
+/// Gives back one share; the last one frees the table.
+fn release_keys(env: sys::napi_env, keys: Rc<Keys>) {
+    if let Some(keys) = Rc::into_inner(keys) {
+        keys.close(env);
+    }
+}
+
+/// N-API finalizer of a function (`data`) or of the `io` buffer (`hint`).
+unsafe extern "C" fn release(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
+    let shared = if hint.is_null() { data } else { hint };
+    release_keys(env, unsafe { Rc::from_raw(shared as *const Keys) });
+}
+
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+unsafe fn add_function(
+    env: sys::napi_env,
+    object: sys::napi_value,
+    name: &CStr,
+    callback: Callback,
+    keys: &Rc<Keys>,
+) -> Result<(), SdsError> {
+    let data = share(keys);
+    let mut function = ptr::null_mut();
+    let len = name.to_bytes().len() as isize;
+    let created = unsafe {
+        sys::napi_create_function(env, name.as_ptr(), len, Some(callback), data, &mut function)
+    };
+    if let Err(e) = check(created, "napi_create_function") {
+        unsafe { release(env, data, ptr::null_mut()) };
+        return Err(e);
+    }
+    let finalizer = unsafe {
+        sys::napi_add_finalizer(
+            env,
+            function,
+            data,
+            Some(release),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    check(finalizer, "napi_add_finalizer")?;
+    check(
+        unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), function) },
+        "napi_set_named_property",
+    )
+}
+
+/// A `Float64Array` over `keys.io`; its buffer holds a share.
+unsafe fn io_array(env: sys::napi_env, keys: &Rc<Keys>) -> Result<sys::napi_value, SdsError> {
+    let hint = share(keys);
+    let mut buffer = ptr::null_mut();
+    // `[Cell<f64>; N]` has the layout of `[f64; N]`.
+    let memory = keys.io.as_ptr().cast_mut().cast::<c_void>();
+    let bytes = IO_LEN * std::mem::size_of::<f64>();
+    let created = unsafe {
+        sys::napi_create_external_arraybuffer(env, memory, bytes, Some(release), hint, &mut buffer)
+    };
+    if let Err(e) = check(created, "napi_create_external_arraybuffer") {
+        unsafe { release(env, ptr::null_mut(), hint) };
+        return Err(e);
+    }
+    let mut array = ptr::null_mut();
+    let float64 = sys::TypedarrayType::float64_array;
+    check(
+        unsafe { sys::napi_create_typedarray(env, float64, IO_LEN, buffer, 0, &mut array) },
+        "napi_create_typedarray",
+    )?;
+    Ok(array)
+}
+
+// --- The class ----------------------------------------------------------
+
+/// A table's counters, as `stats()` returns them.
+#[napi(object, object_from_js = false, namespace = "native")]
+pub struct KeyStats {
+    /// How many keys fit (the capacity asked for, rounded up to 4).
+    pub capacity: f64,
+    /// Keys holding a cell.
+    pub resident: f64,
+    /// Keys whose cell was given to another key.
+    pub evictions: f64,
+    /// Of those, keys whose state was not a fresh key's.
+    pub lossy_evictions: f64,
+}
+
+/// One per-key limit: a key table and its rule.
+#[napi(namespace = "native", custom_finalize)]
+pub struct NativeKeys {
+    keys: Rc<Keys>,
+}
+
+impl ObjectFinalize for NativeKeys {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        release_keys(env.raw(), self.keys);
+        Ok(())
+    }
+}
+
+/// The rule: an object of (name, value) pairs or a JSON text.
+fn rule(rule: Unknown) -> Result<sds_core::keyed::KeyRule, SdsError> {
+    if matches!(rule.get_type(), Ok(ValueType::String)) {
+        let json = arguments::text(rule, "rule")?;
+        return sds_settings::key_rule_json(json.as_bytes()).map_err(|e| js_error(e.code(), e));
+    }
+    arguments::object(rule, "rule")?;
+    let pairs = crate::settings::pairs(rule, "rule")?;
+    sds_settings::key_rule(&pairs).map_err(|e| js_error(e.code(), e))
+}
+
+/// A key table's capacity: any whole number goes to the core, which judges
+/// its range (a negative or huge one is `SDS_INVALID_CAPACITY` as 0 is).
+fn key_capacity(n: Unknown) -> Result<usize, SdsError> {
+    match arguments::value(&n) {
+        Value::Integer(v) => Ok(usize::try_from(v.max(0)).unwrap_or(usize::MAX)),
+        Value::OutOfRange => Ok(usize::MAX),
+        _ => Err(invalid_argument("capacity must be an integer")),
+    }
+}
+
+#[napi(namespace = "native")]
+impl NativeKeys {
+    /// A key table of `capacity` keys deciding by `rule` (an object of the
+    /// rule's names, or its JSON text): this process's own, or with
+    /// `shared` (a file name under /dev/shm, or a path) the table file every
+    /// process of the host may open, created with `mode` (0o600, the
+    /// default, or 0o660).
+    #[napi(
+        constructor,
+        ts_args_type = "rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number"
+    )]
+    pub fn new(
+        env: &Env,
+        rule_value: Unknown,
+        capacity: Unknown,
+        shared: Unknown,
+        mode: Unknown,
+    ) -> Result<NativeKeys, SdsError> {
+        let rule = rule(rule_value)?;
+        let capacity = key_capacity(capacity)?;
+        let table = if is_undefined(&shared) {
+            if !is_undefined(&mode) {
+                return Err(invalid_argument(
+                    "mode applies to a shared table only (give `shared` too)",
+                ));
+            }
+            AnyKeys::private(rule, capacity).map_err(from_key)?
+        } else {
+            let name = arguments::text(shared, "shared")?;
+            let mode = if is_undefined(&mode) {
+                0o600
+            } else {
+                u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
+            };
+            let path = table_path(&name).map_err(|e| from_shm(&e))?;
+            let options = Options::of_mode(mode).map_err(|e| from_shm(&e))?;
+            AnyKeys::shared(path, capacity, rule, &options).map_err(|e| from_shm(&e))?
+        };
+        adjust(env.raw(), heap_bytes(&table));
+        let keys = Keys {
+            table: RefCell::new(Some(table)),
+            io: Default::default(),
+        };
+        Ok(NativeKeys {
+            keys: Rc::new(keys),
+        })
+    }
+
+    /// The hot functions, each taking the key (a string, a Buffer or a
+    /// Uint8Array) and its numbers in `io` (see node/src/keys.rs): in
+    /// `io[0]` the cost or units, `io[1]` the time (`-1`: now); out a
+    /// decision's six numbers, a count's three, or `release` / `reset`'s 1
+    /// or 0 in `io[0]`.
+    #[napi(
+        ts_return_type = "{ decide(key: string | Uint8Array): void; peek(key: string | Uint8Array): void; increment(key: string | Uint8Array): void; decrement(key: string | Uint8Array): void; count(key: string | Uint8Array): void; release(key: string | Uint8Array): void; reset(key: string | Uint8Array): void; io: Float64Array }"
+    )]
+    pub fn hot_path<'env>(&self, env: &'env Env) -> Result<Object<'env>, SdsError> {
+        let env = env.raw();
+        let mut object = ptr::null_mut();
+        check(
+            unsafe { sys::napi_create_object(env, &mut object) },
+            "napi_create_object",
+        )?;
+        let functions: [(&CStr, Callback); 7] = [
+            (c"decide", key_callback::<0>),
+            (c"peek", key_callback::<1>),
+            (c"increment", key_callback::<2>),
+            (c"decrement", key_callback::<3>),
+            (c"count", key_callback::<4>),
+            (c"release", key_callback::<5>),
+            (c"reset", key_callback::<6>),
+        ];
+        unsafe {
+            for (name, callback) in functions {
+                add_function(env, object, name, callback, &self.keys)?;
+            }
+            let io = io_array(env, &self.keys)?;
+            check(
+                sys::napi_set_named_property(env, object, c"io".as_ptr(), io),
+                "napi_set_named_property",
+            )?;
+            Ok(Object::from_raw(env, object))
+        }
+    }
+
+    /// Forgets every key; how many were held.
+    #[napi]
+    pub fn reset_all(&self) -> Result<f64, SdsError> {
+        self.keys.with(|t| Ok(t.reset_all() as f64))
+    }
+
+    /// The table's counters (a shared table's are the file's: every
+    /// process's keys).
+    #[napi]
+    pub fn stats(&self) -> Result<KeyStats, SdsError> {
+        self.keys.with(|t| {
+            let s = t.stats();
+            Ok(KeyStats {
+                capacity: s.capacity as f64,
+                resident: s.resident as f64,
+                evictions: s.evictions as f64,
+                lossy_evictions: s.lossy_evictions as f64,
+            })
+        })
+    }
+
+    /// How many keys fit (the capacity asked for, rounded up to 4).
+    #[napi(getter)]
+    pub fn capacity(&self) -> Result<f64, SdsError> {
+        self.keys.with(|t| Ok(t.capacity() as f64))
+    }
+
+    /// The file of a shared table, `null` for a private one.
+    #[napi(getter, ts_return_type = "string | null")]
+    pub fn path(&self) -> Result<Option<String>, SdsError> {
+        self.keys
+            .with(|t| Ok(t.path().map(|p| p.display().to_string())))
+    }
+
+    /// Frees the table (a shared one: this process's mapping); every later
+    /// call throws `SDS_CLOSED`. Closing twice does nothing.
+    #[napi]
+    pub fn close(&self, env: &Env) {
+        self.keys.close(env.raw());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sds_core::keyed::KeyRule;
+
+    fn rate() -> KeyRule {
+        let pairs = [
+            ("kind".to_string(), sds_settings::Value::text("rate")),
+            ("limit".to_string(), sds_settings::Value::Int(2)),
+            ("periodMs".to_string(), sds_settings::Value::Int(1000)),
+        ];
+        sds_settings::key_rule(&pairs).unwrap()
+    }
+
+    fn keys(rule: KeyRule) -> Keys {
+        Keys {
+            table: RefCell::new(Some(AnyKeys::private(rule, 8).unwrap())),
+            io: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_decision_fills_io_and_never_is_infinity() {
+        let keys = keys(rate());
+        keys.write(&[1.0, 1000.0]);
+        run(&keys, Op::Decide, b"a").unwrap();
+        assert_eq!(keys.read::<6>(), [1.0, 2.0, 1.0, 500.0, 0.0, 1000.0]);
+        keys.write(&[3.0, 1000.0]);
+        run(&keys, Op::Decide, b"a").unwrap();
+        assert_eq!(keys.read::<6>()[..2], [0.0, 2.0]);
+        assert_eq!(keys.read::<6>()[4], f64::INFINITY);
+    }
+
+    #[test]
+    fn bad_numbers_are_refused_with_their_codes() {
+        let keys = keys(rate());
+        keys.write(&[0.0, 1000.0]);
+        let e = run(&keys, Op::Decide, b"a").unwrap_err();
+        assert_eq!(
+            (e.status, e.reason.as_str()),
+            ("SDS_INVALID_ARGUMENT", "cost must be >= 1")
+        );
+        keys.write(&[1.5, 1000.0]);
+        assert!(run(&keys, Op::Decide, b"a").is_err());
+        keys.write(&[1.0, f64::NAN]);
+        assert!(run(&keys, Op::Decide, b"a").is_err());
+        keys.write(&[1.0, 0.0]);
+        let e = run(&keys, Op::Increment, b"a").unwrap_err();
+        assert_eq!(e.reason, "only a window rule counts hits");
+    }
+
+    #[test]
+    fn a_closed_table_says_so() {
+        let keys = keys(rate());
+        *keys.table.borrow_mut() = None;
+        keys.write(&[1.0, 1000.0]);
+        assert_eq!(run(&keys, Op::Peek, b"a").unwrap_err().status, "SDS_CLOSED");
+    }
+}
