@@ -8,6 +8,7 @@ mod entry;
 mod errors;
 mod fast;
 mod guard;
+mod keys;
 mod services;
 mod settings;
 mod strategy;
@@ -30,6 +31,7 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
+        keys::{_register_key_results, Keys},
         services::{Agent, Cluster},
         strategy::Strategy,
         table::{PointHandle, Table},

@@ -29,8 +29,8 @@ pub fn pairs(settings: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Value)>> {
 /// within 128 bits, one beyond is refused by its type name (no setting
 /// takes such a number); a `str` and an `os.PathLike` (its `os.fspath`) are
 /// text; a `list` or `tuple` is a list; anything else is its type name,
-/// for the crate's message.
-fn value(v: &Bound<'_, PyAny>, key: &str) -> PyResult<Value> {
+/// for the crate's message. `key` names the setting in messages.
+pub fn value(v: &Bound<'_, PyAny>, key: &str) -> PyResult<Value> {
     Ok(if v.is_none() {
         Value::Null
     } else if let Ok(b) = v.cast::<PyBool>() {

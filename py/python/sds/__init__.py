@@ -12,6 +12,7 @@ from ._native import MAX_CAPACITY, MAX_NAME_LEN, REASONS
 from .admin import AdminAgent, AgentSettings, AgentStatus
 from .client import Client, Point
 from .cluster import ClusterSettings, ClusterStatus, ClusterSync, ExactDecision
+from .keyed import KeyCount, KeyDecision, KeyedLimit, KeyStats
 from .stats import CycleStats, Stats
 from . import errors
 # Every exception class; errors.__all__ is their one list.
@@ -28,6 +29,10 @@ __all__ = [
     "ClusterSettings",
     "ClusterStatus",
     "ExactDecision",
+    "KeyedLimit",
+    "KeyDecision",
+    "KeyCount",
+    "KeyStats",
     "Entry",
     "Strategy",
     "SlidingWindow",

@@ -3,10 +3,11 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, TypeVar, final
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar, Union, final
 
 from typing_extensions import disjoint_base
 
+from .keyed import KeyCount, KeyDecision, KeyStats
 from .stats import Stats
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "Entry",
     "_register_errors",
     "Guarded",
+    "Keys",
+    "_register_key_results",
     "Strategy",
     "PointHandle",
     "Table",
@@ -225,6 +228,56 @@ class Cluster:
         """Stops the sync and joins its thread (within about one round trip's
         timeout); idempotent. The points stay cluster points; their remote
         counts leave the window within 10 s."""
+
+def _register_key_results(decision: type, count: type, stats: type) -> None:
+    """Registers the classes of `Keys`' answers (named tuples of the fields
+    in the core's order)."""
+
+_K = TypeVar("_K", bound="Keys")
+
+@disjoint_base
+class Keys:
+    """Per-key limits under one rule in a fixed number of cells (the base of
+    `sds.KeyedLimit`)."""
+
+    def __new__(
+        cls: Type[_K],
+        rule: Union[Mapping[str, Any], str],
+        capacity: int = 65536,
+        *,
+        shared: Optional[str | PathLike[str]] = None,
+        mode: Optional[int] = 0o600,
+    ) -> _K: ...
+    def decide(self, key: str | bytes, cost: int = 1, now_ms: Optional[int] = None) -> KeyDecision:
+        """Decides a call of `cost` units for `key` at `now_ms` (the wall
+        clock if `None`), taking them if admitted."""
+    def peek(self, key: str | bytes, now_ms: Optional[int] = None) -> KeyDecision:
+        """The decision a cost of 0 would get: nothing taken."""
+    def release(self, key: str | bytes, units: int = 1) -> bool:
+        """In flight: gives back `units` a call took; whether the key held any."""
+    def reset(self, key: str | bytes) -> bool:
+        """Forgets `key`; whether it was held."""
+    def reset_all(self) -> int:
+        """Forgets every key; how many were held."""
+    def increment(self, key: str | bytes, units: int = 1, now_ms: Optional[int] = None) -> KeyCount:
+        """Window rules: counts `units` whatever the limit."""
+    def decrement(self, key: str | bytes, units: int = 1, now_ms: Optional[int] = None) -> KeyCount:
+        """Window rules: takes up to `units` off a live window's count."""
+    def count(self, key: str | bytes, now_ms: Optional[int] = None) -> KeyCount:
+        """Window rules: the key's counts, nothing taken."""
+    def stats(self) -> KeyStats:
+        """The table's counters (a shared table's: every process's keys)."""
+    @property
+    def capacity(self) -> int:
+        """How many keys fit (the capacity asked for, rounded up to buckets
+        of 4)."""
+    @property
+    def path(self) -> Optional[Path]:
+        """The file of a shared table, `None` for a private one."""
+    @property
+    def kind(self) -> str:
+        """The rule's kind: `"rate"`, `"fixedWindow"`, `"slidingWindow"` or
+        `"inFlight"`."""
 
 @final
 class SlidingWindow:

@@ -1,0 +1,385 @@
+//! `Keys` (the base of `sds.KeyedLimit`): per-key limits, the core's key
+//! table private to the process or in a file shared by the host
+//! (`sds_shm::AnyKeys`), its rule read by `sds_settings::key_rule`.
+//!
+//! The answers are the `sds` package's named tuples (`KeyDecision`,
+//! `KeyCount`, `KeyStats`, registered at import), built here directly so a
+//! decision runs no Python code of ours.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyInt, PyMapping, PyString, PyTuple, PyType};
+use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError, NEVER};
+use sds_core::ErrorCode;
+use sds_shm::{table_path, AnyKeys, Options};
+
+use crate::args::{self, Time};
+use crate::errors;
+use crate::settings;
+
+/// The answers' classes, registered by `sds.keyed` at import.
+struct Results {
+    decision: Py<PyType>,
+    count: Py<PyType>,
+    stats: Py<PyType>,
+    /// `tuple.__new__`, which makes an instance of a tuple subclass from a
+    /// tuple without running the named tuple's Python `__new__`.
+    tuple_new: Py<PyAny>,
+}
+
+static RESULTS: PyOnceLock<Results> = PyOnceLock::new();
+
+/// Registers the classes of the answers (named tuples of the fields in the
+/// core's order).
+#[pyfunction]
+pub fn _register_key_results(
+    py: Python<'_>,
+    decision: Bound<'_, PyType>,
+    count: Bound<'_, PyType>,
+    stats: Bound<'_, PyType>,
+) -> PyResult<()> {
+    let tuple_new = py.get_type::<PyTuple>().getattr("__new__")?.unbind();
+    // A second import (a reload) keeps the first registration.
+    let _ = RESULTS.set(
+        py,
+        Results {
+            decision: decision.unbind(),
+            count: count.unbind(),
+            stats: stats.unbind(),
+            tuple_new,
+        },
+    );
+    Ok(())
+}
+
+/// An instance of the registered class `pick` chooses, holding `fields`;
+/// a plain tuple before registration (only `_native` used alone).
+fn result<'py>(
+    py: Python<'py>,
+    pick: impl FnOnce(&Results) -> &Py<PyType>,
+    fields: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match RESULTS.get(py) {
+        Some(r) => r.tuple_new.bind(py).call1((pick(r).bind(py), fields)),
+        None => Ok(fields.into_any()),
+    }
+}
+
+fn decision<'py>(py: Python<'py>, d: KeyDecision) -> PyResult<Bound<'py, PyAny>> {
+    // A cost that no wait admits is `None`: there is no time to retry at.
+    let retry = (d.retry_after_ms != NEVER).then_some(d.retry_after_ms);
+    let fields = (
+        d.admitted,
+        d.limit,
+        d.remaining,
+        d.reset_ms,
+        retry,
+        d.window_ms,
+    );
+    result(py, |r| &r.decision, fields.into_pyobject(py)?)
+}
+
+fn count<'py>(py: Python<'py>, c: KeyCount) -> PyResult<Bound<'py, PyAny>> {
+    let fields = (c.count, c.previous, c.reset_ms).into_pyobject(py)?;
+    result(py, |r| &r.count, fields)
+}
+
+fn key_error(py: Python<'_>, e: KeyError) -> PyErr {
+    errors::raise(py, e.code(), e.to_string(), None)
+}
+
+fn rule_error(py: Python<'_>, e: KeyRuleError) -> PyErr {
+    errors::raise(py, e.code(), e.to_string(), Some(e.key()))
+}
+
+/// A key's bytes: a `str`'s UTF-8 (CPython keeps it with the string, so
+/// reading it again allocates nothing) or a `bytes` object's own.
+#[inline]
+fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if let Ok(s) = key.cast::<PyString>() {
+        return match s.to_str() {
+            Ok(text) => Ok(text.as_bytes()),
+            Err(_) => Err(lone_surrogate(s)),
+        };
+    }
+    match key.cast::<PyBytes>() {
+        Ok(b) => Ok(b.as_bytes()),
+        Err(_) => Err(args::wrong(key, "key must be a str or bytes")),
+    }
+}
+
+/// The error of a `str` key that has no UTF-8 (a lone surrogate).
+#[cold]
+#[inline(never)]
+fn lone_surrogate(s: &Bound<'_, PyString>) -> PyErr {
+    match args::utf8(s, "key", ErrorCode::InvalidArgument) {
+        Err(e) => e,
+        Ok(_) => errors::argument(s.py(), "key must be valid Unicode text".to_string()),
+    }
+}
+
+/// A cost or a number of units: an `int` in `1..2**32`; 0 and below are
+/// the core's error (`cost must be >= 1`).
+#[inline]
+fn units(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<u32> {
+    let Some(v) = v else { return Ok(1) };
+    if v.is_exact_instance_of::<PyInt>() {
+        if let Ok(n) = v.extract::<u32>() {
+            return non_zero(v.py(), n);
+        }
+    }
+    units_slow(v, what)
+}
+
+fn non_zero(py: Python<'_>, n: u32) -> PyResult<u32> {
+    match n {
+        0 => Err(key_error(py, KeyError::ZeroCost)),
+        n => Ok(n),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn units_slow(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
+    let n = args::int(v, what)?;
+    if n.lt(0)? {
+        return Err(key_error(v.py(), KeyError::ZeroCost));
+    }
+    let n = n
+        .extract::<u32>()
+        .map_err(|_| errors::argument(v.py(), format!("{what} must be below 2**32")))?;
+    non_zero(v.py(), n)
+}
+
+/// The rule of `rule`: a mapping of field names (camelCase or snake_case)
+/// to values, or a JSON object's text.
+fn rule_of(rule: &Bound<'_, PyAny>) -> PyResult<KeyRule> {
+    let py = rule.py();
+    if let Ok(text) = rule.cast::<PyString>() {
+        let text = args::utf8(text, "rule", ErrorCode::InvalidJson)?;
+        return sds_settings::key_rule_json(text.as_bytes())
+            .map_err(|e| errors::raise(py, e.code(), e.to_string(), None));
+    }
+    let Ok(mapping) = rule.cast::<PyMapping>() else {
+        return Err(args::wrong(rule, "rule must be a mapping or JSON text"));
+    };
+    let mut pairs = Vec::new();
+    for item in mapping.items()?.try_iter()? {
+        let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let name = name
+            .cast::<PyString>()
+            .map_err(|_| args::wrong(&name, "a rule's field names must be str"))?;
+        let name = args::utf8(name, "a rule's field name", ErrorCode::InvalidArgument)?;
+        let value = settings::value(&value, &name)?;
+        pairs.push((name.into_owned(), value));
+    }
+    sds_settings::key_rule(&pairs).map_err(|e| rule_error(py, e))
+}
+
+/// `capacity`: an `int` within what a key table takes.
+fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let n = args::int(v, "capacity")?;
+    // Out of usize's range is as invalid as beyond the core's maximum.
+    Ok(n.extract::<usize>().unwrap_or(usize::MAX))
+}
+
+/// Opens (creating if needed) the key table file of `name_or_path` (a bare
+/// name is a file under /dev/shm), as `Client.shared` opens point tables.
+fn open_shared(
+    name_or_path: &Bound<'_, PyAny>,
+    rule: KeyRule,
+    capacity: usize,
+    mode: Option<&Bound<'_, PyAny>>,
+) -> PyResult<AnyKeys> {
+    let py = name_or_path.py();
+    let path = args::path_text(name_or_path, "shared")?;
+    let mode = match mode {
+        Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
+        None => 0o600,
+    };
+    let shm = |e| errors::shm(py, &e);
+    let path = table_path(path.to_str()?).map_err(shm)?;
+    let options = Options::of_mode(mode).map_err(shm)?;
+    // Opening may wait for another process initialising the file.
+    py.detach(|| AnyKeys::shared(&path, capacity, rule, &options))
+        .map_err(shm)
+}
+
+/// Per-key limits under one rule in a fixed number of cells.
+/// `sds.KeyedLimit` extends it.
+#[pyclass(frozen, subclass, module = "sds._native")]
+pub struct Keys {
+    keys: AnyKeys,
+}
+
+#[pymethods]
+impl Keys {
+    #[new]
+    #[pyo3(
+        signature = (rule, capacity = None, *, shared = None, mode = None),
+        text_signature = "(rule, capacity=65536, *, shared=None, mode=0o600)"
+    )]
+    fn new(
+        py: Python<'_>,
+        rule: &Bound<'_, PyAny>,
+        capacity: Option<&Bound<'_, PyAny>>,
+        shared: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Keys> {
+        let rule = rule_of(rule)?;
+        let capacity = capacity.map_or(Ok(65536), capacity_arg)?;
+        let mode = mode.filter(|m| !m.is_none());
+        let keys = match (shared.filter(|s| !s.is_none()), mode) {
+            (Some(name_or_path), mode) => open_shared(name_or_path, rule, capacity, mode)?,
+            (None, Some(_)) => {
+                let message = "mode is only for a shared table (KeyedLimit.shared)";
+                return Err(errors::argument(py, message.to_string()));
+            }
+            (None, None) => AnyKeys::private(rule, capacity).map_err(|e| key_error(py, e))?,
+        };
+        Ok(Keys { keys })
+    }
+
+    /// Decides a call of `cost` units for `key` at `now_ms` (the wall
+    /// clock if `None`), taking them if admitted.
+    #[pyo3(
+        signature = (key, cost = None, now_ms = None),
+        text_signature = "($self, key, cost=1, now_ms=None)"
+    )]
+    fn decide<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        cost: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = key_bytes(key)?;
+        let cost = units(cost, "cost")?;
+        let d = self.keys.decide(key, args::time_or_now(now_ms), cost);
+        decision(py, d.map_err(|e| key_error(py, e))?)
+    }
+
+    /// The decision a cost of 0 would get: nothing taken.
+    #[pyo3(signature = (key, now_ms = None))]
+    fn peek<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = key_bytes(key)?;
+        decision(py, self.keys.peek(key, args::time_or_now(now_ms)))
+    }
+
+    /// In flight: gives back `units` a call took; whether the key held any.
+    #[pyo3(
+        signature = (key, units = None),
+        text_signature = "($self, key, units=1)"
+    )]
+    fn release(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        units: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let key = key_bytes(key)?;
+        let units = self::units(units, "units")?;
+        self.keys.release(key, units).map_err(|e| key_error(py, e))
+    }
+
+    /// Forgets `key`; whether it was held.
+    fn reset(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.keys.reset(key_bytes(key)?))
+    }
+
+    /// Forgets every key; how many were held.
+    fn reset_all(&self) -> u64 {
+        self.keys.reset_all()
+    }
+
+    /// Window rules: counts `units` whatever the limit.
+    #[pyo3(
+        signature = (key, units = None, now_ms = None),
+        text_signature = "($self, key, units=1, now_ms=None)"
+    )]
+    fn increment<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        units: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let units = i64::from(self::units(units, "units")?);
+        self.count_add(py, key, units, now_ms)
+    }
+
+    /// Window rules: takes up to `units` off a live window's count.
+    #[pyo3(
+        signature = (key, units = None, now_ms = None),
+        text_signature = "($self, key, units=1, now_ms=None)"
+    )]
+    fn decrement<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        units: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let units = i64::from(self::units(units, "units")?);
+        self.count_add(py, key, -units, now_ms)
+    }
+
+    /// Window rules: the key's counts, nothing taken.
+    #[pyo3(signature = (key, now_ms = None))]
+    fn count<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.count_add(py, key, 0, now_ms)
+    }
+
+    /// The table's counters (a shared table's: every process's keys).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.keys.stats();
+        let fields = (s.capacity, s.resident, s.evictions, s.lossy_evictions);
+        result(py, |r| &r.stats, fields.into_pyobject(py)?)
+    }
+
+    /// How many keys fit (the capacity asked for, rounded up to buckets
+    /// of 4).
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.keys.capacity()
+    }
+
+    /// The file of a shared table, `None` for a private one.
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.keys.path().map(|p| p.to_path_buf())
+    }
+
+    /// The rule's kind: `"rate"`, `"fixedWindow"`, `"slidingWindow"` or
+    /// `"inFlight"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.keys.rule().kind().as_str()
+    }
+}
+
+impl Keys {
+    fn count_add<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        delta: i64,
+        now_ms: Option<Time>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = key_bytes(key)?;
+        let c = self.keys.count_add(key, args::time_or_now(now_ms), delta);
+        count(py, c.map_err(|e| key_error(py, e))?)
+    }
+}
