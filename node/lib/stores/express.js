@@ -7,6 +7,20 @@ const { storeOptions, openTable } = require('./tables.js');
 // express-rate-limit's default windowMs, for a store used before init().
 const DEFAULT_WINDOW_MS = 60_000;
 
+// resetTime is a window's end, the same for every hit of a key's window: a
+// Date per end is reused while its slot holds it, as MemoryStore hands out
+// one Date per window (a Date costs more than the table's call). The
+// middleware only reads it (and copies it where it keeps it).
+const DATE_SLOTS = 1024;
+const dates = new Array(DATE_SLOTS).fill(null);
+
+function dateAt(ms) {
+  const slot = ms % DATE_SLOTS;
+  const date = dates[slot];
+  if (date !== null && date.getTime() === ms) return date;
+  return (dates[slot] = new Date(ms));
+}
+
 class ExpressRateLimitStore {
   /**
    * `options`: `shared` (a bare name under /dev/shm or a path: one table
@@ -20,7 +34,9 @@ class ExpressRateLimitStore {
     // can see these keys (its double-count check and messages use it).
     this.localKeys = this._options.shared === undefined;
     this.prefix = this._options.prefix;
-    this._now = this._options.now;
+    // MemoryStore's clock, given to the table with every call, so resetTime
+    // (now + the ms left) is exactly the window's end.
+    this._now = this._options.now ?? Date.now;
     this.windowMs = DEFAULT_WINDOW_MS;
     this._table = null;
   }
@@ -37,20 +53,22 @@ class ExpressRateLimitStore {
 
   /** `{ totalHits, resetTime }` of `key`'s live window, `undefined` when it has none. */
   get(key) {
-    const count = this._open().count(this._key(key), this._time());
+    const now = this._now();
+    const count = this._open().count(this._key(key), now);
     if (count.resetMs === 0) return undefined;
-    return { totalHits: count.count, resetTime: this._resetTime(count.resetMs) };
+    return { totalHits: count.count, resetTime: dateAt(now + count.resetMs) };
   }
 
   /** Counts a hit for `key` (starting its window if it has none): `{ totalHits, resetTime }`. */
   increment(key) {
-    const count = this._open().increment(this._key(key), 1, this._time());
-    return { totalHits: count.count, resetTime: this._resetTime(count.resetMs) };
+    const now = this._now();
+    const count = this._open().increment(this._key(key), 1, now);
+    return { totalHits: count.count, resetTime: dateAt(now + count.resetMs) };
   }
 
   /** Takes one hit off `key`'s live window (never below 0). */
   decrement(key) {
-    this._open().decrement(this._key(key), 1, this._time());
+    this._open().decrement(this._key(key), 1, this._now());
   }
 
   /** Forgets `key`. */
@@ -76,14 +94,6 @@ class ExpressRateLimitStore {
 
   _key(key) {
     return this.prefix === '' && typeof key === 'string' ? key : `${this.prefix}${key}`;
-  }
-
-  _time() {
-    return this._now === undefined ? undefined : this._now();
-  }
-
-  _resetTime(resetMs) {
-    return new Date((this._now === undefined ? Date.now() : this._now()) + resetMs);
   }
 }
 
