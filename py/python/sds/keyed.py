@@ -79,15 +79,6 @@ class KeyStats(NamedTuple):
 _native._register_key_results(KeyDecision, KeyCount, KeyStats)
 
 
-def _with_exceptions_as_pairs(rule: Rule) -> Rule:
-    """``exceptions`` may be a mapping of key to limit: the core reads a
-    list of ``[key, limit]`` pairs."""
-    if not isinstance(rule, Mapping) or not isinstance(rule.get("exceptions"), Mapping):
-        return rule
-    exceptions: Mapping[Any, Any] = rule["exceptions"]
-    return {**rule, "exceptions": [[k, v] for k, v in exceptions.items()]}
-
-
 class KeyedLimit(_native.Keys):
     """Per-key limits under one rule, in a table of ``capacity`` keys
     (16 bytes each, allocated up front; rounded up to buckets of 4).
@@ -97,26 +88,16 @@ class KeyedLimit(_native.Keys):
     ``limit``), ``"fixedWindow"`` (``limit`` per window of ``period_ms``;
     flags ``window_from_first_hit`` and ``count_refused``),
     ``"slidingWindow"`` or ``"inFlight"`` (``limit`` units held at once,
-    given back by ``release``); ``exceptions`` gives named keys a limit of
-    their own (a mapping, or ``[key, limit]`` pairs). Names are camelCase
-    (``periodMs``) or snake_case (``period_ms``). A rule the core refuses
-    raises ``sds.InvalidStrategy`` (``sds.UnknownField`` for a name that is
-    no field) with its message; ``field`` names the field.
+    given back by ``release``); ``exceptions``, a list of ``[key, limit]``
+    pairs (text keys), gives up to 8 named keys a limit of their own. Names
+    are camelCase (``periodMs``) or snake_case (``period_ms``). A rule the
+    core refuses raises ``sds.InvalidStrategy`` (``sds.UnknownField`` for
+    a name that is no field) with its message; ``field`` names the field.
 
     Every call may run on any thread; ``now_ms`` defaults to the wall clock
     (``sds.now_ms()``)."""
 
     __slots__ = ()
-
-    def __new__(
-        cls: Type[K],
-        rule: Rule,
-        capacity: int = 65536,
-        *,
-        shared: Union[str, "os.PathLike[str]", None] = None,
-        mode: Optional[int] = None,
-    ) -> K:
-        return super().__new__(cls, _with_exceptions_as_pairs(rule), capacity, shared=shared, mode=mode)
 
     @classmethod
     def shared(
