@@ -28,10 +28,10 @@ function snapshot(info) {
   return info === undefined ? undefined : { totalHits: info.totalHits, resetTime: info.resetTime.getTime() };
 }
 
-/** Both stores, initialised for `windowMs`, ours reading the mocked Date.now. */
+/** Both stores, initialised for `windowMs` (both read the mocked Date.now). */
 function pair(windowMs, options = {}) {
   const theirs = new MemoryStore();
-  const ours = new ExpressRateLimitStore({ now: () => Date.now(), ...options });
+  const ours = new ExpressRateLimitStore(options);
   theirs.init({ windowMs });
   ours.init({ windowMs });
   return { theirs, ours };
@@ -135,7 +135,7 @@ test('resetKey forgets one key, resetAll every key', () => {
 
 test('used before init: express-rate-limit\'s default window of 60 s', (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: T0 });
-  const store = new ExpressRateLimitStore({ now: () => Date.now() });
+  const store = new ExpressRateLimitStore();
   assert.deepEqual(snapshot(store.increment('k')), { totalHits: 1, resetTime: T0 + 60_000 });
   // init with another window: a new table, so the old counts are gone.
   store.init({ windowMs: 1000 });
@@ -184,7 +184,7 @@ test('localKeys and prefix as the Store contract says: private, shared, prefixed
 test('counts stop at their cap and stay there until the window ends', (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: T0 });
   // A window of 2^37 ms leaves 12 bits for a count (the core's bound).
-  const store = new ExpressRateLimitStore({ now: () => Date.now() });
+  const store = new ExpressRateLimitStore();
   store.init({ windowMs: 2 ** 37 });
   let last;
   for (let i = 0; i < 5000; i++) last = store.increment('k');

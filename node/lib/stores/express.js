@@ -34,9 +34,6 @@ class ExpressRateLimitStore {
     // can see these keys (its double-count check and messages use it).
     this.localKeys = this._options.shared === undefined;
     this.prefix = this._options.prefix;
-    // MemoryStore's clock, given to the table with every call, so resetTime
-    // (now + the ms left) is exactly the window's end.
-    this._now = this._options.now ?? Date.now;
     this.windowMs = DEFAULT_WINDOW_MS;
     this._table = null;
   }
@@ -53,7 +50,7 @@ class ExpressRateLimitStore {
 
   /** `{ totalHits, resetTime }` of `key`'s live window, `undefined` when it has none. */
   get(key) {
-    const now = this._now();
+    const now = this._time();
     const count = this._open().count(this._key(key), now);
     if (count.resetMs === 0) return undefined;
     return { totalHits: count.count, resetTime: dateAt(now + count.resetMs) };
@@ -61,14 +58,14 @@ class ExpressRateLimitStore {
 
   /** Counts a hit for `key` (starting its window if it has none): `{ totalHits, resetTime }`. */
   increment(key) {
-    const now = this._now();
+    const now = this._time();
     const count = this._open().increment(this._key(key), 1, now);
     return { totalHits: count.count, resetTime: dateAt(now + count.resetMs) };
   }
 
   /** Takes one hit off `key`'s live window (never below 0). */
   decrement(key) {
-    this._open().decrement(this._key(key), 1, this._now());
+    this._open().decrement(this._key(key), 1, this._time());
   }
 
   /** Forgets `key`. */
@@ -90,6 +87,13 @@ class ExpressRateLimitStore {
   _open() {
     if (this._table === null) this._table = openTable(this._options, this.windowMs);
     return this._table;
+  }
+
+  // MemoryStore's clock, read as it reads it (so a test's fake timers move
+  // both), given to the table with every call: resetTime, now + the ms
+  // left, is exactly the window's end.
+  _time() {
+    return Date.now();
   }
 
   _key(key) {

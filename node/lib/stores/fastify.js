@@ -46,7 +46,6 @@ class FastifyRateLimitStore {
   constructor(params, options) {
     refuseUnserved(params);
     this._options = storeOptions(options, 'FastifyRateLimitStore option');
-    this._now = this._options.now;
     this._prefix = this._options.prefix;
     // Window length (ms) -> its table; one map for a store and its children.
     this._tables = new Map();
@@ -106,8 +105,9 @@ class FastifyRateLimitStore {
     return table;
   }
 
+  // LocalStore's clock, read as it reads it (so a test's fake timers move both).
   _time() {
-    return this._now === undefined ? undefined : this._now();
+    return Date.now();
   }
 }
 

@@ -7,7 +7,7 @@ const { KeyedLimit } = require('../keyed.js');
 const { checkOptions } = require('../arguments.js');
 const { invalidArgument, describe } = require('../errors.js');
 
-const STORE_OPTIONS = ['shared', 'capacity', 'mode', 'prefix', 'now'];
+const STORE_OPTIONS = ['shared', 'capacity', 'mode', 'prefix'];
 
 // Counts go up to 2^21 - 1 per window where the window's length allows it.
 const COUNT_BITS = 21;
@@ -38,11 +38,10 @@ function countingRule(windowMs) {
 /**
  * A store's options, checked: `shared` (a bare name under /dev/shm or a
  * path; none: this process's own table), `capacity` (keys), `mode` (of a
- * new shared file), `prefix` (put before every key), `now` (a function
- * giving the time in ms, for tests; default: the package's clock).
+ * new shared file), `prefix` (put before every key).
  */
 function storeOptions(options, what) {
-  const { shared, capacity, mode, prefix = '', now } = checkOptions(options, STORE_OPTIONS, what);
+  const { shared, capacity, mode, prefix = '' } = checkOptions(options, STORE_OPTIONS, what);
   if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
     throw invalidArgument(`${what} shared must be a name or a path, got ${describe(shared)}`);
   }
@@ -50,10 +49,7 @@ function storeOptions(options, what) {
     throw invalidArgument(`${what} mode is only for a shared table (give shared too)`);
   }
   if (typeof prefix !== 'string') throw invalidArgument(`${what} prefix must be a string, got ${describe(prefix)}`);
-  if (now !== undefined && typeof now !== 'function') {
-    throw invalidArgument(`${what} now must be a function, got ${describe(now)}`);
-  }
-  return { shared, capacity, mode, prefix, now };
+  return { shared, capacity, mode, prefix };
 }
 
 /** The table for windows of `windowMs`: shared as `options.shared` + `suffix`, or this process's. */
