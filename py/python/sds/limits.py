@@ -1,0 +1,312 @@
+"""The storage ``sds://`` of Python's ``limits`` (and so of flask-limiter and
+slowapi): counts in sds key tables, private to the process or in files that
+every worker of the host shares, so a limit holds for the host with no
+server and no round trip.
+
+>>> import sds.limits  # registers the scheme
+>>> from limits import parse, storage, strategies
+>>> limiter = strategies.FixedWindowRateLimiter(storage.storage_from_string("sds://"))
+>>> limiter.hit(parse("2/minute"), "alice")
+True
+
+``sds://NAME``: shared tables, ``NAME`` by the naming rule of
+``sds.Client.shared`` (a bare name is a file under ``/dev/shm``, a path is
+used as given: ``sds:///run/app/limits``); ``sds://`` alone: tables of this
+process only. Options in the query string or as keyword arguments
+(``storage_options`` of flask-limiter): ``capacity`` (keys per table,
+default 65536; every process must give the same) and ``mode`` (of the
+files, octal: ``0o600`` default, ``0o660`` for the group).
+
+``limits`` gives a storage the window per call, and the sliding window's
+limit too, so the storage keeps one table per rule, made on first use, each
+its own file beside ``NAME``:
+
+- ``NAME.fixed-<W>``: the fixed window of ``W`` ms (``expiry × 1000``),
+  counted from a key's first hit (``limits``' own storages set the expiry
+  there). Its counts stop at ``2^21 − 1`` (windows up to 6 days; ``2^15 −
+  1`` for a year), above any limit they serve.
+- ``NAME.sliding-<W>-<L>``: the sliding window counter of ``W`` ms and
+  limit ``L`` (at most ``2^21 − 1``).
+
+The moving window needs every hit's time, which no fixed memory per key
+holds: ``MovingWindowRateLimiter`` refuses this storage at construction
+(``NotImplementedError`` naming the strategies that work).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import urllib.parse
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
+
+from limits.limits import GRANULARITIES
+from limits.storage import SlidingWindowCounterSupport, Storage
+
+from . import _native
+from .errors import SdsError
+from .keyed import KeyedLimit
+
+__all__ = ["SdsStorage", "MovingWindowUnsupported"]
+
+DEFAULT_CAPACITY = 65536
+
+# A fixed table's limit only bounds its counts (limits compares them with
+# each item's own amount): as high as the core's time bits beside a count
+# allow for the window (count bits + bits(W) + 4 <= 54), at most 2^20 - 1.
+_FIXED_COUNT_BITS = 20
+
+_SHM_DIR = "/dev/shm"
+
+
+class MovingWindowUnsupported(NotImplementedError):
+    """``MovingWindowRateLimiter`` on ``sds://``: the moving window keeps
+    every hit's time, which no fixed memory per key can."""
+
+
+_MOVING_WINDOW = (
+    "the sds:// storage serves limits' fixed window (FixedWindowRateLimiter, "
+    "strategy 'fixed-window') and sliding window counter (SlidingWindowCounterRateLimiter, "
+    "'sliding-window-counter'); the moving window keeps every hit's time, which a fixed "
+    "memory per key cannot"
+)
+
+
+def _fixed_limit(period_ms: int) -> int:
+    return (1 << min(_FIXED_COUNT_BITS, 49 - period_ms.bit_length())) - 1
+
+
+def _expiry_of(key: str) -> Optional[int]:
+    """The window in s of a key ``limits`` made (``RateLimitItem.key_for``:
+    ``.../amount/multiples/granularity``), else ``None``."""
+    parts = key.rsplit("/", 3)
+    if len(parts) < 4 or parts[3] not in GRANULARITIES or not parts[2].isdigit() or not parts[1].isdigit():
+        return None
+    return GRANULARITIES[parts[3]].GRANULARITY.seconds * int(parts[2])
+
+
+def _amount_of(key: str) -> Optional[int]:
+    parts = key.rsplit("/", 3)
+    return int(parts[1]) if _expiry_of(key) is not None else None
+
+
+def _options(uri: str, given: Dict[str, Union[float, str, bool]]) -> Tuple[Optional[str], int, int]:
+    """(name or None for private tables, capacity, mode) from the URI's
+    query and the keyword options (which win)."""
+    parsed = urllib.parse.urlsplit(uri)
+    name = urllib.parse.unquote(parsed.netloc + parsed.path) or None
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(parsed.query, keep_blank_values=True).items()}
+    unknown = set(query) - {"capacity", "mode"}
+    if unknown:
+        raise ValueError(f"sds:// knows the options capacity and mode, not {', '.join(sorted(unknown))}")
+    options: Dict[str, Union[float, str, bool]] = {**query, **given}
+    capacity = int(options.get("capacity", DEFAULT_CAPACITY))
+    mode = options.get("mode", 0o600)
+    if isinstance(mode, str):
+        mode = int(mode, 8)
+    if name is None and "mode" in options:
+        raise ValueError("sds:// alone is private to this process: mode is for a shared NAME")
+    return name, capacity, int(mode)
+
+
+class SdsStorage(Storage, SlidingWindowCounterSupport):
+    """``limits``' storage on sds key tables (see the module's doc).
+    ``clock_ms``, for tests: the time in ms each call decides at (else the
+    wall clock, as ``limits`` reads it)."""
+
+    STORAGE_SCHEME = ["sds"]
+
+    def __init__(
+        self,
+        uri: str = "sds://",
+        wrap_exceptions: bool = False,
+        clock_ms: Optional[Callable[[], int]] = None,
+        **options: Union[float, str, bool],
+    ) -> None:
+        self.name, self.capacity, self.mode = _options(uri, options)
+        self._clock = clock_ms
+        self._fixed: Dict[int, KeyedLimit] = {}
+        self._sliding: Dict[Tuple[int, int], KeyedLimit] = {}
+        self._opening = threading.Lock()
+        super().__init__(uri, wrap_exceptions=wrap_exceptions)
+
+    @property
+    def base_exceptions(self) -> Union[Type[Exception], Tuple[Type[Exception], ...]]:
+        return (SdsError, OSError)
+
+    # -- the tables ------------------------------------------------------
+
+    def _now(self) -> int:
+        return self._clock() if self._clock is not None else _native.now_ms()
+
+    def _open(self, suffix: str, rule: Dict[str, Union[str, int, bool]]) -> KeyedLimit:
+        if self.name is None:
+            return KeyedLimit(rule, self.capacity)
+        return KeyedLimit.shared(f"{self.name}.{suffix}", rule, self.capacity, self.mode)
+
+    def _fixed_table(self, expiry: int) -> KeyedLimit:
+        table = self._fixed.get(expiry)
+        if table is None:
+            with self._opening:
+                table = self._fixed.get(expiry)
+                if table is None:
+                    period = int(expiry * 1000)
+                    rule: Dict[str, Union[str, int, bool]] = {
+                        "kind": "fixedWindow", "limit": _fixed_limit(period),
+                        "periodMs": period, "windowFromFirstHit": True,
+                    }
+                    table = self._fixed[expiry] = self._open(f"fixed-{period}", rule)
+        return table
+
+    def _sliding_table(self, expiry: int, limit: int) -> KeyedLimit:
+        table = self._sliding.get((expiry, limit))
+        if table is None:
+            with self._opening:
+                table = self._sliding.get((expiry, limit))
+                if table is None:
+                    period = int(expiry * 1000)
+                    rule: Dict[str, Union[str, int, bool]] = {
+                        "kind": "slidingWindow", "limit": limit, "periodMs": period,
+                    }
+                    table = self._open(f"sliding-{period}-{limit}", rule)
+                    self._sliding[(expiry, limit)] = table
+        return table
+
+    def _on_disk(self) -> Iterator[Tuple[str, Tuple[int, ...]]]:
+        """The tables of ``NAME`` in its directory: (kind, (W in s, [L]))."""
+        if self.name is None:
+            return
+        directory, base = os.path.split(self.name) if "/" in self.name else (_SHM_DIR, self.name)
+        pattern = re.compile(re.escape(base) + r"\.(fixed)-(\d+)|" + re.escape(base) + r"\.(sliding)-(\d+)-(\d+)")
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            return
+        for file in names:
+            match = pattern.fullmatch(file)
+            if match is None:
+                continue
+            if match[1]:
+                period = int(match[2])
+                if period % 1000 == 0:
+                    yield "fixed", (period // 1000,)
+            elif int(match[4]) % 1000 == 0:
+                yield "sliding", (int(match[4]) // 1000, int(match[5]))
+
+    def _fixed_tables(self) -> List[KeyedLimit]:
+        """Every fixed table of this storage: opened here or on disk."""
+        for kind, (expiry, *_) in list(self._on_disk()):
+            if kind == "fixed":
+                self._fixed_table(expiry)
+        return list(self._fixed.values())
+
+    def _sliding_tables(self, expiry: Optional[int] = None) -> List[KeyedLimit]:
+        for kind, (period, *limit) in list(self._on_disk()):
+            if kind == "sliding" and expiry in (None, period):
+                self._sliding_table(period, limit[0])
+        return [t for (e, _), t in list(self._sliding.items()) if expiry in (None, e)]
+
+    def _tables_of(self, key: str) -> List[KeyedLimit]:
+        """The fixed table a key of ``limits`` lives in; every fixed table
+        for a key of another shape."""
+        expiry = _expiry_of(key)
+        return [self._fixed_table(expiry)] if expiry is not None else self._fixed_tables()
+
+    # -- Storage: the fixed window -----------------------------------------
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        table = self._fixed.get(expiry)
+        if table is None:
+            table = self._fixed_table(expiry)
+        now = self._clock() if self._clock is not None else None
+        return int(table.increment(key, amount, now).count)
+
+    def decr(self, key: str, amount: int = 1) -> int:
+        """As ``MemoryStorage.decr``: at most ``amount`` off a live count,
+        never below 0."""
+        now = self._now()
+        for table in self._tables_of(key):
+            if table.count(key, now).reset_ms:
+                return int(table.decrement(key, amount, now).count)
+        return 0
+
+    def get(self, key: str) -> int:
+        now = self._now()
+        for table in self._tables_of(key):
+            count = table.count(key, now)
+            if count.reset_ms:
+                return int(count.count)
+        return 0
+
+    def get_expiry(self, key: str) -> float:
+        now = self._now()
+        for table in self._tables_of(key):
+            count = table.count(key, now)
+            if count.reset_ms:
+                return (now + count.reset_ms) / 1000
+        return now / 1000
+
+    def clear(self, key: str) -> None:
+        for table in self._tables_of(key):
+            table.reset(key)
+
+    def check(self) -> bool:
+        """Healthy while every table's file is still there (a deleted file
+        would split the workers that opened it from those that open anew)."""
+        if self.name is None:
+            return True
+        tables = [*self._fixed.values(), *self._sliding.values()]
+        return all(t.path is not None and os.path.exists(t.path) for t in tables)
+
+    def reset(self) -> Optional[int]:
+        """Forgets every key of every table; the keys forgotten."""
+        tables = [*self._fixed_tables(), *self._sliding_tables()]
+        return sum(int(t.reset_all()) for t in tables)
+
+    # -- the sliding window counter ----------------------------------------
+
+    def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        table = self._sliding.get((expiry, limit))
+        if table is None:
+            table = self._sliding_table(expiry, limit)
+        now = self._clock() if self._clock is not None else None
+        return bool(table.decide(key, amount, now).admitted)
+
+    def _sliding_of(self, key: str, expiry: int) -> List[KeyedLimit]:
+        amount = _amount_of(key)
+        if amount is not None and _expiry_of(key) == expiry:
+            return [self._sliding_table(expiry, amount)]
+        return self._sliding_tables(expiry)
+
+    def get_sliding_window(self, key: str, expiry: int) -> Tuple[int, float, int, float]:
+        """(previous count, its weight's time left in s, current count,
+        its time to live in s), as ``MemoryStorage`` counts: the current
+        window lives until the end of the next."""
+        now = self._now()
+        period = int(expiry * 1000)
+        left = (period - now % period) / 1000
+        for table in self._sliding_of(key, expiry):
+            count = table.count(key, now)
+            if count.count or count.previous:
+                previous = int(count.previous)
+                return previous, left if previous else 0.0, int(count.count), left + expiry
+        return 0, 0.0, 0, left + expiry
+
+    def clear_sliding_window(self, key: str, expiry: int) -> None:
+        for table in self._sliding_of(key, expiry):
+            table.reset(key)
+
+    # -- the moving window: refused ----------------------------------------
+
+    @property
+    def acquire_entry(self) -> Callable[..., bool]:
+        """``MovingWindowRateLimiter`` looks for this method when it is made:
+        raising here refuses it then, with the strategies that work."""
+        raise MovingWindowUnsupported(_MOVING_WINDOW)
+
+    @property
+    def get_moving_window(self) -> Callable[..., Tuple[float, int]]:
+        raise MovingWindowUnsupported(_MOVING_WINDOW)
