@@ -17,7 +17,7 @@
 //! made there costs far less than six N-API property sets.
 //!
 //! A key is a string, taken as its UTF-8 bytes (copied once, onto the stack
-//! when short), or a Buffer / Uint8Array, whose bytes are read in place.
+//! up to 1 KiB), or a Buffer / Uint8Array, whose bytes are read in place.
 //! A string with a lone surrogate is refused like a point name: its UTF-8
 //! form would replace it with U+FFFD and so merge two keys.
 //!
@@ -25,6 +25,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_void, CStr, CString};
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::rc::Rc;
@@ -198,7 +199,7 @@ fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
 // --- The raw N-API half -------------------------------------------------
 
 /// Keys up to this many UTF-8 bytes are read onto the stack.
-const STACK_KEY: usize = 256;
+const STACK_KEY: usize = 1024;
 
 fn check(status: sys::napi_status, what: &str) -> Result<(), SdsError> {
     if status == sys::Status::napi_ok {
@@ -218,30 +219,20 @@ unsafe fn with_key<R>(
     value: sys::napi_value,
     f: impl FnOnce(&[u8]) -> Result<R, SdsError>,
 ) -> Result<R, SdsError> {
-    let mut kind = 0;
-    check(
-        unsafe { sys::napi_typeof(env, value, &mut kind) },
-        "napi_typeof",
-    )?;
-    if kind == sys::ValueType::napi_string {
-        let mut stack = [0u8; STACK_KEY];
-        let mut len = 0;
-        check(
-            unsafe {
-                sys::napi_get_value_string_utf8(
-                    env,
-                    value,
-                    stack.as_mut_ptr().cast(),
-                    STACK_KEY,
-                    &mut len,
-                )
-            },
-            "napi_get_value_string_utf8",
-        )?;
+    // A string, the common key, is tried first with no type check: N-API
+    // answers `napi_string_expected` for anything else. The stack buffer
+    // is left uninitialised (N-API writes what is read).
+    let mut stack = MaybeUninit::<[u8; STACK_KEY]>::uninit();
+    let mut len = 0;
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(env, value, stack.as_mut_ptr().cast(), STACK_KEY, &mut len)
+    };
+    if status == sys::Status::napi_ok {
         // N-API writes whole characters (at most 4 bytes) and a NUL: with
         // 4 bytes or more to spare, nothing was cut off.
         if len + 4 < STACK_KEY {
-            let bytes = &stack[..len];
+            // SAFETY: N-API wrote these `len` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(stack.as_ptr().cast::<u8>(), len) };
             unsafe { well_formed(env, value, bytes) }?;
             return f(bytes);
         }
@@ -249,39 +240,32 @@ unsafe fn with_key<R>(
         unsafe { well_formed(env, value, &bytes) }?;
         return f(&bytes);
     }
-    if kind == sys::ValueType::napi_object {
-        let mut typed = false;
-        check(
-            unsafe { sys::napi_is_typedarray(env, value, &mut typed) },
-            "napi_is_typedarray",
-        )?;
-        if typed {
-            let (mut array_type, mut len, mut data) = (0, 0, ptr::null_mut());
-            check(
-                unsafe {
-                    sys::napi_get_typedarray_info(
-                        env,
-                        value,
-                        &mut array_type,
-                        &mut len,
-                        &mut data,
-                        ptr::null_mut(),
-                        ptr::null_mut(),
-                    )
-                },
-                "napi_get_typedarray_info",
-            )?;
-            if array_type == sys::TypedarrayType::uint8_array {
-                let bytes = if len == 0 || data.is_null() {
-                    &[][..]
-                } else {
-                    // SAFETY: the array's bytes, alive while `value` is (the
-                    // whole call); nothing runs JavaScript meanwhile.
-                    unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }
-                };
-                return f(bytes);
-            }
-        }
+    if status != sys::Status::napi_string_expected {
+        check(status, "napi_get_value_string_utf8")?;
+    }
+    // A Uint8Array (a Buffer is one): its bytes where they are. N-API
+    // answers `napi_invalid_arg` for what is no typed array.
+    let (mut array_type, mut len, mut data) = (0, 0, ptr::null_mut());
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut array_type,
+            &mut len,
+            &mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status == sys::Status::napi_ok && array_type == sys::TypedarrayType::uint8_array {
+        let bytes = if len == 0 || data.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the array's bytes, alive while `value` is (the whole
+            // call); nothing runs JavaScript meanwhile.
+            unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }
+        };
+        return f(bytes);
     }
     Err(not_a_key(env, value))
 }
