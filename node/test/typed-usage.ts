@@ -1,7 +1,7 @@
 // Checked by `tsc --noEmit -p test` (typings.test.js), never run: code a user
 // would write against index.d.ts, and misuse it must refuse.
-import { AdminAgent, Client, ClusterSync, DowngradedError, Entry, SlidingWindow } from '../index.js';
-import type { AdminLogLine, AdminStatus, ClusterStatus, ExactDecision, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
+import { AdminAgent, Client, ClusterSync, DowngradedError, Entry, KeyedLimit, SlidingWindow } from '../index.js';
+import type { AdminLogLine, Key, KeyCount, KeyDecision, KeyRule, KeyStats, AdminStatus, ClusterStatus, ExactDecision, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
 
 const client = new Client({ capacity: 16 });
 const host = new Client({ capacity: 64, shared: 'typed-usage.sds', mode: 0o660 });
@@ -62,6 +62,23 @@ const window = new SlidingWindow({ bucketMs: 500, buckets: 2, ring: 4 });
 const tally: Tally = window.increment();
 const total: number = window.sum() + window.bucket(1000) + window.lastWholeCycle() + window.add(2, 1000).total;
 
+const keyRule: KeyRule = { kind: 'rate', limit: 10, periodMs: 1000, burst: 20, exceptions: [['vip', 100]] };
+const perKey = new KeyedLimit(keyRule, { capacity: 4096 });
+const hostWide = KeyedLimit.shared('api-keys.sds', { kind: 'fixedWindow', limit: 100, period_ms: 60000, windowFromFirstHit: true }, { capacity: 1 << 16, mode: 0o660 });
+const fromJson = new KeyedLimit('{"kind": "slidingWindow", "limit": 5, "periodMs": 1000}');
+const someKey: Key = Buffer.from('10.0.0.1');
+const decision: KeyDecision = perKey.decide('user-1');
+const charged: KeyDecision = perKey.decide(someKey, 3, 100000);
+const retrySeconds: number = Math.ceil(decision.retryAfterMs / 1000) + charged.windowMs + decision.resetMs;
+const peeked: boolean = perKey.peek(new Uint8Array([1, 2]), 100000).admitted;
+const counted2: KeyCount = hostWide.increment('user-1', 1, 100000);
+const hits: number = counted2.count + hostWide.decrement('user-1').previous + hostWide.count('user-1').resetMs;
+const held: boolean = new KeyedLimit({ kind: 'inFlight', limit: 2 }).release('user-1', 2) && perKey.reset('user-1');
+const keyStats: KeyStats = fromJson.stats();
+const forgotten: number = fromJson.resetAll() + keyStats.lossyEvictions + perKey.capacity;
+const keysFile: string | null = hostWide.path;
+hostWide.close();
+
 // @ts-expect-error a fallback gets the arguments fn gets: none
 client.run('p', () => 1, (why: Reason) => why);
 // @ts-expect-error fn gets no entry
@@ -84,7 +101,14 @@ client.connectCluster({ url: 'redis://127.0.0.1:6379', points: ['p'] });
 client.connectCluster({ urls: 'rediss://127.0.0.1:6380', points: ['p'], tlsCaFile: Buffer.from('ca.pem') });
 // @ts-expect-error a shared file's mode is 0o600 or 0o660
 new Client({ shared: 'x', mode: 0o644 });
+// @ts-expect-error a key rule's kind is one of four
+new KeyedLimit({ kind: 'leakyBucket', limit: 1 });
+// @ts-expect-error a key is a string or bytes
+perKey.decide(42);
+// @ts-expect-error the mode belongs to a shared table
+new KeyedLimit(keyRule, { capacity: 8, mode: 0o660 });
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
-console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native);
+console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native,
+  retrySeconds, peeked, hits, held, forgotten, keysFile);
