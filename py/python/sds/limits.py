@@ -216,11 +216,11 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
     # -- Storage: the fixed window -----------------------------------------
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        # The path of every hit: as little Python as it takes.
         table = self._fixed.get(expiry)
         if table is None:
             table = self._fixed_table(expiry)
-        now = self._clock() if self._clock is not None else None
-        return int(table.increment(key, amount, now).count)
+        return table.increment(key, amount, self._clock and self._clock()).count
 
     def decr(self, key: str, amount: int = 1) -> int:
         """As ``MemoryStorage.decr``: at most ``amount`` off a live count,
@@ -272,8 +272,7 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         table = self._sliding.get((expiry, limit))
         if table is None:
             table = self._sliding_table(expiry, limit)
-        now = self._clock() if self._clock is not None else None
-        return bool(table.decide(key, amount, now).admitted)
+        return table.decide(key, amount, self._clock and self._clock()).admitted
 
     def _sliding_of(self, key: str, expiry: int) -> List[KeyedLimit]:
         amount = _amount_of(key)
