@@ -21,6 +21,7 @@ mod boundary;
 mod cluster;
 mod codes;
 mod handle;
+mod keys;
 mod service;
 mod settings;
 mod shared;

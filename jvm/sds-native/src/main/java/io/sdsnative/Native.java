@@ -35,6 +35,51 @@ public final class Native {
 
     static native void stats(long table, Object owner, byte[] name, long nowMs, long[] out);
 
+    // Key tables (KeyedLimit). The rule crosses as KeyRule's tokens (ServiceConfig's encoding). A key
+    // crosses as {@code bytes} and its length, or when {@code bytes} is null as {@code text} (its UTF-8;
+    // a lone surrogate is refused). Per-key calls return 1 or 0 (admitted, held) and write their numbers
+    // to {@code out}; they throw SdsException themselves.
+
+    /** A private key table of {@code capacity} keys. */
+    static native long keysNew(String[] rule, long capacity);
+
+    /** The key table in the file of {@code nameOrPath} (UTF-8), shared by the processes that open it. */
+    static native long keysOpenShared(byte[] nameOrPath, String[] rule, long capacity, int mode);
+
+    static native void keysFree(long keys);
+
+    /** The shared table's file; null for a private one. */
+    static native String keysPath(long keys, Object owner);
+
+    /** Writes capacity, resident, evictions, lossy evictions to {@code out}. */
+    static native void keysStats(long keys, Object owner, long[] out);
+
+    /** Writes limit, remaining, resetMs, retryAfterMs, windowMs to {@code out}; 1 if admitted. */
+    static native long keysDecide(long keys, Object owner, byte[] bytes, int len, String text, long cost,
+            long nowMs, long[] out);
+
+    /** As {@link #keysDecide} for a cost of 0, nothing taken. */
+    static native long keysPeek(long keys, Object owner, byte[] bytes, int len, String text, long nowMs,
+            long[] out);
+
+    /** 1 if the key held units. */
+    static native long keysRelease(long keys, Object owner, byte[] bytes, int len, String text, long units);
+
+    /** 1 if the table held the key. */
+    static native long keysReset(long keys, Object owner, byte[] bytes, int len, String text);
+
+    /** How many keys the table held. */
+    static native long keysResetAll(long keys, Object owner);
+
+    /**
+     * Adds {@code sign} (1, -1, or 0 to read) times {@code units} to the key's count; writes count,
+     * previous, resetMs to {@code out}.
+     */
+    static native long keysCount(long keys, Object owner, byte[] bytes, int len, String text, int sign,
+            long units, long nowMs, long[] out);
+
+    static native long keysCapacity(long keys, Object owner);
+
     // The background services (BackgroundService): AdminAgent, ClusterSync. One handle type for both, so
     // start, status, stop and free are shared.
     /** {@link #serviceStart}'s {@code kind}: the console agent, the cluster sync. */

@@ -1,0 +1,271 @@
+package io.sdsnative;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Runs every scenario of conformance/keyed through {@link KeyedLimit} (format:
+ * conformance/README.md, "Keyed scenarios"): on a private table with text keys
+ * as {@code String} and hex keys as {@code byte[]}, on a private table with
+ * every key as {@code byte[]}, and (rules that are not in flight) on a table
+ * file in a temp folder.
+ */
+class KeyedLimitConformanceTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    static File[] keyedFiles() {
+        File dir = new File(ConformanceTest.scenarioFiles()[0].getParentFile().getParentFile(), "keyed");
+        File[] files = dir.listFiles((d, name) -> name.endsWith(".json"));
+        assertTrue(files != null && files.length >= 30, "keyed scenarios are missing in " + dir);
+        Arrays.sort(files);
+        return files;
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyScenarioWithTextKeys() {
+        return Arrays.stream(keyedFiles()).map(f -> DynamicTest.dynamicTest(f.getName(),
+                () -> run(f, false, s -> KeyedLimit.create(rule(s.get("rule")), integer(s.get("capacity"))))));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyScenarioWithByteKeys() {
+        return Arrays.stream(keyedFiles()).map(f -> DynamicTest.dynamicTest(f.getName(),
+                () -> run(f, true, s -> KeyedLimit.create(rule(s.get("rule")), integer(s.get("capacity"))))));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyScenarioOnASharedFile() throws Exception {
+        Path dir = Files.createTempDirectory("sds-keyed-conformance");
+        dir.toFile().deleteOnExit();
+        return Arrays.stream(keyedFiles()).map(f -> DynamicTest.dynamicTest(f.getName(), () -> {
+            JsonNode scenario = JSON.readTree(f);
+            if ("inFlight".equals(scenario.get("rule").path("kind").asText())) {
+                return; // not on shared files: a killed process's units would stay held
+            }
+            Path table = dir.resolve(f.getName() + ".keys");
+            try {
+                run(f, false, s -> {
+                    KeyedLimit keys = KeyedLimit.shared(table.toString(), rule(s.get("rule")),
+                            integer(s.get("capacity")));
+                    assertEquals(table.toString(), keys.path().orElse(null));
+                    return keys;
+                });
+            } finally {
+                Files.deleteIfExists(table);
+            }
+        }));
+    }
+
+    /** A rule object as Java builder calls give it: each member through {@link KeyRule#set}. */
+    static KeyRule rule(JsonNode rule) {
+        KeyRule built = KeyRule.empty();
+        for (Iterator<Map.Entry<String, JsonNode>> it = rule.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> member = it.next();
+            built = built.set(member.getKey(), javaValue(member.getValue()));
+        }
+        return built;
+    }
+
+    /** A JSON value as a Java caller would give it (a number beyond a long as a BigInteger). */
+    private static Object javaValue(JsonNode v) {
+        if (v.isNull()) {
+            return null;
+        } else if (v.isBoolean()) {
+            return v.booleanValue();
+        } else if (v.isIntegralNumber()) {
+            return v.canConvertToLong() ? (Object) v.longValue() : v.bigIntegerValue();
+        } else if (v.isNumber()) {
+            return v.doubleValue();
+        } else if (v.isTextual()) {
+            return v.textValue();
+        } else if (v.isArray()) {
+            List<Object> items = new ArrayList<>();
+            v.forEach(item -> items.add(javaValue(item)));
+            return items;
+        }
+        Map<String, Object> members = new LinkedHashMap<>();
+        v.fields().forEachRemaining(m -> members.put(m.getKey(), javaValue(m.getValue())));
+        return members;
+    }
+
+    /** An integer of the format: a JSON number or a decimal string. */
+    private static long integer(JsonNode v) {
+        return v.isTextual() ? Long.parseLong(v.textValue()) : v.longValue();
+    }
+
+    private static long integer(JsonNode step, String name, long absent) {
+        return step.has(name) ? integer(step.get(name)) : absent;
+    }
+
+    private interface Opener {
+        KeyedLimit open(JsonNode scenario);
+    }
+
+    private static void run(File file, boolean allBytes, Opener opener) throws Exception {
+        JsonNode scenario = JSON.readTree(file);
+        try (KeyedLimit keys = opener.open(scenario)) {
+            JsonNode steps = scenario.get("steps");
+            for (int i = 0; i < steps.size(); i++) {
+                JsonNode step = steps.get(i);
+                step(keys, step, allBytes, file.getName() + " step " + i + " " + step);
+            }
+        }
+    }
+
+    /** The key of a step: its text as a String (or bytes), or its hex as bytes. */
+    private static final class Key {
+        final String text;
+        final byte[] bytes;
+
+        Key(JsonNode step, boolean allBytes) {
+            if (step.has("key")) {
+                String t = step.get("key").textValue();
+                text = allBytes ? null : t;
+                bytes = allBytes ? t.getBytes(StandardCharsets.UTF_8) : null;
+            } else {
+                String hex = step.get("keyHex").textValue();
+                text = null;
+                bytes = new byte[hex.length() / 2];
+                for (int i = 0; i < bytes.length; i++) {
+                    bytes[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+                }
+            }
+        }
+
+        <T> T call(Function<String, T> onText, Function<byte[], T> onBytes) {
+            return text != null ? onText.apply(text) : onBytes.apply(bytes);
+        }
+    }
+
+    private static void step(KeyedLimit keys, JsonNode step, boolean allBytes, String where) {
+        String op = step.get("op").asText();
+        if (op.equals("rule")) {
+            rule(step, where);
+            return;
+        }
+        if (step.has("error")) {
+            SdsException e = assertThrows(SdsException.class, () -> call(keys, op, step, allBytes), where);
+            assertEquals(step.get("error").asText(), e.code().codeName(), where + ": " + e.getMessage());
+            return;
+        }
+        if (!step.has("expect")) {
+            fail(where + ": a step that expects nothing");
+        }
+        int repeat = (int) integer(step, "repeat", 1);
+        Map<String, Object> last = null;
+        long admitted = 0;
+        for (int n = 0; n < repeat; n++) {
+            Object answer = call(keys, op, step, allBytes);
+            last = fields(answer);
+            admitted += Boolean.TRUE.equals(last.get("admitted")) ? 1 : 0;
+        }
+        if (step.has("tally")) {
+            assertEquals(step.get("tally").get("admitted").asLong(), admitted, where + ": admitted");
+            assertEquals(step.get("tally").get("refused").asLong(), repeat - admitted, where + ": refused");
+        }
+        JsonNode expect = step.get("expect");
+        if (!expect.isObject()) {
+            Object want = expect.isBoolean() ? (Object) expect.booleanValue() : (Object) expect.longValue();
+            assertEquals(want, last.get("value"), where);
+            return;
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = expect.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = it.next();
+            assertTrue(last.containsKey(field.getKey()), where + ": no field " + field.getKey());
+            JsonNode v = field.getValue();
+            Object want = v.isBoolean() ? (Object) v.booleanValue()
+                    : "never".equals(v.textValue()) ? (Object) KeyDecision.NEVER : (Object) integer(v);
+            assertEquals(want, last.get(field.getKey()), where + ": " + field.getKey());
+        }
+    }
+
+    private static Object call(KeyedLimit keys, String op, JsonNode step, boolean allBytes) {
+        Key key = step.has("key") || step.has("keyHex") ? new Key(step, allBytes) : null;
+        long at = integer(step, "at", 0);
+        long units = integer(step, "units", 1);
+        switch (op) {
+            case "decide": {
+                long cost = integer(step, "cost", 1);
+                return key.call(k -> keys.decide(k, cost, at), k -> keys.decide(k, cost, at));
+            }
+            case "peek":
+                return key.call(k -> keys.peek(k, at), k -> keys.peek(k, at));
+            case "release":
+                return key.call(k -> keys.release(k, units), k -> keys.release(k, units));
+            case "reset":
+                return key.call(keys::reset, keys::reset);
+            case "reset_all":
+                return keys.resetAll();
+            case "increment":
+                return key.call(k -> keys.increment(k, units, at), k -> keys.increment(k, units, at));
+            case "decrement":
+                return key.call(k -> keys.decrement(k, units, at), k -> keys.decrement(k, units, at));
+            case "count":
+                return key.call(k -> keys.count(k, at), k -> keys.count(k, at));
+            case "stats":
+                return keys.stats();
+            default:
+                throw new AssertionError("unknown op " + op);
+        }
+    }
+
+    /** An answer's fields by the format's names; a bare value as {@code value}. */
+    private static Map<String, Object> fields(Object answer) {
+        Map<String, Object> f = new LinkedHashMap<>();
+        if (answer instanceof KeyDecision) {
+            KeyDecision d = (KeyDecision) answer;
+            f.put("admitted", d.admitted());
+            f.put("limit", d.limit());
+            f.put("remaining", d.remaining());
+            f.put("resetMs", d.resetMs());
+            f.put("retryAfterMs", d.retryAfterMs());
+            f.put("windowMs", d.windowMs());
+        } else if (answer instanceof KeyCount) {
+            KeyCount c = (KeyCount) answer;
+            f.put("count", c.count());
+            f.put("previous", c.previous());
+            f.put("resetMs", c.resetMs());
+        } else if (answer instanceof KeyStats) {
+            KeyStats s = (KeyStats) answer;
+            f.put("capacity", s.capacity());
+            f.put("resident", s.resident());
+            f.put("evictions", s.evictions());
+            f.put("lossyEvictions", s.lossyEvictions());
+        } else {
+            f.put("value", answer);
+        }
+        return f;
+    }
+
+    /** A {@code rule} step: the step's rule builds, or is refused with its code and message word for word. */
+    private static void rule(JsonNode step, String where) {
+        KeyRule rule = rule(step.get("rule"));
+        if (!step.has("error")) {
+            KeyedLimit.create(rule, 4).close();
+            return;
+        }
+        SdsException e = assertThrows(SdsException.class, () -> KeyedLimit.create(rule, 4), where);
+        String code = step.get("error").asText();
+        assertEquals(code, e.code().codeName(), where);
+        assertEquals(code + ": " + step.get("message").asText(), e.getMessage(), where);
+    }
+}

@@ -1,0 +1,343 @@
+//! `io.sdsnative.KeyedLimit`'s natives: an [`AnyKeys`] (a private key table
+//! or this process's mapping of a shared one) behind a handle.
+//!
+//! The rule crosses once, as the tagged tokens of `KeyRule`'s entries
+//! (`settings.rs`), to `sds_settings::key_rule`: every check and message is
+//! the settings crate's and the core's.
+//!
+//! The per-key calls are hot-path natives: the key arrives as a `byte[]`
+//! and its length, or as a `String` (the other one null), and is read
+//! without allocating for keys up to [`STACK_KEY`] bytes (`byte[]`: one
+//! `GetByteArrayRegion` into the stack; `String`: one `GetStringRegion` of
+//! its UTF-16 units, encoded to UTF-8 on the stack). The answer's numbers
+//! go to a `long[]` the caller reuses (one `SetLongArrayRegion`), and the
+//! call returns 1 or 0 (admitted, held) or throws `SdsException`.
+
+use std::ffi::OsStr;
+use std::mem::MaybeUninit;
+use std::os::unix::ffi::OsStrExt;
+
+use jni::objects::{JByteArray, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
+use sds_core::keyed::{KeyCount, KeyDecision, KeyError};
+use sds_core::{time, ErrorCode};
+use sds_shm::{table_path, AnyKeys, Options};
+
+use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
+use crate::handle::{borrow, free, into_handle};
+use crate::settings::pairs;
+
+/// Keys up to this many bytes (`byte[]`) or UTF-16 units (`String`, three
+/// bytes of UTF-8 each at most) are read into the stack; longer ones into
+/// the heap.
+const STACK_KEY: usize = 256;
+
+/// A key error thrown with its code and the core's message.
+fn key_fail(e: KeyError) -> Fail {
+    Fail::Sds(e.code(), e.to_string())
+}
+
+/// The rule of `KeyRule`'s tokens, judged by `sds_settings::key_rule`.
+fn rule(env: &mut jni::Env, tokens: &JObjectArray) -> Result<sds_core::keyed::KeyRule, Fail> {
+    use jni::refs::Reference;
+    if tokens.is_null() {
+        return Err(Fail::Sds(
+            ErrorCode::NullArgument,
+            "key rule is null".into(),
+        ));
+    }
+    sds_settings::key_rule(&pairs(env, tokens)?).map_err(|e| Fail::Sds(e.code(), e.to_string()))
+}
+
+/// A Java `long` capacity as the tables take it: a negative one reads as 0,
+/// which they refuse with their own message.
+fn capacity(capacity: jlong) -> usize {
+    usize::try_from(capacity).unwrap_or(0)
+}
+
+setup_native! {
+    /// A private table of `capacity` keys under the rule of `rule`'s tokens.
+    fn Java_io_sdsnative_Native_keysNew(env, rule_tokens: JObjectArray<'l>, capacity_keys: jlong) -> jlong {
+        let rule = rule(env, &rule_tokens)?;
+        let keys = AnyKeys::private(rule, capacity(capacity_keys)).map_err(key_fail)?;
+        Ok(into_handle(keys))
+    }
+
+    /// Opens (creating if needed) the key table file of `name_or_path`
+    /// (UTF-8; a bare name is a file under /dev/shm), created with `mode`.
+    fn Java_io_sdsnative_Native_keysOpenShared(
+        env, name_or_path: JByteArray<'l>, rule_tokens: JObjectArray<'l>, capacity_keys: jlong, mode: jint,
+    ) -> jlong {
+        use jni::refs::Reference;
+        if name_or_path.is_null() {
+            return Err(Fail::code(ErrorCode::NullArgument));
+        }
+        let bytes = env.convert_byte_array(&name_or_path)?;
+        let path = table_path(OsStr::from_bytes(&bytes))?;
+        let rule = rule(env, &rule_tokens)?;
+        // A negative mode keeps its bits, and is refused like any other.
+        let options = Options::of_mode(mode as u32)?;
+        Ok(into_handle(AnyKeys::shared(&path, capacity(capacity_keys), rule, &options)?))
+    }
+
+    /// The shared table's file; `null` for a private table.
+    fn Java_io_sdsnative_Native_keysPath(env, handle: jlong, _owner: JObject<'l>) -> JString<'l> {
+        // SAFETY: the Java `KeyedLimit` passes its own handle and itself as
+        // owner, which keeps it reachable, so the table is not freed meanwhile.
+        let keys = unsafe { borrow::<AnyKeys>(handle) }.map_err(Fail::code)?;
+        Ok(match keys.path() {
+            None => JString::null(),
+            Some(path) => env.new_string(path.to_string_lossy())?,
+        })
+    }
+
+    /// Writes the table's counters to `out`: capacity, resident, evictions,
+    /// lossy evictions.
+    fn Java_io_sdsnative_Native_keysStats(env, handle: jlong, _owner: JObject<'l>, out: JLongArray<'l>) {
+        // SAFETY: as for `keysPath`.
+        let keys = unsafe { borrow::<AnyKeys>(handle) }.map_err(Fail::code)?;
+        let s = keys.stats();
+        let values = [s.capacity, s.resident, s.evictions, s.lossy_evictions].map(clamp);
+        out.set_region(env, 0, &values)?;
+        Ok(())
+    }
+}
+
+/// Frees a table (0: nothing to do).
+#[no_mangle]
+pub extern "system" fn Java_io_sdsnative_Native_keysFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+) {
+    // SAFETY: called once per table, by its `NativeHandle` once no call is
+    // using it.
+    let _ = std::panic::catch_unwind(|| unsafe { free::<AnyKeys>(handle) });
+}
+
+/// Runs `f` on the key: the `len` bytes of `bytes`, or when `bytes` is null
+/// the UTF-8 of `text` (a lone surrogate, which has none, is refused as
+/// `Client` refuses it in a point name). Java passes a non-null one and the
+/// array's own length.
+///
+/// # Safety
+/// `env` is this call's environment; `bytes` is null or a `byte[]` of at
+/// least `len` bytes; `text` is a `String` when `bytes` is null.
+#[inline]
+unsafe fn with_key<T>(
+    env: *mut JNIEnv,
+    bytes: jbyteArray,
+    len: jint,
+    text: jstring,
+    f: impl FnOnce(&[u8]) -> T,
+) -> Result<T, Refusal> {
+    let len = usize::try_from(len).unwrap_or(0);
+    // SAFETY (every JNI call below): `env` is valid for this call, the
+    // region asked for lies inside the array or string, and each buffer
+    // holds what is written to it.
+    let functions = unsafe { &(**env).v1_2 };
+    if !bytes.is_null() {
+        return Ok(if len <= STACK_KEY {
+            let mut buf = MaybeUninit::<[u8; STACK_KEY]>::uninit();
+            let p = buf.as_mut_ptr().cast::<u8>();
+            unsafe { (functions.GetByteArrayRegion)(env, bytes, 0, len as jsize, p.cast()) };
+            // SAFETY: the region call wrote the first `len` bytes.
+            f(unsafe { std::slice::from_raw_parts(p, len) })
+        } else {
+            let mut buf = vec![0u8; len];
+            unsafe {
+                (functions.GetByteArrayRegion)(env, bytes, 0, len as jsize, buf.as_mut_ptr().cast())
+            };
+            f(&buf)
+        });
+    }
+    let units = usize::try_from(unsafe { (functions.GetStringLength)(env, text) }).unwrap_or(0);
+    if units <= STACK_KEY {
+        let mut wide = MaybeUninit::<[u16; STACK_KEY]>::uninit();
+        let mut utf8 = MaybeUninit::<[u8; 3 * STACK_KEY]>::uninit();
+        let w = wide.as_mut_ptr().cast::<u16>();
+        unsafe { (functions.GetStringRegion)(env, text, 0, units as jsize, w) };
+        // SAFETY: the region call wrote the first `units` units; `utf8`
+        // is only written before it is read (`encode`).
+        let (wide, utf8) = unsafe {
+            (
+                std::slice::from_raw_parts(w, units),
+                &mut *utf8.as_mut_ptr().cast::<[MaybeUninit<u8>; 3 * STACK_KEY]>(),
+            )
+        };
+        let key = encode(wide, utf8).map_err(|at| lone_surrogate(env, wide, at))?;
+        Ok(f(key))
+    } else {
+        let mut wide = vec![0u16; units];
+        unsafe { (functions.GetStringRegion)(env, text, 0, units as jsize, wide.as_mut_ptr()) };
+        let mut utf8 = vec![MaybeUninit::<u8>::uninit(); 3 * units];
+        let key = encode(&wide, &mut utf8).map_err(|at| lone_surrogate(env, &wide, at))?;
+        Ok(f(key))
+    }
+}
+
+/// The UTF-8 of the UTF-16 `wide`, written to `out` (three bytes per unit
+/// at most); `Err` with the index of a lone surrogate.
+#[inline]
+fn encode<'a>(wide: &[u16], out: &'a mut [MaybeUninit<u8>]) -> Result<&'a [u8], usize> {
+    let mut n = 0;
+    let mut at = 0;
+    for c in char::decode_utf16(wide.iter().copied()) {
+        let c = c.map_err(|_| at)?;
+        at += c.len_utf16();
+        let mut bytes = [0u8; 4];
+        for &b in c.encode_utf8(&mut bytes).as_bytes() {
+            out[n].write(b);
+            n += 1;
+        }
+    }
+    // SAFETY: the loop wrote `out[..n]`.
+    Ok(unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n) })
+}
+
+/// Throws `INVALID_ARGUMENT` for the lone surrogate at `wide[at]`, with
+/// `Client`'s message for one in a point name.
+#[cold]
+fn lone_surrogate(env: *mut JNIEnv, wide: &[u16], at: usize) -> Refusal {
+    let message = format!(
+        "key is not valid UTF-16: lone surrogate U+{:04X} at index {at}",
+        wide[at]
+    );
+    thrown(env, Fail::Sds(ErrorCode::InvalidArgument, message))
+}
+
+/// A count of units from Java (`cost`, `units`): the core's `u32` (it
+/// refuses 0 where it takes none, with its message).
+#[inline]
+fn units(env: *mut JNIEnv, n: jlong, what: &str) -> Result<u32, Refusal> {
+    u32::try_from(n).map_err(|_| {
+        let bound = if n < 0 { ">= 0" } else { "<= 4294967295" };
+        let message = format!("{what} must be {bound}, not {n}");
+        thrown(env, Fail::Sds(ErrorCode::InvalidArgument, message))
+    })
+}
+
+/// A core result, its error thrown.
+#[inline]
+fn core<T>(env: *mut JNIEnv, result: Result<T, KeyError>) -> Result<T, Refusal> {
+    result.map_err(|e| thrown(env, key_fail(e)))
+}
+
+/// Writes `values` to the `long[]` `out`.
+///
+/// # Safety
+/// `env` is this call's environment and `out` a `long[]` of at least
+/// `values.len()` elements.
+#[inline]
+unsafe fn write(env: *mut JNIEnv, out: jlongArray, values: &[jlong]) {
+    // SAFETY: see the function's contract.
+    unsafe {
+        ((**env).v1_1.SetLongArrayRegion)(env, out, 0, values.len() as jsize, values.as_ptr())
+    };
+}
+
+/// A decision's numbers (`KeyDecision`'s order) to `out`; 1 if admitted.
+///
+/// # Safety
+/// As for [`write`], five elements.
+#[inline]
+unsafe fn decision(env: *mut JNIEnv, out: jlongArray, d: &KeyDecision) -> i64 {
+    let values = [
+        jlong::from(d.limit),
+        jlong::from(d.remaining),
+        clamp(d.reset_ms),
+        clamp(d.retry_after_ms),
+        clamp(d.window_ms),
+    ];
+    // SAFETY: see the function's contract.
+    unsafe { write(env, out, &values) };
+    i64::from(d.admitted)
+}
+
+hot_native! {
+    /// Decides `cost` units for the key at `now_ms`: 1 (admitted) or 0, the
+    /// decision's numbers in `out`.
+    fn Java_io_sdsnative_Native_keysDecide(
+        bytes: jbyteArray, len: jint, text: jstring, cost: jlong, now_ms: jlong, out: jlongArray,
+    ) with |env, keys: AnyKeys| {
+        let now_ms = time::from_i64(now_ms)?;
+        let cost = units(env, cost, "cost")?;
+        // SAFETY: `KeyedLimit` passes a key as `with_key` takes it and a
+        // `long[5]`.
+        let d = unsafe { with_key(env, bytes, len, text, |key| keys.decide(key, now_ms, cost)) }?;
+        Ok(unsafe { decision(env, out, &core(env, d)?) })
+    }
+
+    /// What a cost of 0 would get: as `keysDecide`, nothing taken.
+    fn Java_io_sdsnative_Native_keysPeek(
+        bytes: jbyteArray, len: jint, text: jstring, now_ms: jlong, out: jlongArray,
+    ) with |env, keys: AnyKeys| {
+        let now_ms = time::from_i64(now_ms)?;
+        // SAFETY: as for `keysDecide`.
+        let d = unsafe { with_key(env, bytes, len, text, |key| keys.peek(key, now_ms)) }?;
+        Ok(unsafe { decision(env, out, &d) })
+    }
+
+    /// Gives back `units` of the key (in flight): 1 if it held some.
+    fn Java_io_sdsnative_Native_keysRelease(
+        bytes: jbyteArray, len: jint, text: jstring, n: jlong,
+    ) with |env, keys: AnyKeys| {
+        let n = units(env, n, "units")?;
+        // SAFETY: as for `keysDecide`.
+        let held = unsafe { with_key(env, bytes, len, text, |key| keys.release(key, n)) }?;
+        Ok(i64::from(core(env, held)?))
+    }
+
+    /// Forgets the key: 1 if the table held it.
+    fn Java_io_sdsnative_Native_keysReset(
+        bytes: jbyteArray, len: jint, text: jstring,
+    ) with |env, keys: AnyKeys| {
+        // SAFETY: as for `keysDecide`.
+        Ok(i64::from(unsafe { with_key(env, bytes, len, text, |key| keys.reset(key)) }?))
+    }
+
+    /// Forgets every key: how many were held.
+    fn Java_io_sdsnative_Native_keysResetAll() with |_env, keys: AnyKeys| {
+        Ok(clamp(keys.reset_all()))
+    }
+
+    /// A window rule's count after `sign` (1 increment, -1 decrement, 0
+    /// read) times `n` units at `now_ms`: count, previous, resetMs in `out`.
+    fn Java_io_sdsnative_Native_keysCount(
+        bytes: jbyteArray, len: jint, text: jstring, sign: jint, n: jlong, now_ms: jlong, out: jlongArray,
+    ) with |env, keys: AnyKeys| {
+        let now_ms = time::from_i64(now_ms)?;
+        let delta = i64::from(sign.signum()) * i64::from(units(env, n, "units")?);
+        // SAFETY: as for `keysDecide`, and `out` a `long[3]`.
+        let c: KeyCount = core(env, unsafe { with_key(env, bytes, len, text, |key| keys.count_add(key, now_ms, delta)) }?)?;
+        unsafe { write(env, out, &[clamp(c.count), clamp(c.previous), clamp(c.reset_ms)]) };
+        Ok(0)
+    }
+
+    /// How many keys fit.
+    fn Java_io_sdsnative_Native_keysCapacity() with |_env, keys: AnyKeys| {
+        Ok(clamp(keys.capacity() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utf8(text: &[u16]) -> Result<Vec<u8>, usize> {
+        let mut out = vec![MaybeUninit::uninit(); 3 * text.len()];
+        encode(text, &mut out).map(|b| b.to_vec())
+    }
+
+    #[test]
+    fn keys_encode_as_utf8_and_lone_surrogates_are_found() {
+        let text = "aé€😀";
+        let wide: Vec<u16> = text.encode_utf16().collect();
+        assert_eq!(utf8(&wide), Ok(text.as_bytes().to_vec()));
+        assert_eq!(utf8(&[]), Ok(vec![]));
+        assert_eq!(utf8(&[0x61, 0xD800, 0x61]), Err(1));
+        assert_eq!(utf8(&[0x61, 0x62, 0xDC00]), Err(2));
+        // Three bytes per unit at most: the stack buffer is large enough.
+        assert_eq!(utf8(&[0xFFFF; 4]).map(|b| b.len()), Ok(12));
+    }
+}
