@@ -292,3 +292,22 @@ def test_storage_errors_are_sds_errors(tmp_path: Path) -> None:
     with pytest.raises(StorageError) as caught:
         storage.incr("LIMITER/k/1/1/minute", 60)
     assert isinstance(caught.value.storage_error, sds.SdsError)
+
+
+def test_a_count_stops_at_its_cap_where_hit_refuses() -> None:
+    storage = SdsStorage("sds://")
+    cap = 2**21 - 1
+    # A key far over its limit (a flood) saturates: still refused.
+    assert storage.incr("LIMITER/k/100/1/day", 86_400, amount=cap + 5) == cap
+    assert FixedWindowRateLimiter(storage).hit(parse("100/day"), "k") is False
+    # A limit the cap cannot count past is refused loudly, not admitted forever.
+    with pytest.raises(ValueError, match="counts 2097151 hits per key in a window of 86400 s at most"):
+        storage.incr("LIMITER/k/3000000/1/day", 86_400, amount=cap)
+    # A year's window keeps fewer bits for its counts.
+    with pytest.raises(ValueError, match="counts 32767 hits"):
+        FixedWindowRateLimiter(storage).hit(parse("40000/year"), "k", cost=40_000)
+
+
+def test_unknown_keyword_options_are_named() -> None:
+    with pytest.raises(ValueError, match="not size"):
+        storage_from_string("sds://", size=3)

@@ -24,7 +24,8 @@ its own file beside ``NAME``:
 - ``NAME.fixed-<W>``: the fixed window of ``W`` ms (``expiry × 1000``),
   counted from a key's first hit (``limits``' own storages set the expiry
   there). Its counts stop at ``2^21 − 1`` (windows up to 6 days; ``2^15 −
-  1`` for a year), above any limit they serve.
+  1`` for a year), where ``hit`` refuses; a limit that high raises
+  ``ValueError`` when a key reaches it.
 - ``NAME.sliding-<W>-<L>``: the sliding window counter of ``W`` ms and
   limit ``L`` (at most ``2^21 − 1``).
 
@@ -77,6 +78,16 @@ def _fixed_limit(period_ms: int) -> int:
     return (1 << min(_FIXED_COUNT_BITS, 49 - period_ms.bit_length())) - 1
 
 
+def _fixed_cap(period_ms: int) -> int:
+    """Where a fixed table's counts stop (the core: max(12, bits(L) + 1)
+    bits from the first hit)."""
+    return (1 << max(12, _fixed_limit(period_ms).bit_length() + 1)) - 1
+
+
+# No fixed table's counts stop below this: a count under it needs no check.
+_LEAST_CAP = (1 << 12) - 1
+
+
 def _expiry_of(key: str) -> Optional[int]:
     """The window in s of a key ``limits`` made (``RateLimitItem.key_for``:
     ``.../amount/multiples/granularity``), else ``None``."""
@@ -97,10 +108,10 @@ def _options(uri: str, given: Dict[str, Union[float, str, bool]]) -> Tuple[Optio
     parsed = urllib.parse.urlsplit(uri)
     name = urllib.parse.unquote(parsed.netloc + parsed.path) or None
     query = {k: v[-1] for k, v in urllib.parse.parse_qs(parsed.query, keep_blank_values=True).items()}
-    unknown = set(query) - {"capacity", "mode"}
+    options: Dict[str, Union[float, str, bool]] = {**query, **given}
+    unknown = set(options) - {"capacity", "mode"}
     if unknown:
         raise ValueError(f"sds:// knows the options capacity and mode, not {', '.join(sorted(unknown))}")
-    options: Dict[str, Union[float, str, bool]] = {**query, **given}
     capacity = int(options.get("capacity", DEFAULT_CAPACITY))
     mode = options.get("mode", 0o600)
     if isinstance(mode, str):
@@ -220,7 +231,20 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         table = self._fixed.get(expiry)
         if table is None:
             table = self._fixed_table(expiry)
-        return table.increment(key, amount, self._clock and self._clock()).count
+        count = table.increment(key, amount, self._clock and self._clock()).count
+        return count if count < _LEAST_CAP else self._past_cap(key, expiry, count)
+
+    @staticmethod
+    def _past_cap(key: str, expiry: int, count: int) -> int:
+        """A count at its table's cap is above any limit the table serves,
+        so ``hit`` refuses; an item whose amount reaches the cap would be
+        admitted forever: refused loudly instead."""
+        cap = _fixed_cap(int(expiry * 1000))
+        amount = _amount_of(key)
+        if count >= cap and amount is not None and amount >= cap:
+            raise ValueError(f"sds:// counts {cap} hits per key in a window of {expiry} s at most: "
+                             f"a limit of {amount} does not fit")
+        return count
 
     def decr(self, key: str, amount: int = 1) -> int:
         """As ``MemoryStorage.decr``: at most ``amount`` off a live count,
