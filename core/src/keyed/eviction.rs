@@ -4,9 +4,10 @@
 
 use crate::sync::Ordering;
 
-use super::cell::{emptied, marked, owner, payload_of, taken, unmarked, KeyCell, BUCKET_CELLS};
+use super::cell::{
+    emptied, marked, owner, payload_of, same_owner, taken, unmarked, KeyCell, BUCKET_CELLS,
+};
 use super::decision::debt;
-use super::rule::KeyRuleKind;
 use super::storage::KeyStorage;
 use super::table::{Candidates, Found, KeyTable};
 
@@ -56,12 +57,20 @@ impl<S: KeyStorage> KeyTable<S> {
         };
         let cell = candidates.cell(victim.at);
         let old = owner(victim.word);
-        let expected = match self.rule.kind() {
-            KeyRuleKind::InFlight if old != 0 => match self.mark(cell, victim.word) {
-                Some(mark) => mark,
-                None => return Claim::Retry,
-            },
-            _ => victim.word,
+        // A key's cell that looked free is taken only if it still is: its
+        // owner may have decided in it since its state was read (a lossy
+        // eviction where free cells were left). In flight, every victim
+        // is one holding no units.
+        let checked = roomier.1.is_some() && old != 0;
+        let expected = match checked {
+            true => {
+                let free = |payload| self.debt_in_payload(payload, old, now_ms) == 0;
+                match self.mark(cell, victim.word, free) {
+                    Some(mark) => mark,
+                    None => return Claim::Retry,
+                }
+            }
+            false => victim.word,
         };
         let word = taken(expected, fp);
         if cell
@@ -76,14 +85,12 @@ impl<S: KeyStorage> KeyTable<S> {
             counters.resident.fetch_add(1, Ordering::Relaxed);
         } else {
             counters.evictions.fetch_add(1, Ordering::Relaxed);
-            // The state given up, read (by a read-modify-write, see
+            // A cell checked free by the mark lost nothing: a call of the
+            // old key that decided since starts over in another cell.
+            // Else the state given up, read (by a read-modify-write, see
             // `apply`) after the cell changed hands: any call of the old
             // key that took effect is in it.
-            // (In flight: the mark checked that the owner held nothing; a
-            // call that took units since starts over in another cell.)
-            let state = cell.state.fetch_add(0, Ordering::AcqRel);
-            let in_flight = self.rule.kind() == KeyRuleKind::InFlight;
-            if !in_flight && self.debt_in(state, victim.word, old, now_ms) > 0 {
+            if !checked && self.debt_of_now(cell, victim.word, old, now_ms) > 0 {
                 counters.lossy_evictions.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -100,19 +107,21 @@ impl<S: KeyStorage> KeyTable<S> {
         }
     }
 
-    /// In-flight tables: marks a cell leaving, then checks (by a
-    /// read-modify-write, see `apply`) that its owner holds no units. The
-    /// mark to take the cell from, or `None` (the mark cancelled, or the
-    /// owner holds units). A call of the owner that took units meanwhile
-    /// sees the mark and cancels it; a mark left by a dead claim is taken
-    /// over by the next.
-    fn mark(&self, cell: &KeyCell, word: u64) -> Option<u64> {
+    /// Marks a cell leaving, then checks (by a read-modify-write, see
+    /// `apply`) that its owner's payload is still `fresh` (a claim: free,
+    /// no debt and in flight no units; `settle`: no call decided in it;
+    /// the same test as seen after every decision of the owner that took
+    /// effect before the mark). The mark to
+    /// take the cell from, or `None` (the mark cancelled, or the state not
+    /// fresh). A call of the owner that decided meanwhile sees the mark and
+    /// cancels it; a mark left by a dead claim is taken over by the next.
+    fn mark(&self, cell: &KeyCell, word: u64, fresh: impl Fn(u64) -> bool) -> Option<u64> {
         let mark = marked(word);
         cell.key
             .compare_exchange(word, mark, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
         let state = cell.state.fetch_add(0, Ordering::AcqRel);
-        if payload_of(state, word).unwrap_or(0) == 0 {
+        if fresh(payload_of(state, word).unwrap_or(0)) {
             return Some(mark);
         }
         let _ =
@@ -122,34 +131,38 @@ impl<S: KeyStorage> KeyTable<S> {
     }
 
     /// After a claim: if another call put the key in another candidate at
-    /// the same time, the earlier cell keeps it and the later is emptied.
-    fn settle(&self, candidates: Candidates<'_>, fp: u64, mine: Found) -> Option<Found> {
+    /// the same time, one of the two cells is given up, and only one that
+    /// no call has decided in (its state still a fresh key's): the later of
+    /// the two if so, else the earlier. Calls that found the later before
+    /// the earlier was claimed may have decided there already, so emptying
+    /// it outright could lose their decisions. If both hold decisions, both
+    /// stay and the earlier decides (the module doc's Edges). Mine, unless
+    /// it was given up (here or by the other call's settle).
+    pub(super) fn settle(&self, candidates: Candidates<'_>, fp: u64, mine: Found) -> Option<Found> {
         for (at, cell) in candidates.cells() {
             let word = cell.key.load(Ordering::Acquire);
             if at == mine.at || owner(word) != fp {
                 continue;
             }
-            if at < mine.at {
-                if self.give_up(candidates.cell(mine.at), mine.word) {
-                    return None;
-                }
-            } else {
-                self.give_up(cell, word);
+            let (earlier, later) = match at < mine.at {
+                true => ((cell, word), (candidates.cell(mine.at), mine.word)),
+                false => ((candidates.cell(mine.at), mine.word), (cell, word)),
+            };
+            if !self.give_up(later.0, later.1) {
+                self.give_up(earlier.0, earlier.1);
             }
         }
-        Some(mine)
+        let word = candidates.cell(mine.at).key.load(Ordering::Acquire);
+        same_owner(word, mine.word).then_some(Found { at: mine.at, word })
     }
 
-    /// Empties a cell of `word`'s owner, unless (in flight) it holds units:
-    /// then both cells stay, the earlier decides, and the later is freed
-    /// once its units come back.
+    /// Empties a cell of `word`'s owner if its state is still a fresh
+    /// key's (nothing decided in it; in flight: no units held), by the
+    /// leaving mark: a call that decides in it meanwhile cancels the mark,
+    /// so the cell stays.
     fn give_up(&self, cell: &KeyCell, word: u64) -> bool {
-        match self.rule.kind() {
-            KeyRuleKind::InFlight => self
-                .mark(cell, word)
-                .is_some_and(|mark| self.empty_cell(cell, mark)),
-            _ => self.empty_cell(cell, word),
-        }
+        self.mark(cell, word, |payload| payload == 0)
+            .is_some_and(|mark| self.empty_cell(cell, mark))
     }
 
     pub(super) fn empty_cell(&self, cell: &KeyCell, word: u64) -> bool {
@@ -163,13 +176,19 @@ impl<S: KeyStorage> KeyTable<S> {
         done
     }
 
+    fn debt_of_now(&self, cell: &KeyCell, word: u64, fp: u64, now_ms: u64) -> u64 {
+        self.debt_in(cell.state.fetch_add(0, Ordering::AcqRel), word, fp, now_ms)
+    }
+
     fn debt_of(&self, cell: &KeyCell, word: u64, fp: u64, now_ms: u64) -> u64 {
         self.debt_in(cell.state.load(Ordering::Acquire), word, fp, now_ms)
     }
 
     fn debt_in(&self, state: u64, word: u64, fp: u64, now_ms: u64) -> u64 {
-        let quota = self.rule.quota_of(fp);
-        let payload = payload_of(state, word).unwrap_or(0);
-        debt(self.rule.kind(), quota, payload, now_ms)
+        self.debt_in_payload(payload_of(state, word).unwrap_or(0), fp, now_ms)
+    }
+
+    fn debt_in_payload(&self, payload: u64, fp: u64, now_ms: u64) -> u64 {
+        debt(self.rule.kind(), self.rule.quota_of(fp), payload, now_ms)
     }
 }

@@ -165,17 +165,21 @@
 //!   unless 1 024 owners passed through the cell during that one decision
 //!   with a bit-equal payload. A refused call writes nothing (unless the rule
 //!   counts refused calls).
-//! - In-flight tables first mark a cell *leaving* in its key word, then
-//!   check (read-modify-write) that its owner holds nothing, then take it. A
-//!   call of the owner that took units meanwhile sees the mark and cancels
+//! - A claim that takes a key's cell it found free (in flight: holding no
+//!   units) first marks it *leaving* in its key word, then checks
+//!   (read-modify-write) that its state is still free, then takes it. A
+//!   call of the owner that decided meanwhile sees the mark and cancels
 //!   it (or, if the cell is already gone, starts over: its write is of an
-//!   old generation, which the next owner ignores), so units held are never
-//!   evicted; a mark left by a dead process
-//!   is cancelled by the owner's next call or taken over by the next claim.
-//! - Two first calls of one new key may claim two cells at once; the
-//!   earlier candidate keeps the key and the later is emptied (in flight:
-//!   unless it holds units already), and a decision on the emptied one
-//!   starts over.
+//!   old generation, which the next owner ignores), so a free cell is
+//!   taken losing nothing and units held are never evicted; a mark left by
+//!   a dead process is cancelled by the owner's next call or taken over by
+//!   the next claim. (A cell taken with a debt, all candidates owing, is
+//!   taken at once and counted lossy.)
+//! - Two first calls of one new key may claim two cells at once; one is
+//!   emptied, and only one in which no call has decided yet (the same
+//!   mark): the later candidate if so, else the earlier. A decision on the
+//!   emptied one starts over. If calls decided in both (each found before
+//!   the other was claimed), both stay and the earlier decides (Edges).
 //! - The counters of [`KeyTableState`] are kept beside the cells; a process
 //!   killed between a claim and its count leaves `resident` off by one.
 //!
@@ -197,10 +201,13 @@
 //!   139 years; `L = 10^6`, `W` = 1 day: `t = 33`, 99 days; a key back
 //!   after that misreads with a chance of `2 W / 2^t` ≤ 1/8, 2 % there).
 //!   Times after the year 2255 decide as that year.
-//! - Two first calls of one new key in an in-flight table that claim two
-//!   cells at once and both take units keep both cells until the later's
-//!   units come back (releases look in both): for that while the key may
-//!   hold up to twice its limit. A process killed
+//! - Two first calls of one new key that claim two cells at once, each
+//!   decided in before the other cell was claimed, keep both cells: the
+//!   earlier decides, and the later's state is the key's no more (a rate's
+//!   or a window's calls there are forgotten, not counted lossy, until the
+//!   cell is taken; in flight, releases look in both and the key may hold
+//!   up to twice its limit until the later's units come back). It takes
+//!   three calls of one new key racing within a few instructions. A process killed
 //!   while it holds in-flight units leaves them held: giving them back needs
 //!   the points' ledger discipline on shared tables (not built yet).
 

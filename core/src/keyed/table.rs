@@ -105,7 +105,7 @@ impl<S: KeyStorage> KeyTable<S> {
     }
 
     #[inline]
-    fn candidates(&self, key: &[u8]) -> (u64, Candidates<'_>) {
+    pub(super) fn candidates(&self, key: &[u8]) -> (u64, Candidates<'_>) {
         let h = hash(key);
         let buckets = self.storage.buckets();
         let (first, second) = buckets_of(h, buckets.len());

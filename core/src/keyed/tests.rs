@@ -118,3 +118,56 @@ fn small_sliding_limits_keep_the_16_bit_encoding() {
     let step = super::window::sliding_step(q, 7 << 32 | 3 << 16 | 5, 7_500, 2);
     assert_eq!(step.payload, 7 << 32 | 3 << 16 | 7);
 }
+
+/// Two first calls of a key claimed two cells, and calls decided in the
+/// later one (found before the earlier was claimed): settling gives up the
+/// earlier, fresh one, so no decision is lost.
+#[test]
+fn settling_a_key_claimed_twice_keeps_the_cell_that_holds_decisions() {
+    use super::cell::taken;
+    use super::table::Found;
+    let rule = KeyRule::from_entries(
+        KeyRuleKind::FixedWindow,
+        [
+            ("limit", Value::from(100i64)),
+            ("periodMs", Value::from(60_000i64)),
+        ],
+    )
+    .unwrap();
+    let table = KeyTable::new((0..2).map(|_| KeyBucket::new()).collect::<Vec<_>>(), rule).unwrap();
+    let (fp, candidates) = table.candidates(b"k");
+    for _ in 0..5 {
+        assert!(table.decide(b"k", 0, 1).unwrap().admitted);
+    }
+    // Move the key's cell from the first candidate to the fifth (the
+    // second bucket's first), then claim the first again for it.
+    let (first, fifth) = (candidates.cell(0), candidates.cell(BUCKET_CELLS));
+    fifth
+        .key
+        .store(first.key.load(Ordering::Relaxed), Ordering::Relaxed);
+    fifth
+        .state
+        .store(first.state.load(Ordering::Relaxed), Ordering::Relaxed);
+    let word = taken(first.key.load(Ordering::Relaxed), fp);
+    first.key.store(word, Ordering::Relaxed);
+    assert!(table
+        .settle(candidates, fp, Found { at: 0, word })
+        .is_none());
+    assert_eq!(
+        first.key.load(Ordering::Relaxed) >> 16,
+        0,
+        "the fresh cell is emptied"
+    );
+    assert_eq!(table.count(b"k", 0).unwrap().count, 5);
+    assert_eq!(table.decide(b"k", 0, 1).unwrap().remaining, 94);
+    // Both holding decisions: both stay, and the earlier decides.
+    let word = taken(first.key.load(Ordering::Relaxed), fp);
+    first.key.store(word, Ordering::Relaxed);
+    first
+        .state
+        .store(super::cell::state_word(word, 2), Ordering::Relaxed);
+    assert!(table
+        .settle(candidates, fp, Found { at: 0, word })
+        .is_some());
+    assert_eq!(fifth.key.load(Ordering::Relaxed) >> 16, fp);
+}
