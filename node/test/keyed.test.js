@@ -271,3 +271,26 @@ test('a shared table seen from child processes counts once host-wide', async (t)
   for (const a of answers) assert.equal(a.stats.resident, 1);
   parent.close();
 });
+
+test('dropped KeyedLimits are freed by the garbage collector, without close() or gc()', () => {
+  // 3000 tables of 65536 keys hold 3 GB of cells if nothing frees them; the
+  // addon reports each table's memory to V8, and the hot functions and `io`
+  // release their shares when collected.
+  const script = `
+    const { KeyedLimit } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    (async () => {
+      let peak = 0;
+      for (let i = 0; i < 3000; i++) {
+        const limit = new KeyedLimit({ kind: 'rate', limit: 5, periodMs: 1000 });
+        limit.decide('k', 1, 1000);
+        if (i % 100 === 99) await new Promise(setImmediate);
+        peak = Math.max(peak, process.memoryUsage.rss());
+      }
+      console.log(JSON.stringify({ peakMb: Math.round(peak / 2 ** 20), gc: typeof gc }));
+    })();
+  `;
+  const out = require('node:child_process').execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const { peakMb, gc } = JSON.parse(out);
+  assert.equal(gc, 'undefined', 'the child cannot call gc()');
+  assert.ok(peakMb < 1024, `peak RSS ${peakMb} MB`);
+});
