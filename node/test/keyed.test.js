@@ -294,3 +294,23 @@ test('dropped KeyedLimits are freed by the garbage collector, without close() or
   assert.equal(gc, 'undefined', 'the child cannot call gc()');
   assert.ok(peakMb < 1024, `peak RSS ${peakMb} MB`);
 });
+
+test('worker threads: each has its own KeyedLimit; on one shared file they count together', async (t) => {
+  const { Worker } = require('node:worker_threads');
+  const file = path.join(tmpDir(t), 'threads.sds');
+  const main = KeyedLimit.shared(file, WINDOW, { capacity: 16 });
+  assert.equal(main.decide('k', 1, 1000).remaining, 2);
+  const script = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { KeyedLimit } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const shared = KeyedLimit.shared(workerData.file, workerData.rule, { capacity: 16 });
+    const own = new KeyedLimit(workerData.rule, { capacity: 16 });
+    const admitted = [1, 2, 3].map(() => shared.decide('k', 1, 1000).admitted);
+    parentPort.postMessage({ admitted, own: own.decide('k', 1, 1000).remaining });
+  `;
+  const worker = new Worker(script, { eval: true, workerData: { file, rule: WINDOW } });
+  const [answer] = await require('node:events').once(worker, 'message');
+  assert.deepEqual(answer, { admitted: [true, true, false], own: 2 });
+  assert.equal(main.count('k', 1000).count, 3);
+  main.close();
+});
