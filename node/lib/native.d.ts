@@ -2,6 +2,36 @@
 /* eslint-disable */
 
 export declare namespace native {
+  /**
+   * The client key of requests: the peer's address, or the client that
+   * trusted proxies name in `X-Forwarded-For`, masked to a prefix.
+   */
+  export class NativeClientAddress {
+    /**
+     * Prefix lengths (IPv4 0 to 32, IPv6 0 to 128) and the trusted
+     * proxies: addresses or CIDR networks.
+     */
+    constructor(ipv4Prefix: number, ipv6Prefix: number, trusted: Array<string>)
+    /**
+     * The key of a request from `peer` (the socket's remote address) with
+     * its `X-Forwarded-For` header: one value, several, or none.
+     */
+    key(peer: string, forwardedFor?: string | Array<string> | undefined | null): string
+  }
+  /** The header fields of one guarded route's policies, in one style. */
+  export class NativeHeaders {
+    /**
+     * `style`: `"draft-10"`, `"draft-6"` or `"x-ratelimit"`; `policies`:
+     * the names, each 1 to 64 printable ASCII characters.
+     */
+    constructor(style: string, policies: Array<string>)
+    /**
+     * The fields of the first `count` decisions in `io`
+     * ([`DECISION_LEN`] numbers each), flat: `[name, value, name, value,
+     * ...]` (`Retry-After` last, for a refusal that a wait can cure).
+     */
+    fields(io: Float64Array, count: number): Array<string>
+  }
   /** One per-key limit: a key table and its rule. */
   export class NativeKeys {
     /**

@@ -13,6 +13,7 @@ mod entry_bits;
 mod errors;
 mod external_memory;
 mod hot_path;
+mod http;
 mod keys;
 mod service;
 mod settings;
@@ -21,6 +22,7 @@ mod table;
 mod tables;
 mod windows;
 
+pub use http::{NativeClientAddress, NativeHeaders};
 pub use keys::NativeKeys;
 pub use service::NativeService;
 pub use tables::NativeTable;
