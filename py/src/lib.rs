@@ -8,6 +8,7 @@ mod entry;
 mod errors;
 mod fast;
 mod guard;
+mod http;
 mod keys;
 mod services;
 mod settings;
@@ -31,6 +32,7 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
+        http::{check_policy_name, ClientAddress, RateLimitHeaders},
         keys::{_register_key_results, Keys},
         services::{Agent, Cluster},
         strategy::Strategy,

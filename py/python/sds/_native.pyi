@@ -17,6 +17,9 @@ __all__ = [
     "Entry",
     "_register_errors",
     "Guarded",
+    "check_policy_name",
+    "ClientAddress",
+    "RateLimitHeaders",
     "Keys",
     "_register_key_results",
     "Strategy",
@@ -301,3 +304,43 @@ class SlidingWindow:
     def buckets(self) -> int: ...
     @property
     def ring(self) -> int: ...
+
+# sds-http (py/src/http.rs): what sds.web takes from the crate sds-http.
+
+from typing import Sequence
+
+def check_policy_name(name: str) -> None:
+    """Checks that `name` can name a policy in a header: 1 to 64 printable
+    ASCII characters (else `sds.InvalidArgument`)."""
+
+@final
+class RateLimitHeaders:
+    """The header fields of one route's policies in one style: built once per
+    route, asked once per request with the policies' decisions."""
+
+    def __new__(cls, style: str, policies: List[str]) -> RateLimitHeaders: ...
+    @property
+    def style(self) -> str: ...
+    @property
+    def policies(self) -> Tuple[str, ...]: ...
+    def fields(self, decisions: Sequence[Optional[KeyDecision]], raw: bool = False) -> List[Tuple[Any, Any]]:
+        """The fields for `decisions` (`KeyDecision`s, one per policy, in the
+        policies' order; `None` for a policy that did not decide; fewer is
+        allowed: the first ones): `(name, value)` pairs of `str`, or with
+        `raw` of lower-case `bytes` as ASGI sends them."""
+
+@final
+class ClientAddress:
+    """How a request's client key is found: its peer's address, or behind
+    trusted proxies the first untrusted address of `X-Forwarded-For` from
+    the right, masked to a prefix (`203.0.113.7`, `2001:db8:1:2::/64`)."""
+
+    def __new__(cls, ipv4_prefix: int = 32, ipv6_prefix: int = 64, trusted: List[str] = ...) -> ClientAddress: ...
+    @property
+    def trusts_proxies(self) -> bool:
+        """Whether any proxy is trusted: without one, `X-Forwarded-For` is
+        never read (a middleware need not even look it up)."""
+    def key(self, peer: str, forwarded_for: List[str] = ...) -> str:
+        """The key of a request from `peer` (the socket's address) with the
+        values of its `X-Forwarded-For` headers; `sds.InvalidArgument` if
+        `peer` is not an IP address."""

@@ -1,0 +1,125 @@
+"""``sds.asgi.SdsMiddleware``: per-key limits and SDS points for an ASGI
+app (Starlette, FastAPI, any ASGI 3 app). What it decides is ``sds.web``'s;
+this module reads the ASGI scope and sends the answers.
+
+>>> app = SdsMiddleware(app, routes={"/orders": Route(point="orders", policies=[...])})
+
+Starlette and FastAPI: ``app.add_middleware(SdsMiddleware, routes=...)``
+works too (the keyword arguments are the same).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional
+
+from .client import Client
+from .web import Admitted, Gate, Request, Response, Route, RouteKey
+
+__all__ = ["SdsMiddleware", "AsgiRequest"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class AsgiRequest(Request):
+    """An HTTP scope as ``sds.web`` reads it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    @property
+    def method(self) -> str:
+        return str(self.scope["method"])
+
+    @property
+    def path(self) -> str:
+        return str(self.scope["path"])
+
+    @property
+    def peer(self) -> Optional[str]:
+        client = self.scope.get("client")
+        return str(client[0]) if client else None
+
+    @property
+    def raw(self) -> Scope:
+        return self.scope
+
+    def header(self, name: str) -> Optional[str]:
+        wanted = name.lower().encode("latin-1")
+        for key, value in self.scope["headers"]:
+            if key == wanted:
+                return str(value.decode("latin-1"))
+        return None
+
+    def header_values(self, name: str) -> List[str]:
+        wanted = name.lower().encode("latin-1")
+        return [value.decode("latin-1") for key, value in self.scope["headers"] if key == wanted]
+
+
+class SdsMiddleware:
+    """Guards ``app``'s HTTP requests by route (see ``sds.web``): ``routes``
+    maps paths (``"/orders"``), path prefixes (``"/api/*"``) or functions
+    of an ``sds.web.Request`` to ``sds.web.Route``s; other requests take
+    ``default`` (``None``: they pass untouched). Points live in ``client``
+    (an ``sds.Client``, private or shared; a private one is made when a
+    route has a point and none is given). ``headers`` is the style of the
+    rate-limit header fields: ``"draft-10"`` (``RateLimit``,
+    ``RateLimit-Policy``), ``"draft-6"`` (``RateLimit-Limit`` ...) or
+    ``"x-ratelimit"`` (``X-RateLimit-*``). Lifespan and WebSocket scopes
+    pass untouched."""
+
+    def __init__(self, app: ASGIApp, client: Optional[Client] = None,
+                 routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
+                 headers: str = "draft-10") -> None:
+        self.app = app
+        self.gate = Gate(client, routes, default, headers, raw=True)
+
+    @property
+    def client(self) -> Optional[Client]:
+        return self.gate.client
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = AsgiRequest(scope)
+        plan = self.gate.plan(scope["path"], request)
+        if plan is None:
+            return await self.app(scope, receive, send)
+        decided = plan.admit(request)
+        if isinstance(decided, Response):
+            return await _send_response(decided, send)
+        await _run(self.app, scope, receive, send, decided)
+
+
+async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send, admitted: Admitted) -> None:
+    """Runs the app with the admitted request's header fields added to its
+    response, and finishes the request however the app ends."""
+    status = 0
+    extra = admitted.headers
+
+    async def send_with_headers(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            if extra:
+                message["headers"] = [*message.get("headers", ()), *extra]
+        await send(message)
+
+    try:
+        await app(scope, receive, send_with_headers)
+    except BaseException as error:
+        admitted.finish(error, status)
+        raise
+    admitted.finish(None, status)
+
+
+async def _send_response(response: Response, send: Send) -> None:
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in response.headers]
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body})

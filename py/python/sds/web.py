@@ -1,0 +1,400 @@
+"""``sds.web``: what the ASGI and WSGI middleware (``sds.asgi``,
+``sds.wsgi``) decide for a request, written once for both.
+
+A request's path selects a ``Route``: its ``Policy``s (per-key limits: a
+``KeyedLimit`` and a key function) and its SDS point. Every policy decides
+for the request's key in order; the first refusal answers 429 (with
+``Retry-After`` when a wait can cure it). Then the point is entered: a
+downgrade answers the route's fallback or 503. An admitted request runs
+the app with the ``RateLimit`` headers added to its response; when the
+response ends (or the app raises, or the client goes away) the in-flight
+policies get their units back and the point's entry exits, as an error if
+the app raised an ``Exception`` or answered 5xx.
+
+The header values and the client-address key are the crate sds-http's
+(``_native.RateLimitHeaders``, ``_native.ClientAddress``), the same in
+every binding.
+"""
+
+from __future__ import annotations
+
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union)
+
+from . import _native
+from .client import Client, Point
+from .errors import InvalidArgument
+from .keyed import Key, KeyDecision, KeyedLimit
+
+__all__ = [
+    "Request",
+    "Policy",
+    "Route",
+    "Response",
+    "ServerError",
+    "client_address",
+    "header",
+    "KeyFunction",
+    "RouteKey",
+    "Gate",
+    "Admitted",
+]
+
+HEADER_STYLES = ("draft-10", "draft-6", "x-ratelimit")
+"""The values of the middleware's ``headers`` argument."""
+
+
+class Request:
+    """What a key function, a cost function, a route matcher and a fallback
+    see of a request, the same in ASGI and WSGI. ``raw`` is the framework's
+    own: the ASGI ``scope`` or the WSGI ``environ``."""
+
+    __slots__ = ()
+
+    @property
+    def method(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def path(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def peer(self) -> Optional[str]:
+        """The socket peer's address (no port); ``None`` if the server gives
+        none (a Unix socket)."""
+        raise NotImplementedError
+
+    @property
+    def raw(self) -> Any:
+        raise NotImplementedError
+
+    def header(self, name: str) -> Optional[str]:
+        """The first value of header ``name`` (any case), ``None`` if
+        absent."""
+        raise NotImplementedError
+
+    def header_values(self, name: str) -> List[str]:
+        """Every value of header ``name`` (any case), in order."""
+        raise NotImplementedError
+
+
+KeyFunction = Callable[[Request], Optional[Key]]
+"""A request's key for a policy: ``str`` or ``bytes``; ``None`` exempts the
+request from that policy."""
+
+
+class client_address:
+    """The key function of the client's address: the peer's, or behind
+    ``trusted_proxies`` (addresses or CIDR networks) the first untrusted
+    address of ``X-Forwarded-For`` read from the right; masked to
+    ``ipv4_prefix`` / ``ipv6_prefix`` bits (one IPv6 host usually owns a
+    /64). Keys are canonical text: ``203.0.113.7``, ``2001:db8:1:2::/64``.
+    A peer that is no IP address (a Unix socket, a test client's name) is
+    its own key, as given; no peer at all is the key ``""``."""
+
+    __slots__ = ("_native", "_trusts")
+
+    def __init__(self, ipv4_prefix: int = 32, ipv6_prefix: int = 64,
+                 trusted_proxies: Iterable[str] = ()) -> None:
+        trusted = list(trusted_proxies)
+        self._native = _native.ClientAddress(ipv4_prefix, ipv6_prefix, trusted)
+        self._trusts = bool(trusted)
+
+    def __call__(self, request: Request) -> str:
+        peer = request.peer
+        if peer is None:
+            return ""
+        # Without a trusted proxy the header is never believed: not read.
+        forwarded = request.header_values("x-forwarded-for") if self._trusts else []
+        try:
+            return self._native.key(peer, forwarded)
+        except InvalidArgument:
+            return peer
+
+    def __repr__(self) -> str:
+        return f"sds.web.client_address({self._native!r})"
+
+
+def header(name: str, default: Optional[Key] = None) -> KeyFunction:
+    """The key function of header ``name``'s first value (an API key, a
+    tenant). A request without it gets ``default``: ``None`` exempts it
+    from the policy, a key puts all such requests under one key."""
+    if not isinstance(name, str) or not name:
+        raise InvalidArgument(f"header name must be a non-empty str, not {name!r}")
+
+    def key(request: Request) -> Optional[Key]:
+        value = request.header(name)
+        return default if value is None else value
+
+    key.__qualname__ = f"header({name!r})"
+    return key
+
+
+class Policy:
+    """A per-key limit of a route: ``limit`` decides for the key that
+    ``key`` gives each request (the client's address by default) at a
+    ``cost`` (an ``int``, or a function of the request). ``name`` names it
+    in the ``RateLimit`` headers (1 to 64 printable ASCII characters).
+
+    An ``"inFlight"`` limit holds its units while the request runs and
+    gets them back when the response ends."""
+
+    __slots__ = ("name", "limit", "key", "cost", "in_flight")
+
+    def __init__(self, name: str, limit: KeyedLimit, key: Optional[KeyFunction] = None,
+                 cost: Union[int, Callable[[Request], int]] = 1) -> None:
+        if not isinstance(name, str):
+            raise InvalidArgument(f"policy name must be a str, not {name!r}")
+        _native.check_policy_name(name)
+        if not isinstance(limit, _native.Keys):
+            raise InvalidArgument(f"policy {name!r}: limit must be an sds.KeyedLimit, not {limit!r}")
+        if key is not None and not callable(key):
+            raise InvalidArgument(f"policy {name!r}: key must be callable, not {key!r}")
+        if not callable(cost) and (isinstance(cost, bool) or not isinstance(cost, int) or cost < 1):
+            raise InvalidArgument(f"policy {name!r}: cost must be an int >= 1 or callable, not {cost!r}")
+        self.name = name
+        self.limit = limit
+        self.key: KeyFunction = key if key is not None else client_address()
+        self.cost = cost
+        self.in_flight = limit.kind == "inFlight"
+
+    def __repr__(self) -> str:
+        return f"sds.web.Policy({self.name!r}, {self.limit!r})"
+
+
+class Response:
+    """A response the middleware sends itself: a fallback, a refusal."""
+
+    __slots__ = ("status", "body", "headers")
+
+    def __init__(self, body: Union[bytes, str] = b"", status: int = 200,
+                 headers: Sequence[Tuple[str, str]] = (),
+                 content_type: str = "text/plain; charset=utf-8") -> None:
+        self.status = status
+        self.body = body.encode() if isinstance(body, str) else bytes(body)
+        fields = list(headers)
+        if not any(name.lower() == "content-type" for name, _ in fields):
+            fields.append(("Content-Type", content_type))
+        self.headers: List[Tuple[str, str]] = fields
+
+    def with_headers(self, extra: Sequence[Tuple[str, str]]) -> "Response":
+        """This response with ``extra`` fields added."""
+        copy = Response(self.body, self.status, self.headers)
+        copy.headers.extend(extra)
+        return copy
+
+    def __repr__(self) -> str:
+        return f"sds.web.Response(status={self.status}, body={self.body[:40]!r})"
+
+
+Fallback = Union[Response, Callable[[Request], Response]]
+
+
+class Route:
+    """What guards the requests of a route: ``policies`` (per-key limits,
+    decided in order) and an SDS ``point`` (its strategy: concurrency,
+    circuit breaking, the console's), whose downgrade answers ``fallback``
+    (a ``Response``, or a function of the request returning one) or 503."""
+
+    __slots__ = ("point", "policies", "fallback")
+
+    def __init__(self, point: Optional[str] = None, policies: Sequence[Policy] = (),
+                 fallback: Optional[Fallback] = None) -> None:
+        if point is not None and not isinstance(point, str):
+            raise InvalidArgument(f"point must be a str or None, not {point!r}")
+        policies = tuple(policies)
+        for p in policies:
+            if not isinstance(p, Policy):
+                raise InvalidArgument(f"policies must be sds.web.Policy objects, not {p!r}")
+        names = [p.name for p in policies]
+        if len(set(names)) != len(names):
+            raise InvalidArgument(f"policy names must differ within a route: {names}")
+        if fallback is not None and not isinstance(fallback, Response) and not callable(fallback):
+            raise InvalidArgument(f"fallback must be an sds.web.Response or callable, not {fallback!r}")
+        self.point = point
+        self.policies: Tuple[Policy, ...] = policies
+        self.fallback = fallback
+
+    def __repr__(self) -> str:
+        return f"sds.web.Route(point={self.point!r}, policies={list(self.policies)!r})"
+
+
+RouteKey = Union[str, Callable[[Request], bool]]
+"""A key of the middleware's ``routes``: a path (``"/orders"``), a path
+prefix ending in ``*`` (``"/api/*"``), or a function of the request."""
+
+
+class ServerError(Exception):
+    """What a point's entry is exited with when the app answered 5xx
+    without raising: the outcome is an error."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
+TOO_MANY = Response("Too Many Requests\n", 429)
+UNAVAILABLE = Response("Service Unavailable\n", 503)
+
+
+class Admitted:
+    """An admitted request: the header fields its response carries, and
+    what ``finish`` gives back when the response ends."""
+
+    __slots__ = ("headers", "_entry", "_held")
+
+    def __init__(self, headers: List[Tuple[Any, Any]], entry: Optional[_native.Entry],
+                 held: Optional[List[Tuple[KeyedLimit, Key, int]]]) -> None:
+        self.headers = headers
+        self._entry = entry
+        self._held = held
+
+    def finish(self, error: Optional[BaseException] = None, status: int = 0) -> None:
+        """The response ended with ``status`` (0: none was sent), or the app
+        raised ``error``: in-flight units go back and the point's entry
+        exits, failed by an ``Exception`` or a 5xx (a cancellation or exit
+        is no failure). Later calls do nothing."""
+        held, self._held = self._held, None
+        if held:
+            for limit, key, cost in held:
+                limit.release(key, cost)
+        entry, self._entry = self._entry, None
+        if entry is not None:
+            if isinstance(error, Exception):
+                entry.error(error)
+            elif status >= 500 or (error is None and status == 0):
+                entry.error(ServerError(status or 500))
+            entry.exit()
+
+
+class _Plan:
+    """A route bound to the middleware's client and header style."""
+
+    __slots__ = ("policies", "point", "fallback", "headers", "_raw")
+
+    def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool) -> None:
+        self.policies = route.policies
+        self.point: Optional[Point] = None
+        if route.point is not None:
+            assert client is not None
+            self.point = client.point(route.point)
+        self.fallback = route.fallback
+        self.headers = _native.RateLimitHeaders(style, [p.name for p in route.policies])
+        self._raw = raw
+
+    def admit(self, request: Request) -> Union[Admitted, Response]:
+        """Decides for ``request``: an ``Admitted`` to run the app with, or
+        the ``Response`` that refuses it (429, 503 or the fallback)."""
+        decisions: List[Optional[KeyDecision]] = []
+        held: Optional[List[Tuple[KeyedLimit, Key, int]]] = None
+        refused = False
+        for policy in self.policies:
+            key = policy.key(request)
+            if key is None:
+                decisions.append(None)
+                continue
+            if refused:
+                # The rest only show their state: nothing is taken.
+                decisions.append(policy.limit.peek(key))
+                continue
+            cost = policy.cost if type(policy.cost) is int else policy.cost(request)  # type: ignore[operator]
+            decision = policy.limit.decide(key, cost)
+            decisions.append(decision)
+            if not decision.admitted:
+                refused = True
+            elif policy.in_flight:
+                if held is None:
+                    held = []
+                held.append((policy.limit, key, cost))
+        headers = self.headers.fields(decisions, self._raw) if decisions else []
+        if refused:
+            _release(held)
+            return self._response(TOO_MANY, headers)
+        entry = None
+        if self.point is not None:
+            entry = self.point.enter()
+            if entry.downgraded:
+                entry.exit()
+                _release(held)
+                fallback = self.fallback
+                if fallback is None:
+                    return self._response(UNAVAILABLE, headers)
+                response = fallback if isinstance(fallback, Response) else fallback(request)
+                return self._response(response, headers)
+        return Admitted(headers, entry, held)
+
+    def _response(self, response: Response, headers: List[Tuple[Any, Any]]) -> Response:
+        if not headers:
+            return response
+        if self._raw:
+            headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
+        return response.with_headers(headers)
+
+
+def _release(held: Optional[List[Tuple[KeyedLimit, Key, int]]]) -> None:
+    if held:
+        for limit, key, cost in held:
+            limit.release(key, cost)
+
+
+class Gate:
+    """The middleware's configuration, compiled: which route a request
+    takes and what it decides. ``raw`` makes header fields lower-case
+    ``bytes`` pairs (ASGI's), else ``str`` pairs (WSGI's)."""
+
+    __slots__ = ("client", "style", "_exact", "_prefixes", "_matchers", "_default")
+
+    def __init__(self, client: Optional[Client], routes: Optional[Mapping[RouteKey, Route]],
+                 default: Optional[Route], headers: str, raw: bool) -> None:
+        if headers not in HEADER_STYLES:
+            raise InvalidArgument(f"headers must be one of {HEADER_STYLES}, not {headers!r}")
+        routes = dict(routes or {})
+        every = list(routes.values()) + ([default] if default is not None else [])
+        for route in every:
+            if not isinstance(route, Route):
+                raise InvalidArgument(f"routes map to sds.web.Route objects, not {route!r}")
+        if client is None and any(r.point is not None for r in every):
+            client = Client()
+        if client is not None and not isinstance(client, _native.Table):
+            raise InvalidArgument(f"client must be an sds.Client, not {client!r}")
+        self.client = client
+        self.style = headers
+        plans: Dict[int, _Plan] = {}
+
+        def plan(route: Route) -> _Plan:
+            # One plan per Route object, however many paths share it.
+            if id(route) not in plans:
+                plans[id(route)] = _Plan(route, client, headers, raw)
+            return plans[id(route)]
+
+        self._exact: Dict[str, _Plan] = {}
+        self._prefixes: List[Tuple[str, _Plan]] = []
+        self._matchers: List[Tuple[Callable[[Request], bool], _Plan]] = []
+        for where, route in routes.items():
+            if isinstance(where, str):
+                if where.endswith("*"):
+                    self._prefixes.append((where[:-1], plan(route)))
+                else:
+                    self._exact[where] = plan(route)
+            elif callable(where):
+                self._matchers.append((where, plan(route)))
+            else:
+                raise InvalidArgument(f"a route's key must be a path or callable, not {where!r}")
+        # The longest prefix wins.
+        self._prefixes.sort(key=lambda item: -len(item[0]))
+        self._default = plan(default) if default is not None else None
+
+    def plan(self, path: str, request: Request) -> Optional[_Plan]:
+        """The plan of a request to ``path``: an exact path, the longest
+        prefix, the first matcher that accepts it, else the default
+        (``None``: the request passes untouched)."""
+        found = self._exact.get(path)
+        if found is not None:
+            return found
+        for prefix, plan in self._prefixes:
+            if path.startswith(prefix):
+                return plan
+        for matches, plan in self._matchers:
+            if matches(request):
+                return plan
+        return self._default

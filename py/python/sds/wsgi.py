@@ -1,0 +1,150 @@
+"""``sds.wsgi.SdsMiddleware``: per-key limits and SDS points for a WSGI
+app (Flask, Django, any PEP 3333 app). What it decides is ``sds.web``'s;
+this module reads the environ and sends the answers.
+
+Flask: ``app.wsgi_app = SdsMiddleware(app.wsgi_app, routes=...)``.
+Django (``wsgi.py``): ``application = SdsMiddleware(get_wsgi_application(), routes=...)``.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union)
+
+from .client import Client
+from .web import Admitted, Gate, Request, Response, Route, RouteKey
+
+__all__ = ["SdsMiddleware", "WsgiRequest"]
+
+Environ = Dict[str, Any]
+ExcInfo = Tuple[Type[BaseException], BaseException, Optional[TracebackType]]
+StartResponse = Callable[..., Callable[[bytes], object]]
+WSGIApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+
+class WsgiRequest(Request):
+    """A WSGI environ as ``sds.web`` reads it."""
+
+    __slots__ = ("environ",)
+
+    def __init__(self, environ: Environ) -> None:
+        self.environ = environ
+
+    @property
+    def method(self) -> str:
+        return str(self.environ["REQUEST_METHOD"])
+
+    @property
+    def path(self) -> str:
+        return str(self.environ.get("PATH_INFO", ""))
+
+    @property
+    def peer(self) -> Optional[str]:
+        return self.environ.get("REMOTE_ADDR") or None
+
+    @property
+    def raw(self) -> Environ:
+        return self.environ
+
+    def header(self, name: str) -> Optional[str]:
+        value = self.environ.get(_environ_name(name))
+        return None if value is None else str(value)
+
+    def header_values(self, name: str) -> List[str]:
+        # A WSGI server joins repeated headers with ", ": one value.
+        value = self.environ.get(_environ_name(name))
+        return [] if value is None else [str(value)]
+
+
+def _environ_name(name: str) -> str:
+    upper = name.upper().replace("-", "_")
+    return upper if upper in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + upper
+
+
+class SdsMiddleware:
+    """Guards ``app``'s requests by route (see ``sds.web``); the arguments
+    are those of ``sds.asgi.SdsMiddleware``. The response ends when the
+    server closes the app's iterable (PEP 3333 has it do so, also when the
+    client went away): then in-flight units go back and the point's entry
+    exits."""
+
+    def __init__(self, app: WSGIApp, client: Optional[Client] = None,
+                 routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
+                 headers: str = "draft-10") -> None:
+        self.app = app
+        self.gate = Gate(client, routes, default, headers, raw=False)
+
+    @property
+    def client(self) -> Optional[Client]:
+        return self.gate.client
+
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        request = WsgiRequest(environ)
+        plan = self.gate.plan(environ.get("PATH_INFO", ""), request)
+        if plan is None:
+            return self.app(environ, start_response)
+        decided = plan.admit(request)
+        if isinstance(decided, Response):
+            fields = [*decided.headers, ("Content-Length", str(len(decided.body)))]
+            start_response(f"{decided.status} {_REASONS.get(decided.status, 'Status')}", fields)
+            return [decided.body]
+        return _Running(self.app, environ, start_response, decided)
+
+
+_REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
+
+
+class _Running:
+    """The app's response iterable, finishing the admitted request when the
+    server closes it (or when the app raises before returning one, or its
+    body raises while the server iterates)."""
+
+    __slots__ = ("_admitted", "_body", "_chunks", "_status")
+
+    def __init__(self, app: WSGIApp, environ: Environ, start_response: StartResponse,
+                 admitted: Admitted) -> None:
+        self._admitted = admitted
+        self._status = 0
+        self._chunks: Optional[Iterator[bytes]] = None
+        extra = admitted.headers
+
+        def start(status: str, headers: List[Tuple[str, str]], exc_info: Optional[ExcInfo] = None) -> Any:
+            self._status = int(status[:3])
+            if exc_info is None:
+                return start_response(status, headers + extra)
+            return start_response(status, headers + extra, exc_info)
+
+        try:
+            self._body: Optional[Iterable[bytes]] = app(environ, start)
+        except BaseException as error:
+            admitted.finish(error, self._status)
+            raise
+
+    def __iter__(self) -> Iterator[bytes]:
+        assert self._body is not None, "the response was closed"
+        self._chunks = iter(self._body)
+        return self
+
+    def __next__(self) -> bytes:
+        assert self._chunks is not None
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            raise
+        except BaseException as error:
+            self._admitted.finish(error, self._status)
+            raise
+
+    def close(self) -> None:
+        body, self._body = self._body, None
+        try:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._admitted.finish(None, self._status)
+
+    def __del__(self) -> None:
+        # A server that never closes the body (PEP 3333 says it must) would
+        # otherwise keep in-flight units held for good.
+        self._admitted.finish(None, self._status)

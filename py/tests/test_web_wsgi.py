@@ -1,0 +1,195 @@
+"""``sds.wsgi.SdsMiddleware`` in process: Flask through its test client
+(``app.wsgi_app`` wrapped), Django's WSGI application with minimal
+settings through Werkzeug's WSGI test client (Django's own test client
+bypasses WSGI middleware), and plain WSGI apps for the response's end."""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+from typing import Any, Callable, Dict, Iterator, List, Tuple
+
+import http_sfv
+import pytest
+from flask import Flask
+from werkzeug.test import Client as WsgiClient
+
+import sds
+from sds.web import Policy, Response, Route, client_address, header
+from sds.wsgi import SdsMiddleware
+
+
+def window(limit: int) -> sds.KeyedLimit:
+    return sds.KeyedLimit({"kind": "fixedWindow", "limit": limit, "periodMs": 60_000}, 64)
+
+
+def sfv_list(value: str) -> List[Tuple[Any, Dict[str, Any]]]:
+    parsed = http_sfv.List()
+    parsed.parse(value.encode())
+    return [(item.value, dict(item.params)) for item in parsed]
+
+
+def flask_app() -> Flask:
+    app = Flask(__name__)
+
+    @app.route("/")
+    def index() -> str:
+        return "ok"
+
+    @app.route("/boom")
+    def boom() -> str:
+        raise RuntimeError("boom")
+
+    return app
+
+
+def test_flask_429_with_retry_after_and_draft_10_headers() -> None:
+    app = flask_app()
+    limit = window(2)
+    app.wsgi_app = SdsMiddleware(app.wsgi_app,  # type: ignore[method-assign]
+                                 routes={"/": Route(policies=[Policy("per-key", limit, key=header("X-Api-Key"))])})
+    http = app.test_client()
+    answers = [http.get(buffered=True, path="/", headers={"X-Api-Key": "k1"}) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert [sfv_list(a.headers["RateLimit"])[0][1]["r"] for a in answers] == [1, 0, 0]
+    assert sfv_list(answers[0].headers["RateLimit-Policy"]) == [("per-key", {"q": 2, "w": 60})]
+    reset = math.ceil(limit.peek("k1").reset_ms / 1000)
+    assert int(answers[2].headers["Retry-After"]) in (reset, reset + 1)
+    assert answers[2].headers["Content-Type"].startswith("text/plain")
+    assert answers[2].get_data() == b"Too Many Requests\n"
+
+
+def test_flask_downgrade_fallback_and_a_500_counted_as_the_points_error() -> None:
+    app = flask_app()
+    client = sds.Client(16)
+    client.set_strategy("web", sds.Strategy(concurrent_threshold=1))
+    app.wsgi_app = SdsMiddleware(app.wsgi_app, client=client, headers="x-ratelimit",  # type: ignore[method-assign]
+                                 default=Route(point="web", policies=[Policy("ip", window(50))],
+                                               fallback=Response("later", 503, [("Retry-After", "2")])))
+    http = app.test_client()
+    held = client.enter("web")
+    # buffered: the client reads the whole body and closes it, as a server
+    # does; the response ends then.
+    busy = http.get(buffered=True, path="/")
+    assert (busy.status_code, busy.get_data(), busy.headers["Retry-After"]) == (503, b"later", "2")
+    assert busy.headers["X-RateLimit-Remaining"] == "49"
+    held.exit()
+    ok = http.get(buffered=True, path="/")
+    assert ok.status_code == 200 and ok.headers["X-RateLimit-Limit"] == "50"
+    # Flask turns the exception into a 500 (not testing mode): a 5xx.
+    assert http.get(buffered=True, path="/boom").status_code == 500
+    stats = client.stats("web")
+    assert (stats["exception"], stats["downgrade"], stats["concurrent"]) == (1, 1, 0)
+
+
+def test_ipv6_prefix_and_trusted_proxies_from_the_environ() -> None:
+    app = flask_app()
+    per_ip = window(5)
+    key = client_address(ipv6_prefix=56, trusted_proxies=["::1", "127.0.0.1"])
+    app.wsgi_app = SdsMiddleware(app.wsgi_app, default=Route(policies=[Policy("ip", per_ip, key=key)]))  # type: ignore[method-assign]
+    http = app.test_client()
+    http.get(buffered=True, path="/", environ_base={"REMOTE_ADDR": "2001:db8:1:2aa::1"})
+    assert per_ip.count("2001:db8:1:200::/56").count == 1
+    http.get(buffered=True, path="/", environ_base={"REMOTE_ADDR": "127.0.0.1"}, headers={"X-Forwarded-For": "198.51.100.3"})
+    assert per_ip.count("198.51.100.3").count == 1
+    http.get(buffered=True, path="/", environ_base={"REMOTE_ADDR": "192.0.2.1"}, headers={"X-Forwarded-For": "198.51.100.3"})
+    assert per_ip.count("192.0.2.1").count == 1 and per_ip.count("198.51.100.3").count == 1
+
+
+class Body:
+    """A response body that records whether the server closed it."""
+
+    def __init__(self, chunks: List[bytes], fail_at: int = -1) -> None:
+        self.chunks, self.fail_at, self.closed = chunks, fail_at, False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i, chunk in enumerate(self.chunks):
+            if i == self.fail_at:
+                raise RuntimeError("broken stream")
+            yield chunk
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_in_flight_units_are_held_until_the_server_closes_the_body() -> None:
+    flight = sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 16)
+    client = sds.Client(16)
+    bodies: List[Body] = []
+
+    def streaming(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Body:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        bodies.append(Body([b"a", b"b"], fail_at=1 if environ["PATH_INFO"] == "/broken" else -1))
+        return bodies[-1]
+
+    app = SdsMiddleware(streaming, client=client, default=Route(point="s", policies=[Policy("flight", flight)]))
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.1"}
+    started: List[str] = []
+    body = app(dict(environ), lambda status, headers, exc=None: started.append(status))
+    assert next(iter(body)) == b"a"
+    # Still streaming: the client's one unit is held.
+    refused = b"".join(app(dict(environ), lambda status, headers, exc=None: started.append(status)))
+    assert started == ["200 OK", "429 Too Many Requests"] and refused == b"Too Many Requests\n"
+    # The client went away mid-body: the server closes the iterable.
+    body.close()  # type: ignore[attr-defined]
+    assert bodies[0].closed and flight.peek("203.0.113.1").remaining == 1
+    assert client.stats("s")["concurrent"] == 0
+    # A body that breaks while streaming: released, the point's error.
+    broken = app(dict(environ, PATH_INFO="/broken"), lambda *a: None)
+    with pytest.raises(RuntimeError, match="broken stream"):
+        list(broken)
+    broken.close()  # type: ignore[attr-defined]
+    assert flight.peek("203.0.113.1").remaining == 1
+    assert client.stats("s")["exception"] == 1
+
+
+def test_an_app_raising_before_its_body_releases_at_once() -> None:
+    flight = sds.KeyedLimit({"kind": "inFlight", "limit": 2}, 16)
+
+    def failing(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+        raise ValueError("no body")
+
+    app = SdsMiddleware(failing, default=Route(point="f", policies=[Policy("flight", flight, cost=2)]))
+    with pytest.raises(ValueError):
+        app({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.2"}, lambda *a: None)
+    assert flight.peek("203.0.113.2").remaining == 2
+    assert app.client is not None and app.client.stats("f")["exception"] == 1
+
+
+@pytest.fixture(scope="module")
+def django_app() -> Any:
+    """Django's WSGI application with the minimal settings (one view)."""
+    import django
+    from django.conf import settings
+    from django.http import HttpResponse
+    from django.urls import path
+
+    urls = types.ModuleType("sds_web_test_urls")
+    urls.urlpatterns = [path("hello", lambda request: HttpResponse("hello"))]  # type: ignore[attr-defined]
+    sys.modules[urls.__name__] = urls
+    if not settings.configured:
+        settings.configure(DEBUG=False, SECRET_KEY="test", ROOT_URLCONF=urls.__name__, ALLOWED_HOSTS=["*"],
+                           MIDDLEWARE=[], INSTALLED_APPS=[])
+        django.setup()
+    from django.core.wsgi import get_wsgi_application
+
+    return get_wsgi_application()
+
+
+def test_django_wrapped_application_limits_and_answers_headers(django_app: Any) -> None:
+    limit = window(1)
+    client = sds.Client(16)
+    application = SdsMiddleware(django_app, client=client, headers="draft-6",
+                                routes={"/hello": Route(point="hello", policies=[Policy("per-ip", limit)])})
+    http = WsgiClient(application)
+    first = http.get(buffered=True, path="/hello", environ_base={"REMOTE_ADDR": "2001:db8:aa:bb::1"})
+    assert first.status_code == 200 and first.get_data() == b"hello"
+    assert (first.headers["RateLimit-Limit"], first.headers["RateLimit-Remaining"]) == ("1", "0")
+    second = http.get(buffered=True, path="/hello", environ_base={"REMOTE_ADDR": "2001:db8:aa:bb::2"})
+    assert second.status_code == 429 and int(second.headers["Retry-After"]) >= 1
+    assert http.get(buffered=True, path="/hello", environ_base={"REMOTE_ADDR": "2001:db8:aa:cc::1"}).status_code == 200
+    # Django answers 404 for an unknown path: untouched, not limited.
+    missing = http.get(buffered=True, path="/nope", environ_base={"REMOTE_ADDR": "2001:db8:aa:bb::1"})
+    assert missing.status_code == 404 and "RateLimit-Limit" not in missing.headers
+    assert client.stats("hello")["visit"] == 2
