@@ -198,6 +198,8 @@ test('bad options and windows are refused by name', () => {
   assert.throws(() => new ExpressRateLimitStore({ prefix: 5 }), /prefix must be a string/);
   const store = new ExpressRateLimitStore();
   assert.throws(() => store.init({ windowMs: 0 }), /at least 1/);
+  // express-rate-limit only logs an error of init: the calls throw it too.
+  assert.throws(() => store.increment('k'), /at least 1/);
   assert.throws(() => store.init({ windowMs: 1.5 }), /whole number/);
   // Longer than the core's table can time from a first hit.
   assert.throws(() => store.init({ windowMs: 2 ** 39 }));

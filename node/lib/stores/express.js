@@ -42,10 +42,12 @@ class ExpressRateLimitStore {
   init(options) {
     const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
     if (this._table !== null && windowMs === this.windowMs) return;
-    const table = openTable(this._options, windowMs);
     this.shutdown();
+    // Kept even when the table cannot be had: the middleware only logs an
+    // error of init, so every later call throws it again rather than count
+    // in a window that was not asked for.
     this.windowMs = windowMs;
-    this._table = table;
+    this._table = openTable(this._options, windowMs);
   }
 
   /** `{ totalHits, resetTime }` of `key`'s live window, `undefined` when it has none. */
