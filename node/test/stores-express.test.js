@@ -181,6 +181,21 @@ test('localKeys and prefix as the Store contract says: private, shared, prefixed
   }
 });
 
+test('processes on one file must give the same windowMs and capacity: another is refused by name', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-express-store-'));
+  try {
+    const file = path.join(dir, 'limits');
+    const first = new ExpressRateLimitStore({ shared: file });
+    first.init({ windowMs: 60_000 });
+    assert.throws(() => new ExpressRateLimitStore({ shared: file }).init({ windowMs: 1000 }), { code: 'SDS_LAYOUT_MISMATCH' });
+    assert.throws(() => new ExpressRateLimitStore({ shared: file, capacity: 1024 }).init({ windowMs: 60_000 }),
+      { code: 'SDS_LAYOUT_MISMATCH' });
+    first.shutdown();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('counts stop at their cap and stay there until the window ends', (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: T0 });
   // A window of 2^37 ms leaves 12 bits for a count (the core's bound).
