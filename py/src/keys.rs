@@ -114,16 +114,60 @@ fn result<'py, const N: usize>(
     }
 }
 
-fn decision<'py>(py: Python<'py>, d: KeyDecision) -> PyResult<Bound<'py, PyAny>> {
+/// A number's `int`, made once: a rule's `limit` and `window_ms` are
+/// the same in most answers, and an `int` above 256 is an allocation.
+struct CachedInt {
+    value: u64,
+    int: Py<PyAny>,
+}
+
+impl CachedInt {
+    fn new(py: Python<'_>, value: u64) -> PyResult<CachedInt> {
+        let int = value.into_pyobject(py)?.into_any().unbind();
+        Ok(CachedInt { value, int })
+    }
+
+    /// `value` as an `int`: the cached one when it is the same number.
+    #[inline]
+    fn get<'py>(&self, py: Python<'py>, value: u64) -> PyResult<Bound<'py, PyAny>> {
+        match value == self.value {
+            true => Ok(self.int.bind(py).clone()),
+            false => Ok(value.into_pyobject(py)?.into_any()),
+        }
+    }
+}
+
+/// The `int`s of the answers of a key with no exception: what a fresh
+/// key's `peek` says (any key would do: the cache is checked by value).
+struct UsualInts {
+    limit: CachedInt,
+    window_ms: CachedInt,
+}
+
+impl UsualInts {
+    fn of(py: Python<'_>, keys: &AnyKeys) -> PyResult<UsualInts> {
+        let fresh = keys.peek(b"", 0);
+        Ok(UsualInts {
+            limit: CachedInt::new(py, fresh.limit.into())?,
+            window_ms: CachedInt::new(py, fresh.window_ms)?,
+        })
+    }
+}
+
+fn decision<'py>(
+    py: Python<'py>,
+    usual: &UsualInts,
+    d: KeyDecision,
+) -> PyResult<Bound<'py, PyAny>> {
     // A cost that no wait admits is `None`: there is no time to retry at.
     let retry = (d.retry_after_ms != NEVER).then_some(d.retry_after_ms);
     let items = [
         PyBool::new(py, d.admitted).to_owned().into_any(),
-        d.limit.into_pyobject(py)?.into_any(),
+        usual.limit.get(py, d.limit.into())?,
         d.remaining.into_pyobject(py)?.into_any(),
         d.reset_ms.into_pyobject(py)?.into_any(),
         retry.into_pyobject(py)?.into_any(),
-        d.window_ms.into_pyobject(py)?.into_any(),
+        usual.window_ms.get(py, d.window_ms)?,
     ];
     result(py, |r| &r.decision, items)
 }
@@ -260,6 +304,7 @@ fn open_shared(
 #[pyclass(frozen, subclass, module = "sds._native")]
 pub struct Keys {
     keys: AnyKeys,
+    usual: UsualInts,
 }
 
 #[pymethods]
@@ -287,7 +332,8 @@ impl Keys {
             }
             (None, None) => AnyKeys::private(rule, capacity).map_err(|e| key_error(py, e))?,
         };
-        Ok(Keys { keys })
+        let usual = UsualInts::of(py, &keys)?;
+        Ok(Keys { keys, usual })
     }
 
     /// Decides a call of `cost` units for `key` at `now_ms` (the wall
@@ -306,7 +352,7 @@ impl Keys {
         let key = key_bytes(key)?;
         let cost = units(cost, "cost")?;
         let d = self.keys.decide(key, args::time_or_now(now_ms), cost);
-        decision(py, d.map_err(|e| key_error(py, e))?)
+        decision(py, &self.usual, d.map_err(|e| key_error(py, e))?)
     }
 
     /// The decision a cost of 0 would get: nothing taken.
@@ -318,7 +364,8 @@ impl Keys {
         now_ms: Option<Time>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let key = key_bytes(key)?;
-        decision(py, self.keys.peek(key, args::time_or_now(now_ms)))
+        let d = self.keys.peek(key, args::time_or_now(now_ms));
+        decision(py, &self.usual, d)
     }
 
     /// In flight: gives back `units` a call took; whether the key held any.
