@@ -1,0 +1,86 @@
+'use strict';
+// The Fastify plugin: core.js decides, this writes the answer. Registered
+// with `app.register(fastify, options)`, it guards every route registered
+// after it in that scope (and its children, as fastify-plugin's skip-override
+// makes it): the plugin's options are every route's defaults, a route's
+// `config.sds` overrides them (`config: { sds: false }`: not guarded).
+const { Guard, merge, ROUTE_OPTIONS, ADMITTED, LIMITED } = require('./core.js');
+const { settleOnClose, callFallback } = require('./respond.js');
+const { checkOptions } = require('../arguments.js');
+const { invalidArgument, describe } = require('../errors.js');
+
+// Fastify hands a plugin its register options too.
+const PLUGIN_OPTIONS = [...ROUTE_OPTIONS, 'prefix', 'logLevel', 'logSerializers'];
+
+/** The onRequest hook of one guarded route. */
+function onRequestOf(guard) {
+  const fallback = guard.fallback;
+  return function sdsOnRequest(request, reply, done) {
+    let verdict;
+    try {
+      verdict = guard.check(request);
+    } catch (error) {
+      return done(error);
+    }
+    const fields = verdict.fields;
+    for (let i = 0; i < fields.length; i += 2) reply.header(fields[i], fields[i + 1]);
+    if (verdict.kind === ADMITTED) {
+      if (verdict.open) settleOnClose(verdict, reply.raw);
+      return done();
+    }
+    // Answering from the hook without calling done() ends the chain there.
+    if (verdict.kind === LIMITED) return plain(reply, 429, 'Too Many Requests');
+    if (fallback === null) return plain(reply, 503, 'Service Unavailable');
+    // The fallback is a handler: its return value (or resolved value) is the
+    // payload unless it sent one itself; a throw or a rejection is the error.
+    return callFallback(
+      () => fallback(request, reply, verdict.reason),
+      (value) => {
+        if (!reply.sent) reply.send(value);
+      },
+      (error) => reply.send(error),
+    );
+  };
+}
+
+function plain(reply, status, text) {
+  reply.code(status).type('text/plain; charset=utf-8').send(text);
+}
+
+function routeConfig(route) {
+  const sds = route.config?.sds;
+  if (sds === undefined || sds === false) return sds;
+  if (sds === null || typeof sds !== 'object') {
+    throw invalidArgument(`route ${route.url} config.sds must be an object or false, got ${describe(sds)}`);
+  }
+  return checkOptions(sds, ROUTE_OPTIONS, `route ${route.url} config.sds`);
+}
+
+/** `app.register(fastify, { client, point, policies, fallback, headers })`. */
+function fastify(instance, options, done) {
+  let base;
+  try {
+    base = checkOptions(options, PLUGIN_OPTIONS, 'fastify option');
+    new Guard(merge(base, {}), 'fastify'); // checks the defaults now, routes or not
+  } catch (error) {
+    return done(error);
+  }
+  instance.addHook('onRoute', (route) => {
+    const config = routeConfig(route);
+    if (config === false) return;
+    const guard = new Guard(config === undefined ? merge(base, {}) : merge(base, config), `route ${route.url}`);
+    if (!guard.active) return;
+    const hook = onRequestOf(guard);
+    const own = route.onRequest;
+    route.onRequest = own === undefined || own === null ? [hook] : [hook].concat(own);
+  });
+  done();
+}
+
+// What fastify-plugin would set: no encapsulation (the hook reaches the
+// routes of the scope that registered it), a name, the Fastify it needs.
+fastify[Symbol.for('skip-override')] = true;
+fastify[Symbol.for('fastify.display-name')] = 'sds-native';
+fastify[Symbol.for('plugin-meta')] = { name: 'sds-native', fastify: '4.x || 5.x' };
+
+module.exports = { fastify };
