@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional
 
 from .client import Client
-from .web import Admitted, Gate, Request, Response, Route, RouteKey
+from .web import Gate, Request, Response, Route, RouteKey
 
 __all__ = ["SdsMiddleware", "AsgiRequest"]
 
@@ -90,32 +90,27 @@ class SdsMiddleware:
         plan = self.gate.plan(scope["path"], request)
         if plan is None:
             return await self.app(scope, receive, send)
-        decided = plan.admit(request)
-        if isinstance(decided, Response):
-            return await _send_response(decided, send)
-        await _run(self.app, scope, receive, send, decided)
+        admitted = plan.admit(request)
+        if isinstance(admitted, Response):
+            return await _send_response(admitted, send)
+        # Run here rather than in a helper: one coroutine less per request.
+        status = 0
+        extra = admitted.headers
 
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                if extra:
+                    message["headers"] = [*message.get("headers", ()), *extra]
+            await send(message)
 
-async def _run(app: ASGIApp, scope: Scope, receive: Receive, send: Send, admitted: Admitted) -> None:
-    """Runs the app with the admitted request's header fields added to its
-    response, and finishes the request however the app ends."""
-    status = 0
-    extra = admitted.headers
-
-    async def send_with_headers(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-            if extra:
-                message["headers"] = [*message.get("headers", ()), *extra]
-        await send(message)
-
-    try:
-        await app(scope, receive, send_with_headers)
-    except BaseException as error:
-        admitted.finish(error, status)
-        raise
-    admitted.finish(None, status)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except BaseException as error:
+            admitted.finish(error, status)
+            raise
+        admitted.finish(None, status)
 
 
 async def _send_response(response: Response, send: Send) -> None:

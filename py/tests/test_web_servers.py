@@ -1,0 +1,221 @@
+"""The middleware under real servers with 4 worker processes on shared
+tables (``SDS_WEB_DIR``): ``uvicorn --workers 4`` (Starlette, ASGI) and
+gunicorn with 4 sync workers (Flask, WSGI).
+
+- A point's concurrency limit (2) holds for the host: while two slow
+  requests run, every other worker downgrades the point's requests too.
+- A per-key limit (10 a minute) holds for the host: exactly 10 of 30
+  requests for one key are admitted, whichever workers answer.
+
+This module is also the apps the servers load (``starlette_app()``,
+``flask_app()``); each worker opens the shared tables itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Set, Tuple
+
+import pytest
+
+import sds
+from helpers import wait_for
+from redis_server import free_port
+from sds.web import Policy, Route, header
+
+WORKERS = 4
+CONCURRENCY = 2
+PER_KEY = 10
+SLOW_S = 3.0
+TESTS = Path(__file__).resolve().parent
+
+
+def routes() -> Tuple[sds.Client, Dict[str, Route]]:
+    """The shared tables and the routes every worker serves."""
+    where = Path(os.environ["SDS_WEB_DIR"])
+    client = sds.Client.shared(where / "points", capacity=16)
+    client.set_strategy("work", sds.Strategy(concurrent_threshold=CONCURRENCY))
+    keys = sds.KeyedLimit.shared(where / "keys", {"kind": "fixedWindow", "limit": PER_KEY, "periodMs": 60_000},
+                                 capacity=64)
+    work = Route(point="work")
+    return client, {"/slow": work, "/fast": work,
+                    "/keyed": Route(policies=[Policy("per-key", keys, key=header("X-Api-Key"))])}
+
+
+def starlette_app() -> Any:
+    import asyncio
+
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route as StarletteRoute
+
+    from sds.asgi import SdsMiddleware
+
+    async def slow(request: Any) -> Any:
+        await asyncio.sleep(SLOW_S)
+        return PlainTextResponse("slow")
+
+    async def answer(request: Any) -> Any:
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[StarletteRoute("/slow", slow), StarletteRoute("/{rest:path}", answer)])
+    client, table = routes()
+    guarded = SdsMiddleware(app, client=client, routes=table)
+
+    async def worker(scope: Any, receive: Any, send: Any) -> None:
+        async def named(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), (b"x-worker", str(os.getpid()).encode())]
+            await send(message)
+
+        await guarded(scope, receive, named)
+
+    return worker
+
+
+def flask_app() -> Any:
+    from flask import Flask
+
+    from sds.wsgi import SdsMiddleware
+
+    app = Flask(__name__)
+
+    @app.route("/slow")
+    def slow() -> str:
+        time.sleep(SLOW_S)
+        return "slow"
+
+    @app.route("/<path:rest>")
+    def answer(rest: str) -> str:
+        return "ok"
+
+    client, table = routes()
+    guarded = SdsMiddleware(app.wsgi_app, client=client, routes=table)
+
+    def worker(environ: Dict[str, Any], start_response: Any) -> Any:
+        def named(status: str, headers: List[Tuple[str, str]], *exc: Any) -> Any:
+            return start_response(status, [*headers, ("X-Worker", str(os.getpid()))], *exc)
+
+        return guarded(environ, named)
+
+    return worker
+
+
+class Server:
+    """A server process (``command`` with {port}) started in ``tmp``."""
+
+    def __init__(self, tmp: Path, command: List[str]) -> None:
+        self.dir = tmp
+        self.port = free_port()
+        self.log = open(tmp / "log", "w")
+        env = dict(os.environ, SDS_WEB_DIR=str(tmp))
+        self.process = subprocess.Popen([a.format(port=self.port) for a in command], env=env, cwd=tmp,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+
+    def get(self, path: str, headers: Dict[str, str] = {}) -> Tuple[int, int, Any]:
+        """(status, the answering worker's pid, the headers: any case)."""
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return int(response.status), int(response.headers["X-Worker"]), response.headers
+        except urllib.error.HTTPError as err:
+            return int(err.code), int(err.headers["X-Worker"]), err.headers
+
+    def workers(self) -> List[int]:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def wait_ready(self) -> None:
+        """Until every worker has answered (each opens the tables itself)."""
+        deadline = time.monotonic() + 40
+        seen: Set[int] = set()
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, (self.dir / "log").read_text()
+            try:
+                with ThreadPoolExecutor(8) as pool:
+                    seen |= {pid for _, pid, _ in pool.map(lambda _: self.get("/health"), range(16))}
+                if len(seen & set(self.workers())) >= WORKERS:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"not ready in 40 s:\n{(self.dir / 'log').read_text()}")
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        self.log.close()
+
+
+SERVERS = {
+    "uvicorn-workers-starlette": [sys.executable, "-m", "uvicorn", "--workers", str(WORKERS), "--host", "127.0.0.1",
+                                  "--port", "{port}", "--app-dir", str(TESTS), "--factory", "--log-level",
+                                  "warning", "test_web_servers:starlette_app"],
+    "gunicorn-sync-flask": [sys.executable, "-m", "gunicorn", "-w", str(WORKERS), "-b", "127.0.0.1:{port}",
+                            "--chdir", str(TESTS), "--graceful-timeout", "2", "--timeout", "60",
+                            "test_web_servers:flask_app()"],
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVERS))
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    started = Server(tmp_path_factory.mktemp(request.param), SERVERS[request.param])
+    try:
+        started.wait_ready()
+        yield started
+    finally:
+        started.stop()
+
+
+def test_a_points_concurrency_limit_holds_across_workers(server: Server) -> None:
+    points = sds.Client.shared(server.dir / "points", capacity=16)
+    slow: List[Tuple[int, int, Any]] = []
+    threads = [threading.Thread(target=lambda: slow.append(server.get("/slow"))) for _ in range(CONCURRENCY)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 5
+    while points.stats("work")["concurrent"] < CONCURRENCY:
+        assert time.monotonic() < deadline, "the slow requests never ran"
+        time.sleep(0.01)
+    # Two requests hold the point's two permits, in one or two workers:
+    # every worker refuses the rest (sync workers queue, so only the free
+    # ones answer; with four workers at least two are free).
+    with ThreadPoolExecutor(4) as pool:
+        fast = list(pool.map(lambda _: server.get("/fast"), range(24)))
+    assert points.stats("work")["concurrent"] == CONCURRENCY, "the slow ones ended too soon"
+    assert {status for status, _, _ in fast} == {503}, fast
+    assert len({pid for _, pid, _ in fast}) >= 2, "one worker answered them all"
+    for thread in threads:
+        thread.join()
+    assert [status for status, _, _ in slow] == [200] * CONCURRENCY
+    # The permits come back when each response has ended, which the
+    # server may finish just after the client read it.
+    wait_for("the permits back", lambda: points.stats("work")["concurrent"] == 0, within=5)
+    assert server.get("/fast")[0] == 200
+
+
+def test_a_per_key_limit_holds_across_workers(server: Server) -> None:
+    key = {"X-Api-Key": f"key-{server.port}"}
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: server.get("/keyed", key), range(3 * PER_KEY)))
+    statuses = [status for status, _, _ in answers]
+    assert statuses.count(200) == PER_KEY and statuses.count(429) == 2 * PER_KEY, statuses
+    assert len({pid for _, pid, _ in answers}) >= 2
+    for status, _, headers in answers:
+        assert headers["RateLimit-Policy"] == f'"per-key";q={PER_KEY};w=60'
+        if status == 429:
+            assert 1 <= int(headers["Retry-After"]) <= 60
+    # A key nobody used is whole, in every worker.
+    assert server.get("/keyed", {"X-Api-Key": "other"})[0] == 200
