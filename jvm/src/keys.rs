@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
 
-use jni::objects::{JByteArray, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JByteBuffer, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
 use sds_core::keyed::{KeyCount, KeyDecision, KeyError};
 use sds_core::{time, ErrorCode};
@@ -31,6 +31,12 @@ use crate::settings::pairs;
 /// bytes of UTF-8 each at most) are read into the stack; longer ones into
 /// the heap.
 const STACK_KEY: usize = 256;
+
+/// A thread's scratch memory (a direct `ByteBuffer` of `KeyedLimit`): a
+/// decision's five numbers from offset 0, the key from [`SCRATCH_KEY`], at
+/// most [`SCRATCH_KEY_MAX`] bytes of it.
+const SCRATCH_KEY: usize = 64;
+const SCRATCH_KEY_MAX: usize = 256;
 
 /// A key error thrown with its code and the core's message.
 fn key_fail(e: KeyError) -> Fail {
@@ -89,6 +95,16 @@ setup_native! {
             None => JString::null(),
             Some(path) => env.new_string(path.to_string_lossy())?,
         })
+    }
+
+    /// The address of a thread's scratch buffer (a direct `ByteBuffer` of
+    /// at least `SCRATCH_KEY + SCRATCH_KEY_MAX` bytes), read once per thread.
+    fn Java_io_sdsnative_Native_keysScratchAddress(env, buffer: JByteBuffer<'l>) -> jlong {
+        let size = env.get_direct_buffer_capacity(&buffer)?;
+        if size < SCRATCH_KEY + SCRATCH_KEY_MAX {
+            return Err(Fail::code(ErrorCode::InvalidArgument));
+        }
+        Ok(env.get_direct_buffer_address(&buffer)? as jlong)
     }
 
     /// Writes the table's counters to `out`: capacity, resident, evictions,
@@ -242,16 +258,22 @@ unsafe fn write(env: *mut JNIEnv, out: jlongArray, values: &[jlong]) {
 /// As for [`write`], five elements.
 #[inline]
 unsafe fn decision(env: *mut JNIEnv, out: jlongArray, d: &KeyDecision) -> i64 {
-    let values = [
+    // SAFETY: see the function's contract.
+    unsafe { write(env, out, &numbers(d)) };
+    i64::from(d.admitted)
+}
+
+/// A decision's numbers as Java reads them: limit, remaining, resetMs,
+/// retryAfterMs, windowMs (`u64::MAX`, never, is `Long.MAX_VALUE`).
+#[inline]
+fn numbers(d: &KeyDecision) -> [jlong; 5] {
+    [
         jlong::from(d.limit),
         jlong::from(d.remaining),
         clamp(d.reset_ms),
         clamp(d.retry_after_ms),
         clamp(d.window_ms),
-    ];
-    // SAFETY: see the function's contract.
-    unsafe { write(env, out, &values) };
-    i64::from(d.admitted)
+    ]
 }
 
 hot_native! {
@@ -266,6 +288,31 @@ hot_native! {
         // `long[5]`.
         let d = unsafe { with_key(env, bytes, len, text, |key| keys.decide(key, now_ms, cost)) }?;
         Ok(unsafe { decision(env, out, &core(env, d)?) })
+    }
+
+    /// As `keysDecide` for the `len` bytes of key at `SCRATCH_KEY` in the
+    /// scratch memory at `scratch`, the numbers written there from offset 0
+    /// (native byte order): no JNI call at all.
+    fn Java_io_sdsnative_Native_keysDecideScratch(
+        scratch: jlong, len: jint, cost: jlong, now_ms: jlong,
+    ) with |env, keys: AnyKeys| {
+        let now_ms = time::from_i64(now_ms)?;
+        let cost = units(env, cost, "cost")?;
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > SCRATCH_KEY_MAX {
+            return Err(Refusal::Code(ErrorCode::InvalidArgument));
+        }
+        let base = scratch as *mut u8;
+        // SAFETY: `scratch` is the address `keysScratchAddress` gave for
+        // the calling thread's buffer, which that thread's `KeyedLimit`
+        // call holds (and reads after this call), and `len` fits in it.
+        let key = unsafe { std::slice::from_raw_parts(base.add(SCRATCH_KEY), len) };
+        let d = core(env, keys.decide(key, now_ms, cost))?;
+        for (i, v) in numbers(&d).into_iter().enumerate() {
+            // SAFETY: as above; the five numbers lie before the key.
+            unsafe { base.cast::<jlong>().add(i).write_unaligned(v) };
+        }
+        Ok(i64::from(d.admitted))
     }
 
     /// What a cost of 0 would get: as `keysDecide`, nothing taken.

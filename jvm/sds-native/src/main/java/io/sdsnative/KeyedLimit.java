@@ -1,5 +1,7 @@
 package io.sdsnative;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
@@ -22,8 +24,10 @@ import java.util.Optional;
  * it is garbage.
  */
 public final class KeyedLimit implements AutoCloseable {
-    /** The numbers of a decision, filled by the native call: one array per thread, so no allocation. */
+    /** The numbers of an answer, filled by the native call: one array per thread, so no allocation. */
     private static final ThreadLocal<long[]> OUT = ThreadLocal.withInitial(() -> new long[5]);
+    /** The hot path's memory: one per thread (see {@link Scratch}). */
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private final NativeHandle keys;
     private final long capacity;
@@ -119,11 +123,24 @@ public final class KeyedLimit implements AutoCloseable {
     }
 
     private KeyDecision decide(byte[] bytes, String text, long cost, long nowMs) {
-        long[] out = OUT.get();
+        Scratch scratch = SCRATCH.get();
+        int len = bytes != null ? scratch.put(bytes) : scratch.putAscii(text);
+        if (len < 0) {
+            return decideCrossing(bytes, text, cost, nowMs);
+        }
         // No finally, as in Client.enter: the native call throws only as it returns.
         long handle = keys.acquire();
-        long admitted = Native.keysDecide(handle, this, bytes, bytes == null ? 0 : bytes.length, text, cost, nowMs,
-                out);
+        long admitted = Native.keysDecideScratch(handle, this, scratch.address, len, cost, nowMs);
+        keys.release();
+        Native.check(admitted);
+        return scratch.decision(admitted == 1);
+    }
+
+    /** A key longer than the scratch memory, or text that is not ASCII: it crosses as it is. */
+    private KeyDecision decideCrossing(byte[] bytes, String text, long cost, long nowMs) {
+        long[] out = OUT.get();
+        long handle = keys.acquire();
+        long admitted = Native.keysDecide(handle, this, bytes, length(bytes), text, cost, nowMs, out);
         keys.release();
         Native.check(admitted);
         return new KeyDecision(admitted == 1, out[0], out[1], out[2], out[3], out[4]);
@@ -337,6 +354,55 @@ public final class KeyedLimit implements AutoCloseable {
     @Override
     public void close() {
         keys.close();
+    }
+
+    /**
+     * A thread's direct memory for {@link #decide}: Java writes the key at
+     * {@link #KEY}, the native call reads it and writes the decision's five
+     * numbers at 0, by address, so the call makes no JNI callback (each costs
+     * a thread-state transition).
+     */
+    private static final class Scratch {
+        static final int KEY = 64;
+        static final int KEY_MAX = 256;
+        final ByteBuffer buffer = ByteBuffer.allocateDirect(KEY + KEY_MAX).order(ByteOrder.nativeOrder());
+        final long address = Native.keysScratchAddress(buffer);
+        /** A text key's bytes on their way: array stores, then one bulk copy (cheaper than a put per byte). */
+        final byte[] staging = new byte[KEY_MAX];
+
+        /** Writes {@code key}: its length, or -1 if it does not fit. */
+        int put(byte[] key) {
+            if (key.length > KEY_MAX) {
+                return -1;
+            }
+            buffer.position(KEY);
+            buffer.put(key);
+            return key.length;
+        }
+
+        /** Writes {@code key} if it is ASCII (its UTF-8 then) and fits: its length, or -1. */
+        int putAscii(String key) {
+            int n = key.length();
+            if (n > KEY_MAX) {
+                return -1;
+            }
+            byte[] ascii = staging;
+            for (int i = 0; i < n; i++) {
+                char c = key.charAt(i);
+                if (c >= 0x80) {
+                    return -1;
+                }
+                ascii[i] = (byte) c;
+            }
+            buffer.position(KEY);
+            buffer.put(ascii, 0, n);
+            return n;
+        }
+
+        KeyDecision decision(boolean admitted) {
+            ByteBuffer b = buffer;
+            return new KeyDecision(admitted, b.getLong(0), b.getLong(8), b.getLong(16), b.getLong(24), b.getLong(32));
+        }
     }
 
     private static int length(byte[] bytes) {

@@ -58,6 +58,15 @@ public final class Native {
     static native long keysDecide(long keys, Object owner, byte[] bytes, int len, String text, long cost,
             long nowMs, long[] out);
 
+    /** The address of a thread's scratch buffer (direct, at least 320 bytes); see KeyedLimit. */
+    static native long keysScratchAddress(java.nio.ByteBuffer scratch);
+
+    /**
+     * As {@link #keysDecide} for the {@code len} bytes of key at offset 64 of the scratch memory at
+     * {@code scratch}, the five numbers written at its offset 0 (native byte order): no JNI callback.
+     */
+    static native long keysDecideScratch(long keys, Object owner, long scratch, int len, long cost, long nowMs);
+
     /** As {@link #keysDecide} for a cost of 0, nothing taken. */
     static native long keysPeek(long keys, Object owner, byte[] bytes, int len, String text, long nowMs,
             long[] out);

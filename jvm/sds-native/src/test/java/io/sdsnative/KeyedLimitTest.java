@@ -49,7 +49,14 @@ class KeyedLimitTest {
             Arrays.fill(longBytes, (byte) 'x');
             assertTrue(keys.decide(longBytes, 1, T).admitted());
             assertFalse(keys.decide(new String(longBytes, StandardCharsets.US_ASCII), 1, T).admitted());
-            assertEquals(4, keys.stats().resident());
+            // At the scratch memory's edge (256 bytes) and past it: text and bytes are one key.
+            for (int n : new int[] {255, 256, 257}) {
+                String ascii = String.join("", Collections.nCopies(n, "k"));
+                assertTrue(keys.decide(ascii, 1, T).admitted(), "length " + n);
+                assertFalse(keys.decide(utf8(ascii), 1, T).admitted(), "length " + n);
+                assertEquals(0, keys.peek(ascii, T).remaining(), "length " + n);
+            }
+            assertEquals(7, keys.stats().resident());
         }
     }
 
@@ -79,6 +86,10 @@ class KeyedLimitTest {
             assertCode(ErrorCode.INVALID_ARGUMENT, "cost must be <= 4294967295, not 4294967296",
                     () -> keys.decide(utf8("a"), 1L << 32, T));
             assertFalse(keys.decide("a", 4294967295L, T).admitted());
+            // Keys that cross as they are (non-ASCII text, more than 256 bytes) are checked alike.
+            assertCode(ErrorCode.INVALID_ARGUMENT, "cost must be >= 1", () -> keys.decide("é", 0, T));
+            assertCode(ErrorCode.INVALID_ARGUMENT, "cost must be >= 0, not -1",
+                    () -> keys.decide(new byte[300], -1, T));
             assertEquals(ErrorCode.INVALID_ARGUMENT, assertThrows(SdsException.class,
                     () -> keys.decide("a", 1, -1)).code());
             assertEquals(0, keys.stats().resident());
