@@ -53,6 +53,11 @@ class FastifyRateLimitStore {
 
   /** Counts a hit for `key`: `cb(null, { current, ttl })`, `ttl` the ms left in its window. */
   incr(key, cb, timeWindow, max) {
+    // A window of 0 ms has ended at every hit (LocalStore's answer too).
+    if (timeWindow === 0) {
+      cb(null, { current: 1, ttl: 0 });
+      return;
+    }
     let answer;
     try {
       const count = this._table(timeWindow).increment(this._prefix + key, 1, this._time());
@@ -66,6 +71,10 @@ class FastifyRateLimitStore {
 
   /** `key`'s counts, nothing counted: `{ current, ttl }`, `{ current: 0, ttl: 0 }` without a live window. */
   read(key, cb, timeWindow, max) {
+    if (timeWindow === 0) {
+      cb(null, { current: 0, ttl: 0 });
+      return;
+    }
     let answer;
     try {
       const count = this._table(timeWindow).count(this._prefix + key, this._time());
