@@ -23,6 +23,8 @@ test-node: node-install
 demo-node: node-install
 	node examples/node/guard.js
 	node examples/node/shared.js
+	node examples/node/express-cluster.js
+	node examples/node/web-app.js
 
 # The benchmarks load an addon built with the cargo feature bench-hooks (the
 # floor case's emptyCall and readClock), kept apart from the package's addon.
@@ -35,3 +37,5 @@ bench-node: node-install
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/enter-exit.js
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/shared-table.js
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/cluster.js
+	cd node && node bench/keyed-stores.js
+	cd node && node bench/web-overhead.js

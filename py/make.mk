@@ -29,15 +29,21 @@ py-venv:
 	test -x $(PY_VENV)/bin/python || $(PY_PYTHON) -m venv $(PY_VENV)
 	CARGO_BUILD_TARGET=$(RUST_HOST) $(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
 
-# The example needs nothing but the standard library and sds.
+# flask_limiter_shared.py needs Flask and flask-limiter (requirements-demo.txt);
+# the others nothing but the standard library and sds.
 demo-py: py-venv
+	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/requirements-demo.txt
 	$(PY_VENV)/bin/python examples/python/burst.py
 	$(PY_VENV)/bin/python examples/python/shared.py
+	$(PY_VENV)/bin/python examples/python/flask_limiter_shared.py
+	$(PY_VENV)/bin/python examples/python/web_app.py
 
 # shared_table.py and cluster_points.py start their own redis-server (make
 # servers installs it).
 bench-py: py-venv
-	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt
+	$(PY_VENV)/bin/python -m pip install $(PY_PIP) -r py/bench/requirements.txt -r py/requirements-dev.txt
 	$(PY_VENV)/bin/python py/bench/bench.py
+	$(PY_VENV)/bin/python py/bench/keyed_limits.py
+	$(PY_VENV)/bin/python py/bench/web_overhead.py
 	$(PY_VENV)/bin/python py/bench/shared_table.py
 	$(PY_VENV)/bin/python py/bench/cluster_points.py
