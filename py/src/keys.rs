@@ -15,6 +15,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMapping, PyString, PyTuple, PyType};
 use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError, NEVER};
 use sds_core::ErrorCode;
+use sds_settings::KeyRuleTextError;
 use sds_shm::{table_path, AnyKeys, Options};
 
 use crate::args::{self, Time};
@@ -251,8 +252,10 @@ fn rule_of(rule: &Bound<'_, PyAny>) -> PyResult<KeyRule> {
     let py = rule.py();
     if let Ok(text) = rule.cast::<PyString>() {
         let text = args::utf8(text, "rule", ErrorCode::InvalidJson)?;
-        return sds_settings::key_rule_json(text.as_bytes())
-            .map_err(|e| errors::raise(py, e.code(), e.to_string(), None));
+        return sds_settings::key_rule_json(text.as_bytes()).map_err(|e| match e {
+            KeyRuleTextError::Rule(e) => rule_error(py, e),
+            KeyRuleTextError::Json(_) => errors::raise(py, e.code(), e.to_string(), None),
+        });
     }
     let Ok(mapping) = rule.cast::<PyMapping>() else {
         return Err(args::wrong(rule, "rule must be a mapping or JSON text"));

@@ -104,6 +104,14 @@ def test_a_rule_of_the_wrong_shape_is_an_argument_error() -> None:
         sds.KeyedLimit('{"kind": "rate"')
 
 
+def test_a_rule_as_json_text_gets_the_same_verdict() -> None:
+    with pytest.raises(sds.InvalidStrategy) as raised:
+        sds.KeyedLimit('{"kind": "rate", "limit": 0, "periodMs": 1000}')
+    assert (str(raised.value), raised.value.field) == ("invalid key rule: limit must be >= 1", "limit")
+    with pytest.raises(sds.InvalidStrategy, match='"kind" is given twice'):
+        sds.KeyedLimit('{"kind": "rate", "kind": "rate", "limit": 1, "periodMs": 1000}')
+
+
 def test_exceptions_give_named_keys_their_own_limit() -> None:
     keys = sds.KeyedLimit({"kind": "fixedWindow", "limit": 1, "periodMs": 1000, "exceptions": [("vip", 3)]}, 16)
     assert keys.decide("vip", now_ms=0).limit == 3
