@@ -520,6 +520,95 @@ export declare class KeyedLimit {
   close(): void
 }
 
+/**
+ * The web middleware (README "Our middleware (Express, Fastify)"): a route
+ * maps to keyed policies (429 with `Retry-After` when one refuses) and to an
+ * SDS point (503 or the route's fallback when it downgrades), with the
+ * `RateLimit` / `RateLimit-Policy` headers of draft-ietf-httpapi-ratelimit-headers-10.
+ */
+export declare namespace web {
+  /** What the built-in key functions read of a request (Express's `req`, Fastify's `request`). */
+  interface Request {
+    headers: import('node:http').IncomingHttpHeaders
+    socket: { remoteAddress?: string }
+  }
+
+  /** A request's key for a policy; `null` or `undefined`: the policy does not apply to it. */
+  type KeyFunction<Req = any> = (req: Req) => Key | null | undefined
+
+  interface PolicyOptions<Req = any> {
+    /** Its name in the headers: 1 to 64 printable ASCII characters. */
+    name: string
+    limit: KeyedLimit
+    key: KeyFunction<Req>
+    /** Units a request takes: 1 to 2^32 - 1, or a function of the request. Default 1. */
+    cost?: number | ((req: Req) => number)
+  }
+
+  /** A policy made by `web.policy` (routes take only those). */
+  interface Policy {
+    readonly name: string
+    readonly limit: KeyedLimit
+    readonly key: KeyFunction
+    readonly cost: number | ((req: any) => number)
+  }
+
+  /** `draft-10` (default): `RateLimit`, `RateLimit-Policy`; `draft-6`: `RateLimit-Limit/Remaining/Reset`; `x-ratelimit`: `X-RateLimit-*`. */
+  type HeaderStyle = 'draft-10' | 'draft-6' | 'x-ratelimit'
+
+  /** Why a route downgraded: the point's reason, or a full in-flight key table. */
+  type DowngradeReason = Reason | 'KEY_TABLE_FULL'
+
+  interface RouteOptions<Req, Fallback> {
+    /** The client of `point` (required with it). */
+    client?: Client
+    /** The route's SDS point, or a function naming it per request (`null`: none). */
+    point?: string | ((req: Req) => string | null | undefined)
+    policies?: Policy[]
+    /** Answers a downgrade instead of the 503. */
+    fallback?: Fallback
+    headers?: HeaderStyle
+  }
+
+  type ExpressFallback = (
+    req: any,
+    res: import('node:http').ServerResponse,
+    reason: DowngradeReason,
+  ) => unknown
+  type ExpressOptions = RouteOptions<any, ExpressFallback>
+  /** Express (or Connect, or `node:http`) middleware. */
+  type ExpressMiddleware = (
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+    next: (err?: any) => void,
+  ) => void
+
+  /** Returns the payload (or a promise of it), or answers with `reply` itself. */
+  type FastifyFallback = (request: any, reply: any, reason: DowngradeReason) => unknown
+  /** The plugin's options: every later route's defaults (a route's `config.sds` overrides them; `false` turns them off). */
+  type FastifyOptions = RouteOptions<any, FastifyFallback>
+  type FastifyPlugin = (instance: any, options: FastifyOptions, done: (err?: Error) => void) => void
+
+  interface ClientAddressOptions {
+    /** Bits of an IPv4 address that name a client (0 to 32). Default 32. */
+    ipv4Prefix?: number
+    /** Bits of an IPv6 address that name a client (0 to 128). Default 64. */
+    ipv6Prefix?: number
+    /** Proxies whose `X-Forwarded-For` is believed: addresses or CIDR networks. */
+    trustedProxies?: string[]
+  }
+
+  /** Middleware guarding the routes it is mounted on. */
+  function express(options?: ExpressOptions): ExpressMiddleware
+  /** `app.register(web.fastify, options)`. */
+  const fastify: FastifyPlugin
+  function policy<Req = any>(options: PolicyOptions<Req>): Policy
+  /** The client's address masked to its prefix (`203.0.113.7`, `2001:db8:1:2::/64`). */
+  function clientAddress(options?: ClientAddressOptions): (req: Request) => string
+  /** The header's value; a request without it is not limited by the policy. */
+  function header(name: string): (req: Request) => string | undefined
+}
+
 /** Thrown (or rejected) by `run` when downgraded without a fallback. */
 export declare class DowngradedError extends Error {
   /** `SDS_DOWNGRADED`, from the core's table. */

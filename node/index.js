@@ -6,5 +6,7 @@ const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
 const { AdminAgent, ClusterSync } = require('./lib/services.js');
 const { KeyedLimit } = require('./lib/keyed.js');
+// The web middleware (Express, Fastify): one namespace, see README.
+const web = require('./lib/web/index.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit };
+module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web };

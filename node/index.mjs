@@ -4,5 +4,5 @@ import { createRequire } from 'node:module';
 
 const sds = createRequire(import.meta.url)('./index.js');
 
-export const { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit } = sds;
+export const { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web } = sds;
 export default sds;

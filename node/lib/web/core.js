@@ -182,9 +182,16 @@ class Guard {
       if (held !== null) release(held);
       return new Verdict(LIMITED, fields, null, null, null);
     }
-    const point = this._point ?? this._pointFor(req);
-    if (point === null) return new Verdict(ADMITTED, fields, null, held, null);
-    const entry = point.enter();
+    let entry = null;
+    try {
+      const point = this._point ?? this._pointFor(req);
+      if (point !== null) entry = point.enter();
+    } catch (error) {
+      // A point function that throws, a point table full of names.
+      if (held !== null) release(held);
+      throw error;
+    }
+    if (entry === null) return new Verdict(ADMITTED, fields, null, held, null);
     if (entry.downgraded) {
       entry.exit();
       if (held !== null) release(held);
