@@ -29,6 +29,8 @@ pub struct RateLimitHeaders {
     style: HeaderStyle,
     style_name: &'static str,
     policies: Vec<String>,
+    /// The style's field names as `str` and lower-case `bytes`, made once.
+    names: Vec<(&'static str, Py<PyString>, Py<PyBytes>)>,
 }
 
 #[pymethods]
@@ -47,10 +49,32 @@ impl RateLimitHeaders {
             HeaderStyle::Draft6 => "draft-6",
             HeaderStyle::XRateLimit => "x-ratelimit",
         };
+        // Every name the style writes: those of a refusal with a wait.
+        let refused = KeyDecision {
+            admitted: false,
+            limit: 1,
+            remaining: 0,
+            reset_ms: 1,
+            retry_after_ms: 1,
+            window_ms: 1,
+        };
+        let every = [Limited {
+            policy: "p",
+            decision: refused,
+        }];
+        let names = sds_http::headers(&every, parsed)
+            .into_iter()
+            .map(|(name, _)| {
+                let text = PyString::intern(py, name).unbind();
+                let lower = PyBytes::new(py, name.to_ascii_lowercase().as_bytes()).unbind();
+                (name, text, lower)
+            })
+            .collect();
         Ok(RateLimitHeaders {
             style: parsed,
             style_name,
             policies,
+            names,
         })
     }
 
@@ -96,14 +120,17 @@ impl RateLimitHeaders {
         }
         let out = PyList::empty(py);
         for (name, value) in sds_http::headers(&limits, self.style) {
+            let (_, text, lower) = self
+                .names
+                .iter()
+                .find(|(known, _, _)| *known == name)
+                .expect("the style's names are all known");
             let pair = if raw {
-                let name = PyBytes::new(py, name.to_ascii_lowercase().as_bytes());
                 let value = PyBytes::new(py, value.as_bytes());
-                PyTuple::new(py, [name.into_any(), value.into_any()])?
+                PyTuple::new(py, [lower.bind(py).as_any(), value.as_any()])?
             } else {
-                let name = PyString::intern(py, name);
                 let value = PyString::new(py, &value);
-                PyTuple::new(py, [name.into_any(), value.into_any()])?
+                PyTuple::new(py, [text.bind(py).as_any(), value.as_any()])?
             };
             out.append(pair)?;
         }

@@ -43,7 +43,7 @@ class AsgiRequest(Request):
     @property
     def peer(self) -> Optional[str]:
         client = self.scope.get("client")
-        return str(client[0]) if client else None
+        return client[0] if client else None
 
     @property
     def raw(self) -> Scope:
@@ -78,6 +78,7 @@ class SdsMiddleware:
                  headers: str = "draft-10") -> None:
         self.app = app
         self.gate = Gate(client, routes, default, headers, raw=True)
+        self._exact = self.gate.exact
 
     @property
     def client(self) -> Optional[Client]:
@@ -87,7 +88,8 @@ class SdsMiddleware:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         request = AsgiRequest(scope)
-        plan = self.gate.plan(scope["path"], request)
+        path = scope["path"]
+        plan = self._exact.get(path) or self.gate.plan(path, request)
         if plan is None:
             return await self.app(scope, receive, send)
         admitted = plan.admit(request)

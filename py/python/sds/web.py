@@ -288,7 +288,7 @@ class Admitted:
 class _Plan:
     """A route bound to the middleware's client and header style."""
 
-    __slots__ = ("policies", "point", "fallback", "headers", "_raw")
+    __slots__ = ("policies", "point", "fallback", "headers", "_raw", "_steps")
 
     def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool) -> None:
         self.policies = route.policies
@@ -299,6 +299,8 @@ class _Plan:
         self.fallback = route.fallback
         self.headers = _native.RateLimitHeaders(style, [p.name for p in route.policies])
         self._raw = raw
+        # What admit reads of each policy, read once here.
+        self._steps = tuple((p.key, p.limit, p._cost, p._cost_of, p.in_flight) for p in route.policies)
 
     def admit(self, request: Request) -> Union[Admitted, Response]:
         """Decides for ``request``: an ``Admitted`` to run the app with, or
@@ -306,25 +308,25 @@ class _Plan:
         decisions: List[Optional[KeyDecision]] = []
         held: Optional[List[Tuple[KeyedLimit, Key, int]]] = None
         refused = False
-        for policy in self.policies:
-            key = policy.key(request)
+        for key_of, limit, cost, cost_of, in_flight in self._steps:
+            key = key_of(request)
             if key is None:
                 decisions.append(None)
                 continue
             if refused:
                 # The rest only show their state: nothing is taken.
-                decisions.append(policy.limit.peek(key))
+                decisions.append(limit.peek(key))
                 continue
-            cost_of = policy._cost_of
-            cost = policy._cost if cost_of is None else cost_of(request)
-            decision = policy.limit.decide(key, cost)
+            if cost_of is not None:
+                cost = cost_of(request)
+            decision = limit.decide(key, cost)
             decisions.append(decision)
-            if not decision.admitted:
+            if not decision[0]:  # admitted
                 refused = True
-            elif policy.in_flight:
+            elif in_flight:
                 if held is None:
                     held = []
-                held.append((policy.limit, key, cost))
+                held.append((limit, key, cost))
         headers = self.headers.fields(decisions, self._raw) if decisions else []
         if refused:
             _release(held)
@@ -361,7 +363,7 @@ class Gate:
     takes and what it decides. ``raw`` makes header fields lower-case
     ``bytes`` pairs (ASGI's), else ``str`` pairs (WSGI's)."""
 
-    __slots__ = ("client", "style", "_exact", "_prefixes", "_matchers", "_default")
+    __slots__ = ("client", "style", "exact", "_prefixes", "_matchers", "_default")
 
     def __init__(self, client: Optional[Client], routes: Optional[Mapping[RouteKey, Route]],
                  default: Optional[Route], headers: str, raw: bool) -> None:
@@ -386,7 +388,8 @@ class Gate:
                 plans[id(route)] = _Plan(route, client, headers, raw)
             return plans[id(route)]
 
-        self._exact: Dict[str, _Plan] = {}
+        # Exact paths: what adapters look up first, without a call.
+        self.exact: Dict[str, _Plan] = {}
         self._prefixes: List[Tuple[str, _Plan]] = []
         self._matchers: List[Tuple[Callable[[Request], bool], _Plan]] = []
         for where, route in routes.items():
@@ -394,7 +397,7 @@ class Gate:
                 if where.endswith("*"):
                     self._prefixes.append((where[:-1], plan(route)))
                 else:
-                    self._exact[where] = plan(route)
+                    self.exact[where] = plan(route)
             elif callable(where):
                 self._matchers.append((where, plan(route)))
             else:
@@ -407,7 +410,7 @@ class Gate:
         """The plan of a request to ``path``: an exact path, the longest
         prefix, the first matcher that accepts it, else the default
         (``None``: the request passes untouched)."""
-        found = self._exact.get(path)
+        found = self.exact.get(path)
         if found is not None:
             return found
         for prefix, plan in self._prefixes:

@@ -73,6 +73,7 @@ class SdsMiddleware:
                  headers: str = "draft-10") -> None:
         self.app = app
         self.gate = Gate(client, routes, default, headers, raw=False)
+        self._exact = self.gate.exact
 
     @property
     def client(self) -> Optional[Client]:
@@ -80,7 +81,8 @@ class SdsMiddleware:
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         request = WsgiRequest(environ)
-        plan = self.gate.plan(environ.get("PATH_INFO", ""), request)
+        path = environ.get("PATH_INFO", "")
+        plan = self._exact.get(path) or self.gate.plan(path, request)
         if plan is None:
             return self.app(environ, start_response)
         decided = plan.admit(request)
@@ -99,13 +101,12 @@ class _Running:
     server closes it (or when the app raises before returning one, or its
     body raises while the server iterates)."""
 
-    __slots__ = ("_admitted", "_body", "_chunks", "_status")
+    __slots__ = ("_admitted", "_body", "_status")
 
     def __init__(self, app: WSGIApp, environ: Environ, start_response: StartResponse,
                  admitted: Admitted) -> None:
         self._admitted = admitted
         self._status = 0
-        self._chunks: Optional[Iterator[bytes]] = None
         extra = admitted.headers
 
         def start(status: str, headers: List[Tuple[str, str]], exc_info: Optional[ExcInfo] = None) -> Any:
@@ -121,17 +122,14 @@ class _Running:
             raise
 
     def __iter__(self) -> Iterator[bytes]:
-        assert self._body is not None, "the response was closed"
-        self._chunks = iter(self._body)
-        return self
-
-    def __next__(self) -> bytes:
-        assert self._chunks is not None
+        body = self._body
+        assert body is not None, "the response was closed"
+        # A generator delegating in C: no Python call per chunk. Only an
+        # Exception is the body's failure (GeneratorExit, when the server
+        # drops the iteration, is not; close() follows).
         try:
-            return next(self._chunks)
-        except StopIteration:
-            raise
-        except BaseException as error:
+            yield from body
+        except Exception as error:
             self._admitted.finish(error, self._status)
             raise
 
