@@ -278,3 +278,21 @@ test('a point function that throws: the in-flight units taken are given back, th
   for (let i = 0; i < 2; i++) assert.equal((await get(`${base}/`)).status, 500);
   assert.equal(inFlight.peek('u').remaining, 1);
 });
+
+test('an in-flight table whose cells all hold units answers 503 (reason KEY_TABLE_FULL), or the fallback', async (t) => {
+  const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 }, { capacity: 4 });
+  for (const key of ['a', 'b', 'c', 'd']) assert.equal(inFlight.decide(key).admitted, true);
+  const reasons = [];
+  const policies = [web.policy({ name: 'conn', limit: inFlight, key: web.header('x-user') })];
+  const base = await serve(t, (app) => {
+    app.get('/plain', web.express({ policies }), (req, res) => res.send('never'));
+    app.get('/fallback', web.express({ policies, fallback: (req, res, reason) => { reasons.push(reason); res.send('later'); } }), (req, res) => res.send('never'));
+  });
+  const full = await get(`${base}/plain`, { 'x-user': 'e' });
+  assert.equal(full.status, 503);
+  assert.equal(full.headers.get('ratelimit'), null);
+  assert.equal((await get(`${base}/fallback`, { 'x-user': 'e' })).body, 'later');
+  assert.deepEqual(reasons, ['KEY_TABLE_FULL']);
+  // A key that holds a cell is still decided: refused by its limit.
+  assert.equal((await get(`${base}/plain`, { 'x-user': 'a' })).status, 429);
+});

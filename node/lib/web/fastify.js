@@ -81,6 +81,6 @@ function fastify(instance, options, done) {
 // routes of the scope that registered it), a name, the Fastify it needs.
 fastify[Symbol.for('skip-override')] = true;
 fastify[Symbol.for('fastify.display-name')] = 'sds-native';
-fastify[Symbol.for('plugin-meta')] = { name: 'sds-native', fastify: '4.x || 5.x' };
+fastify[Symbol.for('plugin-meta')] = { name: 'sds-native', fastify: '5.x' };
 
 module.exports = { fastify };
