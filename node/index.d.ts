@@ -520,6 +520,10 @@ export declare class KeyedLimit {
   close(): void
 }
 
+/** Stores of express-rate-limit and @fastify/rate-limit on key tables (README "Rate limiting a web app"). */
+export { ExpressRateLimitStore, type ExpressRateLimitInfo, type RateLimitStoreOptions } from './lib/stores/express.js'
+export { FastifyRateLimitStore, type FastifyRateLimitCount, type FastifyRateLimitCallback } from './lib/stores/fastify.js'
+
 /**
  * The web middleware (README "Our middleware (Express, Fastify)"): a route
  * maps to keyed policies (429 with `Retry-After` when one refuses) and to an

@@ -8,5 +8,11 @@ const { AdminAgent, ClusterSync } = require('./lib/services.js');
 const { KeyedLimit } = require('./lib/keyed.js');
 // The web middleware (Express, Fastify): one namespace, see README.
 const web = require('./lib/web/index.js');
+// Stores of express-rate-limit and @fastify/rate-limit, see README "Rate limiting a web app".
+const { ExpressRateLimitStore } = require('./lib/stores/express.js');
+const { FastifyRateLimitStore } = require('./lib/stores/fastify.js');
 
-module.exports = { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web };
+module.exports = {
+  Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web,
+  ExpressRateLimitStore, FastifyRateLimitStore,
+};

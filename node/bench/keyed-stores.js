@@ -16,8 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { timeSync, timeAwaited, medians, printTable } = require('../testing/timing.js');
 const { startRedis } = require('../testing/redis-server');
-const { KeyedLimit } = require('../lib/keyed.js');
-const { ExpressRateLimitStore } = require('../lib/stores/express.js');
+const { KeyedLimit, ExpressRateLimitStore } = require('..');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 5;
 const KEYS = Array.from({ length: 1000 }, (_, i) => `client-${i}`);

@@ -11,8 +11,7 @@
 const cluster = require('node:cluster');
 const http = require('node:http');
 const path = require('node:path');
-const { ExpressRateLimitStore } = require('../lib/stores/express.js');
-const { FastifyRateLimitStore } = require('../lib/stores/fastify.js');
+const { ExpressRateLimitStore, FastifyRateLimitStore } = require('..');
 
 const WORKERS = 4;
 const LIMIT = 100;

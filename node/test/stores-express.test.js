@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { MemoryStore } = require('express-rate-limit');
-const { ExpressRateLimitStore } = require('../lib/stores/express.js');
+const { ExpressRateLimitStore } = require('..');
 
 const T0 = 1_700_000_000_000;
 

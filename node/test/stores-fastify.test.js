@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const LocalStore = require('@fastify/rate-limit/store/LocalStore');
-const { FastifyRateLimitStore } = require('../lib/stores/fastify.js');
+const { FastifyRateLimitStore } = require('..');
 
 const T0 = 1_700_000_000_000;
 
