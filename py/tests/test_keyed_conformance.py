@@ -1,6 +1,7 @@
 """Every scenario of conformance/keyed, run through ``sds.KeyedLimit``: on
-private tables, and on shared files in a temp dir (in-flight rules, which
-shared files refuse, stay private there). The format is conformance/README.md's
+private tables (the rule as a dict, and as JSON text), and on shared files
+in a temp dir (in-flight rules, which shared files refuse, stay private
+there). The format is conformance/README.md's
 "Keyed scenarios"; a step fails on the first difference, naming the file,
 the step and both values."""
 
@@ -152,6 +153,13 @@ def run(path: pathlib.Path, make: Make) -> int:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_on_a_private_table(path: pathlib.Path) -> None:
     assert run(path, lambda rule, capacity: sds.KeyedLimit(rule, capacity)) > 0
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_with_the_rule_as_json_text(path: pathlib.Path) -> None:
+    """The rule's JSON text goes through sds_settings::key_rule_json, as C
+    gives it: the same verdicts and messages as the mapping."""
+    assert run(path, lambda rule, capacity: sds.KeyedLimit(json.dumps(rule), capacity)) > 0
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
