@@ -1,5 +1,8 @@
 package io.sdsnative;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -26,8 +29,10 @@ import java.util.Optional;
 public final class KeyedLimit implements AutoCloseable {
     /** The numbers of an answer, filled by the native call: one array per thread, so no allocation. */
     private static final ThreadLocal<long[]> OUT = ThreadLocal.withInitial(() -> new long[5]);
-    /** The hot path's memory: one per thread (see {@link Scratch}). */
+    /** The hot path's memory: one per platform thread (see {@link Scratch}). */
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    /** {@code Thread.isVirtual()} on Java 21+, null before. */
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
     private final NativeHandle keys;
     private final long capacity;
@@ -123,6 +128,10 @@ public final class KeyedLimit implements AutoCloseable {
     }
 
     private KeyDecision decide(byte[] bytes, String text, long cost, long nowMs) {
+        if (IS_VIRTUAL != null && onVirtualThread()) {
+            // A virtual thread often lives for one request: a direct buffer each would cost more than it saves.
+            return decideCrossing(bytes, text, cost, nowMs);
+        }
         Scratch scratch = SCRATCH.get();
         int len = bytes != null ? scratch.put(bytes) : scratch.putAscii(text);
         if (len < 0) {
@@ -402,6 +411,23 @@ public final class KeyedLimit implements AutoCloseable {
         KeyDecision decision(boolean admitted) {
             ByteBuffer b = buffer;
             return new KeyDecision(admitted, b.getLong(0), b.getLong(8), b.getLong(16), b.getLong(24), b.getLong(32));
+        }
+    }
+
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    MethodType.methodType(boolean.class));
+        } catch (ReflectiveOperationException e) {
+            return null;
+        }
+    }
+
+    private static boolean onVirtualThread() {
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
+        } catch (Throwable e) {
+            throw new IllegalStateException("Thread.isVirtual() failed", e);
         }
     }
 
