@@ -21,6 +21,7 @@ mod boundary;
 mod cluster;
 mod codes;
 mod handle;
+mod http;
 mod keys;
 mod service;
 mod settings;

@@ -1,0 +1,92 @@
+package io.sdsnative.web;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.sdsnative.Entry;
+import io.sdsnative.KeyedLimit;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+
+/**
+ * An admitted request's debts: the in-flight units it holds and its point's
+ * entry, settled once when its response completes ({@link #finish}), on
+ * whichever thread that happens (an asynchronous request's listener).
+ */
+final class Admission implements AsyncListener {
+    private final Entry entry;
+    private final KeyedLimit[] limits;
+    private final String[] keys;
+    private final long[] units;
+    private final int held;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    /** The response's status, read when it completes (async: from the listener). */
+    private final jakarta.servlet.http.HttpServletResponse response;
+
+    Admission(Entry entry, KeyedLimit[] limits, String[] keys, long[] units, int held,
+            jakarta.servlet.http.HttpServletResponse response) {
+        this.entry = entry;
+        this.limits = limits;
+        this.keys = keys;
+        this.units = units;
+        this.held = held;
+        this.response = response;
+    }
+
+    /** Whether there is anything to settle. */
+    boolean owes() {
+        return entry != null || held > 0;
+    }
+
+    /**
+     * The response completed with {@code status}, or the application threw
+     * {@code error}: in-flight units go back and the entry exits, failed by an
+     * error or a 5xx. Later calls do nothing.
+     */
+    void finish(Throwable error, int status) {
+        if (!finished.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            release(limits, keys, units, held);
+        } finally {
+            if (entry != null) {
+                if (error != null) {
+                    entry.error(error);
+                } else if (status >= 500) {
+                    entry.error(new ServerError(status));
+                }
+                entry.close();
+            }
+        }
+    }
+
+    /** Gives back the first {@code held} in-flight holdings. */
+    static void release(KeyedLimit[] limits, String[] keys, long[] units, int held) {
+        for (int i = 0; i < held; i++) {
+            limits[i].release(keys[i], units[i]);
+        }
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) throws IOException {
+        finish(null, response.getStatus());
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) throws IOException {
+        finish(event.getThrowable() != null ? event.getThrowable() : new ServerError(503), 503);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) throws IOException {
+        Throwable t = event.getThrowable();
+        finish(t != null ? t : new ServerError(500), 500);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+        // A new cycle (startAsync again): keep listening to it.
+        event.getAsyncContext().addListener(this);
+    }
+}

@@ -1,0 +1,107 @@
+package io.sdsnative.web;
+
+import java.util.function.ToLongFunction;
+
+import io.sdsnative.ErrorCode;
+import io.sdsnative.KeyedLimit;
+import io.sdsnative.SdsException;
+import jakarta.servlet.http.HttpServletRequest;
+
+/**
+ * A per-key limit of a filter: {@code limit} decides for the key that a
+ * {@link KeyFunction} gives each request, at a cost of 1 unit or of a
+ * function of the request. Its {@code name} names it in the
+ * {@code RateLimit} headers. Immutable: {@link #cost} returns a copy.
+ *
+ * <p>A limit of an {@code inFlight} rule holds its units while the request
+ * runs: they come back when the response completes (also when the
+ * application throws, and when an asynchronous request completes, fails or
+ * times out).
+ */
+public final class Policy {
+    private final String name;
+    private final KeyedLimit limit;
+    private final KeyFunction key;
+    private final long cost;
+    private final ToLongFunction<HttpServletRequest> costOf;
+    private final boolean inFlight;
+
+    private Policy(String name, KeyedLimit limit, KeyFunction key, long cost,
+            ToLongFunction<HttpServletRequest> costOf, boolean inFlight) {
+        this.name = name;
+        this.limit = limit;
+        this.key = key;
+        this.cost = cost;
+        this.costOf = costOf;
+        this.inFlight = inFlight;
+    }
+
+    /** A policy keyed by the client's address ({@link KeyFunctions#clientAddress()}). */
+    public static Policy of(String name, KeyedLimit limit) {
+        return of(name, limit, KeyFunctions.clientAddress());
+    }
+
+    /**
+     * A policy named {@code name} (1 to 64 printable ASCII characters, the
+     * rule of {@code sds-http}) deciding with {@code limit} for the key
+     * {@code key} gives each request, one unit per request.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} for a name a header cannot
+     *     carry; {@code NULL_ARGUMENT} for a null argument
+     */
+    public static Policy of(String name, KeyedLimit limit, KeyFunction key) {
+        if (name == null || limit == null || key == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "policy name, limit and key function must not be null");
+        }
+        HttpNative.checkPolicyName(name);
+        // Only an in-flight rule has no window: a peek (nothing taken) says which rule this is.
+        boolean inFlight = limit.peek(new byte[0]).windowMs() == 0;
+        return new Policy(name, limit, key, 1, null, inFlight);
+    }
+
+    /** This policy with each request costing {@code units} (1 to 2^32 - 1). */
+    public Policy cost(long units) {
+        if (units < 1) {
+            throw new SdsException(ErrorCode.INVALID_ARGUMENT, "policy " + name + ": cost must be at least 1, not "
+                    + units);
+        }
+        return new Policy(name, limit, key, units, null, inFlight);
+    }
+
+    /** This policy with each request costing what {@code units} says of it. */
+    public Policy cost(ToLongFunction<HttpServletRequest> units) {
+        if (units == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "cost function is null");
+        }
+        return new Policy(name, limit, key, 1, units, inFlight);
+    }
+
+    /** The name in the headers. */
+    public String name() {
+        return name;
+    }
+
+    /** The limit it decides with. */
+    public KeyedLimit limit() {
+        return limit;
+    }
+
+    /** The key function. */
+    public KeyFunction keyFunction() {
+        return key;
+    }
+
+    /** Whether its units are held while a request runs (an {@code inFlight} rule). */
+    public boolean isInFlight() {
+        return inFlight;
+    }
+
+    long costOf(HttpServletRequest request) {
+        return costOf == null ? cost : costOf.applyAsLong(request);
+    }
+
+    @Override
+    public String toString() {
+        return "Policy[" + name + (inFlight ? ", in flight" : "") + "]";
+    }
+}

@@ -1,0 +1,322 @@
+package io.sdsnative.web;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.sdsnative.Client;
+import io.sdsnative.ErrorCode;
+import io.sdsnative.KeyDecision;
+import io.sdsnative.KeyRule;
+import io.sdsnative.KeyedLimit;
+import io.sdsnative.SdsException;
+import io.sdsnative.Strategy;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The filter in a real Jetty, called over HTTP on loopback. */
+class SdsFilterTest {
+    private static final Pattern STATE = Pattern.compile("\"([^\"]+)\";r=(\\d+);t=(\\d+)");
+
+    private final TestServlet servlet = new TestServlet();
+    private WebServer web;
+    private KeyedLimit limit;
+    private Client client;
+
+    @AfterEach
+    void stop() throws Exception {
+        servlet.release.countDown();
+        if (web != null) {
+            web.close();
+        }
+        if (limit != null) {
+            limit.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    private static long seconds(long ms) {
+        return (ms + 999) / 1000;
+    }
+
+    @Test
+    void aKeyOverItsLimitGets429WithRetryAfterAndHeadersOfItsDecision() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(3, 60_000), 64);
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .build(), servlet);
+        for (int i = 0; i < 3; i++) {
+            ContentResponse r = web.get("/ok", "X-Api-Key", "alice");
+            assertEquals(200, r.getStatus());
+            assertEquals("ok\n", r.getContentAsString());
+            assertEquals("\"per-key\";q=3;w=60", r.getHeaders().get("RateLimit-Policy"));
+            Matcher state = STATE.matcher(r.getHeaders().get("RateLimit"));
+            assertTrue(state.matches(), r.getHeaders().get("RateLimit"));
+            assertEquals("per-key", state.group(1));
+            assertEquals(2 - i, Integer.parseInt(state.group(2)));
+            // The decision was made a moment before this peek: the same reset, or a second more.
+            long t = Long.parseLong(state.group(3));
+            long now = seconds(limit.peek("alice").resetMs());
+            assertTrue(t == now || t == now + 1, t + " vs " + now);
+            assertNull(r.getHeaders().get("Retry-After"));
+        }
+        ContentResponse refused = web.get("/ok", "X-Api-Key", "alice");
+        assertEquals(429, refused.getStatus());
+        assertEquals("Too Many Requests\n", refused.getContentAsString());
+        Matcher state = STATE.matcher(refused.getHeaders().get("RateLimit"));
+        assertTrue(state.matches());
+        assertEquals("0", state.group(2));
+        KeyDecision now = limit.decide("alice");
+        assertFalse(now.admitted());
+        long retry = Long.parseLong(refused.getHeaders().get("Retry-After"));
+        long expected = Math.max(1, seconds(now.retryAfterMs()));
+        assertTrue(retry == expected || retry == expected + 1, retry + " vs " + expected);
+        assertEquals(200, web.get("/ok", "X-Api-Key", "bob").getStatus(), "another key has its own quota");
+    }
+
+    @Test
+    void aRequestWithoutItsKeyIsExemptAndGetsNoHeaders() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(1, 60_000), 64);
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .build(), servlet);
+        for (int i = 0; i < 3; i++) {
+            ContentResponse r = web.get("/ok");
+            assertEquals(200, r.getStatus());
+            assertNull(r.getHeaders().get("RateLimit"));
+            assertNull(r.getHeaders().get("RateLimit-Policy"));
+        }
+    }
+
+    @Test
+    void everyPolicyIsListedAndOnceOneRefusesTheOthersTakeNothing() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 3_600_000), 64)) {
+            web = WebServer.start(SdsFilter.builder()
+                    .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                    .policy(Policy.of("per-ip", wide).cost(10))
+                    .build(), servlet);
+            web.get("/ok", "X-Api-Key", "k");
+            ContentResponse r = web.get("/ok", "X-Api-Key", "k");
+            assertEquals("\"per-key\";q=2;w=60, \"per-ip\";q=100;w=3600", r.getHeaders().get("RateLimit-Policy"));
+            assertTrue(r.getHeaders().get("RateLimit").matches("\"per-key\";r=0;t=\\d+, \"per-ip\";r=80;t=\\d+"),
+                    r.getHeaders().get("RateLimit"));
+            ContentResponse refused = web.get("/ok", "X-Api-Key", "k");
+            assertEquals(429, refused.getStatus());
+            assertTrue(refused.getHeaders().get("RateLimit").matches("\"per-key\";r=0;t=\\d+, \"per-ip\";r=80;t=\\d+"),
+                    "the refused request took nothing from per-ip: " + refused.getHeaders().get("RateLimit"));
+            assertEquals(80, wide.peek("127.0.0.1").remaining());
+        }
+    }
+
+    @Test
+    void theOlderHeaderStylesOnRequest() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(3, 60_000), 64);
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .headers("draft-6")
+                .build(), servlet);
+        ContentResponse r = web.get("/ok", "X-Api-Key", "a");
+        assertEquals("3", r.getHeaders().get("RateLimit-Limit"));
+        assertEquals("2", r.getHeaders().get("RateLimit-Remaining"));
+        long reset = Long.parseLong(r.getHeaders().get("RateLimit-Reset"));
+        assertTrue(reset >= 1 && reset <= 60, String.valueOf(reset));
+        assertNull(r.getHeaders().get("RateLimit"));
+        web.close();
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .headers("x-ratelimit")
+                .build(), servlet);
+        r = web.get("/ok", "X-Api-Key", "a");
+        assertEquals("3", r.getHeaders().get("X-RateLimit-Limit"));
+        assertEquals("1", r.getHeaders().get("X-RateLimit-Remaining"));
+        assertTrue(r.getHeaders().contains("X-RateLimit-Reset"));
+        assertNull(r.getHeaders().get("RateLimit-Limit"));
+    }
+
+    @Test
+    void aDowngradedPointAnswers503OrTheFallback() throws Exception {
+        client = new Client(64);
+        client.setStrategy("orders", Strategy.builder().concurrentThreshold(1).build());
+        web = WebServer.start(SdsFilter.builder().client(client).point("orders").build(), servlet);
+        CompletableFuture<Result> first = send("/block");
+        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
+        ContentResponse busy = web.get("/ok");
+        assertEquals(503, busy.getStatus());
+        assertEquals("Service Unavailable\n", busy.getContentAsString());
+        servlet.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        eventually(() -> client.stats("orders").concurrent() == 0);
+        assertEquals(200, web.get("/ok").getStatus(), "the permit came back when the response completed");
+        web.close();
+
+        TestServlet second = new TestServlet();
+        web = WebServer.start(SdsFilter.builder().client(client).point(request -> "orders")
+                .fallback((request, response, reason) -> {
+                    response.setStatus(200);
+                    response.getWriter().write("fallback " + reason + "\n");
+                })
+                .build(), second);
+        first = send("/block");
+        assertTrue(second.entered.await(10, TimeUnit.SECONDS));
+        ContentResponse fallback = web.get("/ok");
+        assertEquals(200, fallback.getStatus());
+        assertEquals("fallback CONCURRENT\n", fallback.getContentAsString());
+        second.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+    }
+
+    @Test
+    void anExceptionOrA5xxExitsThePointAsAnError() throws Exception {
+        client = new Client(64);
+        web = WebServer.start(SdsFilter.builder().client(client)
+                .point(request -> request.getRequestURI().equals("/none") ? null : "api")
+                .build(), servlet);
+        assertEquals(500, web.get("/boom").getStatus());
+        assertEquals(500, web.get("/fail").getStatus());
+        assertEquals(200, web.get("/ok").getStatus());
+        assertEquals(200, web.get("/none").getStatus());
+        assertEquals(3, client.stats("api").visit());
+        assertEquals(2, client.stats("api").exception());
+        assertEquals(0, client.stats("api").concurrent());
+    }
+
+    @Test
+    void inFlightUnitsComeBackWhenTheResponseCompletesOrTheApplicationThrows() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        Policy policy = Policy.of("conn", limit, KeyFunctions.header("X-User"));
+        assertTrue(policy.isInFlight());
+        web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
+        assertEquals(500, web.get("/boom", "X-User", "u").getStatus());
+        assertEquals(1, limit.peek("u").remaining(), "released after the exception");
+        CompletableFuture<Result> first = send("/block", "X-User", "u");
+        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
+        ContentResponse refused = web.get("/ok", "X-User", "u");
+        assertEquals(429, refused.getStatus());
+        assertNull(refused.getHeaders().get("Retry-After"), "an in-flight refusal waits on a release, not a time");
+        assertEquals(200, web.get("/ok", "X-User", "other").getStatus());
+        servlet.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        eventually(() -> limit.peek("u").remaining() == 1);
+        assertEquals(200, web.get("/ok", "X-User", "u").getStatus());
+    }
+
+    @Test
+    void anAsyncRequestHoldsItsUnitsAndPermitUntilItCompletes() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        client = new Client(64);
+        client.setStrategy("async", Strategy.builder().concurrentThreshold(5).build());
+        web = WebServer.start(SdsFilter.builder().client(client).point("async")
+                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                .build(), servlet);
+        CompletableFuture<Result> first = send("/async", "X-User", "u");
+        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
+        assertEquals(429, web.get("/ok", "X-User", "u").getStatus());
+        assertEquals(1, client.stats("async").concurrent(), "the filter returned, the request still runs");
+        servlet.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        eventually(() -> limit.peek("u").remaining() == 1 && client.stats("async").concurrent() == 0);
+        assertEquals(0, client.stats("async").exception());
+    }
+
+    @Test
+    void anIpv6ClientIsItsSlash64() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64);
+        web = WebServer.start("::1", SdsFilter.builder().policy(Policy.of("per-ip", limit)).build(), servlet);
+        ContentResponse r = web.get("/ok");
+        assertEquals(200, r.getStatus());
+        assertTrue(r.getHeaders().get("RateLimit").startsWith("\"per-ip\";r=4;"));
+        assertEquals(4, limit.peek("::/64").remaining());
+        assertEquals(5, limit.peek("::1").remaining());
+    }
+
+    @Test
+    void forwardedForIsBelievedFromTrustedProxiesOnly() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("per-ip", limit,
+                        KeyFunctions.clientAddress(64, Collections.singletonList("127.0.0.0/8"))))
+                .build(), servlet);
+        // Two hosts of one /64, behind the trusted proxy: one key.
+        assertEquals(200, web.get("/ok", "X-Forwarded-For", "2001:db8:1:2::aa").getStatus());
+        assertEquals(200, web.get("/ok", "X-Forwarded-For", "198.51.100.1, 2001:db8:1:2:ffff::bb").getStatus());
+        assertEquals(429, web.get("/ok", "X-Forwarded-For", "2001:db8:1:2:1::1").getStatus());
+        assertEquals(200, web.get("/ok", "X-Forwarded-For", "2001:db8:1:3::1").getStatus());
+        assertEquals(0, limit.peek("2001:db8:1:2::/64").remaining());
+        assertEquals(2, limit.peek("127.0.0.1").remaining(), "the proxy itself is not the client");
+        web.close();
+
+        limit.resetAll();
+        web = WebServer.start(SdsFilter.builder().policy(Policy.of("per-ip", limit)).build(), servlet);
+        assertEquals(200, web.get("/ok", "X-Forwarded-For", "2001:db8:1:2::aa").getStatus());
+        assertEquals(200, web.get("/ok", "X-Forwarded-For", "2001:db8:1:9::aa").getStatus());
+        assertEquals(429, web.get("/ok", "X-Forwarded-For", "198.51.100.1").getStatus(),
+                "an untrusted peer's header is ignored: every request is 127.0.0.1's");
+        assertEquals(0, limit.peek("127.0.0.1").remaining());
+        assertEquals(2, limit.peek("2001:db8:1:2::/64").remaining());
+    }
+
+    @Test
+    void aBadSetupIsRefusedWhenBuilt() {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        SdsException e = assertThrows(SdsException.class, () -> SdsFilter.builder().headers("draft-7").build());
+        assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+        assertTrue(e.getMessage().endsWith("headers must be \"draft-10\", \"draft-6\" or \"x-ratelimit\", not \"draft-7\""), e.getMessage());
+        e = assertThrows(SdsException.class, () -> Policy.of("caf\u00e9", limit));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+        assertTrue(e.getMessage().contains("printable ASCII"), e.getMessage());
+        e = assertThrows(SdsException.class,
+                () -> KeyFunctions.clientAddress(64, Arrays.asList("10.0.0.0/8", "proxy.local")));
+        assertTrue(e.getMessage().endsWith("trusted proxy \"proxy.local\" is not an address or CIDR network"), e.getMessage());
+        e = assertThrows(SdsException.class, () -> KeyFunctions.clientAddress(33, 64, Collections.<String>emptyList()));
+        assertTrue(e.getMessage().contains("not 33 and 64"), e.getMessage());
+        e = assertThrows(SdsException.class, () -> SdsFilter.builder()
+                .policy(Policy.of("p", limit)).policy(Policy.of("p", limit, KeyFunctions.header("X"))).build());
+        assertTrue(e.getMessage().contains("two policies are named p"), e.getMessage());
+        e = assertThrows(SdsException.class, () -> SdsFilter.builder().point("orders").build());
+        assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+        assertFalse(Policy.of("p", limit).isInFlight());
+    }
+
+    /**
+     * Waits up to 5 s for {@code condition}: a client may read a response
+     * before the server has run what follows its completion.
+     */
+    private static void eventually(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < end, "not within 5 s");
+            Thread.sleep(5);
+        }
+    }
+
+    /** Sends a GET without waiting for its response. */
+    private CompletableFuture<Result> send(String path, String... headers) {
+        java.util.Map<String, String> fields = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < headers.length; i += 2) {
+            fields.put(headers[i], headers[i + 1]);
+        }
+        CompletableFuture<Result> done = new CompletableFuture<>();
+        web.request(path, fields).send(new Response.CompleteListener() {
+            @Override
+            public void onComplete(Result result) {
+                done.complete(result);
+            }
+        });
+        return done;
+    }
+}
