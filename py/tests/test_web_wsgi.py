@@ -193,3 +193,18 @@ def test_django_wrapped_application_limits_and_answers_headers(django_app: Any) 
     missing = http.get(buffered=True, path="/nope", environ_base={"REMOTE_ADDR": "2001:db8:aa:bb::1"})
     assert missing.status_code == 404 and "RateLimit-Limit" not in missing.headers
     assert client.stats("hello")["visit"] == 2
+
+
+def test_a_key_function_that_raises_gives_back_the_units_held_before_it() -> None:
+    flight = sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 16)
+
+    def broken_key(request: Any) -> str:
+        raise LookupError("no session")
+
+    def app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+        raise AssertionError("not reached")
+
+    guarded = SdsMiddleware(app, default=Route(policies=[Policy("flight", flight), Policy("user", window(5), key=broken_key)]))
+    with pytest.raises(LookupError):
+        guarded({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.3"}, lambda *a: None)
+    assert flight.peek("203.0.113.3").remaining == 1

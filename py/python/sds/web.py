@@ -273,9 +273,7 @@ class Admitted:
         exits, failed by an ``Exception`` or a 5xx (a cancellation or exit
         is no failure). Later calls do nothing."""
         held, self._held = self._held, None
-        if held:
-            for limit, key, cost in held:
-                limit.release(key, cost)
+        _release(held)
         entry, self._entry = self._entry, None
         if entry is not None:
             if isinstance(error, Exception):
@@ -308,25 +306,30 @@ class _Plan:
         decisions: List[Optional[KeyDecision]] = []
         held: Optional[List[Tuple[KeyedLimit, Key, int]]] = None
         refused = False
-        for key_of, limit, cost, cost_of, in_flight in self._steps:
-            key = key_of(request)
-            if key is None:
-                decisions.append(None)
-                continue
-            if refused:
-                # The rest only show their state: nothing is taken.
-                decisions.append(limit.peek(key))
-                continue
-            if cost_of is not None:
-                cost = cost_of(request)
-            decision = limit.decide(key, cost)
-            decisions.append(decision)
-            if not decision[0]:  # admitted
-                refused = True
-            elif in_flight:
-                if held is None:
-                    held = []
-                held.append((limit, key, cost))
+        try:
+            for key_of, limit, cost, cost_of, in_flight in self._steps:
+                key = key_of(request)
+                if key is None:
+                    decisions.append(None)
+                    continue
+                if refused:
+                    # The rest only show their state: nothing is taken.
+                    decisions.append(limit.peek(key))
+                    continue
+                if cost_of is not None:
+                    cost = cost_of(request)
+                decision = limit.decide(key, cost)
+                decisions.append(decision)
+                if not decision[0]:  # admitted
+                    refused = True
+                elif in_flight:
+                    if held is None:
+                        held = []
+                    held.append((limit, key, cost))
+        except BaseException:
+            # A key or cost function that raised: give back what was held.
+            _release(held)
+            raise
         headers = self.headers.fields(decisions, self._raw) if decisions else []
         if refused:
             _release(held)
