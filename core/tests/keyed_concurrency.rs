@@ -127,3 +127,36 @@ fn in_flight_threads_never_hold_more_than_the_limit() {
     assert!((1..=2).contains(&most.into_inner()), "never past the limit");
     assert_eq!(t.peek(b"shared", 0).remaining, 2, "every unit came back");
 }
+
+#[test]
+fn threads_deciding_on_new_keys_at_once_count_every_call() {
+    // 4 x the cells: no new key finds its 8 candidates all live, so the
+    // only way to lose a count would be a race between first calls.
+    const KEYS: u64 = 4_000;
+    const CALLS: u64 = 20_000;
+    let t = table(
+        KeyRuleKind::FixedWindow,
+        (1 << 24) - 1,
+        (4 * KEYS / 4) as usize,
+    );
+    thread::scope(|s| {
+        for id in 0..THREADS {
+            let t = &t;
+            s.spawn(move || {
+                let mut x = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(id + 1);
+                for _ in 0..CALLS {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let key = (x % KEYS).to_le_bytes();
+                    assert!(t.decide(&key, 1_000_000, 1).unwrap().admitted);
+                }
+            });
+        }
+    });
+    let counted: u64 = (0..KEYS)
+        .map(|k| t.count(&k.to_le_bytes(), 1_000_000).unwrap().count)
+        .sum();
+    assert_eq!(t.stats().lossy_evictions, 0);
+    assert_eq!(counted, THREADS * CALLS);
+}
