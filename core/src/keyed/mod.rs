@@ -207,9 +207,10 @@
 //!   or a window's calls there are forgotten, not counted lossy, until the
 //!   cell is taken; in flight, releases look in both and the key may hold
 //!   up to twice its limit until the later's units come back). It takes
-//!   three calls of one new key racing within a few instructions. A process killed
-//!   while it holds in-flight units leaves them held: giving them back needs
-//!   the points' ledger discipline on shared tables (not built yet).
+//!   three calls of one new key racing within a few instructions.
+//! - A process killed while it holds in-flight units leaves them held:
+//!   giving them back needs the points' ledger discipline on shared tables
+//!   (not built yet; shared key files refuse in-flight rules).
 
 mod cell;
 mod decision;
