@@ -5,13 +5,17 @@
 //! (`settings.rs`), to `sds_settings::key_rule`: every check and message is
 //! the settings crate's and the core's.
 //!
-//! The per-key calls are hot-path natives: the key arrives as a `byte[]`
-//! and its length, or as a `String` (the other one null), and is read
-//! without allocating for keys up to [`STACK_KEY`] bytes (`byte[]`: one
+//! The per-key calls are hot-path natives returning 1 or 0 (admitted,
+//! held) or throwing `SdsException`. `decide` first: `keysDecideScratch`
+//! makes no JNI callback at all (each is a thread-state transition): Java
+//! writes the key (up to [`SCRATCH_KEY_MAX`] bytes, or ASCII text) into
+//! its thread's direct buffer, whose address it learnt once, and reads the
+//! answer's numbers back from it. Other keys and the other calls cross as
+//! a `byte[]` and its length, or a `String` (the other one null), read
+//! without allocating up to [`STACK_KEY`] bytes or units (`byte[]`: one
 //! `GetByteArrayRegion` into the stack; `String`: one `GetStringRegion` of
-//! its UTF-16 units, encoded to UTF-8 on the stack). The answer's numbers
-//! go to a `long[]` the caller reuses (one `SetLongArrayRegion`), and the
-//! call returns 1 or 0 (admitted, held) or throws `SdsException`.
+//! its UTF-16 units, encoded to UTF-8 on the stack), their numbers to a
+//! `long[]` the caller reuses (one `SetLongArrayRegion`).
 
 use std::ffi::OsStr;
 use std::mem::MaybeUninit;
