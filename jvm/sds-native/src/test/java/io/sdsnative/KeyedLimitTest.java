@@ -12,6 +12,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
@@ -192,6 +194,34 @@ class KeyedLimitTest {
             assertTrue(keys.decide("e", 1, T).admitted());
             assertEquals(2, keys.resetAll());
             assertEquals(0, keys.stats().resident());
+        }
+    }
+
+    @Test
+    void threadsDecideOnOneCountEachWithItsOwnAnswers() throws Exception {
+        try (KeyedLimit keys = KeyedLimit.create(KeyRule.fixedWindow(1000, 60_000), 64)) {
+            AtomicLong admitted = new AtomicLong();
+            AtomicReference<String> wrong = new AtomicReference<>();
+            Thread[] threads = new Thread[4];
+            for (int t = 0; t < threads.length; t++) {
+                String own = "thread-" + t; // a key of its own: its answers must be its own
+                threads[t] = new Thread(() -> {
+                    for (int i = 0; i < 500; i++) {
+                        admitted.addAndGet(keys.decide("shared", 1, T).admitted() ? 1 : 0);
+                        KeyDecision mine = keys.decide(own, 1, T);
+                        if (mine.remaining() != 999 - i) {
+                            wrong.set(own + " at " + i + ": " + mine);
+                        }
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertEquals(null, wrong.get());
+            assertEquals(1000, admitted.get());
+            assertEquals(0, keys.peek("shared", T).remaining());
         }
     }
 
