@@ -22,6 +22,11 @@ final class ClientAddressKey implements KeyFunction {
      * emptied when full.
      */
     static final int KNOWN_PEERS = 4096;
+    /** The scratch memory: the peer and X-Forwarded-For before {@link #OUT}, the key from there. */
+    private static final int OUT = 960;
+    private static final int OUT_CAPACITY = 64;
+
+    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(() -> new Scratch(OUT + OUT_CAPACITY));
 
     private final long handle;
     private final boolean trusts;
@@ -40,8 +45,8 @@ final class ClientAddressKey implements KeyFunction {
             return "";
         }
         if (trusts) {
-            String[] forwarded = forwardedFor(request);
-            if (forwarded != null) {
+            Enumeration<String> forwarded = request.getHeaders("X-Forwarded-For");
+            if (forwarded != null && forwarded.hasMoreElements()) {
                 return key(peer, forwarded);
             }
         }
@@ -56,7 +61,43 @@ final class ClientAddressKey implements KeyFunction {
         return key;
     }
 
-    private String key(String peer, String[] forwarded) {
+    /**
+     * The key of {@code peer} with the X-Forwarded-For values
+     * {@code forwarded} (null: none): through the scratch memory, the values
+     * joined by {@code ,} (one list either way); text that is not ASCII or
+     * does not fit crosses as {@code String}s.
+     */
+    String keyOf(String peer, Enumeration<String> forwarded) {
+        return key(peer, forwarded);
+    }
+
+    private String key(String peer, Enumeration<String> forwarded) {
+        List<String> values = null;
+        if (forwarded != null) {
+            values = new ArrayList<>(1);
+            while (forwarded.hasMoreElements()) {
+                values.add(forwarded.nextElement());
+            }
+        }
+        Scratch s = scratch.get();
+        int peerLen = s.putAscii(peer, 0, OUT);
+        int at = peerLen;
+        for (int i = 0; values != null && i < values.size() && at >= 0; i++) {
+            if (i > 0) {
+                at = s.putAscii(",", at, OUT) < 0 ? -1 : at + 1;
+            }
+            int n = at < 0 ? -1 : s.putAscii(values.get(i), at, OUT);
+            at = n < 0 ? -1 : at + n;
+        }
+        if (at < 0) {
+            return crossing(peer, values == null ? null : values.toArray(new String[0]));
+        }
+        s.flush(at);
+        long n = HttpNative.addressWrite(handle, this, s.address, peerLen, at - peerLen, OUT, OUT_CAPACITY);
+        return n == HttpNative.NOT_AN_ADDRESS ? peer : s.text(OUT, (int) n);
+    }
+
+    private String crossing(String peer, String[] forwarded) {
         try {
             return HttpNative.addressKey(handle, this, peer, forwarded);
         } catch (SdsException e) {
@@ -65,18 +106,5 @@ final class ClientAddressKey implements KeyFunction {
             }
             throw e;
         }
-    }
-
-    /** Every {@code X-Forwarded-For} value, in order; null when there is none. */
-    private static String[] forwardedFor(HttpServletRequest request) {
-        Enumeration<String> values = request.getHeaders("X-Forwarded-For");
-        if (values == null || !values.hasMoreElements()) {
-            return null;
-        }
-        List<String> all = new ArrayList<>(1);
-        while (values.hasMoreElements()) {
-            all.add(values.nextElement());
-        }
-        return all.toArray(new String[0]);
     }
 }

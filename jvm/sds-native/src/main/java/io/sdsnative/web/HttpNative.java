@@ -36,13 +36,37 @@ final class HttpNative {
      */
     static native String[] headersFields(long writer, Object owner, long[] io, int count);
 
+    /**
+     * As {@link #headersFields} for the {@code count} decisions at offset 0 of
+     * the scratch memory at {@code scratch} (native byte order), the fields
+     * written at {@code outAt} as {@code name\nvalue\n} lines (ASCII), at most
+     * {@code capacity} bytes: their length. No JNI callback.
+     */
+    static native long headersWrite(long writer, Object owner, long scratch, int count, int outAt, int capacity);
+
     static native void headersFree(long writer);
+
+    /** The address of a direct buffer of at least {@code size} bytes (a thread's scratch memory). */
+    static native long scratchAddress(java.nio.ByteBuffer buffer, int size);
+
+    /** What {@link #addressWrite} answers for a peer that is no IP address. */
+    static final long NOT_AN_ADDRESS = -1;
 
     /** A client-address key function's native side. */
     static native long addressNew(int ipv4Prefix, int ipv6Prefix, String[] trusted);
 
     /** The client key of {@code peer} with these {@code X-Forwarded-For} values (null: none). */
     static native String addressKey(long address, Object owner, String peer, String[] forwardedFor);
+
+    /**
+     * As {@link #addressKey} for the peer's {@code peerLen} bytes at offset 0
+     * of the scratch memory and the {@code forwardedLen} bytes after them (the
+     * X-Forwarded-For values joined by {@code ,}), the key written at
+     * {@code outAt} (at most {@code capacity} bytes): its length, or
+     * {@link #NOT_AN_ADDRESS}. No JNI callback.
+     */
+    static native long addressWrite(long address, Object owner, long scratch, int peerLen, int forwardedLen,
+            int outAt, int capacity);
 
     static native void addressFree(long address);
 }

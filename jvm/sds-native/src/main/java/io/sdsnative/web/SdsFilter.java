@@ -126,7 +126,7 @@ public final class SdsFilter implements Filter {
             throws IOException, ServletException {
         Policy[] policies = this.policies;
         int n = policies.length;
-        long[] io = n == 0 ? null : new long[n * HttpNative.DECISION_LEN];
+        Scratch io = n == 0 ? null : headers.scratch();
         int decided = 0;
         KeyedLimit[] heldLimits = null;
         String[] heldKeys = null;
