@@ -128,6 +128,21 @@ impl AnyKeys {
             AnyKeys::Shared(shared) => Some(shared.path()),
         }
     }
+
+    /// Opens (or creates, with `mode`: 0o600 or 0o660) the key table file
+    /// of `name_or_path` as every binding names it: a bare name is a file
+    /// under /dev/shm ([`crate::table_path`], the rule of shared point
+    /// tables), then [`AnyKeys::shared`].
+    pub fn open_named(
+        name_or_path: impl AsRef<std::ffi::OsStr>,
+        capacity: usize,
+        rule: KeyRule,
+        mode: u32,
+    ) -> Result<AnyKeys, Error> {
+        let path = crate::table_path(name_or_path)?;
+        let options = Options::of_mode(mode)?;
+        AnyKeys::shared(path, capacity, rule, &options)
+    }
 }
 
 /// Asks the kernel for huge pages (transparent, 2 MiB on x86-64) under a

@@ -218,6 +218,7 @@ mod eviction;
 mod gcra;
 mod hash;
 mod in_flight;
+mod input;
 mod rule;
 mod rule_input;
 mod storage;
@@ -226,6 +227,9 @@ mod window;
 
 pub use cell::{KeyBucket, KeyCell, BUCKET_CELLS};
 pub use decision::{KeyCount, KeyDecision, NEVER};
+pub use input::{
+    lone_surrogate, units_from_i128, units_from_value, utf16_to_utf8, LoneSurrogate, UnitsError,
+};
 pub use rule::{
     key_fingerprint, KeyException, KeyRule, KeyRuleBuilder, KeyRuleKind, MAX_EXCEPTIONS,
     MAX_PERIOD_MS,
