@@ -120,13 +120,14 @@ public final class KeyRule {
         return entries;
     }
 
-    /** The entries as the native rule reader takes them: service settings' tokens. */
+    /** The entries as the native rule reader takes them: each name, then its value in {@link ServiceConfig}'s tokens. */
     String[] encoded() {
-        Tokens.Builder builder = new Tokens.Builder();
+        List<String> tokens = new ArrayList<>();
         for (Map.Entry<String, Object> entry : entries.entrySet()) {
-            builder.set(entry.getKey(), entry.getValue());
+            tokens.add(entry.getKey());
+            ServiceConfig.encode(entry.getValue(), tokens);
         }
-        return builder.build().encoded();
+        return tokens.toArray(new String[0]);
     }
 
     @Override
@@ -142,18 +143,5 @@ public final class KeyRule {
     @Override
     public String toString() {
         return "KeyRule" + entries;
-    }
-
-    /** The entries as settings, so they cross in {@link ServiceConfig#encoded()}'s tokens, typed the same. */
-    private static final class Tokens extends ServiceConfig {
-        private Tokens(Builder builder) {
-            super(-1, builder);
-        }
-
-        private static final class Builder extends ServiceConfig.Builder<Builder, Tokens> {
-            Builder() {
-                super(Tokens::new);
-            }
-        }
     }
 }

@@ -50,7 +50,8 @@ public abstract class ServiceConfig {
         return tokens.toArray(new String[0]);
     }
 
-    private static void encode(Object value, List<String> tokens) {
+    /** Appends {@code value}'s tokens (see {@link #encoded()}); {@link KeyRule} encodes its entries alike. */
+    static void encode(Object value, List<String> tokens) {
         if (value instanceof List || value instanceof Object[]) {
             Object[] items = value instanceof List ? ((List<?>) value).toArray() : (Object[]) value;
             tokens.add("l" + items.length);
