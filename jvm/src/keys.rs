@@ -23,9 +23,11 @@ use std::os::unix::ffi::OsStrExt;
 
 use jni::objects::{JByteArray, JByteBuffer, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
-use sds_core::keyed::{KeyCount, KeyDecision, KeyError};
+use sds_core::keyed::{
+    units_from_i128, utf16_to_utf8, KeyCount, KeyDecision, KeyError, LoneSurrogate,
+};
 use sds_core::{time, ErrorCode};
-use sds_shm::{table_path, AnyKeys, Options};
+use sds_shm::AnyKeys;
 
 use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
 use crate::handle::{borrow, free, into_handle};
@@ -83,11 +85,10 @@ setup_native! {
             return Err(Fail::code(ErrorCode::NullArgument));
         }
         let bytes = env.convert_byte_array(&name_or_path)?;
-        let path = table_path(OsStr::from_bytes(&bytes))?;
         let rule = rule(env, &rule_tokens)?;
         // A negative mode keeps its bits, and is refused like any other.
-        let options = Options::of_mode(mode as u32)?;
-        Ok(into_handle(AnyKeys::shared(&path, capacity(capacity_keys), rule, &options)?))
+        let name = OsStr::from_bytes(&bytes);
+        Ok(into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
     }
 
     /// The shared table's file; `null` for a private table.
@@ -174,67 +175,34 @@ unsafe fn with_key<T>(
     let units = usize::try_from(unsafe { (functions.GetStringLength)(env, text) }).unwrap_or(0);
     if units <= STACK_KEY {
         let mut wide = MaybeUninit::<[u16; STACK_KEY]>::uninit();
-        let mut utf8 = MaybeUninit::<[u8; 3 * STACK_KEY]>::uninit();
         let w = wide.as_mut_ptr().cast::<u16>();
         unsafe { (functions.GetStringRegion)(env, text, 0, units as jsize, w) };
-        // SAFETY: the region call wrote the first `units` units; `utf8`
-        // is only written before it is read (`encode`).
-        let (wide, utf8) = unsafe {
-            (
-                std::slice::from_raw_parts(w, units),
-                &mut *utf8.as_mut_ptr().cast::<[MaybeUninit<u8>; 3 * STACK_KEY]>(),
-            )
-        };
-        let key = encode(wide, utf8).map_err(|at| lone_surrogate(env, wide, at))?;
-        Ok(f(key))
+        // SAFETY: the region call wrote the first `units` units.
+        let wide = unsafe { std::slice::from_raw_parts(w, units) };
+        let mut utf8 = [0u8; 3 * STACK_KEY];
+        let n = utf16_to_utf8(wide, &mut utf8).map_err(|e| lone_surrogate(env, e))?;
+        Ok(f(&utf8[..n]))
     } else {
         let mut wide = vec![0u16; units];
         unsafe { (functions.GetStringRegion)(env, text, 0, units as jsize, wide.as_mut_ptr()) };
-        let mut utf8 = vec![MaybeUninit::<u8>::uninit(); 3 * units];
-        let key = encode(&wide, &mut utf8).map_err(|at| lone_surrogate(env, &wide, at))?;
-        Ok(f(key))
+        let mut utf8 = vec![0u8; 3 * units];
+        let n = utf16_to_utf8(&wide, &mut utf8).map_err(|e| lone_surrogate(env, e))?;
+        Ok(f(&utf8[..n]))
     }
 }
 
-/// The UTF-8 of the UTF-16 `wide`, written to `out` (three bytes per unit
-/// at most); `Err` with the index of a lone surrogate.
-#[inline]
-fn encode<'a>(wide: &[u16], out: &'a mut [MaybeUninit<u8>]) -> Result<&'a [u8], usize> {
-    let mut n = 0;
-    let mut at = 0;
-    for c in char::decode_utf16(wide.iter().copied()) {
-        let c = c.map_err(|_| at)?;
-        at += c.len_utf16();
-        let mut bytes = [0u8; 4];
-        for &b in c.encode_utf8(&mut bytes).as_bytes() {
-            out[n].write(b);
-            n += 1;
-        }
-    }
-    // SAFETY: the loop wrote `out[..n]`.
-    Ok(unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n) })
-}
-
-/// Throws `INVALID_ARGUMENT` for the lone surrogate at `wide[at]`, with
-/// `Client`'s message for one in a point name.
+/// Throws `INVALID_ARGUMENT` for a key's lone surrogate, with the core's
+/// message (`Client`'s for one in a point name).
 #[cold]
-fn lone_surrogate(env: *mut JNIEnv, wide: &[u16], at: usize) -> Refusal {
-    let message = format!(
-        "key is not valid UTF-16: lone surrogate U+{:04X} at index {at}",
-        wide[at]
-    );
-    thrown(env, Fail::Sds(ErrorCode::InvalidArgument, message))
+fn lone_surrogate(env: *mut JNIEnv, lone: LoneSurrogate) -> Refusal {
+    thrown(env, Fail::Sds(lone.code(), lone.about("key").to_string()))
 }
 
-/// A count of units from Java (`cost`, `units`): the core's `u32` (it
-/// refuses 0 where it takes none, with its message).
+/// A count of units from Java (`cost`, `units`): the core's verdict on
+/// its range (`keyed::units_from_i128`), the message of every binding.
 #[inline]
-fn units(env: *mut JNIEnv, n: jlong, what: &str) -> Result<u32, Refusal> {
-    u32::try_from(n).map_err(|_| {
-        let bound = if n < 0 { ">= 0" } else { "<= 4294967295" };
-        let message = format!("{what} must be {bound}, not {n}");
-        thrown(env, Fail::Sds(ErrorCode::InvalidArgument, message))
-    })
+fn units(env: *mut JNIEnv, n: jlong, what: &'static str) -> Result<u32, Refusal> {
+    units_from_i128(n.into(), what).map_err(|e| thrown(env, Fail::Sds(e.code(), e.to_string())))
 }
 
 /// A core result, its error thrown.
@@ -358,7 +326,11 @@ hot_native! {
         bytes: jbyteArray, len: jint, text: jstring, sign: jint, n: jlong, now_ms: jlong, out: jlongArray,
     ) with |env, keys: AnyKeys| {
         let now_ms = time::from_i64(now_ms)?;
-        let delta = i64::from(sign.signum()) * i64::from(units(env, n, "units")?);
+        // A read (sign 0) takes no units.
+        let delta = match sign.signum() {
+            0 => 0,
+            sign => i64::from(sign) * i64::from(units(env, n, "units")?),
+        };
         // SAFETY: as for `keysDecide`, and `out` a `long[3]`.
         let c: KeyCount = core(env, unsafe { with_key(env, bytes, len, text, |key| keys.count_add(key, now_ms, delta)) }?)?;
         unsafe { write(env, out, &[clamp(c.count), clamp(c.previous), clamp(c.reset_ms)]) };
@@ -368,27 +340,5 @@ hot_native! {
     /// How many keys fit.
     fn Java_io_sdsnative_Native_keysCapacity() with |_env, keys: AnyKeys| {
         Ok(clamp(keys.capacity() as u64))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn utf8(text: &[u16]) -> Result<Vec<u8>, usize> {
-        let mut out = vec![MaybeUninit::uninit(); 3 * text.len()];
-        encode(text, &mut out).map(|b| b.to_vec())
-    }
-
-    #[test]
-    fn keys_encode_as_utf8_and_lone_surrogates_are_found() {
-        let text = "aé€😀";
-        let wide: Vec<u16> = text.encode_utf16().collect();
-        assert_eq!(utf8(&wide), Ok(text.as_bytes().to_vec()));
-        assert_eq!(utf8(&[]), Ok(vec![]));
-        assert_eq!(utf8(&[0x61, 0xD800, 0x61]), Err(1));
-        assert_eq!(utf8(&[0x61, 0x62, 0xDC00]), Err(2));
-        // Three bytes per unit at most: the stack buffer is large enough.
-        assert_eq!(utf8(&[0xFFFF; 4]).map(|b| b.len()), Ok(12));
     }
 }
