@@ -13,10 +13,13 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMapping, PyString, PyTuple, PyType};
-use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError, NEVER};
-use sds_core::ErrorCode;
+use sds_core::keyed::{
+    units_from_i128, units_from_value, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError,
+    UnitsError, NEVER,
+};
+use sds_core::{ErrorCode, Value};
 use sds_settings::KeyRuleTextError;
-use sds_shm::{table_path, AnyKeys, Options};
+use sds_shm::AnyKeys;
 
 use crate::args::{self, Time};
 use crate::errors;
@@ -213,37 +216,33 @@ fn lone_surrogate(s: &Bound<'_, PyString>) -> PyErr {
     }
 }
 
-/// A cost or a number of units: an `int` in `1..2**32`; 0 and below are
-/// the core's error (`cost must be >= 1`).
+/// A cost or a number of units: an `int` (`bool` refused), its range
+/// judged by the core (`keyed::units_from_i128`: 0 is `cost must be >= 1`,
+/// the rest outside `1..2**32` one message in every binding).
 #[inline]
-fn units(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<u32> {
+fn units(v: Option<&Bound<'_, PyAny>>, what: &'static str) -> PyResult<u32> {
     let Some(v) = v else { return Ok(1) };
     if v.is_exact_instance_of::<PyInt>() {
         if let Ok(n) = v.extract::<u32>() {
-            return non_zero(v.py(), n);
+            return units_from_i128(n.into(), what).map_err(|e| units_error(v.py(), e));
         }
     }
     units_slow(v, what)
 }
 
-fn non_zero(py: Python<'_>, n: u32) -> PyResult<u32> {
-    match n {
-        0 => Err(key_error(py, KeyError::ZeroCost)),
-        n => Ok(n),
-    }
+#[cold]
+#[inline(never)]
+fn units_slow(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<u32> {
+    let n = args::int(v, what)?;
+    let value = n
+        .extract::<i128>()
+        .map_or(Value::OutOfRange, Value::Integer);
+    units_from_value(value, what).map_err(|e| units_error(v.py(), e))
 }
 
 #[cold]
-#[inline(never)]
-fn units_slow(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
-    let n = args::int(v, what)?;
-    if n.lt(0)? {
-        return Err(key_error(v.py(), KeyError::ZeroCost));
-    }
-    let n = n
-        .extract::<u32>()
-        .map_err(|_| errors::argument(v.py(), format!("{what} must be below 2**32")))?;
-    non_zero(v.py(), n)
+fn units_error(py: Python<'_>, e: UnitsError) -> PyErr {
+    errors::raise(py, e.code(), e.to_string(), None)
 }
 
 /// The rule of `rule`: a mapping of field names (camelCase or snake_case)
@@ -294,12 +293,24 @@ fn open_shared(
         Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
         None => 0o600,
     };
-    let shm = |e| errors::shm(py, &e);
-    let path = table_path(path.to_str()?).map_err(shm)?;
-    let options = Options::of_mode(mode).map_err(shm)?;
+    let name = path.to_str()?;
     // Opening may wait for another process initialising the file.
-    py.detach(|| AnyKeys::shared(&path, capacity, rule, &options))
-        .map_err(shm)
+    py.detach(|| AnyKeys::open_named(name, capacity, rule, mode))
+        .map_err(|e| errors::shm(py, &e))
+}
+
+/// The file a shared table of `name_or_path` lives in: a bare name is a
+/// file under /dev/shm, a path is itself (`sds_shm::table_path`, the rule
+/// of shared point and key tables).
+#[pyfunction]
+pub fn table_path(name_or_path: &Bound<'_, PyAny>) -> PyResult<String> {
+    let given = args::path_text(name_or_path, "name_or_path")?;
+    let path = sds_shm::table_path(given.to_str()?);
+    // From UTF-8 text, a UTF-8 path.
+    Ok(path
+        .map_err(|e| errors::shm(name_or_path.py(), &e))?
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// Per-key limits under one rule in a fixed number of cells.

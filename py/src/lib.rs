@@ -33,7 +33,7 @@ mod _native {
         errors::_register_errors,
         guard::Guarded,
         http::{check_policy_name, ClientAddress, RateLimitHeaders},
-        keys::{_register_key_results, Keys},
+        keys::{_register_key_results, table_path, Keys},
         services::{Agent, Cluster},
         strategy::Strategy,
         table::{PointHandle, Table},

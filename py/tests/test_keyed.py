@@ -123,8 +123,9 @@ def test_exceptions_give_named_keys_their_own_limit() -> None:
     "cost, cls, message",
     [
         (0, sds.InvalidArgument, "cost must be >= 1"),
-        (-1, sds.InvalidArgument, "cost must be >= 1"),
-        (2**32, sds.InvalidArgument, "cost must be below 2**32"),
+        (-1, sds.InvalidArgument, "cost must be an integer from 1 to 4294967295"),
+        (2**32, sds.InvalidArgument, "cost must be an integer from 1 to 4294967295"),
+        (2**200, sds.InvalidArgument, "cost must be an integer from 1 to 4294967295"),
         (True, sds.InvalidArgument, "cost must be an int, not bool"),
         (1.0, sds.InvalidArgument, "cost must be an int, not float"),
         ("1", sds.InvalidArgument, "cost must be an int, not str"),
@@ -145,12 +146,16 @@ def test_units_take_the_same_checks() -> None:
         lambda: window.increment("a", 0, now_ms=0),
         lambda: window.decrement("a", 0, now_ms=0),
         lambda: flight.release("a", 0),
+    ):
+        with pytest.raises(sds.InvalidArgument, match="^cost must be >= 1$"):
+            call()
+    for call in (
+        lambda: window.increment("a", 2**40, now_ms=0),
+        lambda: window.decrement("a", -1, now_ms=0),
         lambda: flight.release("a", -5),
     ):
-        with pytest.raises(sds.InvalidArgument, match="must be >= 1"):
+        with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
             call()
-    with pytest.raises(sds.InvalidArgument, match="units must be below 2"):
-        window.increment("a", 2**40, now_ms=0)
 
 
 def test_a_bad_key_raises() -> None:
@@ -236,6 +241,15 @@ def test_a_bare_name_is_a_file_under_dev_shm() -> None:
         assert keys.path == pathlib.Path("/dev/shm") / name
     finally:
         os.unlink(f"/dev/shm/{name}")
+
+
+def test_table_path_is_the_core_naming_rule(tmp_path: pathlib.Path) -> None:
+    from sds import _native
+
+    assert _native.table_path("sessions") == "/dev/shm/sessions"
+    assert _native.table_path(tmp_path / "keys") == str(tmp_path / "keys")
+    with pytest.raises(sds.InvalidArgument, match="NUL"):
+        _native.table_path("a\0b")
 
 
 def test_a_shared_file_must_match(tmp_path: pathlib.Path) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "RateLimitHeaders",
     "Keys",
     "_register_key_results",
+    "table_path",
     "Strategy",
     "PointHandle",
     "Table",
@@ -235,6 +236,10 @@ class Cluster:
 def _register_key_results(decision: type, count: type, stats: type) -> None:
     """Registers the classes of `Keys`' answers (named tuples of the fields
     in the core's order)."""
+
+def table_path(name_or_path: str | PathLike[str]) -> str:
+    """The file a shared table of `name_or_path` lives in: a bare name is a
+    file under /dev/shm, a path is itself."""
 
 _K = TypeVar("_K", bound="Keys")
 

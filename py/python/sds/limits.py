@@ -58,9 +58,6 @@ DEFAULT_CAPACITY = 65536
 # allow for the window (count bits + bits(W) + 4 <= 54), at most 2^20 - 1.
 _FIXED_COUNT_BITS = 20
 
-_SHM_DIR = "/dev/shm"
-
-
 class MovingWindowUnsupported(NotImplementedError):
     """``MovingWindowRateLimiter`` on ``sds://``: the moving window keeps
     every hit's time, which no fixed memory per key can."""
@@ -188,7 +185,11 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         """The tables of ``NAME`` in its directory: (kind, (W in s, [L]))."""
         if self.name is None:
             return
-        directory, base = os.path.split(self.name) if "/" in self.name else (_SHM_DIR, self.name)
+        try:
+            # The tables' files are named as the core names them (a bare name under /dev/shm).
+            directory, base = os.path.split(_native.table_path(self.name))
+        except SdsError:
+            return
         pattern = re.compile(re.escape(base) + r"\.(fixed)-(\d+)|" + re.escape(base) + r"\.(sliding)-(\d+)-(\d+)")
         try:
             names = os.listdir(directory or ".")
