@@ -32,21 +32,20 @@
 //! [`exit_numbers`], and a panic never crosses into JavaScript.
 
 use std::cell::Cell;
-use std::ffi::{c_void, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
-use sds_core::{ErrorCode, Flags, Outcome, PointId};
+use sds_core::{Flags, Outcome, PointId};
 use sds_shm::AnyTable;
 
 use crate::arguments::time_number;
 use crate::entry_bits::{number, pack, unpack, whole_up_to};
-use crate::errors::{from_core, invalid_argument, js_error, SdsError};
+use crate::errors::{from_core, invalid_argument, SdsError};
 use crate::external_memory::release_table;
+use crate::raw::{self, Shared};
 use crate::table::with_view;
 
 /// What JavaScript passes for "now": the addon then reads the clock itself,
@@ -72,6 +71,16 @@ const IO_LEN: usize = 4;
 impl Hot {
     fn read<const N: usize>(&self) -> [f64; N] {
         core::array::from_fn(|i| self.io[i].get())
+    }
+}
+
+impl Shared for Hot {
+    fn io(&self) -> &[Cell<f64>] {
+        &self.io
+    }
+
+    fn last_release(self, env: sys::napi_env) {
+        release_table(env, self.table);
     }
 }
 
@@ -115,15 +124,6 @@ pub fn exit_numbers(
     with_view!(table, t => t.exit(&entry, now, outcome)).map_err(from_core)
 }
 
-/// Throws `error` as an `Error` with `.code`; returns the null that tells
-/// N-API the callback threw.
-unsafe fn throw(env: sys::napi_env, error: SdsError) -> sys::napi_value {
-    let code = CString::new(error.status).unwrap_or_default();
-    let message = CString::new(error.reason.replace('\0', " ")).unwrap_or_default();
-    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
-    ptr::null_mut()
-}
-
 /// The callback's `Hot`.
 ///
 /// # Safety
@@ -159,12 +159,7 @@ unsafe fn call(
     info: sys::napi_callback_info,
     step: impl FnOnce(&Hot) -> Result<(), SdsError>,
 ) -> sys::napi_value {
-    let result = catch_unwind(AssertUnwindSafe(|| step(unsafe { hot_of(env, info) }?)))
-        .unwrap_or_else(|_| Err(js_error(ErrorCode::Panic, ErrorCode::Panic.description())));
-    match result {
-        Ok(()) => ptr::null_mut(),
-        Err(error) => unsafe { throw(env, error) },
-    }
+    unsafe { raw::run_or_throw(env, || step(hot_of(env, info)?)) }
 }
 
 unsafe extern "C" fn enter_callback(
@@ -215,89 +210,6 @@ unsafe extern "C" fn clock_callback(
     unsafe { call(env, info, step) }
 }
 
-/// One `Rc` share of `hot` as an N-API data pointer.
-fn share(hot: &Rc<Hot>) -> *mut c_void {
-    Rc::into_raw(Rc::clone(hot)) as *mut c_void
-}
-
-/// N-API finalizer: gives back the share that `share` made (as `data` of a
-/// function, or as the `hint` of the `io` buffer).
-unsafe extern "C" fn release(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
-    let shared = if hint.is_null() { data } else { hint };
-    if let Some(hot) = Rc::into_inner(unsafe { Rc::from_raw(shared as *const Hot) }) {
-        release_table(env, hot.table);
-    }
-}
-
-fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(napi::Error::from_reason(format!("{what} failed")))
-    }
-}
-
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-
-unsafe fn add_function(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    name: &CStr,
-    callback: Callback,
-    hot: &Rc<Hot>,
-) -> napi::Result<()> {
-    let data = share(hot);
-    let mut function = ptr::null_mut();
-    let len = name.to_bytes().len() as isize;
-    let created = unsafe {
-        sys::napi_create_function(env, name.as_ptr(), len, Some(callback), data, &mut function)
-    };
-    if let Err(e) = check(created, "napi_create_function") {
-        unsafe { release(env, data, ptr::null_mut()) };
-        return Err(e);
-    }
-    check(
-        unsafe {
-            sys::napi_add_finalizer(
-                env,
-                function,
-                data,
-                Some(release),
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        },
-        "napi_add_finalizer",
-    )?;
-    check(
-        unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), function) },
-        "napi_set_named_property",
-    )
-}
-
-/// A `Float64Array` over `hot.io`; its buffer holds a share.
-unsafe fn io_array(env: sys::napi_env, hot: &Rc<Hot>) -> napi::Result<sys::napi_value> {
-    let hint = share(hot);
-    let mut buffer = ptr::null_mut();
-    // `[Cell<f64>; N]` has the layout of `[f64; N]`.
-    let memory = hot.io.as_ptr().cast_mut().cast::<c_void>();
-    let bytes = IO_LEN * std::mem::size_of::<f64>();
-    let created = unsafe {
-        sys::napi_create_external_arraybuffer(env, memory, bytes, Some(release), hint, &mut buffer)
-    };
-    if let Err(e) = check(created, "napi_create_external_arraybuffer") {
-        unsafe { release(env, ptr::null_mut(), hint) };
-        return Err(e);
-    }
-    let mut array = ptr::null_mut();
-    let float64 = sys::TypedarrayType::float64_array;
-    check(
-        unsafe { sys::napi_create_typedarray(env, float64, IO_LEN, buffer, 0, &mut array) },
-        "napi_create_typedarray",
-    )?;
-    Ok(array)
-}
-
 /// `{ enter, exitOk, exitError, io }` bound to `table` (and the benchmark's
 /// `emptyCall`, `readClock` with the feature `bench-hooks`).
 pub fn hot_functions<'env>(env: &'env Env, table: &Arc<AnyTable>) -> napi::Result<Object<'env>> {
@@ -306,25 +218,28 @@ pub fn hot_functions<'env>(env: &'env Env, table: &Arc<AnyTable>) -> napi::Resul
         table: Arc::clone(table),
         io: Default::default(),
     });
-    let mut object = ptr::null_mut();
-    check(
-        unsafe { sys::napi_create_object(env, &mut object) },
-        "napi_create_object",
-    )?;
+    // SAFETY: `env` is this call's, on its thread.
+    let object =
+        unsafe { functions_of(env, &hot) }.map_err(|e| napi::Error::from_reason(e.reason))?;
+    Ok(Object::from_raw(env, object))
+}
+
+/// The object of [`hot_functions`].
+///
+/// # Safety
+/// `env` is live, on its thread.
+unsafe fn functions_of(env: sys::napi_env, hot: &Rc<Hot>) -> Result<sys::napi_value, SdsError> {
     unsafe {
-        add_function(env, object, c"enter", enter_callback, &hot)?;
-        add_function(env, object, c"exitOk", exit_callback::<false>, &hot)?;
-        add_function(env, object, c"exitError", exit_callback::<true>, &hot)?;
+        let object = raw::new_object(env)?;
+        raw::add_function(env, object, c"enter", enter_callback, hot)?;
+        raw::add_function(env, object, c"exitOk", exit_callback::<false>, hot)?;
+        raw::add_function(env, object, c"exitError", exit_callback::<true>, hot)?;
         #[cfg(feature = "bench-hooks")]
         {
-            add_function(env, object, c"emptyCall", empty_callback, &hot)?;
-            add_function(env, object, c"readClock", clock_callback, &hot)?;
+            raw::add_function(env, object, c"emptyCall", empty_callback, hot)?;
+            raw::add_function(env, object, c"readClock", clock_callback, hot)?;
         }
-        let io = io_array(env, &hot)?;
-        check(
-            sys::napi_set_named_property(env, object, c"io".as_ptr(), io),
-            "napi_set_named_property",
-        )?;
+        raw::set(env, object, c"io", raw::io_array(env, hot)?)?;
+        Ok(object)
     }
-    Ok(Object::from_raw(env, object))
 }

@@ -24,24 +24,26 @@
 //! The rest (opening, `resetAll`, `stats`, `close`) are methods of the class.
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::rc::Rc;
 
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{sys, Env, ValueType};
 use napi_derive::napi;
-use sds_core::keyed::{KeyCount, KeyDecision, KeyError, NEVER};
+use sds_core::keyed::{
+    lone_surrogate, units_from_i128, units_from_value, KeyCount, KeyDecision, KeyError, NEVER,
+};
 use sds_core::{ErrorCode, Value};
-use sds_shm::{table_path, AnyKeys, Options};
+use sds_shm::AnyKeys;
 
 use crate::arguments::{self, is_undefined, time_number};
 use crate::entry_bits::whole_up_to;
 use crate::errors::{invalid_argument, js_error, SdsError};
 use crate::external_memory::adjust;
 use crate::hot_path::NOW;
+use crate::raw::{self, check, Callback, Shared};
 use crate::table::from_shm;
 
 const IO_LEN: usize = 6;
@@ -86,6 +88,16 @@ impl Keys {
     }
 }
 
+impl Shared for Keys {
+    fn io(&self) -> &[Cell<f64>] {
+        &self.io
+    }
+
+    fn last_release(self, env: sys::napi_env) {
+        self.close(env);
+    }
+}
+
 fn heap_bytes(table: &AnyKeys) -> i64 {
     match table {
         AnyKeys::Private(_) => (table.capacity() * CELL_BYTES) as i64,
@@ -113,17 +125,17 @@ fn time(now_ms: f64) -> Result<u64, SdsError> {
     }
 }
 
-/// A cost or a count of units from `io`: a whole number that fits 32 bits
-/// (0 passes: the core's verdict on it is the message every binding gives).
+/// A cost or a count of units from `io`, judged by the core
+/// (`keyed::units_from_i128`: 0 is `cost must be >= 1`, the rest outside
+/// `1..2^32` one message in every binding); a number that is no integer is
+/// sorted as every number argument is ([`Value::from_f64`]).
 #[inline]
-fn units(value: f64, what: &str) -> Result<u32, SdsError> {
-    whole_up_to(value, u32::MAX as f64)
-        .map(|n| n as u32)
-        .ok_or_else(|| {
-            invalid_argument(format!(
-                "{what} must be an integer from 1 to 4294967295, got {value}"
-            ))
-        })
+fn units(value: f64, what: &'static str) -> Result<u32, SdsError> {
+    let result = match whole_up_to(value, u32::MAX as f64) {
+        Some(n) => units_from_i128(n.into(), what),
+        None => units_from_value(Value::from_f64(value), what),
+    };
+    result.map_err(|e| js_error(e.code(), e))
 }
 
 fn decision_numbers(d: KeyDecision) -> [f64; IO_LEN] {
@@ -171,15 +183,11 @@ fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
             }
             Op::Peek => keys.write(&decision_numbers(table.peek(key, time(now)?))),
             Op::Increment | Op::Decrement | Op::Count => {
+                // `units` refuses 0, where `count_add` would read.
                 let delta = match op {
                     Op::Count => 0,
-                    // `count_add` reads at 0; a call that would count 0
-                    // units is the core's zero-cost error instead.
-                    _ => match units(amount, "units")? {
-                        0 => return Err(from_key(KeyError::ZeroCost)),
-                        n if matches!(op, Op::Decrement) => -i64::from(n),
-                        n => i64::from(n),
-                    },
+                    Op::Decrement => -i64::from(units(amount, "units")?),
+                    _ => i64::from(units(amount, "units")?),
                 };
                 let count = table.count_add(key, time(now)?, delta).map_err(from_key)?;
                 keys.write(&count_numbers(count));
@@ -200,14 +208,6 @@ fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
 
 /// Keys up to this many UTF-8 bytes are read onto the stack.
 const STACK_KEY: usize = 1024;
-
-fn check(status: sys::napi_status, what: &str) -> Result<(), SdsError> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(js_error(ErrorCode::Panic, format!("{what} failed")))
-    }
-}
 
 /// Calls `f` with the bytes of the key `value`: a string's UTF-8, or a
 /// Uint8Array's (a Buffer's) bytes where they are.
@@ -296,8 +296,9 @@ unsafe fn long_string(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<
 }
 
 /// Refuses a string whose UTF-8 holds a U+FFFD that N-API put for a lone
-/// surrogate. Only keys holding the byte 0xEF (U+F000..U+FFFF) pay for the
-/// second look.
+/// surrogate, with the core's message (`keyed::lone_surrogate`). Only keys
+/// holding the byte 0xEF (U+F000..U+FFFF) pay for the second look, at the
+/// string's UTF-16.
 unsafe fn well_formed(
     env: sys::napi_env,
     value: sys::napi_value,
@@ -306,9 +307,31 @@ unsafe fn well_formed(
     if !bytes.contains(&0xEF) {
         return Ok(());
     }
-    // SAFETY: the caller's `value`, a string.
-    let value = unsafe { Unknown::from_raw_unchecked(env, value) };
-    arguments::text(value, "key").map(drop)
+    let wide = unsafe { utf16(env, value) }?;
+    match lone_surrogate(&wide) {
+        None => Ok(()),
+        Some(lone) => Err(js_error(lone.code(), lone.about("key"))),
+    }
+}
+
+/// The UTF-16 units of the string `value`.
+#[cold]
+unsafe fn utf16(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u16>, SdsError> {
+    let what = "napi_get_value_string_utf16";
+    let mut len = 0;
+    check(
+        unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len) },
+        what,
+    )?;
+    let mut wide = vec![0u16; len + 1];
+    check(
+        unsafe {
+            sys::napi_get_value_string_utf16(env, value, wide.as_mut_ptr(), len + 1, &mut len)
+        },
+        what,
+    )?;
+    wide.truncate(len);
+    Ok(wide)
 }
 
 #[cold]
@@ -329,16 +352,6 @@ fn not_a_key(env: sys::napi_env, value: sys::napi_value) -> SdsError {
     invalid_argument(format!(
         "key must be a string, a Buffer or a Uint8Array, got {kind}"
     ))
-}
-
-/// Throws `error` as an `Error` with `.code`; returns the null that tells
-/// N-API the callback threw.
-#[cold]
-unsafe fn throw(env: sys::napi_env, error: SdsError) -> sys::napi_value {
-    let code = CString::new(error.status).unwrap_or_default();
-    let message = CString::new(error.reason.replace('\0', " ")).unwrap_or_default();
-    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
-    ptr::null_mut()
 }
 
 /// The body of every hot function: its `Keys` and first argument, then
@@ -381,88 +394,7 @@ unsafe extern "C" fn key_callback<const OP: u8>(
         let keys = unsafe { &*data.cast::<Keys>() };
         unsafe { with_key(env, argv[0], |key| run(keys, op, key)) }
     };
-    let result = catch_unwind(AssertUnwindSafe(step))
-        .unwrap_or_else(|_| Err(js_error(ErrorCode::Panic, ErrorCode::Panic.description())));
-    match result {
-        Ok(()) => ptr::null_mut(),
-        Err(error) => unsafe { throw(env, error) },
-    }
-}
-
-fn share(keys: &Rc<Keys>) -> *mut c_void {
-    Rc::into_raw(Rc::clone(keys)) as *mut c_void
-}
-
-/// Gives back one share; the last one frees the table.
-fn release_keys(env: sys::napi_env, keys: Rc<Keys>) {
-    if let Some(keys) = Rc::into_inner(keys) {
-        keys.close(env);
-    }
-}
-
-/// N-API finalizer of a function (`data`) or of the `io` buffer (`hint`).
-unsafe extern "C" fn release(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
-    let shared = if hint.is_null() { data } else { hint };
-    release_keys(env, unsafe { Rc::from_raw(shared as *const Keys) });
-}
-
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-
-unsafe fn add_function(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    name: &CStr,
-    callback: Callback,
-    keys: &Rc<Keys>,
-) -> Result<(), SdsError> {
-    let data = share(keys);
-    let mut function = ptr::null_mut();
-    let len = name.to_bytes().len() as isize;
-    let created = unsafe {
-        sys::napi_create_function(env, name.as_ptr(), len, Some(callback), data, &mut function)
-    };
-    if let Err(e) = check(created, "napi_create_function") {
-        unsafe { release(env, data, ptr::null_mut()) };
-        return Err(e);
-    }
-    let finalizer = unsafe {
-        sys::napi_add_finalizer(
-            env,
-            function,
-            data,
-            Some(release),
-            ptr::null_mut(),
-            ptr::null_mut(),
-        )
-    };
-    check(finalizer, "napi_add_finalizer")?;
-    check(
-        unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), function) },
-        "napi_set_named_property",
-    )
-}
-
-/// A `Float64Array` over `keys.io`; its buffer holds a share.
-unsafe fn io_array(env: sys::napi_env, keys: &Rc<Keys>) -> Result<sys::napi_value, SdsError> {
-    let hint = share(keys);
-    let mut buffer = ptr::null_mut();
-    // `[Cell<f64>; N]` has the layout of `[f64; N]`.
-    let memory = keys.io.as_ptr().cast_mut().cast::<c_void>();
-    let bytes = IO_LEN * std::mem::size_of::<f64>();
-    let created = unsafe {
-        sys::napi_create_external_arraybuffer(env, memory, bytes, Some(release), hint, &mut buffer)
-    };
-    if let Err(e) = check(created, "napi_create_external_arraybuffer") {
-        unsafe { release(env, ptr::null_mut(), hint) };
-        return Err(e);
-    }
-    let mut array = ptr::null_mut();
-    let float64 = sys::TypedarrayType::float64_array;
-    check(
-        unsafe { sys::napi_create_typedarray(env, float64, IO_LEN, buffer, 0, &mut array) },
-        "napi_create_typedarray",
-    )?;
-    Ok(array)
+    unsafe { raw::run_or_throw(env, step) }
 }
 
 // --- The class ----------------------------------------------------------
@@ -488,7 +420,7 @@ pub struct NativeKeys {
 
 impl ObjectFinalize for NativeKeys {
     fn finalize(self, env: Env) -> napi::Result<()> {
-        release_keys(env.raw(), self.keys);
+        raw::release_share(env.raw(), self.keys);
         Ok(())
     }
 }
@@ -548,9 +480,7 @@ impl NativeKeys {
             } else {
                 u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
             };
-            let path = table_path(&name).map_err(|e| from_shm(&e))?;
-            let options = Options::of_mode(mode).map_err(|e| from_shm(&e))?;
-            AnyKeys::shared(path, capacity, rule, &options).map_err(|e| from_shm(&e))?
+            AnyKeys::open_named(name, capacity, rule, mode).map_err(|e| from_shm(&e))?
         };
         adjust(env.raw(), heap_bytes(&table));
         let keys = Keys {
@@ -572,11 +502,6 @@ impl NativeKeys {
     )]
     pub fn hot_path<'env>(&self, env: &'env Env) -> Result<Object<'env>, SdsError> {
         let env = env.raw();
-        let mut object = ptr::null_mut();
-        check(
-            unsafe { sys::napi_create_object(env, &mut object) },
-            "napi_create_object",
-        )?;
         let functions: [(&CStr, Callback); 7] = [
             (c"decide", key_callback::<0>),
             (c"peek", key_callback::<1>),
@@ -587,14 +512,11 @@ impl NativeKeys {
             (c"reset", key_callback::<6>),
         ];
         unsafe {
+            let object = raw::new_object(env)?;
             for (name, callback) in functions {
-                add_function(env, object, name, callback, &self.keys)?;
+                raw::add_function(env, object, name, callback, &self.keys)?;
             }
-            let io = io_array(env, &self.keys)?;
-            check(
-                sys::napi_set_named_property(env, object, c"io".as_ptr(), io),
-                "napi_set_named_property",
-            )?;
+            raw::set(env, object, c"io", raw::io_array(env, &self.keys)?)?;
             Ok(Object::from_raw(env, object))
         }
     }

@@ -15,6 +15,7 @@ mod external_memory;
 mod hot_path;
 mod http;
 mod keys;
+mod raw;
 mod service;
 mod settings;
 mod strategy_object;
