@@ -196,7 +196,7 @@ public final class KeyedLimit implements AutoCloseable {
      * {@code inFlight} rule's key: whether it held any.
      *
      * @throws SdsException {@code INVALID_ARGUMENT} for a rule that is not in
-     *     flight, or {@code units} below 1
+     *     flight, or {@code units} outside 1..=2^32 - 1
      */
     public boolean release(String key, long units) {
         String text = nonNull(key);
@@ -251,7 +251,7 @@ public final class KeyedLimit implements AutoCloseable {
      * (starting a window if the key has none) and returns the count after it.
      *
      * @throws SdsException {@code INVALID_ARGUMENT} for a rule that is no
-     *     window, or negative units
+     *     window, or {@code units} outside 1..=2^32 - 1
      */
     public KeyCount increment(String key, long units, long nowMs) {
         return count(null, nonNull(key), 1, units, nowMs);
