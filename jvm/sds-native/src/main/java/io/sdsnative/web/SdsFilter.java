@@ -133,64 +133,75 @@ public final class SdsFilter implements Filter {
         long[] heldUnits = null;
         int held = 0;
         boolean refused = false;
-        for (int i = 0; i < n; i++) {
-            Policy policy = policies[i];
-            String key = policy.keyFunction().key(request);
-            if (key == null) {
-                continue;
-            }
-            KeyDecision decision;
-            if (refused) {
-                decision = policy.limit().peek(key);
-            } else {
-                long cost = policy.costOf(request);
-                try {
-                    decision = policy.limit().decide(key, cost);
-                } catch (SdsException e) {
-                    if (e.code() != ErrorCode.TABLE_FULL) {
-                        throw e;
-                    }
-                    // A new in-flight key where every cell holds units: nginx's limit_conn answers 503.
-                    Admission.release(heldLimits, heldKeys, heldUnits, held);
-                    answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
-                    return null;
+        boolean full = false;
+        String[] fields;
+        Entry entry = null;
+        // Whatever throws here (a key or cost function, a closed client) gives back the units held so far.
+        try {
+            for (int i = 0; i < n; i++) {
+                Policy policy = policies[i];
+                String key = policy.keyFunction().key(request);
+                if (key == null) {
+                    continue;
                 }
-                if (!decision.admitted()) {
-                    refused = true;
-                } else if (policy.isInFlight()) {
-                    if (heldLimits == null) {
-                        heldLimits = new KeyedLimit[n];
-                        heldKeys = new String[n];
-                        heldUnits = new long[n];
+                KeyDecision decision;
+                if (refused) {
+                    decision = policy.limit().peek(key);
+                } else {
+                    long cost = policy.costOf(request);
+                    try {
+                        decision = policy.limit().decide(key, cost);
+                    } catch (SdsException e) {
+                        if (e.code() != ErrorCode.TABLE_FULL) {
+                            throw e;
+                        }
+                        // A new in-flight key where every cell holds units: nginx's limit_conn answers 503.
+                        full = true;
+                        break;
                     }
-                    heldLimits[held] = policy.limit();
-                    heldKeys[held] = key;
-                    heldUnits[held++] = cost;
+                    if (!decision.admitted()) {
+                        refused = true;
+                    } else if (policy.isInFlight()) {
+                        if (heldLimits == null) {
+                            heldLimits = new KeyedLimit[n];
+                            heldKeys = new String[n];
+                            heldUnits = new long[n];
+                        }
+                        heldLimits[held] = policy.limit();
+                        heldKeys[held] = key;
+                        heldUnits[held++] = cost;
+                    }
                 }
+                HeaderWriter.put(io, decided++, i, decision);
             }
-            HeaderWriter.put(io, decided++, i, decision);
-        }
-        String[] fields = decided == 0 ? null : headers.fields(io, decided);
-        if (refused) {
+            fields = decided == 0 || full ? null : headers.fields(io, decided);
+            String name = refused || full || point == null ? null : point.apply(request);
+            if (name != null) {
+                entry = client.enter(name);
+            }
+        } catch (RuntimeException | Error e) {
             Admission.release(heldLimits, heldKeys, heldUnits, held);
-            answer(response, 429, TOO_MANY, fields);
+            throw e;
+        }
+        if (full || refused) {
+            Admission.release(heldLimits, heldKeys, heldUnits, held);
+            if (full) {
+                answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
+            } else {
+                answer(response, 429, TOO_MANY, fields);
+            }
             return null;
         }
         setHeaders(response, fields);
-        Entry entry = null;
-        String name = point == null ? null : point.apply(request);
-        if (name != null) {
-            entry = client.enter(name);
-            if (entry.isDowngraded()) {
-                entry.close();
-                Admission.release(heldLimits, heldKeys, heldUnits, held);
-                if (fallback != null) {
-                    fallback.respond(request, response, entry.reason());
-                } else {
-                    answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
-                }
-                return null;
+        if (entry != null && entry.isDowngraded()) {
+            entry.close();
+            Admission.release(heldLimits, heldKeys, heldUnits, held);
+            if (fallback != null) {
+                fallback.respond(request, response, entry.reason());
+            } else {
+                answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
             }
+            return null;
         }
         return new Admission(entry, heldLimits, heldKeys, heldUnits, held, response);
     }

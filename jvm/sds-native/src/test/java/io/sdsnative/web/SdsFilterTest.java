@@ -216,6 +216,39 @@ class SdsFilterTest {
     }
 
     @Test
+    void unitsHeldAreGivenBackWhenALaterKeyFunctionThrows() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                .policy(Policy.of("broken", limit, request -> {
+                    throw new IllegalStateException("no session");
+                }))
+                .build(), servlet);
+        assertEquals(500, web.get("/ok", "X-User", "u").getStatus());
+        assertEquals(1, limit.peek("u").remaining());
+    }
+
+    @Test
+    void aFullInFlightTableAnswers503() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 8);
+        int filled = 0;
+        try {
+            for (; filled < 10_000; filled++) {
+                limit.decide("held-" + filled);
+            }
+        } catch (SdsException e) {
+            assertEquals(ErrorCode.TABLE_FULL, e.code());
+        }
+        assertTrue(filled < 10_000, "the table filled up");
+        web = WebServer.start(SdsFilter.builder()
+                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                .build(), servlet);
+        ContentResponse r = web.get("/ok", "X-User", "new");
+        assertEquals(503, r.getStatus());
+        assertNull(r.getHeaders().get("RateLimit"));
+    }
+
+    @Test
     void anAsyncRequestHoldsItsUnitsAndPermitUntilItCompletes() throws Exception {
         limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
         client = new Client(64);
