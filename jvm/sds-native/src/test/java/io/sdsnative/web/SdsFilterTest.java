@@ -267,6 +267,20 @@ class SdsFilterTest {
     }
 
     @Test
+    void anAsyncTimeoutGivesBackTheUnitsAndCountsAnError() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        client = new Client(64);
+        client.setStrategy("stall", Strategy.builder().concurrentThreshold(5).build());
+        web = WebServer.start(SdsFilter.builder().client(client).point("stall")
+                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                .build(), servlet);
+        ContentResponse r = web.get("/stall", "X-User", "u");
+        assertTrue(r.getStatus() >= 500, String.valueOf(r.getStatus()));
+        eventually(() -> limit.peek("u").remaining() == 1 && client.stats("stall").concurrent() == 0);
+        assertEquals(1, client.stats("stall").exception());
+    }
+
+    @Test
     void anIpv6ClientIsItsSlash64() throws Exception {
         limit = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64);
         web = WebServer.start("::1", SdsFilter.builder().policy(Policy.of("per-ip", limit)).build(), servlet);

@@ -14,7 +14,8 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code /boom} throws, {@code /fail} answers 500, {@code /block} answers 200
  * once {@link #release} is counted down (and counts {@link #entered} down on
  * entry), {@code /async} does the same from another thread after
- * {@code startAsync}.
+ * {@code startAsync}; {@code /stall} starts async with a 100 ms timeout and
+ * never completes.
  */
 final class TestServlet extends HttpServlet {
     private static final long serialVersionUID = 1L;
@@ -49,6 +50,9 @@ final class TestServlet extends HttpServlet {
                     }
                     async.complete();
                 }).start();
+                return;
+            case "/stall":
+                request.startAsync().setTimeout(100);
                 return;
             default:
                 response.getWriter().write("ok\n");
