@@ -90,20 +90,25 @@ pub unsafe extern "C" fn sds_keys_new(
 /// Opens the key table file at `path` (`path_len` bytes, no NUL), creating
 /// it if it does not exist for `capacity_keys` keys and the rule in the
 /// JSON text `(rule, rule_len)` (as `sds_keys_new`), and writes it to
-/// `*out`. Every process that opens the file decides on the same keys; a
-/// process keeps no descriptor and no lock on it, so a fork child uses its
-/// parent's table as it is. Files, modes, ownership and `flags`
+/// `*out`. Every process that opens the file decides on the same keys. A
+/// rate's or a window's file keeps no descriptor and no lock open, so a
+/// fork child uses its parent's table as it is. An `"inFlight"` file also
+/// keeps, per process, a slot (its descriptor open and a lock held) and a
+/// ledger of the units it holds, so that the units of a process killed
+/// while holding them are given back exactly once (by the next process
+/// to open the file, or a call refused at most every 100 ms); a fork
+/// child takes a slot of its own on its first call, and a process gives
+/// back only units it took. Files, modes, ownership and `flags`
 /// (`SDS_SHARED_GROUP`) follow `sds_table_open_shared`; the layout is
 /// `shm/README.md`'s "Key tables". `sds_keys_free` unmaps (the file stays).
 ///
 /// Returns the rule's errors as `sds_keys_new`; `SDS_RESULT_LAYOUT_MISMATCH`
 /// for a file made for another capacity or rule (the message names the
 /// first field that differs; exceptions must be given in the same order)
-/// or holding a point table; `SDS_RESULT_INVALID_STRATEGY` for an
-/// `"inFlight"` rule (not on shared files yet: a killed process's units
-/// would stay held); `SDS_RESULT_INVALID_CAPACITY`;
-/// `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits and every other
-/// file refused (the message names the path and the cause);
+/// or holding a point table; `SDS_RESULT_INVALID_CAPACITY`;
+/// `SDS_RESULT_INVALID_ARGUMENT` for unknown `flags` bits, an in-flight
+/// file whose 127 process slots are all held by live processes, and every
+/// other file refused (the message names the path and the cause);
 /// `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
 ///
 /// # Safety
@@ -157,7 +162,9 @@ pub unsafe extern "C" fn sds_keys_free(keys: *mut sds_keys) {
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a cost of 0 or a `key_len`
 /// above `PTRDIFF_MAX`; `SDS_RESULT_TABLE_FULL` when an in-flight table's
 /// new key finds every candidate cell holding units (nginx answers 503
-/// there); `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
+/// there), or when this process holds units on as many keys of a shared
+/// in-flight table as its ledger row keeps (about 1 024);
+/// `SDS_RESULT_NULL_ARGUMENT` for a NULL pointer.
 ///
 /// # Safety
 /// `keys` must be a live table, `key` point to `key_len` bytes and `out`
@@ -216,7 +223,8 @@ unsafe fn answer(
 
 /// Gives back `units` (at least 1; at most what the key holds) that
 /// admitted calls of an `"inFlight"` rule took for the key, and writes to
-/// `*held` (NULL to skip) whether it held any.
+/// `*held` (NULL to skip) whether it held any (on a shared file, units
+/// this process took).
 ///
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for a table of another kind or
 /// `units` 0, and as `sds_keys_decide` for the arguments.

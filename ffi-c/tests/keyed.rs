@@ -497,13 +497,18 @@ fn a_shared_file_attached_twice_decides_on_the_same_keys() {
     );
     let (code, message) = shared(path, RATE, 200).err().unwrap();
     assert_eq!(code, ErrorCode::LayoutMismatch, "{message}");
+    // In flight on a file: two handles of this process share its units.
     let in_flight = r#"{"kind": "inFlight", "limit": 2}"#;
     let other_path = dir.path().join("in-flight.keys");
-    let (code, message) = shared(other_path.to_str().unwrap(), in_flight, 100)
-        .err()
-        .unwrap();
-    assert_eq!(code, ErrorCode::InvalidStrategy, "{message}");
-    assert!(!other_path.exists(), "refused before the file is made");
+    let other_path = other_path.to_str().unwrap();
+    let (one, two) = (
+        shared(other_path, in_flight, 100).unwrap(),
+        shared(other_path, in_flight, 100).unwrap(),
+    );
+    assert!(one.decide(b"c", 0, 2).unwrap().admitted);
+    assert!(!two.decide(b"c", 0, 1).unwrap().admitted);
+    assert_eq!(two.release(b"c", 2), Ok(true));
+    assert!(one.decide(b"c", 0, 2).unwrap().admitted);
 }
 
 #[test]

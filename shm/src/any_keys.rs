@@ -67,10 +67,13 @@ impl AnyKeys {
         SharedKeyTable::open(path, capacity, rule, options).map(AnyKeys::Shared)
     }
 
-    /// [`KeyTable::decide`].
+    /// [`KeyTable::decide`] ([`SharedKeyTable::decide`] on a shared table).
     #[inline]
     pub fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
-        with_table!(self, t => t.decide(key, now_ms, cost))
+        match self {
+            AnyKeys::Private(t) => t.decide(key, now_ms, cost),
+            AnyKeys::Shared(shared) => shared.decide(key, now_ms, cost),
+        }
     }
 
     /// [`KeyTable::peek`].
@@ -78,9 +81,13 @@ impl AnyKeys {
         with_table!(self, t => t.peek(key, now_ms))
     }
 
-    /// [`KeyTable::release`].
+    /// [`KeyTable::release`] (on a shared in-flight table, only units this
+    /// process took: [`SharedKeyTable::release`]).
     pub fn release(&self, key: &[u8], units: u32) -> Result<bool, KeyError> {
-        with_table!(self, t => t.release(key, units))
+        match self {
+            AnyKeys::Private(t) => t.release(key, units),
+            AnyKeys::Shared(shared) => shared.release(key, units),
+        }
     }
 
     /// [`KeyTable::reset`].

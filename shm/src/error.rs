@@ -78,9 +78,6 @@ pub enum Error {
         ours: String,
         theirs: String,
     },
-    /// An `inFlight` key rule asked of a shared file: a dead process's
-    /// units would stay held (no ledger for keys yet).
-    InFlightNotShared { path: PathBuf },
     /// The core refused the key table (its capacity).
     Key {
         path: PathBuf,
@@ -111,10 +108,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// The core's code of the error: a bad capacity, a layout (or rule, or
-    /// kind of file) that differs, and a rule a shared key table cannot
-    /// keep have their own; every other refusal of the file (or a
-    /// system call failing on it) is an invalid argument.
+    /// The core's code of the error: a bad capacity and a layout (or rule,
+    /// or kind of file) that differs have their own; every other refusal
+    /// of the file (or a system call failing on it) is an invalid argument.
     pub fn code(&self) -> sds_core::ErrorCode {
         use sds_core::ErrorCode;
         match self {
@@ -123,7 +119,6 @@ impl Error {
             | Error::LayoutMismatch { .. }
             | Error::KeyMismatch { .. }
             | Error::OtherKind { .. } => ErrorCode::LayoutMismatch,
-            Error::InFlightNotShared { .. } => ErrorCode::InvalidStrategy,
             Error::Core { source, .. } => source.code(),
             Error::Key { source, .. } => source.code(),
             Error::InvalidName { .. }
@@ -224,12 +219,6 @@ impl fmt::Display for Error {
                 f,
                 "{}: key table {what} differs in {field}: the file has {theirs}, this process \
                  needs {ours}",
-                path.display()
-            ),
-            Error::InFlightNotShared { path } => write!(
-                f,
-                "{}: an inFlight key rule is not supported on a shared file yet (a killed \
-                 process's units would stay held)",
                 path.display()
             ),
             Error::Key { path, source } => write!(f, "{}: {source}", path.display()),

@@ -10,22 +10,33 @@
 //! 4160    buckets: `capacity / 4` x 64 bytes (the core's `KeyBucket`)
 //! ```
 //!
-//! No process slots and no ledger: a rate's or a window's decision is one
+//! A rate's or a window's file ends there: its decision is one
 //! compare-and-swap of a cell, so a process dies owing nothing to the
-//! others, and the file is all a process needs to decide.
+//! others, and the file is all a process needs to decide. An in-flight
+//! file goes on with what gives a dead process's units back (header words
+//! 34 and 35: the slots and the row length):
+//!
+//! ```text
+//! ...     process slots: KEY_PROCESSES records of 32 bytes (processes.rs),
+//!         each locked by its own byte past the end of the file
+//! ...     (from a 4096 boundary) ledger: KEY_PROCESSES rows of
+//!         LEDGER_ROW entries of 32 bytes (the core's `KeyLedgerEntry`)
+//! ```
 
 use std::hash::{Hash, Hasher};
 use std::mem::{align_of, size_of};
 use std::path::Path;
 
 use sds_core::keyed::{
-    KeyBucket, KeyRule, KeyRuleBuilder, KeyRuleKind, KeyTableState, BUCKET_CELLS, MAX_EXCEPTIONS,
-    MAX_KEY_BUCKETS, MAX_PERIOD_MS,
+    KeyBucket, KeyLedgerEntry, KeyRule, KeyRuleBuilder, KeyRuleKind, KeyTableState, BUCKET_CELLS,
+    MAX_EXCEPTIONS, MAX_KEY_BUCKETS, MAX_LEDGER_ROW, MAX_LEDGER_SLOTS, MAX_PERIOD_MS,
 };
 use sds_core::Value;
 
 use crate::error::Error;
-use crate::layout::{byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_SIZE};
+use crate::layout::{
+    byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_SIZE, PROCESS_RECORD_SIZE,
+};
 use crate::open::Format;
 
 /// The key table file's magic.
@@ -43,6 +54,16 @@ pub const HEADER_RULE: usize = 40;
 /// Word 48: the rule's exceptions, two words each (fingerprint, limit; 0
 /// after the last), up to `MAX_EXCEPTIONS`.
 pub const HEADER_EXCEPTIONS: usize = 48;
+
+/// Word 34 (in-flight files): process slots.
+pub const HEADER_KEY_PROCESSES: usize = 34;
+/// Word 35 (in-flight files): entries per ledger row.
+pub const HEADER_LEDGER_ROW: usize = 35;
+/// Process slots of an in-flight file: processes deciding on it at once.
+pub const KEY_PROCESSES: usize = MAX_LEDGER_SLOTS;
+/// Ledger entries per process: keys a process holds units on at once
+/// (up to about this many: a key's entry is among 32 from its place).
+pub const LEDGER_ROW: usize = MAX_LEDGER_ROW;
 
 /// The key descriptor's fields, in the order they are stored from word
 /// [`HEADER_DESCRIPTOR`]; the byte order is at [`HEADER_BYTE_ORDER`] as in
@@ -104,6 +125,28 @@ impl Keys {
     /// Buckets.
     pub fn buckets(&self) -> usize {
         self.buckets
+    }
+
+    /// Whether the file keeps process slots and a ledger (in flight).
+    pub fn ledgered(&self) -> bool {
+        self.rule.kind() == KeyRuleKind::InFlight
+    }
+
+    /// Where the process slots lie (in-flight files).
+    pub fn processes_offset(&self) -> usize {
+        BUCKETS_OFFSET + self.buckets * size_of::<KeyBucket>()
+    }
+
+    /// Where the ledger lies (in-flight files).
+    pub fn ledger_offset(&self) -> usize {
+        (self.processes_offset() + KEY_PROCESSES * PROCESS_RECORD_SIZE).next_multiple_of(4096)
+    }
+
+    fn ledger_words(&self) -> [(usize, u64); 2] {
+        [
+            (HEADER_KEY_PROCESSES, KEY_PROCESSES as u64),
+            (HEADER_LEDGER_ROW, LEDGER_ROW as u64),
+        ]
     }
 
     fn descriptor(&self) -> [u64; KEY_FIELDS.len()] {
@@ -244,7 +287,13 @@ impl Format for Keys {
     const KIND: &'static str = "key table";
 
     fn file_len(&self) -> usize {
-        BUCKETS_OFFSET + self.buckets * size_of::<KeyBucket>()
+        match self.ledgered() {
+            true => {
+                let entries = KEY_PROCESSES * LEDGER_ROW;
+                self.ledger_offset() + entries * size_of::<KeyLedgerEntry>()
+            }
+            false => self.processes_offset(),
+        }
     }
 
     fn words(&self) -> Vec<(usize, u64)> {
@@ -255,6 +304,7 @@ impl Format for Keys {
             .map(|(i, w)| (HEADER_DESCRIPTOR + i, w))
             .chain(rule.map(|(i, w)| (HEADER_RULE + i, w)))
             .chain(exceptions.map(|(i, w)| (HEADER_EXCEPTIONS + i, w)))
+            .chain(self.ledger_words().into_iter().filter(|_| self.ledgered()))
             .collect()
     }
 
@@ -277,6 +327,12 @@ impl Format for Keys {
         if let Some(i) = first_difference(&ours, |i| word(HEADER_RULE + i)) {
             let theirs = show(i, word(HEADER_RULE + i));
             return mismatch("rule", RULE_FIELDS[i], show(i, ours[i]), theirs);
+        }
+        let ledger = self.ledger_words().into_iter().filter(|_| self.ledgered());
+        for ((at, ours), field) in ledger.zip(["key_processes", "ledger_row"]) {
+            if word(at) != ours {
+                return mismatch("layout", field, ours.to_string(), word(at).to_string());
+            }
         }
         Ok(())
     }

@@ -242,6 +242,66 @@ pub fn held_by_other(file: &File, records: &[ProcessRecord], owner: u32) -> bool
     sys::locked_by_other(file, PROCESS_LOCK_BASE + slot as u64).unwrap_or(true)
 }
 
+/// Takes the first of `records`' slots whose lock no live process holds
+/// (a key table's: it has no points' ledger), marked in use: the slot, and
+/// whether its previous holder died without freeing it (the caller gives
+/// back what that holder held before using the slot). The caller keeps
+/// other threads of this process from taking slots meanwhile.
+pub fn take_slot(file: &File, records: &[ProcessRecord]) -> io::Result<Option<(usize, bool)>> {
+    for (index, record) in records.iter().enumerate() {
+        if !sys::try_lock(file, PROCESS_LOCK_BASE + index as u64)? {
+            continue;
+        }
+        let died = record.state.load(Ordering::Acquire) != FREE;
+        record.generation.fetch_add(1, Ordering::AcqRel);
+        record
+            .pid
+            .store(u64::from(std::process::id()), Ordering::Relaxed);
+        record.state.store(IN_USE, Ordering::Release);
+        return Ok(Some((index, died)));
+    }
+    Ok(None)
+}
+
+/// For each of `records`' slots in use whose holder died, but `ours` (a
+/// lock this process holds would be taken again): `give_back(slot)` under
+/// the slot's lock, then the slot is marked free. As [`reclaim_dead`], one
+/// `fcntl` per slot in use; the caller keeps other threads of this process
+/// from taking slots meanwhile. How many slots were freed.
+pub fn free_dead_slots(
+    file: &File,
+    records: &[ProcessRecord],
+    ours: Option<usize>,
+    mut give_back: impl FnMut(usize),
+) -> io::Result<usize> {
+    let mut freed = 0;
+    for (index, record) in records.iter().enumerate() {
+        if Some(index) == ours || record.state.load(Ordering::Acquire) == FREE {
+            continue;
+        }
+        let lock = PROCESS_LOCK_BASE + index as u64;
+        if !sys::try_lock(file, lock)? {
+            continue;
+        }
+        if record.state.load(Ordering::Acquire) != FREE {
+            give_back(index);
+            record.state.store(FREE, Ordering::Release);
+            freed += 1;
+        }
+        let _ = sys::unlock(file, lock);
+    }
+    Ok(freed)
+}
+
+/// Marks this process's `slot` of `records` free and drops its lock (a
+/// clean detach, after the caller gave back what the slot held).
+pub fn free_slot(file: &File, records: &[ProcessRecord], slot: usize) {
+    if let Some(record) = records.get(slot) {
+        record.state.store(FREE, Ordering::Release);
+    }
+    let _ = sys::unlock(file, PROCESS_LOCK_BASE + slot as u64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

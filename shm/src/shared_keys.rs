@@ -1,18 +1,24 @@
 //! [`SharedKeyTable`]: the core's key table in a file of its own, shared by
 //! every process that opens it.
 
+mod ledgered;
+
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sds_core::keyed::{
-    KeyBucket, KeyError, KeyRule, KeyRuleKind, KeyTable, KeyTableState, SharedKeys,
+    KeyBucket, KeyDecision, KeyError, KeyLedger, KeyLedgerEntry, KeyRule, KeyTable, KeyTableState,
+    SharedKeys, NEVER,
 };
+
+use ledgered::{KeyProcess, Ledgered};
 
 use crate::error::Error;
 use crate::keyed_layout::{
-    rule_in_header, Keys, BUCKETS_OFFSET, KEY_FIELDS, KEY_LAYOUT_VERSION, KEY_MAGIC,
-    KEY_STATE_OFFSET,
+    rule_in_header, Keys, BUCKETS_OFFSET, KEY_FIELDS, KEY_LAYOUT_VERSION, KEY_MAGIC, KEY_PROCESSES,
+    KEY_STATE_OFFSET, LEDGER_ROW,
 };
 use crate::layout::{
     byte_order_mark, HEADER_BYTE_ORDER, HEADER_DESCRIPTOR, HEADER_MAGIC, HEADER_READY, HEADER_SIZE,
@@ -20,7 +26,9 @@ use crate::layout::{
 };
 use crate::mapping::{Mapping, Shared};
 use crate::open::{self, Format};
+use crate::processes::ProcessRecord;
 use crate::registry::{self, Found, Registry};
+use crate::sys;
 use crate::Options;
 
 // SAFETY: the core's `KeyTableState` is `repr(C)`, made only of integer
@@ -32,16 +40,29 @@ unsafe impl Shared for KeyTableState {}
 // of another generation reads as a fresh key's), changed only through them.
 unsafe impl Shared for KeyBucket {}
 
+// SAFETY: the core's `KeyLedgerEntry` is `repr(C)`, four integer atomics
+// (any bit pattern is a valid entry: all zero is free), changed only
+// through them.
+unsafe impl Shared for KeyLedgerEntry {}
+
 /// A key table in a shared file: every process that opens the file with
 /// the same capacity and rule decides on the same keys, host-wide.
 ///
-/// The file holds no process slots: a process keeps no descriptor open
-/// and no lock, so a fork child (a gunicorn or cluster worker) uses its
-/// parent's `SharedKeyTable` as it is.
+/// A rate's or a window's file holds no process slots: a process keeps no
+/// descriptor open and no lock, so a fork child (a gunicorn or cluster
+/// worker) uses its parent's `SharedKeyTable` as it is. An in-flight file
+/// also keeps which process holds which units (a process slot and a ledger
+/// row each, `ledgered.rs`), so that the units of a process that dies are
+/// given back: a process keeps the file's descriptor open (one for all its
+/// handles of the file) and the lock of its slot; a fork child takes a
+/// slot of its own on its first call. Decide and release in-flight units
+/// through [`SharedKeyTable::decide`] and [`SharedKeyTable::release`] (or
+/// `AnyKeys`), which keep the ledger, not through [`SharedKeyTable::table`].
 pub struct SharedKeyTable {
-    // Declared before the mapping so it is dropped first: it borrows the
-    // mapped memory.
+    // Declared before the mapping so they are dropped first: they borrow
+    // the mapped memory.
     table: KeyTable<SharedKeys<'static>>,
+    ledger: Option<Ledgered>,
     /// Kept for its drop, which unmaps.
     _mapping: Mapping,
     path: PathBuf,
@@ -58,9 +79,10 @@ impl SharedKeyTable {
     /// Opens the key table file at `path`, creating it if needed for
     /// `capacity` keys (rounded up to buckets of 4) deciding by `rule`.
     /// A file made for another capacity or rule, or by a build whose cells
-    /// differ, is refused ([`Error::KeyMismatch`], naming the field), as is
-    /// an `inFlight` rule ([`Error::InFlightNotShared`]: a killed process's
-    /// units would stay held).
+    /// differ, is refused ([`Error::KeyMismatch`], naming the field). An
+    /// in-flight file takes this process a slot
+    /// ([`Error::NoProcessSlot`] when every one is held by a live process),
+    /// giving back the units of the processes that died holding one.
     pub fn open(
         path: impl AsRef<Path>,
         capacity: usize,
@@ -68,15 +90,15 @@ impl SharedKeyTable {
         options: &Options,
     ) -> Result<SharedKeyTable, Error> {
         let path = path.as_ref();
-        if rule.kind() == KeyRuleKind::InFlight {
-            return Err(Error::InFlightNotShared { path: path.into() });
-        }
         let key_error = |source| Error::Key {
             path: path.into(),
             source,
         };
         let format = Keys::new(capacity, rule).ok_or(key_error(KeyError::InvalidCapacity))?;
-        let (mapping, created) = attach(path, &format, options)?;
+        let (mapping, created, process) = match format.ledgered() {
+            true => attach_ledgered(path, &format, options).map(|(m, c, p)| (m, c, Some(p)))?,
+            false => attach(path, &format, options).map(|(m, c)| (m, c, None))?,
+        };
         let corrupt = || Error::Corrupt {
             path: path.into(),
             what: "key table memory",
@@ -93,15 +115,90 @@ impl SharedKeyTable {
         // out only at `&self`'s lifetime, so the `'static` never leaks.
         let storage =
             unsafe { std::mem::transmute::<SharedKeys<'_>, SharedKeys<'static>>(storage) };
-        Ok(SharedKeyTable {
+        let ledger = match process {
+            Some(process) => Some(ledger_in(&mapping, &format, process).ok_or_else(corrupt)?),
+            None => None,
+        };
+        let table = SharedKeyTable {
             table: KeyTable::new(storage, rule).map_err(key_error)?,
+            ledger,
             _mapping: mapping,
             path: path.into(),
             created,
-        })
+        };
+        if let Some(ledger) = &table.ledger {
+            ledger
+                .slot(&table.table)
+                .map_err(|_| Error::NoProcessSlot {
+                    path: path.into(),
+                    max: KEY_PROCESSES,
+                })?;
+        }
+        Ok(table)
     }
 
-    /// The core's table over the file: `decide`, `peek`, `reset`, `stats`.
+    /// [`KeyTable::decide`], keeping the ledger of an in-flight file. A
+    /// call refused there (the key at its limit, or every candidate
+    /// holding units) first gives back the units of processes that died,
+    /// at most once per 100 ms per process, and is decided again if any
+    /// were. [`KeyError::LedgerFull`] when this process holds units on
+    /// as many keys as its ledger row keeps; [`KeyError::NoProcessSlot`]
+    /// when a fork child finds no slot.
+    #[inline]
+    pub fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
+        let Some(ledger) = &self.ledger else {
+            return self.table.decide(key, now_ms, cost);
+        };
+        let slot = ledger.slot(&self.table)?;
+        let first = self.table.decide_ledgered(&ledger.rows, slot, key, cost);
+        let refused = match &first {
+            Ok(d) => !d.admitted && d.retry_after_ms != NEVER,
+            Err(e) => *e == KeyError::TableFull,
+        };
+        if refused && ledger.sweep_due() && ledger.reclaim_dead(&self.table).unwrap_or(0) > 0 {
+            return self.table.decide_ledgered(&ledger.rows, slot, key, cost);
+        }
+        first
+    }
+
+    /// [`KeyTable::release`], keeping the ledger of an in-flight file: a
+    /// process gives back only units it took itself.
+    pub fn release(&self, key: &[u8], units: u32) -> Result<bool, KeyError> {
+        let Some(ledger) = &self.ledger else {
+            return self.table.release(key, units);
+        };
+        let slot = ledger.slot(&self.table)?;
+        self.table.release_ledgered(&ledger.rows, slot, key, units)
+    }
+
+    /// Gives back the units of every process that died holding a slot of
+    /// an in-flight file (the others hold none): how many. Calls refused
+    /// and new processes do it too; this is for a caller that wants it
+    /// now.
+    pub fn reclaim_dead(&self) -> Result<u64, Error> {
+        let Some(ledger) = &self.ledger else {
+            return Ok(0);
+        };
+        ledger
+            .reclaim_dead(&self.table)
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                action: "fcntl(F_SETLK)",
+                source,
+            })
+    }
+
+    /// The units this process holds in an in-flight file, by its ledger
+    /// row (0 for other rules, or before its first call after a fork).
+    pub fn held_here(&self) -> u64 {
+        let Some(ledger) = &self.ledger else {
+            return 0;
+        };
+        ledger.own_slot().map_or(0, |slot| ledger.rows.held_by(slot))
+    }
+
+    /// The core's table over the file: `peek`, `reset`, `stats`, and
+    /// `decide` and `release` of rules other than in flight.
     #[inline(always)]
     pub fn table(&self) -> &KeyTable<SharedKeys<'_>> {
         &self.table
@@ -149,7 +246,20 @@ impl SharedKeyTable {
         {
             // The descriptor is closed before the lock is let go (`attach`).
             let registry = registry::lock();
-            let file = open_unattached(path, options, &registry)?;
+            let list = ledgered::processes();
+            // An in-flight file this process keeps is read through its
+            // descriptor: closing another would drop its slot lock.
+            let known = std::fs::symlink_metadata(path).ok();
+            let kept = known.and_then(|m| ledgered::find(&list, (m.dev(), m.ino())));
+            let opened = match &kept {
+                Some(_) => None,
+                None => Some(open_unattached(path, options, &registry)?),
+            };
+            let file = match (&kept, &opened) {
+                (Some(process), _) => &process.file,
+                (None, Some(file)) => file,
+                (None, None) => unreachable!("one of them is set"),
+            };
             file.read_exact_at(&mut header, 0)
                 .map_err(|_| Error::Truncated {
                     path: path.into(),
@@ -228,6 +338,80 @@ fn attach(path: &Path, format: &Keys, options: &Options) -> Result<(Mapping, boo
     let registry = registry::lock();
     let file = open_unattached(path, options, &registry)?;
     open::attach_or_create_as(path, &file, format, options.init_timeout)
+}
+
+/// The ledger and process slots of an in-flight file's mapping.
+fn ledger_in(mapping: &Mapping, format: &Keys, process: Arc<KeyProcess>) -> Option<Ledgered> {
+    let records = mapping.view::<ProcessRecord>(format.processes_offset(), KEY_PROCESSES)?;
+    let entries = KEY_PROCESSES * LEDGER_ROW;
+    let entries = mapping.view::<KeyLedgerEntry>(format.ledger_offset(), entries)?;
+    // SAFETY: as the table's storage in `open`: the views borrow the
+    // mapping, which `SharedKeyTable` drops after them (field order).
+    let (records, entries) = unsafe {
+        (
+            std::mem::transmute::<&[ProcessRecord], &'static [ProcessRecord]>(records),
+            std::mem::transmute::<&[KeyLedgerEntry], &'static [KeyLedgerEntry]>(entries),
+        )
+    };
+    Some(Ledgered {
+        rows: KeyLedger::new(entries, LEDGER_ROW)?,
+        records,
+        process,
+    })
+}
+
+/// [`attach`] for an in-flight file, keeping its descriptor: the one this
+/// process already keeps for the file if it has one (closing another
+/// would drop this process's slot lock), else a new one, kept in the
+/// attachment returned.
+fn attach_ledgered(
+    path: &Path,
+    format: &Keys,
+    options: &Options,
+) -> Result<(Mapping, bool, Arc<KeyProcess>), Error> {
+    sys::watch_forks().map_err(|source| Error::Io {
+        path: path.into(),
+        action: "pthread_atfork",
+        source,
+    })?;
+    let registry = registry::lock();
+    let mut list = ledgered::processes();
+    let known = std::fs::symlink_metadata(path).ok();
+    let known = known.filter(|m| m.file_type().is_file());
+    let known = known.and_then(|m| ledgered::find(&list, (m.dev(), m.ino())));
+    if let Some(process) = known {
+        let (mapping, created) =
+            open::attach_or_create_as(path, &process.file, format, options.init_timeout)?;
+        return Ok((mapping, created, process));
+    }
+    let file = open_unattached(path, options, &registry)?;
+    let key = file.metadata().map(|m| (m.dev(), m.ino()));
+    let key = key.map_err(|source| Error::Io {
+        path: path.into(),
+        action: "fstat",
+        source,
+    })?;
+    let process = match ledgered::find(&list, key) {
+        Some(process) => {
+            // The path became a file this process keeps since it was
+            // looked at: closing this descriptor would drop the locks.
+            std::mem::forget(file);
+            process
+        }
+        None => KeyProcess::attach(&mut list, file, key),
+    };
+    let (mapping, created) =
+        open::attach_or_create_as(path, &process.file, format, options.init_timeout)?;
+    Ok((mapping, created, process))
+}
+
+impl Drop for SharedKeyTable {
+    fn drop(&mut self) {
+        if let Some(ledger) = &self.ledger {
+            let mut list = ledgered::processes();
+            ledger.detach(&self.table, &mut list);
+        }
+    }
 }
 
 impl std::fmt::Debug for SharedKeyTable {

@@ -1,6 +1,7 @@
 //! Key table files: shared by processes (and fork children) under one rule;
 //! another rule, capacity, cell layout or kind of file refused naming what
-//! differs, the file left as it was; an `inFlight` rule refused.
+//! differs, the file left as it was; an `inFlight` rule's file gives back
+//! the units of a process (or fork child) that died holding them.
 
 mod common;
 
@@ -66,10 +67,17 @@ macro_rules! refused {
     };
 }
 
-/// A child: opens the key file and tries 10 calls on key `k`.
+/// A child: opens the key file and tries 10 calls on key `k`; or
+/// ("hold") opens the in-flight file, sweeps, takes a unit of key `a` and
+/// holds it until killed.
 #[test]
 fn child_main() {
-    if child_role().is_none() {
+    let Some(role) = child_role() else { return };
+    if role == "hold" {
+        let table = open(Path::new(&var("KEYS")), in_flight()).unwrap();
+        report("swept", table.reclaim_dead().unwrap());
+        report("remaining", table.decide(b"a", NOW, 1).unwrap().remaining);
+        std::thread::sleep(std::time::Duration::from_secs(60));
         return;
     }
     let table = open(Path::new(&var("KEYS")), window()).unwrap();
@@ -197,18 +205,74 @@ fn another_rule_or_capacity_is_refused_naming_the_field() {
     assert_eq!(again.rule(), &rate());
 }
 
+/// 3 units at once per key, the key `pool` 10.
+fn in_flight() -> KeyRule {
+    rule(KeyRuleKind::InFlight, &[("limit", 3)], &[(b"pool", 10)])
+}
+
 #[test]
-fn in_flight_is_refused_on_a_shared_file_and_no_file_is_made() {
+fn an_in_flight_file_gives_back_the_units_of_a_process_killed_holding_them() {
     let dir = TempDir::new("keys-inflight");
     let path = dir.join("keys");
-    let in_flight = rule(KeyRuleKind::InFlight, &[("limit", 3)], &[]);
-    let e = open(&path, in_flight).unwrap_err();
-    assert!(matches!(e, Error::InFlightNotShared { .. }), "{e:?}");
-    assert_eq!(e.code(), ErrorCode::InvalidStrategy);
-    assert!(e
-        .to_string()
-        .contains("inFlight key rule is not supported on a shared file"));
-    assert!(!path.exists());
+    let table = open(&path, in_flight()).unwrap();
+    assert!(table.created());
+    // Header, counters, 25 buckets; 127 process slots, then from a page
+    // boundary 127 ledger rows of 1 024 entries of 32 bytes.
+    let slots_end: u64 = 4096 + 64 + 25 * 64 + 127 * 32;
+    let len = slots_end.next_multiple_of(4096) + 127 * 1024 * 32;
+    assert_eq!(fs::metadata(&path).unwrap().len(), len);
+    assert!(table.decide(b"a", NOW, 2).unwrap().admitted);
+    assert_eq!(table.held_here(), 2);
+    // Read through the descriptor this process keeps: its slot stays
+    // locked (a child's sweep below takes nothing of this process's).
+    let read = SharedKeyTable::read_rule(&path, &Options::new()).unwrap();
+    assert_eq!(read, in_flight());
+    let mut kid = Kid::spawn("hold", &[("KEYS", path.display().to_string())]);
+    assert_eq!(kid.value("swept"), "0", "this process is alive");
+    assert_eq!(kid.value("remaining"), "0");
+    assert!(!table.decide(b"a", NOW, 1).unwrap().admitted);
+    kid.kill();
+    // Refused while a dead process holds a unit: the call gives it back
+    // and decides again (a refused call sweeps at most every 100 ms per
+    // process, and the one above did).
+    std::thread::sleep(std::time::Duration::from_millis(110));
+    assert!(table.decide(b"a", NOW, 1).unwrap().admitted);
+    assert_eq!(table.table().peek(b"a", NOW).remaining, 0);
+    assert_eq!(table.reclaim_dead().unwrap(), 0, "given back once");
+    // A process gives back only its own units, and no more than it holds.
+    assert!(table.release(b"a", 5).unwrap());
+    assert!(!table.release(b"a", 1).unwrap());
+    assert_eq!(table.table().peek(b"a", NOW).remaining, 3);
+    assert_eq!(table.held_here(), 0);
+}
+
+#[test]
+fn a_fork_child_takes_a_slot_of_its_own_and_its_units_come_back() {
+    let dir = TempDir::new("keys-inflight-fork");
+    let table = open(&dir.join("keys"), in_flight()).unwrap();
+    assert!(table.decide(b"pool", NOW, 4).unwrap().admitted);
+    // SAFETY: the child decides on this table only (its own process
+    // attachment, which no other thread uses) and leaves with `_exit`,
+    // holding its units.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let d = table.decide(b"pool", NOW, 6);
+        let code = match d {
+            Ok(d) if d.admitted && table.held_here() == 6 => 0,
+            _ => 1,
+        };
+        // SAFETY: ends the child at once, running nothing of the parent's.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(libc::WIFEXITED(status));
+    assert_eq!(libc::WEXITSTATUS(status), 0, "the child held 6 in its row");
+    assert_eq!(table.held_here(), 4, "the parent's row is its own");
+    assert_eq!(table.reclaim_dead().unwrap(), 6);
+    assert_eq!(table.table().peek(b"pool", NOW).remaining, 6);
 }
 
 #[test]

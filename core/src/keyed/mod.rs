@@ -208,9 +208,34 @@
 //!   cell is taken; in flight, releases look in both and the key may hold
 //!   up to twice its limit until the later's units come back). It takes
 //!   three calls of one new key racing within a few instructions.
-//! - A process killed while it holds in-flight units leaves them held:
-//!   giving them back needs the points' ledger discipline on shared tables
-//!   (not built yet; shared key files refuse in-flight rules).
+//! - In flight on a table shared by processes, a process killed while it
+//!   holds units has them given back exactly once, by whoever sweeps its
+//!   ledger row (below); until then they count. A helper that stalls
+//!   between reading a step's marker and clearing it as stale, while 32
+//!   steps of the same ledger entry bring the cell back to the very same
+//!   word, could clear a live marker (ledger.rs).
+//!
+//! # In flight on shared tables
+//!
+//! A cell counts the units held per key, not who holds them; a process
+//! killed while holding some would leave them held for good. So each
+//! process of a shared in-flight table has a row of entries in a
+//! [`KeyLedger`] (the shm crate keeps the rows and a process slot each in
+//! the file), and decides and gives back through
+//! [`KeyTable::decide_ledgered`] and [`KeyTable::release_ledgered`]: an
+//! entry counts the units its process holds in one cell. A step is counted
+//! in the entry first (pending), then in the cell, whose state carries a
+//! marker naming the step (payload bits 32..54, above the units held),
+//! then the entry commits and the marker is cleared; a call that finds
+//! another step's marker helps it first (nothing waits on its process).
+//! [`KeyTable::sweep_ledger`] gives back a dead process's row: a pending
+//! entry whose marker is in its cell took effect (committed), one whose
+//! marker is not did not (cancelled); then each entry's units are given
+//! back by the same steps, so a sweep killed midway is finished by the
+//! next. A process holds units on at most about a row of keys at once
+//! ([`KeyError::LedgerFull`] before the cell is touched), and gives back
+//! only units it took. `src/keyed/ledger_tests.rs` stops a process at
+//! every step and checks what the sweep gives back.
 
 mod cell;
 mod decision;
@@ -219,6 +244,7 @@ mod gcra;
 mod hash;
 mod in_flight;
 mod input;
+mod ledger;
 mod rule;
 mod rule_input;
 mod storage;
@@ -230,6 +256,7 @@ pub use decision::{KeyCount, KeyDecision, NEVER};
 pub use input::{
     lone_surrogate, units_from_i128, units_from_value, utf16_to_utf8, LoneSurrogate, UnitsError,
 };
+pub use ledger::{KeyLedger, KeyLedgerEntry, MAX_LEDGER_ROW, MAX_LEDGER_SLOTS};
 pub use rule::{
     key_fingerprint, KeyException, KeyRule, KeyRuleBuilder, KeyRuleKind, MAX_EXCEPTIONS,
     MAX_PERIOD_MS,
@@ -247,5 +274,7 @@ pub use table::KeyTable;
 /// windows from the first hit.
 pub const KEY_LAYOUT_VERSION: u32 = 2;
 
+#[cfg(all(test, not(loom)))]
+mod ledger_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;

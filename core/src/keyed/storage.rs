@@ -28,6 +28,12 @@ pub enum KeyError {
     /// [`KeyTable::increment`](super::KeyTable::increment), `decrement` or
     /// `count` on a table whose rule is no window (`SDS_INVALID_ARGUMENT`).
     NotWindow,
+    /// An in-flight call on a shared table whose process already holds
+    /// units on as many keys as its ledger row keeps (`SDS_TABLE_FULL`).
+    LedgerFull,
+    /// A fork child's first in-flight call on a shared table found every
+    /// process slot held by a live process (`SDS_TABLE_FULL`).
+    NoProcessSlot,
 }
 
 impl KeyError {
@@ -38,7 +44,9 @@ impl KeyError {
             KeyError::ZeroCost | KeyError::NotInFlight | KeyError::NotWindow => {
                 ErrorCode::InvalidArgument
             }
-            KeyError::TableFull => ErrorCode::TableFull,
+            KeyError::TableFull | KeyError::LedgerFull | KeyError::NoProcessSlot => {
+                ErrorCode::TableFull
+            }
         }
     }
 }
@@ -56,6 +64,12 @@ impl fmt::Display for KeyError {
             }
             KeyError::NotInFlight => f.write_str("only an inFlight rule gives units back"),
             KeyError::NotWindow => f.write_str("only a window rule counts hits"),
+            KeyError::NoProcessSlot => {
+                f.write_str("every process slot of the shared key table is held by a live process")
+            }
+            KeyError::LedgerFull => f.write_str(
+                "this process holds in-flight units on as many keys of the shared table as its ledger keeps",
+            ),
         }
     }
 }

@@ -49,7 +49,7 @@ impl<'a> Candidates<'a> {
     /// The cell holding `fp`, if any: the first bucket's line, then the
     /// second's.
     #[inline]
-    fn find(self, fp: u64) -> Option<Found> {
+    pub(super) fn find(self, fp: u64) -> Option<Found> {
         self.cells().find_map(|(at, cell)| {
             let word = cell.key.load(Ordering::Acquire);
             (owner(word) == fp).then_some(Found { at, word })
@@ -102,6 +102,19 @@ impl<S: KeyStorage> KeyTable<S> {
             evictions: c.evictions.load(Ordering::Relaxed),
             lossy_evictions: c.lossy_evictions.load(Ordering::Relaxed),
         }
+    }
+
+    /// The index of a cell of this table among all its cells.
+    pub(super) fn cell_index(&self, cell: &KeyCell) -> u64 {
+        let base = self.storage.buckets().as_ptr() as usize;
+        ((cell as *const KeyCell as usize - base) / core::mem::size_of::<KeyCell>()) as u64
+    }
+
+    /// The cell at `index`, if the table has one there.
+    pub(super) fn cell_at(&self, index: u64) -> Option<&KeyCell> {
+        let index = usize::try_from(index).ok()?;
+        let bucket = self.storage.buckets().get(index / BUCKET_CELLS)?;
+        Some(&bucket.cells[index % BUCKET_CELLS])
     }
 
     #[inline]
@@ -277,7 +290,7 @@ impl<S: KeyStorage> KeyTable<S> {
     /// Cancels any leaving mark on `word`'s owner's cell, seen as `seen`:
     /// whether the cell is still that owner's (a mark cancelled by another
     /// call leaves it so, with another mark count).
-    fn cancel(&self, cell: &KeyCell, mut seen: u64, word: u64) -> bool {
+    pub(super) fn cancel(&self, cell: &KeyCell, mut seen: u64, word: u64) -> bool {
         while same_owner(seen, word) {
             if !leaving(seen) {
                 return true;
