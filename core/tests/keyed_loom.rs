@@ -2,12 +2,14 @@
 //! CARGO_TARGET_DIR=target/loom cargo test -p sds-core --release --test
 //! keyed_loom`): every interleaving of a decision with the eviction of its
 //! own key, of two first calls of one new key, and of two first
-//! increments of one.
+//! increments of one; in flight on a ledgered table, two processes' takes,
+//! a release against a take, and the sweep of a dead process's row
+//! against a take: the rows always count what the cell holds.
 #![cfg(loom)]
 
 use loom::sync::Arc;
 use loom::thread;
-use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyTable};
+use sds_core::keyed::{KeyBucket, KeyLedger, KeyLedgerEntry, KeyRule, KeyRuleKind, KeyTable};
 use sds_core::Value;
 
 const T: u64 = 1_000_000;
@@ -137,5 +139,92 @@ fn two_first_increments_of_a_new_key_both_count_in_one_window() {
         assert_eq!(mine + other, 3, "{mine} {other}");
         assert_eq!(t.count(b"new", T + 1).unwrap().count, 2);
         assert_eq!(t.stats().resident, 1);
+    });
+}
+
+/// Ledger rows of 2 entries for 2 process slots, beside a one-bucket
+/// in-flight table of `limit` units per key.
+struct Ledgered {
+    table: KeyTable<Vec<KeyBucket>>,
+    entries: Vec<KeyLedgerEntry>,
+}
+
+impl Ledgered {
+    fn new(limit: i64) -> Arc<Ledgered> {
+        let rule = KeyRule::from_entries(KeyRuleKind::InFlight, [("limit", Value::from(limit))]);
+        let table = KeyTable::new(vec![KeyBucket::new()], rule.unwrap()).unwrap();
+        let entries = (0..4).map(|_| KeyLedgerEntry::new()).collect();
+        Arc::new(Ledgered { table, entries })
+    }
+
+    fn ledger(&self) -> KeyLedger<'_> {
+        KeyLedger::new(&self.entries, 2).unwrap()
+    }
+
+    fn take(&self, slot: usize, units: u32) -> bool {
+        let ledger = self.ledger();
+        let d = self.table.decide_ledgered(&ledger, slot, b"a", units);
+        d.unwrap().admitted
+    }
+
+    /// Units the cell holds: what the rows count, exactly.
+    fn check(&self) -> u64 {
+        let d = self.table.peek(b"a", 0);
+        let held = u64::from(d.limit - d.remaining);
+        let ledger = self.ledger();
+        assert_eq!(held, ledger.held_by(0) + ledger.held_by(1));
+        held
+    }
+}
+
+#[test]
+fn two_processes_taking_one_key_count_in_their_rows_exactly() {
+    model(|| {
+        let l = Ledgered::new(2);
+        let l1 = l.clone();
+        let one = thread::spawn(move || l1.take(0, 1));
+        let two = l.take(1, 2);
+        let one = one.join().unwrap();
+        assert!(one ^ two, "3 units do not fit in 2");
+        assert_eq!(l.check(), if one { 1 } else { 2 });
+        // Both processes die: a sweep of each row gives back what it held.
+        let ledger = l.ledger();
+        let back = l.table.sweep_ledger(&ledger, 0) + l.table.sweep_ledger(&ledger, 1);
+        assert_eq!(back, if one { 1 } else { 2 });
+        assert_eq!(l.check(), 0);
+    });
+}
+
+#[test]
+fn a_release_racing_another_process_take_keeps_rows_and_cell_equal() {
+    model(|| {
+        let l = Ledgered::new(1);
+        assert!(l.take(1, 1));
+        let l1 = l.clone();
+        let release = thread::spawn(move || {
+            let ledger = l1.ledger();
+            l1.table.release_ledgered(&ledger, 1, b"a", 1).unwrap()
+        });
+        let took = l.take(0, 1);
+        assert!(release.join().unwrap());
+        assert_eq!(l.check(), u64::from(took));
+    });
+}
+
+#[test]
+fn a_sweep_of_a_dead_row_racing_a_live_take_gives_back_exactly_once() {
+    model(|| {
+        let l = Ledgered::new(2);
+        // Slot 0 took 2 and died.
+        assert!(l.take(0, 2));
+        let l1 = l.clone();
+        let sweep = thread::spawn(move || {
+            let ledger = l1.ledger();
+            l1.table.sweep_ledger(&ledger, 0)
+        });
+        let took = l.take(1, 1);
+        assert_eq!(sweep.join().unwrap(), 2);
+        assert_eq!(l.check(), u64::from(took));
+        assert_eq!(l.ledger().held_by(0), 0);
     });
 }
