@@ -67,10 +67,6 @@ final class ClientAddressKey implements KeyFunction {
      * joined by {@code ,} (one list either way); text that is not ASCII or
      * does not fit crosses as {@code String}s.
      */
-    String keyOf(String peer, Enumeration<String> forwarded) {
-        return key(peer, forwarded);
-    }
-
     private String key(String peer, Enumeration<String> forwarded) {
         List<String> values = null;
         if (forwarded != null) {
@@ -95,6 +91,11 @@ final class ClientAddressKey implements KeyFunction {
         s.flush(at);
         long n = HttpNative.addressWrite(handle, this, s.address, peerLen, at - peerLen, OUT, OUT_CAPACITY);
         return n == HttpNative.NOT_AN_ADDRESS ? peer : s.text(OUT, (int) n);
+    }
+
+    /** {@link #key(String, Enumeration)} without the per-peer memory (tests: both native paths). */
+    String keyOf(String peer, Enumeration<String> forwarded) {
+        return key(peer, forwarded);
     }
 
     private String crossing(String peer, String[] forwarded) {
