@@ -22,6 +22,10 @@ demo-java: jvm-jar
 	@# Shared.java starts worker JVMs of its own class: compiled, so they find it.
 	javac -cp $(JVM_JAR) -d jvm/sds-native/target/examples examples/java/Shared.java
 	java -cp $(JVM_JAR):jvm/sds-native/target/examples Shared
+	@# WebApp.java runs the servlet filter in Jetty, a test-scope dependency: its classpath from Maven.
+	$(MVN) $(MVN_FLAGS) -q -f jvm/pom.xml -pl sds-native dependency:build-classpath \
+		-Dmdep.includeScope=test -Dmdep.outputFile=target/web-classpath.txt
+	java -cp $(JVM_JAR):$$(cat jvm/sds-native/target/web-classpath.txt) examples/java/WebApp.java
 
 # JMH: one fork, short iterations; prints ns/op and bytes/op (-prof gc).
 bench-java: servers
