@@ -262,8 +262,10 @@ def test_a_shared_file_must_match(tmp_path: pathlib.Path) -> None:
     sds.Client.shared(tmp_path / "points", 16)
     with pytest.raises(sds.LayoutMismatch):
         sds.KeyedLimit.shared(tmp_path / "points", RATE, 16)
-    with pytest.raises(sds.InvalidStrategy, match="an inFlight key rule is not supported on a shared file"):
-        sds.KeyedLimit.shared(tmp_path / "flight", {"kind": "inFlight", "limit": 1}, 16)
+    flight = sds.KeyedLimit.shared(tmp_path / "flight", {"kind": "inFlight", "limit": 1}, 16)
+    assert flight.decide("a").admitted
+    assert not flight.decide("a").admitted
+    assert flight.release("a")
 
 
 def test_two_handles_on_one_file_share_keys(tmp_path: pathlib.Path) -> None:

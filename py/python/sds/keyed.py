@@ -115,10 +115,10 @@ class KeyedLimit(_native.Keys):
         for the group) if it does not exist; an existing one must be this
         user's, grant no more than ``mode``, and be laid out for exactly
         this ``capacity`` and rule (else ``sds.LayoutMismatch``, naming
-        what differs). An ``"inFlight"`` rule is refused
-        (``sds.InvalidStrategy``): a killed process's units would stay
-        held. A process forked after this call (gunicorn ``--preload``,
-        ``multiprocessing``) uses the table as it is."""
+        what differs). A process forked after this call (gunicorn
+        ``--preload``, ``multiprocessing``) uses the table as it is; on an
+        ``"inFlight"`` file it takes a process slot of its own, and the
+        units of a process killed while holding them are given back."""
         return cls(rule, capacity, shared=name_or_path, mode=mode)
 
     def __repr__(self) -> str:
