@@ -42,7 +42,8 @@ class KeyedLimit {
    * The key table file `nameOrPath` (a bare name is a file under /dev/shm,
    * as for `new Client({ shared })`), created if needed, shared by every
    * process of the host that opens it with the same rule and capacity;
-   * `mode` 0o600 (default) or 0o660. An `inFlight` rule cannot be shared.
+   * `mode` 0o600 (default) or 0o660. On an `inFlight` file the units of a
+   * process killed while holding them are given back.
    */
   static shared(nameOrPath, rule, options) {
     const { capacity = DEFAULT_CAPACITY, mode } = checkOptions(options, SHARED_OPTIONS, 'KeyedLimit.shared option');

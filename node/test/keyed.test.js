@@ -228,7 +228,11 @@ test('a shared table: two handles on one file count once; mismatches are refused
   assert.equal(b.stats().resident, 1);
   throwsCode(() => KeyedLimit.shared(file, { ...WINDOW, limit: 4 }, { capacity: 16 }), 'SDS_LAYOUT_MISMATCH', /^\//);
   throwsCode(() => KeyedLimit.shared(file, WINDOW, { capacity: 32 }), 'SDS_LAYOUT_MISMATCH');
-  throwsCode(() => KeyedLimit.shared(path.join(dir, 'f.sds'), { kind: 'inFlight', limit: 1 }), 'SDS_INVALID_STRATEGY');
+  const flight = KeyedLimit.shared(path.join(dir, 'f.sds'), { kind: 'inFlight', limit: 1 });
+  assert.equal(flight.decide('a').admitted, true);
+  assert.equal(flight.decide('a').admitted, false);
+  assert.equal(flight.release('a'), true);
+  flight.close();
   throwsCode(() => KeyedLimit.shared(path.join(dir, 'g.sds'), WINDOW, { mode: 0o644 }), 'SDS_INVALID_ARGUMENT');
   throwsCode(() => KeyedLimit.shared(42, WINDOW), 'SDS_INVALID_ARGUMENT', 'nameOrPath must be a string, got 42');
   throwsCode(() => KeyedLimit.shared('a\0b', WINDOW), 'SDS_INVALID_ARGUMENT');
