@@ -69,8 +69,8 @@ public final class KeyedLimit implements AutoCloseable {
      * {@link Client#openShared}; the first process creates it with
      * {@code mode} ({@link Client#SHARED_MODE} or
      * {@link Client#SHARED_GROUP_MODE}), the others attach and must give the
-     * same rule and capacity. An {@code inFlight} rule is refused (a killed
-     * process's units would stay held).
+     * same rule and capacity. On an {@code inFlight} file the units of a
+     * process killed while holding them are given back.
      *
      * @throws SdsException as {@link #create}; {@code LAYOUT_MISMATCH} for a
      *     file of another rule or capacity; {@code INVALID_ARGUMENT} for a name

@@ -245,9 +245,11 @@ class KeyedLimitTest {
     @Test
     void sharedFilesAreCheckedAsClientsAre() {
         String file = dir.resolve("keys.sds").toString();
-        assertCode(ErrorCode.INVALID_STRATEGY, file + ": an inFlight key rule is not supported on a shared file"
-                + " yet (a killed process's units would stay held)",
-                () -> KeyedLimit.shared(file, KeyRule.inFlight(3), 16));
+        try (KeyedLimit flight = KeyedLimit.shared(dir.resolve("flight.sds").toString(), KeyRule.inFlight(1), 16)) {
+            assertTrue(flight.decide("a").admitted());
+            assertFalse(flight.decide("a").admitted());
+            assertTrue(flight.release("a"));
+        }
         assertCode(ErrorCode.NULL_ARGUMENT, "shared key table name is null",
                 () -> KeyedLimit.shared(null, KeyRule.rate(1, 1000), 16));
         assertCode(ErrorCode.INVALID_ARGUMENT,
