@@ -194,7 +194,9 @@ impl SharedKeyTable {
         let Some(ledger) = &self.ledger else {
             return 0;
         };
-        ledger.own_slot().map_or(0, |slot| ledger.rows.held_by(slot))
+        ledger
+            .own_slot()
+            .map_or(0, |slot| ledger.rows.held_by(slot))
     }
 
     /// The core's table over the file: `peek`, `reset`, `stats`, and
@@ -251,21 +253,18 @@ impl SharedKeyTable {
             // descriptor: closing another would drop its slot lock.
             let known = std::fs::symlink_metadata(path).ok();
             let kept = known.and_then(|m| ledgered::find(&list, (m.dev(), m.ino())));
-            let opened = match &kept {
-                Some(_) => None,
-                None => Some(open_unattached(path, options, &registry)?),
+            let mut read = |file: &File| {
+                file.read_exact_at(&mut header, 0)
+                    .map_err(|_| Error::Truncated {
+                        path: path.into(),
+                        expected: HEADER_SIZE as u64,
+                        found: file.metadata().map_or(0, |m| m.len()),
+                    })
             };
-            let file = match (&kept, &opened) {
-                (Some(process), _) => &process.file,
-                (None, Some(file)) => file,
-                (None, None) => unreachable!("one of them is set"),
-            };
-            file.read_exact_at(&mut header, 0)
-                .map_err(|_| Error::Truncated {
-                    path: path.into(),
-                    expected: HEADER_SIZE as u64,
-                    found: file.metadata().map_or(0, |m| m.len()),
-                })?;
+            match kept {
+                Some(process) => read(&process.file)?,
+                None => read(&open_unattached(path, options, &registry)?)?,
+            }
         }
         let word = |i: usize| {
             let bytes: [u8; 8] = header[i * 8..i * 8 + 8].try_into().unwrap_or_default();
