@@ -375,6 +375,13 @@ impl<S: KeyStorage> KeyTable<S> {
                     {
                         free.get_or_insert((at, op.freed()));
                     }
+                    // The first free entry ends the look: a key's entry
+                    // past it (placed before it was freed) may get a twin
+                    // here, which releases and sweeps find too.
+                    FREE if !sweep_void => {
+                        free = Some((at, op));
+                        break;
+                    }
                     FREE => {
                         free.get_or_insert((at, op));
                     }
