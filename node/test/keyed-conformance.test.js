@@ -1,8 +1,7 @@
 'use strict';
 // Runs every conformance/keyed/*.json scenario through KeyedLimit: on private
 // tables with the rule as an object and as JSON text, and on shared files in
-// a temp dir (a fresh file per table; inFlight rules cannot be shared, so
-// those stay private). Format: conformance/README.md "Keyed scenarios".
+// a temp dir (a fresh file per table). Format: conformance/README.md "Keyed scenarios".
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -122,16 +121,10 @@ test('every keyed scenario on shared files', (t) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-keyed-'));
   t.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
   let tables = 0;
-  let inFlight = 0;
   const open = (rule, capacity) => {
-    if (rule !== null && typeof rule === 'object' && rule.kind === 'inFlight') {
-      inFlight += 1;
-      return new KeyedLimit(rule, { capacity });
-    }
     tables += 1;
     return KeyedLimit.shared(path.join(tmp, `t${tables}`), rule, { capacity });
   };
   for (const file of files) runScenario(file, open);
-  assert.ok(tables >= 25, `only ${tables} tables were files`);
-  assert.ok(inFlight >= 2, `${inFlight} inFlight tables`);
+  assert.ok(tables >= 33, `only ${tables} tables were files`);
 });

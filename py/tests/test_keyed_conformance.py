@@ -1,7 +1,6 @@
 """Every scenario of conformance/keyed, run through ``sds.KeyedLimit``: on
 private tables (the rule as a dict, and as JSON text), and on shared files
-in a temp dir (in-flight rules, which shared files refuse, stay private
-there). The format is conformance/README.md's
+in a temp dir (a fresh file per table). The format is conformance/README.md's
 "Keyed scenarios"; a step fails on the first difference, naming the file,
 the step and both values."""
 
@@ -167,14 +166,8 @@ def test_on_a_shared_file(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     files: List[pathlib.Path] = []
 
     def make(rule: Dict[str, Any], capacity: int) -> sds.KeyedLimit:
-        if rule.get("kind") == "inFlight":
-            # Refused on shared files (a killed process's units would stay
-            # held): test_keyed.py checks the refusal.
-            return sds.KeyedLimit(rule, capacity)
         files.append(tmp_path / f"t{len(files)}")
         return sds.KeyedLimit.shared(files[-1], rule, capacity)
 
     assert run(path, make) > 0
-    scenario = json.loads(path.read_text(encoding="utf-8"))
-    if scenario["rule"].get("kind") != "inFlight":
-        assert files and files[0].stat().st_size > 0, "the scenario's table was no file"
+    assert files and files[0].stat().st_size > 0, "the scenario's table was no file"
