@@ -1,5 +1,5 @@
-//! The per-request methods (`Client.enter`, `Point.enter`, `Entry.exit` and
-//! `Entry.__exit__`) as `METH_FASTCALL | METH_KEYWORDS` functions, installed
+//! The per-request methods (`Client.enter`, `Point.enter`, `Entry.exit`,
+//! `Entry.__exit__`, `Keys.decide` and `Keys.peek`) as `METH_FASTCALL | METH_KEYWORDS` functions, installed
 //! on the classes when the module loads.
 //!
 //! Why not pyo3's own methods: they are FASTCALL too under `abi3-py310`, but
@@ -23,6 +23,7 @@ use sds_core::Flags;
 
 use crate::args::{self, Time};
 use crate::entry::Entry;
+use crate::keys::Keys;
 use crate::table::{PointHandle, Table};
 
 /// A method's parameters: their names, and how many of the first may come
@@ -32,6 +33,10 @@ struct Params<const N: usize> {
     names: [&'static str; N],
     positional: usize,
     required: usize,
+    /// Words the argument errors as pyo3 does (`Keys.decide() missing 1
+    /// required positional argument: 'key'`): the methods that were pyo3's
+    /// keep their messages. `method` is then the qualified name.
+    pyo3_words: bool,
 }
 
 impl<const N: usize> Params<N> {
@@ -48,7 +53,61 @@ impl<const N: usize> Params<N> {
             names,
             positional,
             required,
+            pyo3_words: false,
         }
+    }
+
+    /// As [`Params::new`], with pyo3's wording of the errors; `method` is
+    /// `Class.method`.
+    const fn pyo3(
+        method: &'static str,
+        names: [&'static str; N],
+        positional: usize,
+        required: usize,
+    ) -> Params<N> {
+        Params {
+            pyo3_words: true,
+            ..Params::new(method, names, positional, required)
+        }
+    }
+
+    /// The message of more positional arguments than the method takes.
+    fn too_many(&self, nargs: usize) -> String {
+        let (n, s) = (self.positional, if self.positional == 1 { "" } else { "s" });
+        if !self.pyo3_words {
+            return format!("takes {n} positional argument{s} but {nargs} were given");
+        }
+        let was = if nargs == 1 { "was" } else { "were" };
+        match self.required == n {
+            true => format!("takes {n} positional argument{s} but {nargs} {was} given"),
+            false => format!(
+                "takes from {} to {n} positional arguments but {nargs} {was} given",
+                self.required
+            ),
+        }
+    }
+
+    /// The message of a required argument not given (pyo3 names only the
+    /// positional ones, which are all that the fast methods require).
+    fn missing(&self, given: &[Option<Bound<'_, PyAny>>]) -> String {
+        let missing: Vec<String> = (0..self.required)
+            .filter(|&i| given[i].is_none())
+            .map(|i| format!("'{}'", self.names[i]))
+            .collect();
+        if !self.pyo3_words {
+            return format!("missing required argument {}", missing[0]);
+        }
+        let s = if missing.len() == 1 { "" } else { "s" };
+        let listed = match missing.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, [first])) => format!("{first} and {last}"),
+            Some((last, rest)) => format!("{}, and {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        format!(
+            "missing {} required positional argument{s}: {listed}",
+            missing.len()
+        )
     }
 
     /// The arguments of one call, by parameter; `None` where not given.
@@ -67,10 +126,7 @@ impl<const N: usize> Params<N> {
         let fail = |what: String| Err(PyTypeError::new_err(format!("{}() {what}", self.method)));
         let nargs = nargs.max(0) as usize;
         if nargs > self.positional {
-            let (n, s) = (self.positional, if self.positional == 1 { "" } else { "s" });
-            return fail(format!(
-                "takes {n} positional argument{s} but {nargs} were given"
-            ));
+            return fail(self.too_many(nargs));
         }
         let value = |i: usize| unsafe { Bound::from_borrowed_ptr(py, *args.add(i)) };
         for (i, slot) in given.iter_mut().enumerate().take(nargs) {
@@ -90,11 +146,8 @@ impl<const N: usize> Params<N> {
                 }
             }
         }
-        if let Some(missing) = (0..self.required).find(|&i| given[i].is_none()) {
-            return fail(format!(
-                "missing required argument '{}'",
-                self.names[missing]
-            ));
+        if (0..self.required).any(|i| given[i].is_none()) {
+            return fail(self.missing(&given));
         }
         // A `None` is passed on as given: `now_ms=None` means the wall clock
         // (`args::optional_time`), while `pressure_test=None` is no bool.
@@ -206,6 +259,28 @@ fast_method!(
     }
 );
 
+fast_method!(
+    keys_decide,
+    Params::pyo3("Keys.decide", ["key", "cost", "now_ms"], 3, 1),
+    |py, slf, [key, cost, now_ms]| {
+        let key = key.ok_or_else(|| PyTypeError::new_err("Keys.decide() missing 'key'"))?;
+        let now_ms = args::optional_time(now_ms.as_ref())?;
+        let keys = slf.cast::<Keys>()?.get();
+        Ok(keys.decide(py, &key, cost.as_ref(), now_ms)?.unbind())
+    }
+);
+
+fast_method!(
+    keys_peek,
+    Params::pyo3("Keys.peek", ["key", "now_ms"], 2, 1),
+    |py, slf, [key, now_ms]| {
+        let key = key.ok_or_else(|| PyTypeError::new_err("Keys.peek() missing 'key'"))?;
+        let now_ms = args::optional_time(now_ms.as_ref())?;
+        let keys = slf.cast::<Keys>()?.get();
+        Ok(keys.peek(py, &key, now_ms)?.unbind())
+    }
+);
+
 /// Sets `name` on `class` to a method calling `function`. `doc` starts
 /// with the text signature (`name($self, ...)\n--\n\n`), which
 /// `inspect.signature` reads.
@@ -256,5 +331,17 @@ pub fn install_all(py: Python<'_>) -> PyResult<()> {
         c"__exit__",
         c"__exit__($self, _exc_type=None, exc=None, _traceback=None)\n--\n\nMarks an exception raised in the body and exits.",
         entry_context_exit,
+    )?;
+    install(
+        &py.get_type::<Keys>(),
+        c"decide",
+        c"decide($self, key, cost=1, now_ms=None)\n--\n\nDecides a call of `cost` units for `key` at `now_ms` (the wall\nclock if `None`), taking them if admitted.",
+        keys_decide,
+    )?;
+    install(
+        &py.get_type::<Keys>(),
+        c"peek",
+        c"peek($self, key, now_ms=None)\n--\n\nThe decision a cost of 0 would get: nothing taken.",
+        keys_peek,
     )
 }
