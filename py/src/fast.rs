@@ -265,7 +265,10 @@ fast_method!(
     |py, slf, [key, cost, now_ms]| {
         let key = key.ok_or_else(|| PyTypeError::new_err("Keys.decide() missing 'key'"))?;
         let now_ms = args::optional_time(now_ms.as_ref())?;
-        let keys = slf.cast::<Keys>()?.get();
+        // SAFETY: CPython's method descriptor checks that `self` is a
+        // `Keys` before it calls (`descr_check`), which spares a subclass
+        // check (a `KeyedLimit` is one) here.
+        let keys = unsafe { slf.cast_unchecked::<Keys>() }.get();
         Ok(keys.decide(py, &key, cost.as_ref(), now_ms)?.unbind())
     }
 );
@@ -276,7 +279,8 @@ fast_method!(
     |py, slf, [key, now_ms]| {
         let key = key.ok_or_else(|| PyTypeError::new_err("Keys.peek() missing 'key'"))?;
         let now_ms = args::optional_time(now_ms.as_ref())?;
-        let keys = slf.cast::<Keys>()?.get();
+        // SAFETY: as in `keys_decide`.
+        let keys = unsafe { slf.cast_unchecked::<Keys>() }.get();
         Ok(keys.peek(py, &key, now_ms)?.unbind())
     }
 );
