@@ -37,5 +37,6 @@ bench-node: node-install
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/enter-exit.js
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/shared-table.js
 	cd node && SDS_NATIVE_ADDON=$$(ls $(NODE_BENCH_DIR)/sds-native.*.node) node bench/cluster.js
+	cd node && node bench/keyed.js
 	cd node && node bench/keyed-stores.js
 	cd node && node bench/web-overhead.js
