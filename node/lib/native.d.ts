@@ -66,6 +66,14 @@ export declare namespace native {
      * call throws `SDS_CLOSED`. Closing twice does nothing.
      */
     close(): void
+    /**
+     * The `limit` of a `fixedWindow` with `windowFromFirstHit` of
+     * `periodMs` that only counts for a store (the express-rate-limit and
+     * @fastify/rate-limit stores): as wide as the window allows; `null`
+     * for a window that is no whole number of ms from 1 or too long to
+     * count in.
+     */
+    static countingLimit(periodMs: number): number | null
   }
   /** A running service and its share of the table (`None` once closed). */
   export class NativeService {

@@ -561,6 +561,19 @@ impl NativeKeys {
     pub fn close(&self, env: &Env) {
         self.keys.close(env.raw());
     }
+
+    /// The `limit` of a `fixedWindow` with `windowFromFirstHit` of
+    /// `periodMs` that only counts for a store (the express-rate-limit and
+    /// @fastify/rate-limit stores): as wide as the window allows; `null`
+    /// for a window that is no whole number of ms from 1 or too long to
+    /// count in.
+    #[napi(ts_return_type = "number | null")]
+    pub fn counting_limit(period_ms: f64) -> Option<u32> {
+        let whole = period_ms.fract() == 0.0 && (1.0..=u64::MAX as f64).contains(&period_ms);
+        whole
+            .then(|| sds_core::keyed::KeyRule::counting_limit(period_ms as u64))
+            .flatten()
+    }
 }
 
 #[cfg(test)]

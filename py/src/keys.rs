@@ -539,6 +539,22 @@ impl Keys {
     fn kind(&self) -> &'static str {
         self.keys.rule().kind().as_str()
     }
+
+    /// Where `increment` stops a key's count (until its window ends);
+    /// `None` for a rate or in flight.
+    #[getter]
+    fn count_cap(&self) -> Option<u64> {
+        self.keys.rule().count_cap()
+    }
+
+    /// The `limit` of a `fixedWindow` with `windowFromFirstHit` of
+    /// `period_ms` that only counts for a store (`sds.limits`): as wide as
+    /// the window allows (counts then stop at `2 * limit + 1`); `None` for
+    /// a window too long to count in.
+    #[staticmethod]
+    fn counting_limit(period_ms: u64) -> Option<u32> {
+        sds_core::keyed::KeyRule::counting_limit(period_ms)
+    }
 }
 
 impl Keys {

@@ -211,6 +211,39 @@ impl KeyRule {
         self.quota.count_refused
     }
 
+    /// Where `increment` stops a key's count (it stays there until its
+    /// window ends): `2^c − 1` for the count's `c` bits (mod.rs, "Counts,
+    /// as stores keep them"); `None` for a rate or in flight.
+    pub const fn count_cap(&self) -> Option<u64> {
+        match self.kind {
+            KeyRuleKind::FixedWindow if !self.quota.from_first_hit => {
+                Some(KeyRuleKind::FixedWindow.max_limit() as u64)
+            }
+            KeyRuleKind::FixedWindow | KeyRuleKind::SlidingWindow => {
+                Some((1 << self.quota.count_bits) - 1)
+            }
+            KeyRuleKind::Rate | KeyRuleKind::InFlight => None,
+        }
+    }
+
+    /// The `limit` of a `fixedWindow` with `windowFromFirstHit` of
+    /// `period_ms` that only counts for a store (Python `limits`,
+    /// express-rate-limit, @fastify/rate-limit: the library compares the
+    /// count with its own limit): `2^20 − 1`, so counts go to `2^21 − 1`,
+    /// or less for windows longer than `2^29` ms (6 days), whose start
+    /// needs more of the state's bits; `None` when no limit fits (a window
+    /// of `2^38` ms or more).
+    pub const fn counting_limit(period_ms: u64) -> Option<u32> {
+        // c = max(12, bits(L) + 1) count bits and c + bits(W) + 4 <= 54
+        // (Quota::new): bits(L) <= 49 - bits(W), and 12 + bits(W) + 4 <= 54.
+        let room = 49 - bits(period_ms) as i64;
+        let limit_bits = if room < 20 { room } else { 20 };
+        if limit_bits < 11 || period_ms == 0 || period_ms > MAX_PERIOD_MS {
+            return None;
+        }
+        Some((1 << limit_bits) - 1)
+    }
+
     /// The named keys with a limit of their own, in the order given.
     pub fn exceptions(&self) -> impl Iterator<Item = KeyException> + '_ {
         self.exceptions.iter().map_while(|e| {

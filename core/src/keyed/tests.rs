@@ -171,3 +171,40 @@ fn settling_a_key_claimed_twice_keeps_the_cell_that_holds_decisions() {
         .is_some());
     assert_eq!(fifth.key.load(Ordering::Relaxed) >> 16, fp);
 }
+
+#[test]
+fn a_counting_rule_is_as_wide_as_its_window_allows_and_its_cap_is_what_increment_stops_at() {
+    use super::{KeyRule, KeyRuleBuilder, KeyRuleKind};
+    use crate::Value;
+    let counting = |period_ms: u64| {
+        let limit = KeyRule::counting_limit(period_ms)?;
+        let mut b = KeyRuleBuilder::new(KeyRuleKind::FixedWindow);
+        b.set("limit", Value::from(i64::from(limit))).unwrap();
+        b.set("periodMs", Value::from(period_ms as i64)).unwrap();
+        b.set("windowFromFirstHit", Value::Bool(true)).unwrap();
+        Some(b.build().expect("a counting limit builds"))
+    };
+    let minute = counting(60_000).unwrap();
+    assert_eq!(minute.limit(), (1 << 20) - 1);
+    assert_eq!(minute.count_cap(), Some((1 << 21) - 1));
+    // Past 2^29 ms the window's start takes the count's bits.
+    let long = counting(1 << 30).unwrap();
+    assert_eq!(long.limit(), (1 << 18) - 1);
+    assert_eq!(KeyRule::counting_limit(1 << 38), None);
+    assert_eq!(KeyRule::counting_limit(0), None);
+    assert!(counting((1 << 38) - 1).is_some());
+    // increment stops at the cap.
+    let table = super::KeyTable::new(
+        (0..4)
+            .map(|_| super::KeyBucket::new())
+            .collect::<std::vec::Vec<_>>(),
+        minute,
+    )
+    .unwrap();
+    let cap = minute.count_cap().unwrap();
+    let mut count = 0;
+    for _ in 0..3 {
+        count = table.increment(b"k", 1_000, u32::MAX).unwrap().count;
+    }
+    assert_eq!(count, cap);
+}

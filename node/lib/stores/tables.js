@@ -4,22 +4,11 @@
 // first hit (core/src/keyed/mod.rs, "Counts, as stores keep them"), of this
 // process or shared by the host's processes through a file.
 const { KeyedLimit } = require('../keyed.js');
+const { native } = require('../native.js');
 const { checkOptions } = require('../arguments.js');
 const { invalidArgument, describe } = require('../errors.js');
 
 const STORE_OPTIONS = ['shared', 'capacity', 'mode', 'prefix'];
-
-// Counts go up to 2^21 - 1 per window where the window's length allows it.
-const COUNT_BITS = 21;
-// The core's bound for a window from the first hit: count bits + bits(W) + 4 <= 54.
-const TIME_AND_COUNT_BITS = 50;
-const MIN_COUNT_BITS = 12;
-
-function bitLength(value) {
-  let bits = 0;
-  for (let v = value; v >= 1; v = Math.floor(v / 2)) bits++;
-  return bits;
-}
 
 /**
  * The rule of a store's table for windows of `windowMs`. The libraries
@@ -31,8 +20,9 @@ function countingRule(windowMs) {
   if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
     throw invalidArgument(`the window must be a whole number of ms, at least 1, got ${describe(windowMs)}`);
   }
-  const countBits = Math.max(MIN_COUNT_BITS, Math.min(COUNT_BITS, TIME_AND_COUNT_BITS - bitLength(windowMs)));
-  return { kind: 'fixedWindow', limit: 2 ** (countBits - 1) - 1, periodMs: windowMs, windowFromFirstHit: true };
+  const limit = native.NativeKeys.countingLimit(windowMs);
+  if (limit === null) throw invalidArgument(`the window is too long to count in, got ${describe(windowMs)}`);
+  return { kind: 'fixedWindow', limit, periodMs: windowMs, windowFromFirstHit: true };
 }
 
 /**

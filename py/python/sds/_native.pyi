@@ -286,6 +286,16 @@ class Keys:
     def kind(self) -> str:
         """The rule's kind: `"rate"`, `"fixedWindow"`, `"slidingWindow"` or
         `"inFlight"`."""
+    @property
+    def count_cap(self) -> Optional[int]:
+        """Where `increment` stops a key's count (until its window ends);
+        `None` for a rate or in flight."""
+    @staticmethod
+    def counting_limit(period_ms: int) -> Optional[int]:
+        """The `limit` of a `fixedWindow` with `windowFromFirstHit` of
+        `period_ms` that only counts for a store (`sds.limits`): as wide as
+        the window allows (counts then stop at `2 * limit + 1`); `None` for
+        a window too long to count in."""
 
 @final
 class SlidingWindow:

@@ -53,11 +53,6 @@ __all__ = ["SdsStorage", "MovingWindowUnsupported"]
 
 DEFAULT_CAPACITY = 65536
 
-# A fixed table's limit only bounds its counts (limits compares them with
-# each item's own amount): as high as the core's time bits beside a count
-# allow for the window (count bits + bits(W) + 4 <= 54), at most 2^20 - 1.
-_FIXED_COUNT_BITS = 20
-
 class MovingWindowUnsupported(NotImplementedError):
     """``MovingWindowRateLimiter`` on ``sds://``: the moving window keeps
     every hit's time, which no fixed memory per key can."""
@@ -70,19 +65,6 @@ _MOVING_WINDOW = (
     "memory per key cannot"
 )
 
-
-def _fixed_limit(period_ms: int) -> int:
-    return (1 << min(_FIXED_COUNT_BITS, 49 - period_ms.bit_length())) - 1
-
-
-def _fixed_cap(period_ms: int) -> int:
-    """Where a fixed table's counts stop (the core: max(12, bits(L) + 1)
-    bits from the first hit)."""
-    return (1 << max(12, _fixed_limit(period_ms).bit_length() + 1)) - 1
-
-
-# No fixed table's counts stop below this: a count under it needs no check.
-_LEAST_CAP = (1 << 12) - 1
 
 
 def _expiry_of(key: str) -> Optional[int]:
@@ -135,6 +117,9 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         self.name, self.capacity, self.mode = _options(uri, options)
         self._clock = clock_ms
         self._fixed: Dict[int, KeyedLimit] = {}
+        # The least count cap of the fixed tables open: a count under it
+        # needs no check.
+        self._least_cap = 1 << 64
         self._sliding: Dict[Tuple[int, int], KeyedLimit] = {}
         self._opening = threading.Lock()
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
@@ -160,11 +145,18 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
                 table = self._fixed.get(expiry)
                 if table is None:
                     period = int(expiry * 1000)
+                    # The table only counts (limits compares the count with
+                    # each item's own amount): the core's widest limit.
+                    limit = KeyedLimit.counting_limit(period)
+                    if limit is None:
+                        raise ValueError(f"sds:// cannot count in a window of {expiry} s")
                     rule: Dict[str, Union[str, int, bool]] = {
-                        "kind": "fixedWindow", "limit": _fixed_limit(period),
+                        "kind": "fixedWindow", "limit": limit,
                         "periodMs": period, "windowFromFirstHit": True,
                     }
-                    table = self._fixed[expiry] = self._open(f"fixed-{period}", rule)
+                    table = self._open(f"fixed-{period}", rule)
+                    self._least_cap = min(self._least_cap, table.count_cap or 0)
+                    self._fixed[expiry] = table
         return table
 
     def _sliding_table(self, expiry: int, limit: int) -> KeyedLimit:
@@ -233,14 +225,14 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         if table is None:
             table = self._fixed_table(expiry)
         count = table.increment(key, amount, self._clock and self._clock()).count
-        return count if count < _LEAST_CAP else self._past_cap(key, expiry, count)
+        return count if count < self._least_cap else self._past_cap(table, key, expiry, count)
 
     @staticmethod
-    def _past_cap(key: str, expiry: int, count: int) -> int:
+    def _past_cap(table: KeyedLimit, key: str, expiry: int, count: int) -> int:
         """A count at its table's cap is above any limit the table serves,
         so ``hit`` refuses; an item whose amount reaches the cap would be
         admitted forever: refused loudly instead."""
-        cap = _fixed_cap(int(expiry * 1000))
+        cap = table.count_cap or 0
         amount = _amount_of(key)
         if count >= cap and amount is not None and amount >= cap:
             raise ValueError(f"sds:// counts {cap} hits per key in a window of {expiry} s at most: "
