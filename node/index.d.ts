@@ -499,6 +499,8 @@ export declare class KeyedLimit {
   readonly capacity: number
   /** The shared file, `null` for a private table. */
   readonly path: string | null
+  /** The rule's kind. */
+  readonly kind: KeyRule['kind']
   /** Decides `cost` (default 1) units for `key` at `nowMs` (default: now). */
   decide(key: Key, cost?: number, nowMs?: number): KeyDecision
   /** The decision of one unit now, nothing taken. */

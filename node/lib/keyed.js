@@ -69,6 +69,7 @@ class KeyedLimit {
     // Read once: they stay readable after close().
     this._capacity = table.capacity;
     this._path = table.path;
+    this._kind = table.kind;
   }
 
   _decision() {
@@ -153,6 +154,11 @@ class KeyedLimit {
   /** How many keys fit (the capacity asked for, rounded up to a multiple of 4). */
   get capacity() {
     return this._capacity;
+  }
+
+  /** The rule's kind: `'rate'`, `'fixedWindow'`, `'slidingWindow'` or `'inFlight'`. */
+  get kind() {
+    return this._kind;
   }
 
   /** The file of a shared table, `null` for a private one. */

@@ -59,6 +59,8 @@ export declare namespace native {
     stats(): native.KeyStats
     /** How many keys fit (the capacity asked for, rounded up to 4). */
     get capacity(): number
+    /** The rule's kind, named by the core. */
+    get kind(): 'rate' | 'fixedWindow' | 'slidingWindow' | 'inFlight'
     /** The file of a shared table, `null` for a private one. */
     get path(): string | null
     /**

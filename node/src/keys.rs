@@ -548,6 +548,15 @@ impl NativeKeys {
         self.keys.with(|t| Ok(t.capacity() as f64))
     }
 
+    /// The rule's kind, named by the core.
+    #[napi(
+        getter,
+        ts_return_type = "'rate' | 'fixedWindow' | 'slidingWindow' | 'inFlight'"
+    )]
+    pub fn kind(&self) -> Result<&'static str, SdsError> {
+        self.keys.with(|t| Ok(t.rule().kind().as_str()))
+    }
+
     /// The file of a shared table, `null` for a private one.
     #[napi(getter, ts_return_type = "string | null")]
     pub fn path(&self) -> Result<Option<String>, SdsError> {

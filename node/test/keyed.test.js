@@ -66,6 +66,16 @@ test('without nowMs the addon clock decides (cost defaults to 1)', () => {
   assert.equal(limit.path, null);
 });
 
+test('kind reads back each rule\'s kind, also after close', () => {
+  for (const kind of ['rate', 'fixedWindow', 'slidingWindow', 'inFlight']) {
+    const rule = kind === 'inFlight' ? { kind, limit: 1 } : { kind, limit: 1, periodMs: 1000 };
+    const limit = new KeyedLimit(rule, { capacity: 8 });
+    assert.equal(limit.kind, kind);
+    limit.close();
+    assert.equal(limit.kind, kind);
+  }
+});
+
 test('a string key is its UTF-8 bytes: Buffer, Uint8Array and subarrays name the same key', () => {
   const limit = new KeyedLimit({ kind: 'rate', limit: 1, periodMs: 60000 }, { capacity: 64 });
   assert.equal(limit.decide('é', 1, 1000).admitted, true);

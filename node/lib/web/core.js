@@ -163,9 +163,8 @@ class Guard {
         io[at + 6] = d.windowMs;
         count++;
         if (!d.admitted) refused = true;
-        // A decision without a window is an inFlight rule's: its units are
-        // held until the response is over.
-        else if (d.windowMs === 0) (held ??= []).push(p.limit, key, cost);
+        // An inFlight rule's units are held until the response is over.
+        else if (p.limit.kind === 'inFlight') (held ??= []).push(p.limit, key, cost);
       }
     } catch (error) {
       if (held !== null) release(held);
