@@ -102,6 +102,14 @@ setup_native! {
         })
     }
 
+    /// The rule's kind as the core names it: `rate`, `fixedWindow`,
+    /// `slidingWindow` or `inFlight`.
+    fn Java_io_sdsnative_Native_keysKind(env, handle: jlong, _owner: JObject<'l>) -> JString<'l> {
+        // SAFETY: as for `keysPath`.
+        let keys = unsafe { borrow::<AnyKeys>(handle) }.map_err(Fail::code)?;
+        Ok(env.new_string(keys.rule().kind().as_str())?)
+    }
+
     /// The address of a thread's scratch buffer (a direct `ByteBuffer` of
     /// at least `SCRATCH_KEY + SCRATCH_KEY_MAX` bytes), read once per thread.
     fn Java_io_sdsnative_Native_keysScratchAddress(env, buffer: JByteBuffer<'l>) -> jlong {

@@ -36,12 +36,14 @@ public final class KeyedLimit implements AutoCloseable {
 
     private final NativeHandle keys;
     private final long capacity;
+    private final String kind;
 
     private KeyedLimit(long nativeKeys) {
         NativeHandle handle = new NativeHandle(nativeKeys, Native::keysFree);
         this.keys = handle;
         NativeReclaimer.whenCollected(this, handle::close);
         this.capacity = keys.call(h -> Native.keysCapacity(h, this));
+        this.kind = keys.call(h -> Native.keysKind(h, this));
     }
 
     /**
@@ -338,6 +340,14 @@ public final class KeyedLimit implements AutoCloseable {
     /** How many keys fit: the capacity asked for, rounded up to buckets of 4. */
     public long capacity() {
         return capacity;
+    }
+
+    /**
+     * The rule's kind, as the core names it: {@code "rate"}, {@code "fixedWindow"},
+     * {@code "slidingWindow"} or {@code "inFlight"} (readable after {@link #close()}).
+     */
+    public String kind() {
+        return kind;
     }
 
     /** The shared table's file ({@code /dev/shm/...} for a bare name); empty for a private table. */

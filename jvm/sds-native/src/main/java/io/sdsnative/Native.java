@@ -51,6 +51,9 @@ public final class Native {
     /** The shared table's file; null for a private one. */
     static native String keysPath(long keys, Object owner);
 
+    /** The rule's kind: rate, fixedWindow, slidingWindow or inFlight. */
+    static native String keysKind(long keys, Object owner);
+
     /** Writes capacity, resident, evictions, lossy evictions to {@code out}. */
     static native void keysStats(long keys, Object owner, long[] out);
 

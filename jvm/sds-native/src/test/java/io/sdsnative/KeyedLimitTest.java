@@ -226,6 +226,19 @@ class KeyedLimitTest {
     }
 
     @Test
+    void kindReadsBackEachRuleKindAlsoAfterClose() {
+        KeyRule[] rules = {KeyRule.rate(1, 1000), KeyRule.fixedWindow(1, 1000), KeyRule.slidingWindow(1, 1000),
+            KeyRule.inFlight(1)};
+        String[] kinds = {"rate", "fixedWindow", "slidingWindow", "inFlight"};
+        for (int i = 0; i < rules.length; i++) {
+            KeyedLimit keys = KeyedLimit.create(rules[i], 8);
+            assertEquals(kinds[i], keys.kind());
+            keys.close();
+            assertEquals(kinds[i], keys.kind());
+        }
+    }
+
+    @Test
     void capacityStatsPathAndClose() {
         KeyedLimit keys = KeyedLimit.create(KeyRule.slidingWindow(5, 1000), 5);
         assertEquals(8, keys.capacity());

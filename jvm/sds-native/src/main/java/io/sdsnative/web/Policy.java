@@ -54,8 +54,7 @@ public final class Policy {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "policy name, limit and key function must not be null");
         }
         HttpNative.checkPolicyName(name);
-        // Only an in-flight rule has no window: a peek (nothing taken) says which rule this is.
-        boolean inFlight = limit.peek(new byte[0]).windowMs() == 0;
+        boolean inFlight = limit.kind().equals("inFlight");
         return new Policy(name, limit, key, 1, null, inFlight);
     }
 
