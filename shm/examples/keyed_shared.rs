@@ -22,6 +22,16 @@
 //! (oversubscribed) dominates the wall time on both sides alike. What the
 //! shared table adds is in the CPU time: cache lines moving between cores
 //! and compare-and-swaps that lose a race.
+//!
+//! Then the in-flight rule's rounds (`SharedKeyTable::decide` and
+//! `release`, which keep the file's ledger, through `AnyKeys` on both
+//! sides): for N = 1 and 2 processes, one hot key and 1 000 keys taken in
+//! turn, every process makes `calls` rounds of `decide` then `release` of
+//! one unit, under a limit of 2^20 units (every decide admitted). The row
+//! gives ns per round (decide + release) and the ratio; the check is that
+//! every key holds 0 units afterwards, read while the children still hold
+//! their handles (a clean close gives a process's units back, which would
+//! hide a missed release).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -30,7 +40,7 @@ use std::time::Instant;
 
 use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyStorage, KeyTable, BUCKET_CELLS};
 use sds_core::Value;
-use sds_shm::{Options, SharedKeyTable};
+use sds_shm::{AnyKeys, Options, SharedKeyTable};
 
 /// The window's start: the clock stands still at it.
 const NOW: u64 = 1_700_002_800_000;
@@ -40,6 +50,37 @@ const PERIOD_MS: i64 = 3_600_000;
 const LIMIT: i64 = (1 << 24) - 1;
 const PROCESSES: [usize; 4] = [1, 2, 4, 8];
 const DRAWS: [(&str, u64); 3] = [("hot key", 1), ("1e3 keys", 1_000), ("1e5 keys", 100_000)];
+/// The in-flight limit: far above the units held at once (one per process).
+const IN_FLIGHT_LIMIT: i64 = 1 << 20;
+const IN_FLIGHT_PROCESSES: [usize; 2] = [1, 2];
+const IN_FLIGHT_KEYS: [(&str, u64); 2] = [("hot key", 1), ("1e3 keys", 1_000)];
+
+/// Which rows: the fixed window's decisions or the in-flight rounds.
+#[derive(Clone, Copy, PartialEq)]
+enum Bench {
+    Window,
+    InFlight,
+}
+
+impl Bench {
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Window => "window",
+            Bench::InFlight => "in-flight",
+        }
+    }
+
+    fn rule(self) -> KeyRule {
+        match self {
+            Bench::Window => rule(),
+            Bench::InFlight => KeyRule::from_entries(
+                KeyRuleKind::InFlight,
+                [("limit", Value::from(IN_FLIGHT_LIMIT))],
+            )
+            .unwrap(),
+        }
+    }
+}
 
 fn rule() -> KeyRule {
     KeyRule::from_entries(
@@ -106,19 +147,64 @@ fn counted<S: KeyStorage>(table: &KeyTable<S>, keys: u64) -> (u64, u64) {
     (sum, table.stats().lossy_evictions)
 }
 
-/// A child: `child <shared file | private> <keys> <calls> <seed>`. Prints
-/// "cpu_ns wall_ns sum lossy" (sum and lossy of its private table; 0 for
-/// the shared file, which the parent reads).
+/// The timed in-flight loop: `calls` rounds of decide then release of one
+/// unit, keys `0..keys` in turn from `first`, each admitted and given
+/// back. (cpu ns, wall ns).
+fn take_give_all(table: &AnyKeys, keys: u64, calls: u64, first: u64) -> (u64, u64) {
+    let (cpu, wall) = (thread_cpu_ns(), Instant::now());
+    for i in 0..calls {
+        let k = key((first + i) % keys);
+        assert!(table.decide(&k, NOW, 1).unwrap().admitted);
+        assert!(table.release(&k, 1).unwrap());
+    }
+    (thread_cpu_ns() - cpu, wall.elapsed().as_nanos() as u64)
+}
+
+/// The units held by keys `0..keys` summed (0 after every release), and
+/// the table's lossy evictions.
+fn held<S: KeyStorage>(table: &KeyTable<S>, keys: u64) -> (u64, u64) {
+    let sum = (0..keys)
+        .map(|k| {
+            let left = table.peek(&key(k), NOW).remaining;
+            IN_FLIGHT_LIMIT as u64 - u64::from(left)
+        })
+        .sum();
+    (sum, table.stats().lossy_evictions)
+}
+
+/// A child: `child <window | in-flight> <shared file | private> <keys>
+/// <calls> <seed>`. Prints "cpu_ns wall_ns sum lossy" (sum, of counts or
+/// of units held, and lossy of its private table; 0 for the shared file,
+/// which the parent reads), then keeps its table until its stdin closes.
 fn child(args: &[String]) {
-    let [target, keys, calls, seed] = args else {
-        panic!("child <path|private> <keys> <calls> <seed>");
+    let [bench, target, keys, calls, seed] = args else {
+        panic!("child <window|in-flight> <path|private> <keys> <calls> <seed>");
     };
     let (keys, calls, seed) = (parse(keys), parse(calls), parse(seed));
     let start = || {
         let mut byte = [0u8];
         std::io::stdin().read_exact(&mut byte).unwrap();
     };
-    let line = if target == "private" {
+    let line = if bench == Bench::InFlight.name() {
+        let rule = Bench::InFlight.rule();
+        let table = if target == "private" {
+            AnyKeys::private(rule, capacity(keys)).unwrap()
+        } else {
+            AnyKeys::shared(target, capacity(keys), rule, &Options::new()).unwrap()
+        };
+        start();
+        let (cpu, wall) = take_give_all(&table, keys, calls, seed % keys);
+        let (sum, lossy) = match &table {
+            AnyKeys::Private(t) => held(t, keys),
+            AnyKeys::Shared(_) => (0, 0),
+        };
+        println!("{cpu} {wall} {sum} {lossy}");
+        // The parent reads the shared file's units before this handle's
+        // close could give any back.
+        std::io::stdout().flush().unwrap();
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        return;
+    } else if target == "private" {
         let buckets = capacity(keys).div_ceil(BUCKET_CELLS);
         let storage: Box<[KeyBucket]> = (0..buckets).map(|_| KeyBucket::new()).collect();
         let table = KeyTable::new(storage, rule()).unwrap();
@@ -144,12 +230,13 @@ fn parse(s: &str) -> u64 {
 struct Side {
     cpu_ns: f64,
     wall_ns: f64,
+    /// The counts summed (window) or the units held (in flight).
     counted: u64,
     lossy: u64,
 }
 
-fn run(dir: &Path, shared: bool, processes: usize, keys: u64, calls: u64) -> Side {
-    let file = dir.join(format!("keys-{processes}-{keys}"));
+fn run(dir: &Path, bench: Bench, shared: bool, processes: usize, keys: u64, calls: u64) -> Side {
+    let file = dir.join(format!("keys-{}-{processes}-{keys}", bench.name()));
     let _ = std::fs::remove_file(&file);
     let target = if shared {
         file.to_string_lossy().into_owned()
@@ -157,14 +244,16 @@ fn run(dir: &Path, shared: bool, processes: usize, keys: u64, calls: u64) -> Sid
         "private".to_owned()
     };
     // Created before the children so none of them waits on the init lock.
-    let table = shared
-        .then(|| SharedKeyTable::open(&file, capacity(keys), rule(), &Options::new()).unwrap());
+    let table = shared.then(|| {
+        SharedKeyTable::open(&file, capacity(keys), bench.rule(), &Options::new()).unwrap()
+    });
     let exe = std::env::current_exe().unwrap();
     let mut kids: Vec<Child> = (0..processes)
         .map(|p| {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(p as u64 + 1);
             Command::new(&exe)
-                .args(["child", &target, &keys.to_string(), &calls.to_string()])
+                .args(["child", bench.name(), &target])
+                .args([keys.to_string(), calls.to_string()])
                 .arg(seed.to_string())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -176,7 +265,7 @@ fn run(dir: &Path, shared: bool, processes: usize, keys: u64, calls: u64) -> Sid
     // the bytes): each waits on its stdin.
     std::thread::sleep(std::time::Duration::from_millis(200));
     for kid in &mut kids {
-        kid.stdin.take().unwrap().write_all(b"g").unwrap();
+        kid.stdin.as_mut().unwrap().write_all(b"g").unwrap();
     }
     let (mut cpu, mut wall, mut counted, mut lossy) = (0u64, 0u64, 0u64, 0u64);
     for kid in &mut kids {
@@ -190,11 +279,24 @@ fn run(dir: &Path, shared: bool, processes: usize, keys: u64, calls: u64) -> Sid
         wall += words[1];
         counted += words[2];
         lossy += words[3];
+    }
+    // Every child is done and still holds its table.
+    if let Some(table) = &table {
+        (counted, lossy) = match bench {
+            Bench::Window => self::counted(table.table(), keys),
+            Bench::InFlight => held(table.table(), keys),
+        };
+    }
+    for kid in &mut kids {
+        drop(kid.stdin.take());
         assert!(kid.wait().unwrap().success());
     }
     if let Some(table) = table {
-        (counted, lossy) = self::counted(table.table(), keys);
-        if counted != processes as u64 * calls {
+        let expected = match bench {
+            Bench::Window => processes as u64 * calls,
+            Bench::InFlight => 0,
+        };
+        if counted != expected {
             eprintln!("shared {processes} x {keys}: {:?}", table.table().stats());
         }
         drop(table);
@@ -247,8 +349,8 @@ fn main() {
     let mut all_exact = true;
     for (name, keys) in DRAWS {
         for processes in PROCESSES {
-            let shared = run(&dir, true, processes, keys, calls);
-            let private = run(&dir, false, processes, keys, calls);
+            let shared = run(&dir, Bench::Window, true, processes, keys, calls);
+            let private = run(&dir, Bench::Window, false, processes, keys, calls);
             let expected = processes as u64 * calls;
             let exact = shared.counted == expected
                 && private.counted == expected
@@ -267,6 +369,43 @@ fn main() {
             );
         }
     }
+    let mut all_zero = true;
+    println!();
+    println!("in flight: {calls} rounds of decide + release of one unit per process, keys in turn");
+    println!(
+        "{:<9} {:>2} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>17} {:>5}",
+        "keys",
+        "N",
+        "cpu ns sh",
+        "cpu ns pr",
+        "ratio",
+        "wall sh",
+        "wall pr",
+        "units held after",
+        "zero"
+    );
+    for (name, keys) in IN_FLIGHT_KEYS {
+        for processes in IN_FLIGHT_PROCESSES {
+            let shared = run(&dir, Bench::InFlight, true, processes, keys, calls);
+            let private = run(&dir, Bench::InFlight, false, processes, keys, calls);
+            let zero = shared.counted == 0
+                && private.counted == 0
+                && shared.lossy == 0
+                && private.lossy == 0;
+            all_zero &= zero;
+            println!(
+                "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x | {:>9.1} {:>9.1} | {:>17} {:>5}",
+                shared.cpu_ns,
+                private.cpu_ns,
+                shared.cpu_ns / private.cpu_ns,
+                shared.wall_ns,
+                private.wall_ns,
+                shared.counted + private.counted,
+                if zero { "yes" } else { "NO" },
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(all_exact, "a count was not the sum of the calls");
+    assert!(all_zero, "a key held units after every release");
 }
