@@ -140,11 +140,12 @@ def test_a_killed_worker_permit_comes_back(server_factory) -> None:  # type: ign
             pending.result(15)
     # gunicorn replaces the worker, whose attach gives the permit back (a
     # refused request would too): bounded wait, the new worker loads the app
-    # after it is forked.
-    deadline = time.monotonic() + 15
+    # after it is forked. (Once, in a fresh clone's whole suite, no worker
+    # came back within 15 s: the log says why if it happens again.)
+    deadline = time.monotonic() + 30
     while len(server.workers()) < WORKERS and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert len(server.workers()) == WORKERS
+    assert len(server.workers()) == WORKERS, (server.dir / "log").read_text()[-4000:]
     while client.stats("view")["concurrent"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert client.stats("view")["concurrent"] == 0
