@@ -59,6 +59,23 @@ class AdminAgentTest {
             records.add(record);
             Thread t = Thread.currentThread();
             threads.add(t.getName() + (t.isDaemon() ? " (daemon)" : ""));
+            notifyAll();
+        }
+
+        /**
+         * The lines at {@code level} once {@code done} holds of them, or as they
+         * are after {@link #WAIT_MS}: the agent logs a change just after its
+         * status shows it.
+         */
+        synchronized List<String> awaitAt(Level level, Predicate<List<String>> done)
+                throws InterruptedException {
+            long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+            List<String> lines = at(level);
+            while (!done.test(lines) && System.nanoTime() < deadline) {
+                wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000L));
+                lines = at(level);
+            }
+            return lines;
         }
 
         synchronized List<String> threads() {
@@ -143,9 +160,9 @@ class AdminAgentTest {
             assertFalse(limitedToOne(client, "a"), "a lost its strategy");
             assertTrue(limitedToOne(client, "b"));
             assertEquals(Optional.empty(), agent.returnValue("a"));
-            assertTrue(lines.at(Level.INFO).stream().anyMatch(l -> l.equals(
-                    "sds-agent group/app: SDS strategies version 2: 1 in force, 1 removed, 0 waiting, 0 warnings")),
-                    lines.at(Level.INFO).toString());
+            String applied = "sds-agent group/app: SDS strategies version 2: 1 in force, 1 removed, 0 waiting, 0 warnings";
+            List<String> info = lines.awaitAt(Level.INFO, l -> l.contains(applied));
+            assertTrue(info.contains(applied), info.toString());
         }
         JsonNode pull = fake.pulls().get(0);
         assertEquals("10.1.2.3", pull.get("ip").asText());
@@ -161,7 +178,7 @@ class AdminAgentTest {
             AdminStatus status = statusUntil(agent, "version 2", s -> s.version() == 2);
             assertTrue(limitedToOne(client, "a"), "the old strategy is kept");
             assertEquals(Optional.of("old"), agent.returnValue("a"));
-            List<String> warnings = lines.at(Level.WARNING);
+            List<String> warnings = lines.awaitAt(Level.WARNING, l -> !l.isEmpty());
             assertEquals(1, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).startsWith("sds-agent group/app: SDS strategy refused: point \"a\": "),
                     warnings.get(0));
