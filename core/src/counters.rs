@@ -7,8 +7,8 @@
 //! [`crate::SlidingWindow`]'s (the same `Bucket` code).
 
 use crate::sum_cache::{SumCache, COMPLETED, KINDS};
-use crate::sync::const_fn;
-use crate::window::{discarded_unusual, locate, runs, Bucket};
+use crate::sync::{const_fn, zeroed, AtomicU64, Ordering};
+use crate::window::{discarded_unusual, locate, runs, Bucket, COUNT_MASK};
 
 pub(crate) const BUCKET_MS: u64 = 1000;
 pub(crate) const WINDOW: u64 = COMPLETED + 1;
@@ -36,11 +36,25 @@ pub(crate) struct Place<'a> {
     buckets: &'a [Bucket; KINDS],
 }
 
-/// `repr(C)`: 30 × 4 lap-tagged words, then the cache; 1 024 bytes.
+/// `repr(C)`: 30 × 4 lap-tagged words, the cache, then the retired
+/// counts; 1 056 bytes.
+///
+/// # Totals
+///
+/// A bucket's count leaves the ring only when a write of a later lap
+/// restarts its slot, in the compare-and-swap that returns the word it
+/// replaced: that writer adds the count to `retired`. So every event ever
+/// counted is in exactly one place, a slot or `retired`, and
+/// [`Counters::totals`] (their sum) only grows, at the cost of one more
+/// add per counter and second, never per event. Two gaps, both for a
+/// reader to absorb (the metrics exporter keeps the highest value it
+/// gave): between the swap and the add a concurrent reader sees the
+/// total short by that bucket, and a process killed there loses it.
 #[repr(C)]
 pub(crate) struct Counters {
     seconds: [[Bucket; KINDS]; RING],
     completed: SumCache,
+    retired: [AtomicU64; KINDS],
 }
 
 #[cfg(not(loom))]
@@ -56,7 +70,7 @@ fn ring() -> [[Bucket; KINDS]; RING] {
 impl Counters {
     const_fn! {
         pub(crate) fn new() -> Counters {
-            Counters { seconds: ring(), completed: SumCache::new() }
+            Counters { seconds: ring(), completed: SumCache::new(), retired: zeroed() }
         }
     }
 
@@ -100,14 +114,40 @@ impl Counters {
     fn write(&self, counter: Counter, at: Place<'_>, restart_newer: bool, n: u32) -> Option<u64> {
         let (value, replaced) =
             at.buckets[counter as usize].update(at.lap, restart_newer, |c| c.saturating_add(n))?;
-        if discarded_unusual(replaced, at.lap) {
+        if (replaced >> 32) as u32 != at.lap
+            && replaced & COUNT_MASK != 0
+            && self.retire(counter, replaced, at.lap)
+        {
+            return Some(u64::from(value));
+        }
+        self.completed.wrote(at.b);
+        Some(u64::from(value))
+    }
+
+    /// Keeps the count of a bucket a write of `lap` just restarted (once a
+    /// second per counter at most); whether the cache was invalidated.
+    #[cold]
+    #[inline(never)]
+    fn retire(&self, counter: Counter, replaced: u64, lap: u32) -> bool {
+        self.retired[counter as usize].fetch_add(replaced & COUNT_MASK, Ordering::Relaxed);
+        if discarded_unusual(replaced, lap) {
             // A step or an outlier may have thrown away a second the cache
             // holds: it is rebuilt by the next decision.
             self.completed.invalidate();
-        } else {
-            self.completed.wrote(at.b);
+            return true;
         }
-        Some(u64::from(value))
+        false
+    }
+
+    /// Every event counted since the point was new, per counter: the
+    /// retired counts and every slot's, whatever its lap.
+    pub(crate) fn totals(&self) -> Sums {
+        let mut totals = [0; KINDS];
+        for (k, total) in totals.iter_mut().enumerate() {
+            *total = self.retired[k].load(Ordering::Relaxed)
+                + self.seconds.iter().map(|s| s[k].raw_count()).sum::<u64>();
+        }
+        totals
     }
 
     /// The sliding sums (10 buckets ending at `b`): the nine completed ones
@@ -245,6 +285,24 @@ mod tests {
         assert_eq!(c.sums(B + 25)[Counter::Exception as usize], 2);
         c.add_late(Counter::Exception, B + 26, B + 25); // after the present
         assert_eq!(c.walk(B + 25, 1)[Counter::Exception as usize], 2);
+    }
+
+    #[test]
+    fn totals_keep_every_count_through_laps_and_clock_steps() {
+        let c = Counters::new();
+        let mut expected = 0;
+        // Three laps of the ring, a step back of two laps, a step forward.
+        let seconds = (B..B + 95).chain(B + 35..B + 40).chain(B + 500..B + 503);
+        for (i, b) in seconds.enumerate() {
+            let n = (i % 7) as u32 + 1;
+            c.add(Counter::Visit, c.place(b), n);
+            expected += u64::from(n);
+            assert_eq!(c.totals()[Counter::Visit as usize], expected, "second {b}");
+        }
+        c.add_late(Counter::Exception, B + 490, B + 502);
+        c.add_late(Counter::Exception, B + 100, B + 502); // no longer held: at the present
+        assert_eq!(c.totals()[Counter::Exception as usize], 2);
+        assert_eq!(c.totals()[Counter::Timeout as usize], 0);
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub use ledger::Held;
 pub use owner::{AlwaysAlive, Liveness, Owner};
 #[cfg(any(loom, feature = "test-hooks"))]
 pub use owner::{Checkpoint, Transition};
-pub use point::{CycleStats, Point, Stats};
+pub use point::{CycleStats, Point, Stats, Totals};
 pub use reason::Reason;
 pub use remote::{SecondCounts, REMOTE_RING, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
 pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};

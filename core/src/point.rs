@@ -23,7 +23,7 @@ use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
 use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
-use crate::sync::{const_fn, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
 // `repr(C)`: cbindgen makes C's `sds_cycle_stats` of it.
@@ -61,6 +61,24 @@ pub struct Stats {
     pub last_cycle: CycleStats,
 }
 
+/// Every event a point counted since it was new (its table's life, for a
+/// shared table): only ever grows, for metrics' counters.
+// `repr(C)`: cbindgen makes C's `sds_totals` of it.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Totals {
+    /// Visits (every decision).
+    pub visits: u64,
+    /// Downgrades, all reasons.
+    pub downgrades: u64,
+    /// Exceptions.
+    pub exceptions: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Downgrades per reason, at `Reason::code() - 1`.
+    pub by_reason: [u64; Reason::ALL.len()],
+}
+
 /// What the rules decided for one request.
 enum Verdict {
     Pass,
@@ -71,7 +89,7 @@ enum Verdict {
 /// One protected operation: counters, strategy and delay.
 ///
 /// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
-/// pattern is a valid point and all zero is [`Point::new`]. 1 784 bytes,
+/// pattern is a valid point and all zero is [`Point::new`]. 1 888 bytes,
 /// aligned to 8.
 ///
 /// A **cluster point** ([`Point::set_cluster`]) also decides on the other
@@ -86,6 +104,9 @@ pub struct Point {
     pub(crate) strategy: StrategyCell,
     pub(crate) delay: Delay,
     in_flight: InFlight,
+    /// Downgrades per reason (`code - 1`), since the point was new: only a
+    /// downgraded request pays for this add.
+    downgrades: [AtomicU64; Reason::ALL.len()],
     /// Non-zero: a cluster point. Next to `in_flight`, which every decision
     /// with a strategy touches, so reading it costs no other cache line.
     cluster: AtomicU32,
@@ -109,6 +130,7 @@ impl Point {
                 strategy: StrategyCell::new(),
                 delay: Delay::new(),
                 in_flight: InFlight::new(),
+                downgrades: zeroed(),
                 cluster: AtomicU32::new(0),
                 remote: Remote::new(),
             }
@@ -184,6 +206,7 @@ impl Point {
             Verdict::Triggered(reason) => {
                 if self.spread(s.downgrade_rate) {
                     self.counters.add(Counter::Downgrade, at, 1);
+                    self.downgrades[reason.code() as usize - 1].fetch_add(1, Ordering::Relaxed);
                     entry.state |= DOWNGRADED;
                     entry.reason = Some(reason);
                 }
@@ -333,6 +356,19 @@ impl Point {
                 downgrade_num: of(&last, Counter::Downgrade),
                 concurrent_num: self.max_concurrency.last_whole_cycle(now_ms),
             },
+        }
+    }
+
+    /// Every event counted since the point was new: only ever grows (see
+    /// counters.rs on the two gaps a reader absorbs).
+    pub fn totals(&self) -> Totals {
+        let sums = self.counters.totals();
+        Totals {
+            visits: sums[Counter::Visit as usize],
+            downgrades: sums[Counter::Downgrade as usize],
+            exceptions: sums[Counter::Exception as usize],
+            timeouts: sums[Counter::Timeout as usize],
+            by_reason: core::array::from_fn(|i| self.downgrades[i].load(Ordering::Relaxed)),
         }
     }
 

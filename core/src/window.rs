@@ -46,7 +46,7 @@ use crate::sync::{const_fn, AtomicU64, Ordering};
 /// The most buckets a ring may hold.
 pub const MAX_RING: usize = 1 << 16;
 
-const COUNT_MASK: u64 = u32::MAX as u64;
+pub(crate) const COUNT_MASK: u64 = u32::MAX as u64;
 
 /// One slot of a ring: a lap tag and a count in one atomic word (`repr(transparent)`:
 /// 8 bytes, all zero is an empty bucket, any bit pattern a valid one).
@@ -79,6 +79,12 @@ impl Bucket {
         } else {
             0
         }
+    }
+
+    /// The count it holds, whatever its lap.
+    #[inline]
+    pub(crate) fn raw_count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed) & COUNT_MASK
     }
 
     /// The count if this bucket holds `lap`, else `None` (a bucket holding

@@ -33,7 +33,35 @@ fn cells_are_16_bytes_and_a_bucket_is_one_line() {
     assert_eq!(std::mem::size_of::<KeyCell>(), 16);
     assert_eq!(std::mem::size_of::<KeyBucket>(), 64);
     assert_eq!(std::mem::align_of::<KeyBucket>(), 64);
-    assert_eq!(std::mem::size_of::<KeyTableState>(), 64);
+    // A line of table counters, then 8 lines of decision counts.
+    assert_eq!(std::mem::size_of::<KeyTableState>(), 9 * 64);
+}
+
+#[test]
+fn every_decision_is_counted_admitted_or_refused_across_threads() {
+    let t = table(64, rule(KeyRuleKind::FixedWindow, 50, 60_000, None));
+    let now = 1_700_000_000_000;
+    std::thread::scope(|s| {
+        for thread in 0..4 {
+            let t = &t;
+            s.spawn(move || {
+                for i in 0..1000u32 {
+                    let key = format!("k{}", (i + thread) % 10);
+                    t.decide(key.as_bytes(), now, 1).unwrap();
+                }
+            });
+        }
+    });
+    let stats = t.stats();
+    // 10 keys of 50 each: 500 admitted of 4 000.
+    assert_eq!((stats.admitted, stats.refused), (500, 3500));
+    t.peek(b"k1", now);
+    t.increment(b"k1", now, 1).unwrap();
+    assert_eq!(
+        (t.stats().admitted, t.stats().refused),
+        (500, 3500),
+        "only decide counts"
+    );
 }
 
 #[test]

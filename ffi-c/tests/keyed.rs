@@ -482,6 +482,8 @@ fn a_shared_file_attached_twice_decides_on_the_same_keys() {
         KeyTableStats {
             capacity: 100,
             resident: 1,
+            admitted: 3,
+            refused: 1,
             ..Default::default()
         }
     );

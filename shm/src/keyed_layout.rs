@@ -6,8 +6,8 @@
 //!         version, the key descriptor (words 2..17, byte order at 16),
 //!         ready (32), creator pid (33), the rule (words 40..46), its
 //!         exceptions (words 48..63: fingerprint, limit)
-//! 4096    the core's `KeyTableState`, 64 bytes
-//! 4160    buckets: `capacity / 4` x 64 bytes (the core's `KeyBucket`)
+//! 4096    the core's `KeyTableState`, 576 bytes
+//! 4672    buckets: `capacity / 4` x 64 bytes (the core's `KeyBucket`)
 //! ```
 //!
 //! A rate's or a window's file ends there: its decision is one
@@ -43,8 +43,8 @@ use crate::open::Format;
 pub const KEY_MAGIC: [u8; 8] = *b"SDSKEYTB";
 /// The key file layout this build reads and writes: the header words, the
 /// place of the state block and the buckets. 2: the rule's flags and its
-/// exceptions in the header.
-pub const KEY_LAYOUT_VERSION: u64 = 2;
+/// exceptions in the header; 3: decision counts in the state block.
+pub const KEY_LAYOUT_VERSION: u64 = 3;
 /// Where the core's `KeyTableState` lies.
 pub const KEY_STATE_OFFSET: usize = HEADER_SIZE;
 /// Where the buckets start.
@@ -368,7 +368,7 @@ mod tests {
     fn capacity_rounds_up_to_buckets_and_the_file_ends_after_the_last() {
         let keys = Keys::new(10, rule(10, None)).unwrap();
         assert_eq!(keys.buckets(), 3);
-        assert_eq!(keys.file_len(), 4096 + 64 + 3 * 64);
+        assert_eq!(keys.file_len(), 4096 + 576 + 3 * 64);
         assert_eq!(keys.descriptor()[1], 12);
         assert!(Keys::new(0, rule(1, None)).is_none());
         assert!(Keys::new(MAX_KEY_BUCKETS * BUCKET_CELLS + 1, rule(1, None)).is_none());

@@ -264,7 +264,9 @@ impl<S: KeyStorage> KeyTable<S> {
             let payload = found.and_then(|f| {
                 payload_of(candidates.cell(f.at).state.load(Ordering::Acquire), f.word)
             });
-            return Ok(in_flight::step(quota, payload.unwrap_or(0), cost).decision);
+            let decision = in_flight::step(quota, payload.unwrap_or(0), cost).decision;
+            self.counters().tally(fp, decision.admitted);
+            return Ok(decision);
         }
         loop {
             let found = match candidates.find(fp) {
@@ -282,6 +284,7 @@ impl<S: KeyStorage> KeyTable<S> {
                 continue;
             }
             if let Some(decision) = self.take(ledger, slot, cell, found.word, cost)? {
+                self.counters().tally(fp, decision.admitted);
                 return Ok(decision);
             }
         }

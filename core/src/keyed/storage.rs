@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::error::ErrorCode;
-use crate::sync::{const_fn, zeroed, AtomicU64};
+use crate::sync::{const_fn, zeroed, AtomicU64, Ordering};
 
 use super::cell::{KeyBucket, BUCKET_CELLS};
 
@@ -75,7 +75,8 @@ impl fmt::Display for KeyError {
 }
 
 /// A table's counters, kept beside its buckets: plain data (`repr(C)`,
-/// integer atomics, one cache line). All zero is a fresh table's.
+/// integer atomics; a line of table counters, then the decisions'
+/// stripes). All zero is a fresh table's.
 #[repr(C, align(64))]
 pub struct KeyTableState {
     pub(super) resident: AtomicU64,
@@ -83,6 +84,39 @@ pub struct KeyTableState {
     pub(super) lossy_evictions: AtomicU64,
     /// Unused (zero): the rest of the line.
     reserved: [AtomicU64; 5],
+    /// Decisions admitted and refused, spread over lines by the key's
+    /// fingerprint: one shared line would be written by every decision of
+    /// every key (and process), a stripe only by the keys that fall in it.
+    stripes: [DecisionStripe; DECISION_STRIPES],
+}
+
+/// Lines the decisions are counted on.
+pub const DECISION_STRIPES: usize = 8;
+
+/// One line of decision counts.
+#[repr(C, align(64))]
+struct DecisionStripe {
+    admitted: AtomicU64,
+    refused: AtomicU64,
+    reserved: [AtomicU64; 6],
+}
+
+impl DecisionStripe {
+    const_fn! {
+        fn new() -> DecisionStripe {
+            DecisionStripe { admitted: AtomicU64::new(0), refused: AtomicU64::new(0), reserved: zeroed() }
+        }
+    }
+}
+
+#[cfg(not(loom))]
+const fn stripes() -> [DecisionStripe; DECISION_STRIPES] {
+    [const { DecisionStripe::new() }; DECISION_STRIPES]
+}
+
+#[cfg(loom)]
+fn stripes() -> [DecisionStripe; DECISION_STRIPES] {
+    core::array::from_fn(|_| DecisionStripe::new())
 }
 
 impl KeyTableState {
@@ -94,8 +128,31 @@ impl KeyTableState {
                 evictions: AtomicU64::new(0),
                 lossy_evictions: AtomicU64::new(0),
                 reserved: zeroed(),
+                stripes: stripes(),
             }
         }
+    }
+
+    /// Counts a decision of the key with fingerprint `fp`.
+    #[inline]
+    pub(super) fn tally(&self, fp: u64, admitted: bool) {
+        let stripe = &self.stripes[(fp >> 8) as usize % DECISION_STRIPES];
+        let counter = if admitted {
+            &stripe.admitted
+        } else {
+            &stripe.refused
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Decisions admitted (`true`) or refused since the table was new.
+    pub(super) fn decisions(&self, admitted: bool) -> u64 {
+        let counter = if admitted {
+            |s: &DecisionStripe| s.admitted.load(Ordering::Relaxed)
+        } else {
+            |s: &DecisionStripe| s.refused.load(Ordering::Relaxed)
+        };
+        self.stripes.iter().map(counter).sum()
     }
 }
 
@@ -120,6 +177,11 @@ pub struct KeyTableStats {
     /// Of those, keys whose state was not a fresh key's: their next call
     /// starts from a fresh state (the only way the table forgets a limit).
     pub lossy_evictions: u64,
+    /// Calls of `decide` admitted since the table was new.
+    pub admitted: u64,
+    /// Calls of `decide` refused since the table was new (an error such
+    /// as a full table is neither).
+    pub refused: u64,
 }
 
 /// Memory a key table lives in: its buckets, and its counters unless the

@@ -101,6 +101,8 @@ impl<S: KeyStorage> KeyTable<S> {
             resident: c.resident.load(Ordering::Relaxed),
             evictions: c.evictions.load(Ordering::Relaxed),
             lossy_evictions: c.lossy_evictions.load(Ordering::Relaxed),
+            admitted: c.decisions(true),
+            refused: c.decisions(false),
         }
     }
 
@@ -138,9 +140,12 @@ impl<S: KeyStorage> KeyTable<S> {
             return Err(KeyError::ZeroCost);
         }
         let kind = self.rule.kind();
-        self.run(key, Some(now_ms), |q, payload| {
+        let (fp, candidates) = self.candidates(key);
+        let decision = self.run(fp, candidates, Some(now_ms), |q, payload| {
             step(kind, q, payload, now_ms, cost)
-        })
+        })?;
+        self.counters().tally(fp, decision.admitted);
+        Ok(decision)
     }
 
     /// What [`KeyTable::decide`] would answer for a cost of 0: the key's
@@ -149,7 +154,8 @@ impl<S: KeyStorage> KeyTable<S> {
         let kind = self.rule.kind();
         let read = |q: &Quota, payload| step(kind, q, payload, now_ms, 0);
         let fresh = |_| read(self.rule.quota_of(fingerprint(hash(key))), 0).decision;
-        self.run(key, None, read).unwrap_or_else(fresh)
+        let (fp, candidates) = self.candidates(key);
+        self.run(fp, candidates, None, read).unwrap_or_else(fresh)
     }
 
     /// Window rules: counts `units` for `key` in its window whatever the
@@ -185,7 +191,8 @@ impl<S: KeyStorage> KeyTable<S> {
             return Err(KeyError::NotWindow);
         }
         let claim_at = matches!(op, CountOp::Add(_)).then_some(now_ms);
-        self.run(key, claim_at, |q, payload| {
+        let (fp, candidates) = self.candidates(key);
+        self.run(fp, candidates, claim_at, |q, payload| {
             count_step(kind, q, payload, now_ms, op).unwrap_or(Step {
                 payload,
                 write: false,
@@ -201,11 +208,11 @@ impl<S: KeyStorage> KeyTable<S> {
     #[inline]
     fn run<R>(
         &self,
-        key: &[u8],
+        fp: u64,
+        candidates: Candidates<'_>,
         claim_at: Option<u64>,
         f: impl Fn(&Quota, u64) -> Step<R>,
     ) -> Result<R, KeyError> {
-        let (fp, candidates) = self.candidates(key);
         loop {
             let found = match (candidates.find(fp), claim_at) {
                 (Some(found), _) => found,

@@ -1,0 +1,247 @@
+//! [`Exporter::collect`]: every family's samples read at once from a point
+//! table, the process's keyed limits and the services, in the one shape
+//! bindings turn into their registries' metrics.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use sds_core::{Points, Reason};
+use sds_shm::AnyTable;
+
+use crate::family::{Family, Id, Kind, FAMILIES};
+use crate::registry;
+
+/// One sample: its labels' values (in its family's label order) and value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// The values of the family's labels, in order.
+    pub labels: Vec<String>,
+    /// The value.
+    pub value: f64,
+}
+
+/// A family and its samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collected {
+    /// The family.
+    pub family: &'static Family,
+    /// Its samples (none: the family has nothing to show now).
+    pub samples: Vec<Sample>,
+}
+
+/// A background service's state, as a binding reads it.
+#[derive(Clone, Debug)]
+pub struct ServiceState<S> {
+    /// Its status.
+    pub status: S,
+    /// Whether it has not been stopped.
+    pub running: bool,
+}
+
+/// What one collection reads besides the process's keyed limits (which
+/// [`crate::register_keyed`] lists).
+#[derive(Default)]
+pub struct Sources<'a> {
+    /// The client's point table.
+    pub table: Option<&'a AnyTable>,
+    /// The console agent of that table, if one was started.
+    pub agent: Option<ServiceState<sds_agent::Status>>,
+    /// The cluster sync of that table, if one was started.
+    pub cluster: Option<ServiceState<sds_cluster::Status>>,
+}
+
+/// Collects metrics, keeping each counter's highest value given so far so
+/// that what it gives never goes back (counters.rs in the core: a total can
+/// read short for the instant a second leaves a point's ring). One per
+/// client; any thread.
+#[derive(Default)]
+pub struct Exporter {
+    highest: Mutex<Highest>,
+}
+
+#[derive(Default)]
+struct Highest {
+    /// Series hash → (highest value, the collection that last saw it).
+    values: HashMap<u64, (f64, u64)>,
+    collection: u64,
+}
+
+/// The label of a point table: a shared table's file name, else `private`.
+pub fn table_label(table: &AnyTable) -> String {
+    match table.path().and_then(|p| p.file_name()) {
+        Some(name) => name.to_string_lossy().into_owned(),
+        None => "private".to_string(),
+    }
+}
+
+/// Where samples are gathered, family by family.
+struct Gather {
+    families: Vec<Collected>,
+}
+
+impl Gather {
+    fn new() -> Gather {
+        Gather {
+            families: FAMILIES
+                .iter()
+                .map(|family| Collected {
+                    family,
+                    samples: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    fn add(&mut self, id: Id, labels: &[&str], value: f64) {
+        let out = &mut self.families[id as usize];
+        debug_assert_eq!(labels.len(), out.family.labels.len());
+        out.samples.push(Sample {
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            value,
+        });
+    }
+}
+
+fn flag(on: bool) -> f64 {
+    if on {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+fn seconds(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+impl Exporter {
+    /// A new exporter.
+    pub fn new() -> Exporter {
+        Exporter::default()
+    }
+
+    /// Every family's samples at `now_ms` (wall clock), families in
+    /// [`FAMILIES`]' order; a family with nothing to show has no samples.
+    pub fn collect(&self, sources: &Sources<'_>, now_ms: u64) -> Vec<Collected> {
+        let mut out = Gather::new();
+        if let Some(table) = sources.table {
+            let label = table_label(table);
+            points(&mut out, table, &label, now_ms);
+            if let Some(agent) = &sources.agent {
+                agent_state(&mut out, &label, agent);
+            }
+            if let Some(cluster) = &sources.cluster {
+                cluster_state(&mut out, &label, cluster);
+            }
+        }
+        for (label, stats) in registry::keyed_stats() {
+            let limit = [label.as_str()];
+            for (outcome, n) in [("admitted", stats.admitted), ("refused", stats.refused)] {
+                out.add(Id::KeyedDecisions, &[&label, outcome], n as f64);
+            }
+            out.add(Id::KeyedKeys, &limit, stats.resident as f64);
+            out.add(Id::KeyedKeysCapacity, &limit, stats.capacity as f64);
+            out.add(Id::KeyedEvictions, &limit, stats.evictions as f64);
+            out.add(
+                Id::KeyedLossyEvictions,
+                &limit,
+                stats.lossy_evictions as f64,
+            );
+        }
+        self.never_back(&mut out.families);
+        out.families
+    }
+
+    /// Raises each counter to the highest value this exporter gave for its
+    /// series, and forgets series no longer shown.
+    fn never_back(&self, families: &mut [Collected]) {
+        let mut highest = self.highest.lock().unwrap_or_else(|e| e.into_inner());
+        highest.collection += 1;
+        let now = highest.collection;
+        for (id, collected) in families.iter_mut().enumerate() {
+            if collected.family.kind != Kind::Counter {
+                continue;
+            }
+            for sample in &mut collected.samples {
+                let mut h = DefaultHasher::new();
+                (id, &sample.labels).hash(&mut h);
+                let seen = highest.values.entry(h.finish()).or_insert((0.0, now));
+                if sample.value < seen.0 {
+                    sample.value = seen.0;
+                }
+                *seen = (sample.value, now);
+            }
+        }
+        highest.values.retain(|_, (_, at)| *at == now);
+    }
+}
+
+fn points(out: &mut Gather, table: &AnyTable, label: &str, now_ms: u64) {
+    let mut count = 0u64;
+    let read = table.with_points(|points: &dyn Points| {
+        points.for_each_point(&mut |_, name, point| {
+            count += 1;
+            let name = String::from_utf8_lossy(name);
+            let labels = [label, &name];
+            let totals = point.totals();
+            let stats = point.stats(now_ms);
+            out.add(Id::PointRequests, &labels, totals.visits as f64);
+            for reason in Reason::ALL {
+                let n = totals.by_reason[reason.code() as usize - 1];
+                out.add(
+                    Id::PointDowngrades,
+                    &[label, &name, reason.as_str()],
+                    n as f64,
+                );
+            }
+            out.add(Id::PointExceptions, &labels, totals.exceptions as f64);
+            out.add(Id::PointTimeouts, &labels, totals.timeouts as f64);
+            out.add(Id::PointInFlight, &labels, point.in_flight() as f64);
+            out.add(
+                Id::PointInFlightMax,
+                &labels,
+                stats.last_cycle.concurrent_num as f64,
+            );
+        });
+    });
+    // A fork child's first view of a shared table can fail: its points are
+    // then left out of this collection, the table's size is not.
+    let _ = read;
+    out.add(Id::TablePoints, &[label], count as f64);
+    out.add(Id::TablePointsCapacity, &[label], table.capacity() as f64);
+}
+
+fn agent_state(out: &mut Gather, label: &str, agent: &ServiceState<sds_agent::Status>) {
+    let s = &agent.status;
+    let l = [label];
+    out.add(Id::AgentUp, &l, flag(agent.running));
+    out.add(Id::AgentLastPullSuccess, &l, flag(s.last_pull_ok));
+    out.add(Id::AgentLastPullTimestamp, &l, seconds(s.last_pull_ms));
+    out.add(Id::AgentLastUploadSuccess, &l, flag(s.last_upload_ok));
+    out.add(Id::AgentLastUploadTimestamp, &l, seconds(s.last_upload_ms));
+    out.add(Id::AgentPullFailures, &l, s.pull_failures as f64);
+    out.add(Id::AgentUploads, &l, s.uploads as f64);
+    out.add(Id::AgentUploadFailures, &l, s.upload_failures as f64);
+    out.add(Id::AgentReporter, &l, flag(s.is_reporter));
+    out.add(Id::AgentStrategyVersion, &l, s.version as f64);
+    out.add(Id::AgentStrategiesWaiting, &l, s.strategies_waiting as f64);
+}
+
+fn cluster_state(out: &mut Gather, label: &str, cluster: &ServiceState<sds_cluster::Status>) {
+    let s = &cluster.status;
+    let l = [label];
+    out.add(Id::ClusterUp, &l, flag(cluster.running));
+    out.add(Id::ClusterConnected, &l, flag(s.connected));
+    out.add(Id::ClusterSyncing, &l, flag(s.syncing));
+    out.add(Id::ClusterLastSyncTimestamp, &l, seconds(s.last_sync_ms));
+    out.add(Id::ClusterLag, &l, seconds(s.lag_ms));
+    out.add(Id::ClusterRoundTripTime, &l, s.rtt_us as f64 / 1e6);
+    out.add(Id::ClusterSyncs, &l, s.syncs as f64);
+    out.add(Id::ClusterFailures, &l, s.failures as f64);
+    out.add(Id::ClusterRoundTrips, &l, s.round_trips as f64);
+    out.add(Id::ClusterCommands, &l, s.commands as f64);
+    out.add(Id::ClusterPoints, &l, s.points as f64);
+    out.add(Id::ClusterPointsFailing, &l, s.points_failing as f64);
+}
