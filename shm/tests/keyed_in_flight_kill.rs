@@ -20,9 +20,9 @@ mod common;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use common::{child_role, knob, var, Kid, SharedWords, TempDir, NOW};
+use common::{child_role, kill_storm, knob, var, Dice, SharedWords, TempDir, NOW};
 use sds_core::keyed::{KeyRule, KeyRuleBuilder, KeyRuleKind};
 use sds_core::Value;
 use sds_shm::{Options, SharedKeyTable};
@@ -48,15 +48,6 @@ fn open(dir: &Path) -> SharedKeyTable {
     SharedKeyTable::open(dir.join("keys"), 64, rule(), &Options::new()).unwrap()
 }
 
-/// A number below `n` from the clock's nanoseconds and a counter.
-fn dice(n: u64, salt: &mut u64) -> u64 {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    *salt = salt
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (u64::from(nanos.subsec_nanos()) ^ (*salt >> 33)) % n
-}
-
 /// Units held on `key` by every process, as the table answers.
 fn held(table: &SharedKeyTable, key: &[u8]) -> u64 {
     LIMIT - u64::from(table.table().peek(key, NOW).remaining)
@@ -71,11 +62,11 @@ fn child_main() {
     let board = SharedWords::open(&var("BOARD"));
     let worker: usize = var("WORKER").parse().unwrap();
     let mut mine = [0u64; KEYS.len()];
-    let mut salt = worker as u64 + 1;
+    let mut dice = Dice(Dice::from_clock().0 ^ (worker as u64 + 1) << 32);
     while board.get(PHASE) != STOP {
-        let key = dice(KEYS.len() as u64, &mut salt) as usize;
-        let units = 1 + dice(3, &mut salt) as u32;
-        if dice(2, &mut salt) == 0 {
+        let key = dice.below(KEYS.len() as u64) as usize;
+        let units = 1 + dice.below(3) as u32;
+        if dice.below(2) == 0 {
             if table.decide(KEYS[key], NOW, units).unwrap().admitted {
                 mine[key] += u64::from(units);
             }
@@ -103,24 +94,7 @@ fn a_dead_process_units_are_given_back_exactly_once() {
     let table = open(dir.path());
     let board_path = dir.join("board").display().to_string();
     let board = SharedWords::open(&board_path);
-    let env = |worker: usize| {
-        vec![
-            ("DIR", dir.path().display().to_string()),
-            ("BOARD", board_path.clone()),
-            ("WORKER", worker.to_string()),
-        ]
-    };
-    let mut workers: Vec<Kid> = (0..WORKERS).map(|w| Kid::spawn("work", &env(w))).collect();
-    let mut kills = 0u64;
-    let mut salt = 7;
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(storm_ms) {
-        std::thread::sleep(Duration::from_millis(5 + dice(26, &mut salt)));
-        let worker = dice(WORKERS as u64, &mut salt) as usize;
-        workers[worker].kill();
-        kills += 1;
-        workers[worker] = Kid::spawn("work", &env(worker));
-    }
+    let (mut workers, kills) = kill_storm(WORKERS, dir.path(), &board_path, storm_ms, (5, 25));
     board.word(PHASE).store(STOP, Ordering::SeqCst);
     let stopped = |w: usize| board.get(w * PER_WORKER + KEYS.len() + 1) == 1;
     common::wait_until(BOUND, "every worker stopped", || (0..WORKERS).all(stopped));

@@ -19,9 +19,11 @@ mod common;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use common::{child_role, knob, report, var, Kid, SharedWords, TempDir, NOW};
+use common::{
+    child_role, kill_storm, knob, report, var, worker_env, Kid, SharedWords, TempDir, NOW,
+};
 use sds_core::keyed::{KeyRule, KeyRuleBuilder, KeyRuleKind};
 use sds_core::Value;
 use sds_shm::{Options, SharedKeyTable};
@@ -111,12 +113,6 @@ fn child_main() {
     }
 }
 
-/// A number below `n` from the clock's nanoseconds: the kill schedule.
-fn dice(n: u64) -> u64 {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    u64::from(nanos.subsec_nanos()) / 1000 % n
-}
-
 #[test]
 fn a_kill_loses_at_most_the_decision_in_progress_and_a_fresh_process_decides_normally() {
     let storm_ms = knob("SDS_SHM_TEST_STORM_MS", 3_000);
@@ -124,23 +120,7 @@ fn a_kill_loses_at_most_the_decision_in_progress_and_a_fresh_process_decides_nor
     let tables = open_all(dir.path());
     let board_path = dir.join("board").display().to_string();
     let board = SharedWords::open(&board_path);
-    let env = |worker: usize| {
-        vec![
-            ("DIR", dir.path().display().to_string()),
-            ("BOARD", board_path.clone()),
-            ("WORKER", worker.to_string()),
-        ]
-    };
-    let mut workers: Vec<Kid> = (0..WORKERS).map(|w| Kid::spawn("work", &env(w))).collect();
-    let mut kills = 0u64;
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(storm_ms) {
-        std::thread::sleep(Duration::from_millis(10 + dice(51)));
-        let worker = dice(WORKERS as u64) as usize;
-        workers[worker].kill();
-        kills += 1;
-        workers[worker] = Kid::spawn("work", &env(worker));
-    }
+    let (mut workers, kills) = kill_storm(WORKERS, dir.path(), &board_path, storm_ms, (10, 50));
     board.word(PHASE).store(STOP, Ordering::SeqCst);
     for kid in &mut workers {
         assert!(kid.wait_success(BOUND));
@@ -180,7 +160,7 @@ fn a_kill_loses_at_most_the_decision_in_progress_and_a_fresh_process_decides_nor
         .iter()
         .map(|t| t.table().peek(KEYS[0], NOW).remaining)
         .collect();
-    let fresh = Kid::spawn("fresh", &env(0));
+    let fresh = Kid::spawn("fresh", &worker_env(dir.path(), &board_path, 0));
     for (file, &(kind, budget)) in FILES.iter().enumerate() {
         let stormed = stormed[file];
         let later = if kind == KeyRuleKind::Rate {

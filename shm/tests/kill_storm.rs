@@ -23,7 +23,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{
-    child_role, concurrent_limit, knob, ledger_sum, open, var, Kid, SharedWords, TempDir, CAPACITY,
+    child_role, concurrent_limit, knob, ledger_sum, open, var, Dice, Kid, SharedWords, TempDir,
+    CAPACITY,
 };
 use sds_core::{Flags, Outcome};
 use sds_shm::{hooks, Options, SharedTable, SCAN_INTERVAL_MS};
@@ -107,18 +108,6 @@ fn child_main() {
             board.word(INSIDE).fetch_and(!bit, Ordering::SeqCst);
         }
         view.exit(&entry, wall_ms(), Outcome::Ok).unwrap();
-    }
-}
-
-/// xorshift64: the kill schedule, from a seed printed with the figures.
-struct Dice(u64);
-
-impl Dice {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
     }
 }
 

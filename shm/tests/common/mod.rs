@@ -54,6 +54,63 @@ pub fn ledger_sum(shared: &SharedFile, slots: impl IntoIterator<Item = usize>) -
         .sum()
 }
 
+/// xorshift64: a kill schedule, from a seed the test prints or the clock.
+pub struct Dice(pub u64);
+
+impl Dice {
+    /// Seeded from the wall clock's nanoseconds.
+    pub fn from_clock() -> Dice {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        Dice(u64::from(nanos.subsec_nanos()) | 1)
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// What a storm's worker `worker` is told: the test's directory, its
+/// board's file and its number.
+pub fn worker_env(dir: &Path, board: &str, worker: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("DIR", dir.display().to_string()),
+        ("BOARD", board.to_string()),
+        ("WORKER", worker.to_string()),
+    ]
+}
+
+/// Runs `workers` children of role `work` (told [`worker_env`]) for
+/// `storm_ms`, killing a random one every `pause_ms.0` + up to `pause_ms.1`
+/// ms and starting it again: the workers alive at the end and the kills.
+pub fn kill_storm(
+    workers: usize,
+    dir: &Path,
+    board: &str,
+    storm_ms: u64,
+    pause_ms: (u64, u64),
+) -> (Vec<Kid>, u64) {
+    let spawn = |w: usize| Kid::spawn("work", &worker_env(dir, board, w));
+    let mut kids: Vec<Kid> = (0..workers).map(spawn).collect();
+    let mut dice = Dice::from_clock();
+    let mut kills = 0u64;
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_millis(storm_ms) {
+        let pause = pause_ms.0 + dice.below(pause_ms.1 + 1);
+        std::thread::sleep(std::time::Duration::from_millis(pause));
+        let w = dice.below(workers as u64) as usize;
+        kids[w].kill();
+        kills += 1;
+        kids[w] = spawn(w);
+    }
+    (kids, kills)
+}
+
 /// 512 words in a shared mapping of a 4096-byte file, for counts that
 /// processes keep together (each one atomic word).
 pub struct SharedWords {
