@@ -1,5 +1,8 @@
 //! `io.sdsnative.KeyedLimit`'s natives: an [`AnyKeys`] (a private key table
-//! or this process's mapping of a shared one) behind a handle.
+//! or this process's mapping of a shared one) behind a handle, an
+//! `Arc::into_raw` so that the process's metrics can list it
+//! (`sds_metrics::register_keyed`, which holds it weakly: a freed limit
+//! leaves them by itself).
 //!
 //! The rule crosses once, as the tagged tokens of `KeyRule`'s entries
 //! (`settings.rs`), to `sds_settings::key_rule`: every check and message is
@@ -18,8 +21,9 @@
 //! `long[]` the caller reuses (one `SetLongArrayRegion`).
 
 use std::ffi::OsStr;
-use std::mem::MaybeUninit;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 use jni::objects::{JByteArray, JByteBuffer, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
@@ -30,8 +34,9 @@ use sds_core::{time, ErrorCode};
 use sds_shm::AnyKeys;
 
 use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
-use crate::handle::{borrow, free, into_handle};
+use crate::handle::borrow;
 use crate::settings::pairs;
+use crate::strategy::text_of;
 
 /// Keys up to this many bytes (`byte[]`) or UTF-16 units (`String`, three
 /// bytes of UTF-8 each at most) are read into the stack; longer ones into
@@ -61,6 +66,11 @@ fn rule(env: &mut jni::Env, tokens: &JObjectArray) -> Result<sds_core::keyed::Ke
     sds_settings::key_rule(&pairs(env, tokens)?).map_err(|e| Fail::Sds(e.code(), e.to_string()))
 }
 
+/// The handle of a new key table: `Arc::into_raw`, freed by `keysFree`.
+fn keys_into_handle(keys: AnyKeys) -> jlong {
+    Arc::into_raw(Arc::new(keys)) as jlong
+}
+
 /// A Java `long` capacity as the tables take it: a negative one reads as 0,
 /// which they refuse with their own message.
 fn capacity(capacity: jlong) -> usize {
@@ -72,7 +82,7 @@ setup_native! {
     fn Java_io_sdsnative_Native_keysNew(env, rule_tokens: JObjectArray<'l>, capacity_keys: jlong) -> jlong {
         let rule = rule(env, &rule_tokens)?;
         let keys = AnyKeys::private(rule, capacity(capacity_keys)).map_err(key_fail)?;
-        Ok(into_handle(keys))
+        Ok(keys_into_handle(keys))
     }
 
     /// Opens (creating if needed) the key table file of `name_or_path`
@@ -88,7 +98,24 @@ setup_native! {
         let rule = rule(env, &rule_tokens)?;
         // A negative mode keeps its bits, and is refused like any other.
         let name = OsStr::from_bytes(&bytes);
-        Ok(into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
+        Ok(keys_into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
+    }
+
+    /// Lists the table in the process's metrics under `name` (null: the
+    /// shared file's name, else `private-N`): the label it shows under.
+    fn Java_io_sdsnative_Native_keysRegister(
+        env, handle: jlong, _owner: JObject<'l>, name: JString<'l>,
+    ) -> JString<'l> {
+        use jni::refs::Reference;
+        let name = if name.is_null() { None } else { Some(text_of(env, &name)?) };
+        // SAFETY: as for `keysPath`; a live handle is a strong reference
+        // `Arc::into_raw` made, which stays the handle's.
+        let keys = ManuallyDrop::new(unsafe {
+            Arc::from_raw(borrow::<AnyKeys>(handle).map_err(Fail::code)?)
+        });
+        let label = sds_metrics::keyed_label(&keys, name.as_deref());
+        sds_metrics::register_keyed(&keys, label.clone());
+        Ok(env.new_string(label)?)
     }
 
     /// The shared table's file; `null` for a private table.
@@ -139,9 +166,12 @@ pub extern "system" fn Java_io_sdsnative_Native_keysFree(
     _class: jclass,
     handle: jlong,
 ) {
-    // SAFETY: called once per table, by its `NativeHandle` once no call is
-    // using it.
-    let _ = std::panic::catch_unwind(|| unsafe { free::<AnyKeys>(handle) });
+    if handle != 0 {
+        // SAFETY: called once per table, by its `NativeHandle` once no call
+        // is using it: the strong reference `Arc::into_raw` made.
+        let _ =
+            std::panic::catch_unwind(|| drop(unsafe { Arc::from_raw(handle as *const AnyKeys) }));
+    }
 }
 
 /// Runs `f` on the key: the `len` bytes of `bytes`, or when `bytes` is null

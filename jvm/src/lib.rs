@@ -23,6 +23,7 @@ mod codes;
 mod handle;
 mod http;
 mod keys;
+mod metrics;
 mod service;
 mod settings;
 mod shared;

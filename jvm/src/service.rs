@@ -49,7 +49,7 @@ macro_rules! each {
 /// # Safety
 /// The Java class passes its own handle and itself as owner, which keeps it
 /// reachable, so the service is not freed during the call.
-unsafe fn service<'a>(handle: jlong) -> Result<&'a Running, Fail> {
+pub(crate) unsafe fn service<'a>(handle: jlong) -> Result<&'a Running, Fail> {
     // SAFETY: see the function's contract.
     unsafe { borrow::<Running>(handle) }.map_err(Fail::code)
 }
