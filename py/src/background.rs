@@ -43,7 +43,8 @@ pub trait Binding: Service + Sized + 'static {
 /// Why a service did not start: an error code and its message.
 pub type Refusal = (ErrorCode, String);
 
-/// A client's slot for its running service of one kind.
+/// A client's slot for its service of one kind: the running one, or the
+/// last one started (stopped), whose status its metrics show.
 pub type Slot<S> = Mutex<Option<Arc<Owned<S>>>>;
 
 /// A service and the process that started it. Stopped with the interpreter
@@ -148,7 +149,12 @@ fn start_in<S: Binding>(
         service: ManuallyDrop::new(start()?),
         pid: std::process::id(),
     });
-    *slot = Some(cell.clone());
+    // The one it replaces (stopped, kept for the metrics, or a fork
+    // parent's) is dropped after the lock is released: a last reference's
+    // drop may wait for the interpreter, whose holder may wait for the slot.
+    let replaced = slot.replace(cell.clone());
+    drop(slot);
+    drop(replaced);
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     live.retain(|weak| weak.strong_count() > 0);
     let stop: Arc<dyn Stop> = cell.clone();
@@ -220,18 +226,26 @@ impl<S: Binding> Handle<S> {
         )
     }
 
-    /// `close()`: stops the service and, if it is still the client's,
-    /// empties the client's slot.
+    /// `close()`: stops the service. The client's slot keeps it, stopped,
+    /// until another starts: its metrics show its last status (`_up` 0).
     pub fn close(&self, py: Python<'_>) {
         self.cell.stop(py);
-        let slot = S::slot(&self.client.get().inner);
-        py.detach(|| {
-            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.cell)) {
-                *slot = None;
-            }
-        });
     }
+}
+
+/// The state of the service in `slot` for the client's metrics: its
+/// status and whether it runs; `None` if none was started, or in a fork
+/// child (an inherited service is never touched). Called with the
+/// interpreter released (the status may wait for the service's lock).
+pub fn state<S: Binding>(slot: &Slot<S>) -> Option<sds_metrics::ServiceState<S::Status>> {
+    let cell = slot
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()?;
+    cell.ours().then(|| sds_metrics::ServiceState {
+        status: cell.service.status(),
+        running: cell.service.is_running(),
+    })
 }
 
 /// Defines a service's Python class (`$class`, holding a [`Handle`] of

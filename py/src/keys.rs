@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
@@ -405,7 +406,11 @@ pub fn table_path(name_or_path: &Bound<'_, PyAny>) -> PyResult<String> {
 /// `sds.KeyedLimit` extends it.
 #[pyclass(frozen, subclass, module = "sds._native")]
 pub struct Keys {
-    keys: AnyKeys,
+    /// Shared with the metrics' registry of keyed limits, which holds it
+    /// weakly: a collected limit leaves the metrics.
+    keys: Arc<AnyKeys>,
+    /// Its `limit` label in the metrics.
+    label: String,
     usual: UsualInts,
     spare: Spare,
 }
@@ -414,8 +419,8 @@ pub struct Keys {
 impl Keys {
     #[new]
     #[pyo3(
-        signature = (rule, capacity = None, *, shared = None, mode = None),
-        text_signature = "(rule, capacity=65536, *, shared=None, mode=0o600)"
+        signature = (rule, capacity = None, *, shared = None, mode = None, name = None),
+        text_signature = "(rule, capacity=65536, *, shared=None, mode=0o600, name=None)"
     )]
     fn new(
         py: Python<'_>,
@@ -423,7 +428,17 @@ impl Keys {
         capacity: Option<&Bound<'_, PyAny>>,
         shared: Option<&Bound<'_, PyAny>>,
         mode: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Keys> {
+        let name = match name.filter(|n| !n.is_none()) {
+            None => None,
+            Some(n) => {
+                let text = n
+                    .cast::<PyString>()
+                    .map_err(|_| args::wrong(n, "name must be a str"))?;
+                Some(args::utf8(text, "name", ErrorCode::InvalidArgument)?.into_owned())
+            }
+        };
         let rule = rule_of(rule)?;
         let capacity = capacity.map_or(Ok(65536), capacity_arg)?;
         let mode = mode.filter(|m| !m.is_none());
@@ -436,8 +451,12 @@ impl Keys {
             (None, None) => AnyKeys::private(rule, capacity).map_err(|e| key_error(py, e))?,
         };
         let usual = UsualInts::of(py, &keys)?;
+        let keys = Arc::new(keys);
+        let label = sds_metrics::keyed_label(&keys, name.as_deref());
+        sds_metrics::register_keyed(&keys, label.clone());
         Ok(Keys {
             keys,
+            label,
             usual,
             spare: Spare::new(py),
         })
@@ -531,6 +550,13 @@ impl Keys {
     #[getter]
     fn path(&self) -> Option<PathBuf> {
         self.keys.path().map(|p| p.to_path_buf())
+    }
+
+    /// Its `limit` label in the metrics: the `name` given, else a shared
+    /// table's file name, else `private-N`.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.label
     }
 
     /// The rule's kind: `"rate"`, `"fixedWindow"`, `"slidingWindow"` or

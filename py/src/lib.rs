@@ -10,6 +10,7 @@ mod fast;
 mod guard;
 mod http;
 mod keys;
+mod metrics;
 mod services;
 mod settings;
 mod strategy;

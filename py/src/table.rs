@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{capacity_from_i128, Flags, Outcome, PointId, Points, Stats};
 use sds_shm::{table_path, AnyTable, Options};
@@ -53,6 +53,8 @@ pub struct Inner {
     /// The sync of this table's cluster points, if one was started (at most
     /// one runs per client).
     pub cluster: background::Slot<sds_cluster::Cluster>,
+    /// The client's metrics' exporter (its counters never go back).
+    pub exporter: sds_metrics::Exporter,
 }
 
 impl Inner {
@@ -276,6 +278,7 @@ impl Table {
                 has_listeners: AtomicBool::new(false),
                 admin: Mutex::new(None),
                 cluster: Mutex::new(None),
+                exporter: sds_metrics::Exporter::new(),
             }),
         })
     }
@@ -345,6 +348,29 @@ impl Table {
             None => Ok(Stats::default()),
         })?;
         stats_dict(py, stats)
+    }
+
+    /// Every metric family as `(name, kind, help, label_names, samples)`,
+    /// each sample `(label_values, value)`: this table's points, its console
+    /// agent and cluster sync if this client started them, and the
+    /// process's keyed limits (a shared table's counts are the host's).
+    #[pyo3(signature = (now_ms = None))]
+    fn metrics<'py>(&self, py: Python<'py>, now_ms: Option<Time>) -> PyResult<Bound<'py, PyList>> {
+        crate::metrics::families(py, &self.inner, args::time_or_now(now_ms))
+    }
+
+    /// Those metrics as Prometheus text (0.0.4), or OpenMetrics 1.0 text
+    /// (ending in `# EOF`).
+    #[pyo3(signature = (openmetrics = false, now_ms = None))]
+    fn prometheus_text(&self, py: Python<'_>, openmetrics: bool, now_ms: Option<Time>) -> String {
+        crate::metrics::text(py, &self.inner, args::time_or_now(now_ms), openmetrics)
+    }
+
+    /// The HTTP `Content-Type` of `prometheus_text(openmetrics)`.
+    #[staticmethod]
+    #[pyo3(signature = (openmetrics = false))]
+    fn metrics_content_type(openmetrics: bool) -> &'static str {
+        crate::metrics::content_type(openmetrics)
     }
 
     /// Calls `callback(point, reason, time_ms)` on every downgrade; returns

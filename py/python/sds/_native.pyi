@@ -48,6 +48,12 @@ AGENT_STATUS_FIELDS: Tuple[str, ...]
 CLUSTER_STATUS_FIELDS: Tuple[str, ...]
 
 _C = TypeVar("_C", bound=Callable[[str, str, int], object])
+
+_MetricSample = Tuple[Tuple[str, ...], float]
+"""A sample: its labels' values (in the family's label order) and value."""
+_MetricFamily = Tuple[str, str, str, Tuple[str, ...], List[_MetricSample]]
+"""A family: name (a counter's without `_total`), kind (`"counter"` or
+`"gauge"`), help, label names, samples."""
 _E = TypeVar("_E", bound="Entry")
 
 def now_ms() -> int:
@@ -162,6 +168,17 @@ class Table:
     def strategy(self, point: str) -> Optional[Strategy]: ...
     def stats(self, point: str, now_ms: Optional[int] = None) -> Stats: ...
     def on_downgrade(self, callback: _C) -> _C: ...
+    def metrics(self, now_ms: Optional[int] = None) -> List[_MetricFamily]:
+        """Every metric family as `(name, kind, help, label_names, samples)`,
+        each sample `(label_values, value)`: this table's points, its console
+        agent and cluster sync if this client started them, and the
+        process's keyed limits (a shared table's counts are the host's)."""
+    def prometheus_text(self, openmetrics: bool = False, now_ms: Optional[int] = None) -> str:
+        """Those metrics as Prometheus text (0.0.4), or OpenMetrics 1.0 text
+        (ending in `# EOF`)."""
+    @staticmethod
+    def metrics_content_type(openmetrics: bool = False) -> str:
+        """The HTTP `Content-Type` of `prometheus_text(openmetrics)`."""
 
 @final
 class Guarded:
@@ -255,6 +272,7 @@ class Keys:
         *,
         shared: Optional[str | PathLike[str]] = None,
         mode: Optional[int] = 0o600,
+        name: Optional[str] = None,
     ) -> _K: ...
     def decide(self, key: str | bytes, cost: int = 1, now_ms: Optional[int] = None) -> KeyDecision:
         """Decides a call of `cost` units for `key` at `now_ms` (the wall
@@ -282,6 +300,10 @@ class Keys:
     @property
     def path(self) -> Optional[Path]:
         """The file of a shared table, `None` for a private one."""
+    @property
+    def name(self) -> str:
+        """Its `limit` label in the metrics: the `name` given, else a shared
+        table's file name, else `private-N`."""
     @property
     def kind(self) -> str:
         """The rule's kind: `"rate"`, `"fixedWindow"`, `"slidingWindow"` or

@@ -95,7 +95,13 @@ class KeyedLimit(_native.Keys):
     a name that is no field) with its message; ``field`` names the field.
 
     Every call may run on any thread; ``now_ms`` defaults to the wall clock
-    (``sds.now_ms()``)."""
+    (``sds.now_ms()``).
+
+    Every limit shows in every client's metrics (``Client.metrics``,
+    ``sds.metrics``, ``sds.otel``) while it lives, under the label
+    ``limit``: ``name=`` when given, else a shared table's file name, else
+    ``private-N`` (``KeyedLimit.name`` says which). One label shows once:
+    give limits names of their own."""
 
     __slots__ = ()
 
@@ -106,6 +112,7 @@ class KeyedLimit(_native.Keys):
         rule: Rule,
         capacity: int = 65536,
         mode: int = 0o600,
+        name: Optional[str] = None,
     ) -> K:
         """The key table in a file that every process of the host may open:
         all of them decide on the same keys (a key's limit holds host-wide).
@@ -118,8 +125,11 @@ class KeyedLimit(_native.Keys):
         what differs). A process forked after this call (gunicorn
         ``--preload``, ``multiprocessing``) uses the table as it is; on an
         ``"inFlight"`` file it takes a process slot of its own, and the
-        units of a process killed while holding them are given back."""
-        return cls(rule, capacity, shared=name_or_path, mode=mode)
+        units of a process killed while holding them are given back.
+
+        ``name`` labels it in the metrics, as for a private one; without
+        it, the label is the file's name."""
+        return cls(rule, capacity, shared=name_or_path, mode=mode, name=name)
 
     def __repr__(self) -> str:
         where = f", shared={str(self.path)!r}" if self.path is not None else ""
