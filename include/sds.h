@@ -48,6 +48,16 @@
 #define SDS_KEY_NEVER UINT64_MAX
 
 /**
+ * `format` of `sds_metrics_text`: the Prometheus text format 0.0.4.
+ */
+#define SDS_METRICS_PROMETHEUS 0
+
+/**
+ * `format` of `sds_metrics_text`: OpenMetrics 1.0 text (ends in `# EOF`).
+ */
+#define SDS_METRICS_OPENMETRICS 1
+
+/**
  * The longest message libsds writes, in bytes, without its NUL: a buffer of
  * `SDS_MESSAGE_MAX + 1` bytes never truncates.
  */
@@ -563,6 +573,15 @@ typedef struct sds_key_stats {
      * starts from a fresh state (the only way the table forgets a limit).
      */
     uint64_t lossy_evictions;
+    /**
+     * Calls of `decide` admitted since the table was new.
+     */
+    uint64_t admitted;
+    /**
+     * Calls of `decide` refused since the table was new (an error such
+     * as a full table is neither).
+     */
+    uint64_t refused;
 } sds_key_stats;
 
 /**
@@ -976,6 +995,10 @@ sds_result sds_reason_name(uint32_t code,
  * and `"slidingWindow"` (`limit` per window of `periodMs`), `"inFlight"`
  * (`limit` units held at once, given back by `sds_keys_release`).
  *
+ * `sds_metrics_text` shows the table (its keys, evictions, decisions)
+ * as `limit="private-N"` (N counting the process's unnamed private
+ * tables from 1) until `sds_keys_free`; `sds_keys_new_named` names it.
+ *
  * Returns `SDS_RESULT_INVALID_JSON` for text that is not one JSON object,
  * `SDS_RESULT_UNKNOWN_FIELD` for another member, `SDS_RESULT_INVALID_STRATEGY`
  * for a value its rule rejects (the message names the field),
@@ -992,6 +1015,26 @@ sds_result sds_keys_new(const char *rule,
                         struct sds_keys **out);
 
 /**
+ * `sds_keys_new`, the table shown by `sds_metrics_text` as
+ * `limit="<name>"`: `(name, name_len)` is 1 to `SDS_MAX_NAME_LEN` bytes of
+ * UTF-8 (NULL: the default name, as `sds_keys_new`). Two live tables of
+ * one name show once (the first).
+ *
+ * Returns as `sds_keys_new`; the name errors (`SDS_RESULT_EMPTY_NAME`,
+ * `SDS_RESULT_NAME_TOO_LONG`) and `SDS_RESULT_INVALID_ARGUMENT` for a name
+ * that is not UTF-8.
+ *
+ * # Safety
+ * As `sds_keys_new`; `name` NULL or pointing to `name_len` readable bytes.
+ */
+sds_result sds_keys_new_named(const char *rule,
+                              size_t rule_len,
+                              size_t capacity_keys,
+                              const char *name,
+                              size_t name_len,
+                              struct sds_keys **out);
+
+/**
  * Opens the key table file at `path` (`path_len` bytes, no NUL), creating
  * it if it does not exist for `capacity_keys` keys and the rule in the
  * JSON text `(rule, rule_len)` (as `sds_keys_new`), and writes it to
@@ -1006,6 +1049,8 @@ sds_result sds_keys_new(const char *rule,
  * back only units it took. Files, modes, ownership and `flags`
  * (`SDS_SHARED_GROUP`) follow `sds_table_open_shared`; the layout is
  * `shm/README.md`'s "Key tables". `sds_keys_free` unmaps (the file stays).
+ * `sds_metrics_text` shows it as `limit="<the file's name>"` (the file's
+ * counters: every process's); `sds_keys_open_shared_named` names it.
  *
  * Returns the rule's errors as `sds_keys_new`; `SDS_RESULT_LAYOUT_MISMATCH`
  * for a file made for another capacity or rule (the message names the
@@ -1027,6 +1072,27 @@ sds_result sds_keys_open_shared(const char *path,
                                 size_t capacity_keys,
                                 uint32_t flags,
                                 struct sds_keys **out);
+
+/**
+ * `sds_keys_open_shared`, the table shown by `sds_metrics_text` as
+ * `limit="<name>"`, `(name, name_len)` as `sds_keys_new_named` takes it.
+ *
+ * Returns as `sds_keys_open_shared` and, for the name, as
+ * `sds_keys_new_named`.
+ *
+ * # Safety
+ * As `sds_keys_open_shared`; `name` NULL or pointing to `name_len`
+ * readable bytes.
+ */
+sds_result sds_keys_open_shared_named(const char *path,
+                                      size_t path_len,
+                                      const char *rule,
+                                      size_t rule_len,
+                                      size_t capacity_keys,
+                                      uint32_t flags,
+                                      const char *name,
+                                      size_t name_len,
+                                      struct sds_keys **out);
 
 /**
  * Frees a key table (a shared one is unmapped; the file stays); NULL is a
@@ -1150,6 +1216,50 @@ sds_result sds_keys_count_add(const struct sds_keys *keys,
  */
 sds_result sds_keys_stats_get(const struct sds_keys *keys,
                               struct sds_key_stats *out);
+
+/**
+ * Writes the metrics of `table` at `now_ms` (wall-clock ms: `sds_now_ms()`)
+ * in `format` (`SDS_METRICS_PROMETHEUS` or `SDS_METRICS_OPENMETRICS`)
+ * into `buf` as a NUL-terminated string, and its length without the NUL
+ * to `*needed`: every point's requests, downgrades by reason, exceptions,
+ * timeouts and requests in flight, the table's size, the state of
+ * `agent` and `cluster` when given (NULL: not shown), and every keyed
+ * limit of the process (`sds_keys_*`, until freed). The families, their
+ * help and labels are every binding's (the sds-metrics crate's); each
+ * table handle keeps its own exporter, so a counter never goes back from
+ * one call to the next on the same handle.
+ *
+ * When `*needed` is `len` or more the text did not fit: `buf` holds an
+ * empty string (never a cut exposition), and a buffer of `*needed + 1`
+ * bytes held this call's text. Call again with a larger one (the next
+ * text can be a little longer: a new point, a count with one more digit).
+ *
+ * `table` NULL: the keyed limits alone. `agent` and `cluster` must have
+ * been started on `table` (`sds_agent_start`, `sds_cluster_start`).
+ *
+ * Returns `SDS_RESULT_INVALID_ARGUMENT` for another `format`, a `len` of
+ * 0, or an `agent` or `cluster` of another table (or given without one);
+ * `SDS_RESULT_NULL_ARGUMENT` if `buf` or `needed` is NULL. Thread-safe.
+ *
+ * # Safety
+ * `table`, `agent` and `cluster` must each be NULL or live, `buf` point
+ * to `len` writable bytes and `needed` to a writable `size_t`.
+ */
+sds_result sds_metrics_text(const struct sds_table *table,
+                            const struct sds_agent *agent,
+                            const struct sds_cluster *cluster,
+                            uint32_t format,
+                            uint64_t now_ms,
+                            char *buf,
+                            size_t len,
+                            size_t *needed);
+
+/**
+ * The HTTP `Content-Type` of `format`'s text (e.g. `"text/plain;
+ * version=0.0.4; charset=utf-8"`): a static NUL-terminated string, never
+ * to be freed; NULL for another `format`. Infallible.
+ */
+const char *sds_metrics_content_type(uint32_t format);
 
 /**
  * Writes the name and description of result `code` (e.g. `SDS_TABLE_FULL:
@@ -1279,7 +1389,8 @@ sds_result sds_table_new(size_t capacity,
  * void afterwards, and using the table again is undefined behaviour. A
  * shared table is detached (see `sds_table_open_shared`): the file and its
  * points stay for the other processes. An agent started on the table
- * (`sds_agent_start`) keeps it alive until `sds_agent_stop`.
+ * (`sds_agent_start`) keeps it alive until `sds_agent_stop`. The exporter
+ * of its metrics (`sds_metrics_text`) goes with it.
  *
  * # Safety
  * `table` must be NULL or come from `sds_table_new` or

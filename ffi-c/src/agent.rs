@@ -83,7 +83,9 @@ c_status! {
 /// A running agent. Opaque: `sds_agent_start` makes it, `sds_agent_stop`
 /// stops and frees it. Its functions may be called from any thread.
 pub struct sds_agent {
-    agent: Agent,
+    pub(crate) agent: Agent,
+    /// The address of the table it was started on (for `sds_metrics_text`).
+    pub(crate) table: usize,
 }
 
 /// The caller's callback and context, moved to the agent's thread.
@@ -158,8 +160,9 @@ pub unsafe extern "C" fn sds_agent_start(
                 let log = CLog(log, log_context);
                 config.log = Some(Arc::new(move |level, line: &str| log.call(level, line)));
             }
+            let on = Arc::as_ptr(&table) as usize;
             let agent = Agent::start(table, config).map_err(|e| Failure::invalid(&e))?;
-            Ok(sds_agent { agent })
+            Ok(sds_agent { agent, table: on })
         })
     })
 }

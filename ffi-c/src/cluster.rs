@@ -57,7 +57,9 @@ c_status! {
 
 /// A running cluster sync. Opaque: `sds_cluster_start`, `sds_cluster_stop`.
 pub struct sds_cluster {
-    cluster: Cluster,
+    pub(crate) cluster: Cluster,
+    /// The address of the table it was started on (for `sds_metrics_text`).
+    pub(crate) table: usize,
 }
 
 /// Makes the `points` of `settings` cluster points of `table` and starts
@@ -97,8 +99,9 @@ pub unsafe extern "C" fn sds_cluster_start(
     boundary(|| {
         service::start(table, settings, settings_len, out, |table, pairs| {
             let config = Config::from_settings(pairs).map_err(failure)?;
+            let on = std::sync::Arc::as_ptr(&table) as usize;
             let cluster = Cluster::start(table, config).map_err(failure)?;
-            Ok(sds_cluster { cluster })
+            Ok(sds_cluster { cluster, table: on })
         })
     })
 }

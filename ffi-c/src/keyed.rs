@@ -2,18 +2,22 @@
 //! bytes, a fixed number of cells) over a heap array of buckets, or in a
 //! file every process of the host opens (`sds_shm::AnyKeys`). The rule
 //! comes as JSON text through `sds_settings::key_rule_json`; decisions
-//! and counters come back as plain C structs.
+//! and counters come back as plain C structs. An `sds_keys *` is
+//! `Arc::into_raw` of the `AnyKeys`, listed (weakly) for every
+//! `sds_metrics_text` of the process until `sds_keys_free`.
 
 use std::ffi::{c_void, OsStr};
 use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyTableStats, NEVER};
+use sds_metrics::{keyed_label, register_keyed};
 use sds_settings::key_rule_json;
 use sds_shm::{AnyKeys, Options};
 
-use crate::args::{bytes, input, into_box, out, unbox, write_if_given};
+use crate::args::{bytes, out, write_if_given};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::shared::{failure, SDS_SHARED_GROUP};
@@ -27,7 +31,61 @@ const _: () = assert!(SDS_KEY_NEVER == NEVER);
 /// Opaque: create it with `sds_keys_new` or `sds_keys_open_shared`, free it
 /// with `sds_keys_free`. Every function taking a `const sds_keys *` may be
 /// called from any number of threads at once.
-pub struct sds_keys(AnyKeys);
+// Never instantiated: an `sds_keys *` points to the `AnyKeys` inside an
+// `Arc` (see the module's comment), reached through [`keys_input`].
+pub struct sds_keys {
+    _opaque: [u8; 0],
+}
+
+/// The key table behind a live `sds_keys *`.
+///
+/// # Safety
+/// `keys` must be NULL or a live key table.
+#[inline(always)]
+unsafe fn keys_input<'a>(keys: *const sds_keys) -> Result<&'a AnyKeys, Failure> {
+    (keys as *const AnyKeys)
+        .as_ref()
+        .ok_or_else(|| Failure::null("keys"))
+}
+
+/// The optional metrics name `(name, name_len)` of a key table: NULL for
+/// none, else 1 to `SDS_MAX_NAME_LEN` bytes of UTF-8.
+///
+/// # Safety
+/// `name` must be NULL or point to `name_len` readable bytes.
+unsafe fn metrics_name<'a>(
+    name: *const c_char,
+    name_len: usize,
+) -> Result<Option<&'a str>, Failure> {
+    if name.is_null() {
+        return Ok(None);
+    }
+    let bytes = crate::args::name(name, name_len)?;
+    if bytes.is_empty() {
+        return Err(sds_core::Error::EmptyName.into());
+    }
+    match core::str::from_utf8(bytes) {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => Err(Failure::invalid(&"`name` is not UTF-8")),
+    }
+}
+
+/// Writes to `*out` (checked first) the key table `make` opens, listed for
+/// `sds_metrics_text` under `name` (`sds_metrics::keyed_label`).
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `sds_keys *`.
+unsafe fn keys_output(
+    out_ptr: *mut *mut sds_keys,
+    name: Option<&str>,
+    make: impl FnOnce() -> Result<AnyKeys, Failure>,
+) -> Result<(), Failure> {
+    let out = out(out_ptr, "out")?;
+    let keys = Arc::new(make()?);
+    register_keyed(&keys, keyed_label(&keys, name));
+    out.write(Arc::into_raw(keys) as *mut sds_keys);
+    Ok(())
+}
 
 impl From<KeyError> for Failure {
     fn from(e: KeyError) -> Failure {
@@ -49,8 +107,8 @@ unsafe fn keyed<'a>(
     keys: *const sds_keys,
     key: *const c_void,
     key_len: usize,
-) -> Result<(&'a sds_keys, &'a [u8]), Failure> {
-    let keys = input(keys, "keys")?;
+) -> Result<(&'a AnyKeys, &'a [u8]), Failure> {
+    let keys = keys_input(keys)?;
     Ok((keys, bytes(key.cast(), key_len, "key")?))
 }
 
@@ -62,6 +120,10 @@ unsafe fn keyed<'a>(
 /// `periodMs`, up to `burst` at once, default `limit`), `"fixedWindow"`
 /// and `"slidingWindow"` (`limit` per window of `periodMs`), `"inFlight"`
 /// (`limit` units held at once, given back by `sds_keys_release`).
+///
+/// `sds_metrics_text` shows the table (its keys, evictions, decisions)
+/// as `limit="private-N"` (N counting the process's unnamed private
+/// tables from 1) until `sds_keys_free`; `sds_keys_new_named` names it.
 ///
 /// Returns `SDS_RESULT_INVALID_JSON` for text that is not one JSON object,
 /// `SDS_RESULT_UNKNOWN_FIELD` for another member, `SDS_RESULT_INVALID_STRATEGY`
@@ -79,11 +141,49 @@ pub unsafe extern "C" fn sds_keys_new(
     capacity_keys: usize,
     out: *mut *mut sds_keys,
 ) -> sds_result {
+    boundary(|| new_keys(rule, rule_len, capacity_keys, None, out))
+}
+
+/// `sds_keys_new`, the table shown by `sds_metrics_text` as
+/// `limit="<name>"`: `(name, name_len)` is 1 to `SDS_MAX_NAME_LEN` bytes of
+/// UTF-8 (NULL: the default name, as `sds_keys_new`). Two live tables of
+/// one name show once (the first).
+///
+/// Returns as `sds_keys_new`; the name errors (`SDS_RESULT_EMPTY_NAME`,
+/// `SDS_RESULT_NAME_TOO_LONG`) and `SDS_RESULT_INVALID_ARGUMENT` for a name
+/// that is not UTF-8.
+///
+/// # Safety
+/// As `sds_keys_new`; `name` NULL or pointing to `name_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_new_named(
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    name: *const c_char,
+    name_len: usize,
+    out: *mut *mut sds_keys,
+) -> sds_result {
     boundary(|| {
-        into_box(out, || {
-            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
-            Ok(sds_keys(AnyKeys::private(rule, capacity_keys)?))
-        })
+        let name = metrics_name(name, name_len)?;
+        new_keys(rule, rule_len, capacity_keys, name, out)
+    })
+}
+
+/// The body of `sds_keys_new` and `sds_keys_new_named`.
+///
+/// # Safety
+/// As `sds_keys_new`.
+unsafe fn new_keys(
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    name: Option<&str>,
+    out: *mut *mut sds_keys,
+) -> Result<(), Failure> {
+    keys_output(out, name, || {
+        let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+        Ok(AnyKeys::private(rule, capacity_keys)?)
     })
 }
 
@@ -101,6 +201,8 @@ pub unsafe extern "C" fn sds_keys_new(
 /// back only units it took. Files, modes, ownership and `flags`
 /// (`SDS_SHARED_GROUP`) follow `sds_table_open_shared`; the layout is
 /// `shm/README.md`'s "Key tables". `sds_keys_free` unmaps (the file stays).
+/// `sds_metrics_text` shows it as `limit="<the file's name>"` (the file's
+/// counters: every process's); `sds_keys_open_shared_named` names it.
 ///
 /// Returns the rule's errors as `sds_keys_new`; `SDS_RESULT_LAYOUT_MISMATCH`
 /// for a file made for another capacity or rule (the message names the
@@ -125,20 +227,81 @@ pub unsafe extern "C" fn sds_keys_open_shared(
     out: *mut *mut sds_keys,
 ) -> sds_result {
     boundary(|| {
-        into_box(out, || {
-            let path = Path::new(OsStr::from_bytes(bytes(path, path_len, "path")?));
-            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
-            if flags & !SDS_SHARED_GROUP != 0 {
-                let unknown = flags & !SDS_SHARED_GROUP;
-                return Err(Failure::invalid(&format_args!(
-                    "unknown flag bits {unknown:#x} (only SDS_SHARED_GROUP is known)"
-                )));
-            }
-            let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
-            let table = AnyKeys::shared(path, capacity_keys, rule, &options)
-                .map_err(|e| failure(path, &e))?;
-            Ok(sds_keys(table))
-        })
+        open_shared_keys(
+            path,
+            path_len,
+            rule,
+            rule_len,
+            capacity_keys,
+            flags,
+            None,
+            out,
+        )
+    })
+}
+
+/// `sds_keys_open_shared`, the table shown by `sds_metrics_text` as
+/// `limit="<name>"`, `(name, name_len)` as `sds_keys_new_named` takes it.
+///
+/// Returns as `sds_keys_open_shared` and, for the name, as
+/// `sds_keys_new_named`.
+///
+/// # Safety
+/// As `sds_keys_open_shared`; `name` NULL or pointing to `name_len`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sds_keys_open_shared_named(
+    path: *const c_char,
+    path_len: usize,
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    flags: u32,
+    name: *const c_char,
+    name_len: usize,
+    out: *mut *mut sds_keys,
+) -> sds_result {
+    boundary(|| {
+        let name = metrics_name(name, name_len)?;
+        open_shared_keys(
+            path,
+            path_len,
+            rule,
+            rule_len,
+            capacity_keys,
+            flags,
+            name,
+            out,
+        )
+    })
+}
+
+/// The body of `sds_keys_open_shared` and `sds_keys_open_shared_named`.
+///
+/// # Safety
+/// As `sds_keys_open_shared`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn open_shared_keys(
+    path: *const c_char,
+    path_len: usize,
+    rule: *const c_char,
+    rule_len: usize,
+    capacity_keys: usize,
+    flags: u32,
+    name: Option<&str>,
+    out: *mut *mut sds_keys,
+) -> Result<(), Failure> {
+    keys_output(out, name, || {
+        let path = Path::new(OsStr::from_bytes(bytes(path, path_len, "path")?));
+        let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+        if flags & !SDS_SHARED_GROUP != 0 {
+            let unknown = flags & !SDS_SHARED_GROUP;
+            return Err(Failure::invalid(&format_args!(
+                "unknown flag bits {unknown:#x} (only SDS_SHARED_GROUP is known)"
+            )));
+        }
+        let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
+        AnyKeys::shared(path, capacity_keys, rule, &options).map_err(|e| failure(path, &e))
     })
 }
 
@@ -151,7 +314,11 @@ pub unsafe extern "C" fn sds_keys_open_shared(
 /// it.
 #[no_mangle]
 pub unsafe extern "C" fn sds_keys_free(keys: *mut sds_keys) {
-    boundary_or((), || unbox(keys))
+    boundary_or((), || {
+        if !keys.is_null() {
+            drop(Arc::from_raw(keys as *const AnyKeys));
+        }
+    })
 }
 
 /// Decides a call of `cost` units (at least 1) for the key `(key, key_len)`
@@ -214,8 +381,8 @@ unsafe fn answer(
     let (keys, key) = keyed(keys, key, key_len)?;
     let out = self::out(out, "out")?;
     let decision = match cost {
-        Some(cost) => keys.0.decide(key, now_ms, cost)?,
-        None => keys.0.peek(key, now_ms),
+        Some(cost) => keys.decide(key, now_ms, cost)?,
+        None => keys.peek(key, now_ms),
     };
     out.write(decision);
     Ok(())
@@ -242,7 +409,7 @@ pub unsafe extern "C" fn sds_keys_release(
 ) -> sds_result {
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
-        write_if_given(held, keys.0.release(key, units)?);
+        write_if_given(held, keys.release(key, units)?);
         Ok(())
     })
 }
@@ -261,7 +428,7 @@ pub unsafe extern "C" fn sds_keys_reset(
 ) -> sds_result {
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
-        write_if_given(held, keys.0.reset(key));
+        write_if_given(held, keys.reset(key));
         Ok(())
     })
 }
@@ -275,8 +442,8 @@ pub unsafe extern "C" fn sds_keys_reset(
 #[no_mangle]
 pub unsafe extern "C" fn sds_keys_reset_all(keys: *const sds_keys, held: *mut u64) -> sds_result {
     boundary(|| {
-        let keys = input(keys, "keys")?;
-        write_if_given(held, keys.0.reset_all());
+        let keys = keys_input(keys)?;
+        write_if_given(held, keys.reset_all());
         Ok(())
     })
 }
@@ -306,7 +473,7 @@ pub unsafe extern "C" fn sds_keys_count_add(
     boundary(|| {
         let (keys, key) = keyed(keys, key, key_len)?;
         let out = self::out(out, "out")?;
-        let count = keys.0.count_add(key, now_ms, delta.into())?;
+        let count = keys.count_add(key, now_ms, delta.into())?;
         out.write(count);
         Ok(())
     })
@@ -323,9 +490,9 @@ pub unsafe extern "C" fn sds_keys_stats_get(
     out: *mut KeyTableStats,
 ) -> sds_result {
     boundary(|| {
-        let keys = input(keys, "keys")?;
+        let keys = keys_input(keys)?;
         let out = self::out(out, "out")?;
-        out.write(keys.0.stats());
+        out.write(keys.stats());
         Ok(())
     })
 }

@@ -20,6 +20,7 @@ mod clock;
 mod cluster;
 mod entry;
 mod keyed;
+mod metrics;
 mod result;
 mod service;
 mod shared;
@@ -33,6 +34,6 @@ mod window;
 // Each module's `pub` items are exactly its part of the C ABI (`sds_*`,
 // `SDS_*`): what cbindgen writes to the header.
 pub use {
-    agent::*, clock::*, cluster::*, entry::*, keyed::*, result::*, shared::*, stats::*,
+    agent::*, clock::*, cluster::*, entry::*, keyed::*, metrics::*, result::*, shared::*, stats::*,
     strategy::*, table::*, window::*,
 };

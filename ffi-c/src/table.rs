@@ -156,7 +156,8 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
 /// void afterwards, and using the table again is undefined behaviour. A
 /// shared table is detached (see `sds_table_open_shared`): the file and its
 /// points stay for the other processes. An agent started on the table
-/// (`sds_agent_start`) keeps it alive until `sds_agent_stop`.
+/// (`sds_agent_start`) keeps it alive until `sds_agent_stop`. The exporter
+/// of its metrics (`sds_metrics_text`) goes with it.
 ///
 /// # Safety
 /// `table` must be NULL or come from `sds_table_new` or
@@ -166,6 +167,7 @@ pub unsafe extern "C" fn sds_table_new(capacity: usize, out: *mut *mut sds_table
 pub unsafe extern "C" fn sds_table_free(table: *mut sds_table) {
     boundary_or((), || {
         if !table.is_null() {
+            crate::metrics::forget_table(table);
             drop(Arc::from_raw(table as *const AnyTable));
         }
     })
