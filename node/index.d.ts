@@ -363,10 +363,54 @@ export declare class Client extends EventEmitter {
    * own; decisions stay local. One per client until it is closed.
    */
   connectCluster(options: ClusterOptions): ClusterSync
+  /**
+   * Every metric family of this client (its points, its console agent and
+   * cluster sync, the last of each started, closed or not) and of the
+   * process's keyed limits, read now or at `nowMs`; a family with nothing
+   * to show has no samples. On a shared table the counts are the host's.
+   * Counters never go back from one call to the next.
+   */
+  metrics(options?: MetricsOptions): MetricFamily[]
+  /**
+   * `metrics()` as the Prometheus text format (0.0.4), or OpenMetrics 1.0
+   * with `openMetrics: true` (Content-Type: `metrics.PROMETHEUS_CONTENT_TYPE`
+   * / `metrics.OPENMETRICS_CONTENT_TYPE`).
+   */
+  prometheusText(options?: PrometheusTextOptions): string
   on<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
   on(event: string | symbol, listener: (...args: any[]) => void): this
   once<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): this
   once(event: string | symbol, listener: (...args: any[]) => void): this
+}
+
+export interface MetricsOptions {
+  /** The time read (ms since the epoch), default now: only gauges of a cycle depend on it. */
+  nowMs?: number
+}
+
+export interface PrometheusTextOptions extends MetricsOptions {
+  /** OpenMetrics 1.0 text (ends in `# EOF`) instead of the Prometheus 0.0.4 text. Default false. */
+  openMetrics?: boolean
+}
+
+/** One sample of a metric family. */
+export interface MetricSample {
+  /** Label name to value, every label of the family. */
+  labels: Record<string, string>
+  value: number
+}
+
+/** A metric family and its samples, as sds-native's metrics crate names it. */
+export interface MetricFamily {
+  /** The family's name, a counter's without `_total` (e.g. `sds_point_requests`). */
+  name: string
+  /** Its samples' name in the Prometheus text: a counter's with `_total`. */
+  sampleName: string
+  type: 'counter' | 'gauge'
+  help: string
+  /** The labels' names, in the order the text writes them. */
+  labelNames: string[]
+  samples: MetricSample[]
 }
 
 export interface SlidingWindowOptions {
@@ -443,6 +487,8 @@ export type Key = string | Uint8Array
 export interface KeyedLimitOptions {
   /** How many keys the table holds (rounded up to a multiple of 4). Default 65536. */
   capacity?: number
+  /** Its label in metrics (`sds_keyed_*{limit="..."}`); default: a shared file's name, else `private-N`. */
+  name?: string
 }
 
 export interface SharedKeyedLimitOptions extends KeyedLimitOptions {
@@ -501,6 +547,8 @@ export declare class KeyedLimit {
   readonly path: string | null
   /** The rule's kind. */
   readonly kind: KeyRule['kind']
+  /** Its label in metrics: the `name` option, else a shared file's name, else `private-N`. */
+  readonly name: string
   /** Decides `cost` (default 1) units for `key` at `nowMs` (default: now). */
   decide(key: Key, cost?: number, nowMs?: number): KeyDecision
   /** The decision of one unit now, nothing taken. */
@@ -520,6 +568,51 @@ export declare class KeyedLimit {
   stats(): KeyStats
   /** Frees the table (this process's mapping of a shared one); later calls throw `SDS_CLOSED`. */
   close(): void
+}
+
+/**
+ * Metrics adapters (README "Metrics"): the caller's prom-client registry or
+ * OpenTelemetry meter reads a client's families at scrape or export time.
+ * Neither package is a dependency of sds-native: the types below are what
+ * these functions use of them.
+ */
+export declare namespace metrics {
+  /** The Content-Type of `Client#prometheusText()`. */
+  const PROMETHEUS_CONTENT_TYPE: string
+  /** The Content-Type of `Client#prometheusText({ openMetrics: true })`. */
+  const OPENMETRICS_CONTENT_TYPE: string
+
+  /** What `registerPromClient` uses of a prom-client `Registry`. */
+  interface PromClientRegistry {
+    registerMetric(metric: any): void
+    getSingleMetric(name: string): any
+    removeSingleMetric(name: string): void
+  }
+
+  /** What `instrumentOtel` uses of an OpenTelemetry `Meter` (@opentelemetry/api). */
+  interface OtelMeter {
+    createObservableCounter(name: string, options?: { description?: string }): any
+    createObservableGauge(name: string, options?: { description?: string }): any
+    addBatchObservableCallback(callback: (result: any) => void, observables: any[]): void
+    removeBatchObservableCallback(callback: (result: any) => void, observables: any[]): void
+  }
+
+  /** Undoes a registration. */
+  interface Registration {
+    unregister(): void
+  }
+
+  /**
+   * Registers every family of `client` (and the process's keyed limits) in
+   * `registry`, collected once per scrape; counters named with `_total` as
+   * in `prometheusText()`. One client per registry.
+   */
+  function registerPromClient(client: Client, registry: PromClientRegistry): Registration
+  /**
+   * An observable counter or gauge on `meter` per family (named as the
+   * family, e.g. `sds_point_requests`), observed by one batch callback.
+   */
+  function instrumentOtel(client: Client, meter: OtelMeter): Registration
 }
 
 /** Stores of express-rate-limit and @fastify/rate-limit on key tables (README "Rate limiting a web app"). */

@@ -6,6 +6,8 @@ const { SlidingWindow } = require('./lib/window.js');
 const { DowngradedError } = require('./lib/errors.js');
 const { AdminAgent, ClusterSync } = require('./lib/services.js');
 const { KeyedLimit } = require('./lib/keyed.js');
+// prom-client and OpenTelemetry adapters of `Client#metrics()`, see README "Metrics".
+const metrics = require('./lib/metrics.js').api;
 // The web middleware (Express, Fastify): one namespace, see README.
 const web = require('./lib/web/index.js');
 // Stores of express-rate-limit and @fastify/rate-limit, see README "Rate limiting a web app".
@@ -14,5 +16,5 @@ const { FastifyRateLimitStore } = require('./lib/stores/fastify.js');
 
 module.exports = {
   Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web,
-  ExpressRateLimitStore, FastifyRateLimitStore,
+  ExpressRateLimitStore, FastifyRateLimitStore, metrics,
 };

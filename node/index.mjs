@@ -5,5 +5,5 @@ import { createRequire } from 'node:module';
 const sds = createRequire(import.meta.url)('./index.js');
 
 export const { Client, Point, Entry, SlidingWindow, DowngradedError, AdminAgent, ClusterSync, KeyedLimit, web } = sds;
-export const { ExpressRateLimitStore, FastifyRateLimitStore } = sds;
+export const { ExpressRateLimitStore, FastifyRateLimitStore, metrics } = sds;
 export default sds;

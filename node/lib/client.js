@@ -7,9 +7,12 @@ const { AdminAgent, ClusterSync } = require('./services.js');
 const { track } = require('./abandoned.js');
 const { invalidArgument, describe, warnListenerError } = require('./errors.js');
 const { checkFunction, checkOptions } = require('./arguments.js');
+const metrics = require('./metrics.js');
 
 const CLIENT_OPTIONS = ['capacity', 'shared', 'mode'];
 const ENTER_OPTIONS = ['nowMs', 'pressureTest'];
+const METRICS_OPTIONS = ['nowMs'];
+const TEXT_OPTIONS = ['openMetrics', 'nowMs'];
 
 /**
  * An object literal, `Object.create(null)` or one from another realm: its
@@ -53,6 +56,10 @@ class Client extends EventEmitter {
     // console agent and the running cluster syncer, null when none.
     this._agent = null;
     this._cluster = null;
+    // The last of each started, closed or not: metrics show a closed one as
+    // down (lib/metrics.js). The exporter is made on first use.
+    this._started = { _agent: null, _cluster: null };
+    this._exporter = null;
   }
 
   /**
@@ -139,6 +146,29 @@ class Client extends EventEmitter {
   /** The sliding values of `name` and its last whole 10 s cycle at `nowMs` (default: now). */
   stats(name, nowMs) {
     return this._table.stats(name, nowMs);
+  }
+
+  /**
+   * Every metric family of this client (its points, its console agent and
+   * cluster sync) and of the process's keyed limits, read now (or at
+   * `nowMs`): `[{ name, sampleName, type, help, labelNames, samples: [{
+   * labels, value }] }]`, a family with nothing to show with no samples.
+   * On a shared table the counts are the host's.
+   */
+  metrics(options) {
+    const { nowMs } = checkOptions(options, METRICS_OPTIONS, 'metrics option');
+    return metrics.collect(this, nowMs);
+  }
+
+  /**
+   * `metrics()` as the Prometheus text format (0.0.4), or OpenMetrics 1.0
+   * with `openMetrics: true`: the body of a `/metrics` response (its
+   * Content-Type: `metrics.PROMETHEUS_CONTENT_TYPE` /
+   * `metrics.OPENMETRICS_CONTENT_TYPE`).
+   */
+  prometheusText(options) {
+    const { openMetrics = false, nowMs } = checkOptions(options, TEXT_OPTIONS, 'prometheusText option');
+    return metrics.text(this, openMetrics, nowMs);
   }
 
   _idOf(name) {

@@ -10,8 +10,8 @@ const { invalidArgument, describe } = require('./errors.js');
 
 // 65 536 keys: 1 MiB of cells (16 bytes a key).
 const DEFAULT_CAPACITY = 65536;
-const PRIVATE_OPTIONS = ['capacity'];
-const SHARED_OPTIONS = ['capacity', 'mode'];
+const PRIVATE_OPTIONS = ['capacity', 'name'];
+const SHARED_OPTIONS = ['capacity', 'mode', 'name'];
 
 /** An amount as `io` takes it: a non-number is refused here, naming its type. */
 function amount(value, what) {
@@ -31,27 +31,29 @@ function time(nowMs) {
 class KeyedLimit {
   /**
    * A table of this process: `rule` an object (`{ kind: 'rate', limit: 10,
-   * periodMs: 1000 }`) or its JSON text; `capacity` keys (default 65536).
+   * periodMs: 1000 }`) or its JSON text; `capacity` keys (default 65536);
+   * `name` its label in metrics (default `private-N`).
    */
   constructor(rule, options) {
-    const { capacity = DEFAULT_CAPACITY } = checkOptions(options, PRIVATE_OPTIONS, 'KeyedLimit option');
-    this._open(new native.NativeKeys(rule, capacity));
+    const { capacity = DEFAULT_CAPACITY, name } = checkOptions(options, PRIVATE_OPTIONS, 'KeyedLimit option');
+    this._open(new native.NativeKeys(rule, capacity, undefined, undefined, name));
   }
 
   /**
    * The key table file `nameOrPath` (a bare name is a file under /dev/shm,
    * as for `new Client({ shared })`), created if needed, shared by every
    * process of the host that opens it with the same rule and capacity;
-   * `mode` 0o600 (default) or 0o660. On an `inFlight` file the units of a
-   * process killed while holding them are given back.
+   * `mode` 0o600 (default) or 0o660; `name` its label in metrics (default:
+   * the file's name). On an `inFlight` file the units of a process killed
+   * while holding them are given back.
    */
   static shared(nameOrPath, rule, options) {
-    const { capacity = DEFAULT_CAPACITY, mode } = checkOptions(options, SHARED_OPTIONS, 'KeyedLimit.shared option');
+    const { capacity = DEFAULT_CAPACITY, mode, name } = checkOptions(options, SHARED_OPTIONS, 'KeyedLimit.shared option');
     if (typeof nameOrPath !== 'string') {
       throw invalidArgument(`nameOrPath must be a string, got ${describe(nameOrPath)}`);
     }
     const limit = Object.create(KeyedLimit.prototype);
-    limit._open(new native.NativeKeys(rule, capacity, nameOrPath, mode));
+    limit._open(new native.NativeKeys(rule, capacity, nameOrPath, mode, name));
     return limit;
   }
 
@@ -70,6 +72,7 @@ class KeyedLimit {
     this._capacity = table.capacity;
     this._path = table.path;
     this._kind = table.kind;
+    this._name = table.label;
   }
 
   _decision() {
@@ -164,6 +167,11 @@ class KeyedLimit {
   /** The file of a shared table, `null` for a private one. */
   get path() {
     return this._path;
+  }
+
+  /** Its label in metrics (`sds_keyed_*{limit="..."}`): the `name` option, else a shared file's name, else `private-N`. */
+  get name() {
+    return this._name;
   }
 
   /** Frees the table (a shared file stays for the others); later calls throw `SDS_CLOSED`. */

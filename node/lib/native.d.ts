@@ -39,9 +39,15 @@ export declare namespace native {
      * rule's names, or its JSON text): this process's own, or with
      * `shared` (a file name under /dev/shm, or a path) the table file every
      * process of the host may open, created with `mode` (0o600, the
-     * default, or 0o660).
+     * default, or 0o660). Metrics show it under `name`
+     * (`sds_metrics::keyed_label`).
      */
-    constructor(rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number)
+    constructor(rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number, name?: string)
+    /**
+     * The limit's label in metrics: its `name`, else a shared file's
+     * name, else `private-N`.
+     */
+    get label(): string
     /**
      * The hot functions, each taking the key (a string, a Buffer or a
      * Uint8Array) and its numbers in `io` (see node/src/keys.rs): in
@@ -76,6 +82,25 @@ export declare namespace native {
      * count in.
      */
     static countingLimit(periodMs: number): number | null
+  }
+  /** The exporter of one client: counters it gives never go back. */
+  export class NativeMetrics {
+    /** A new exporter. */
+    constructor()
+    /**
+     * Every family's samples (a family with nothing to show has none) of
+     * `table`, its `agent` and `cluster` services (an agent and a cluster
+     * sync, or `null`) and the process's keyed limits, at `nowMs`
+     * (default: the addon's clock).
+     */
+    collect(table: native.NativeTable, agent: native.NativeService | null, cluster: native.NativeService | null, nowMs?: number): Array<native.CollectedFamily>
+    /**
+     * `collect` as the Prometheus text format (0.0.4), or OpenMetrics 1.0
+     * text with `openMetrics`.
+     */
+    text(table: native.NativeTable, agent: native.NativeService | null, cluster: native.NativeService | null, openMetrics: boolean, nowMs?: number): string
+    /** The HTTP `Content-Type` of `text`'s format. */
+    static contentType(openMetrics: boolean): string
   }
   /** A running service and its share of the table (`None` once closed). */
   export class NativeService {
@@ -199,6 +224,27 @@ export declare namespace native {
     bucket(nowMs?: number): number
     /** The sum of the aligned cycle before the one holding `nowMs`. */
     lastWholeCycle(nowMs?: number): number
+  }
+  /**
+   * One family and its samples, flat: sample `i` has the label values
+   * `labelValues[i * labelNames.length ..][.. labelNames.length]` and the
+   * value `values[i]`.
+   */
+  export interface CollectedFamily {
+    /** The family's name (a counter's without `_total`). */
+    name: string
+    /** Its samples' name in the Prometheus text: a counter's with `_total`. */
+    sampleName: string
+    /** `counter` or `gauge`. */
+    type: 'counter' | 'gauge'
+    /** The help text. */
+    help: string
+    /** The labels' names, in the order of each sample's values. */
+    labelNames: Array<string>
+    /** Every sample's label values, one sample after another. */
+    labelValues: Array<string>
+    /** Every sample's value. */
+    values: Array<number>
   }
   /** The layout of packed entries and the core's reason names. */
   export function entryLayout(): native.EntryLayout

@@ -25,6 +25,7 @@ function backgroundService(Base, slot, busy) {
       if (client[slot] !== null) throw invalidArgument(busy);
       const service = new this(client, options);
       client[slot] = service;
+      client._started[slot] = service;
       return service;
     }
 

@@ -28,6 +28,7 @@ use std::ffi::CStr;
 use std::mem::MaybeUninit;
 use std::ptr;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{Object, ObjectFinalize, Unknown};
 use napi::{sys, Env, ValueType};
@@ -55,8 +56,10 @@ const CELL_BYTES: usize = 16;
 /// What the class and its hot functions share, each through one `Rc`
 /// share (released by its finalizer). All on one JS thread.
 pub struct Keys {
-    /// `None` once closed.
-    table: RefCell<Option<AnyKeys>>,
+    /// `None` once closed. In an `Arc` because the process's metrics list
+    /// it (`sds_metrics::register_keyed`, which holds it weakly: a closed
+    /// or collected limit leaves the list by itself).
+    table: RefCell<Option<Arc<AnyKeys>>>,
     io: [Cell<f64>; IO_LEN],
 }
 
@@ -416,6 +419,7 @@ pub struct KeyStats {
 #[napi(namespace = "native", custom_finalize)]
 pub struct NativeKeys {
     keys: Rc<Keys>,
+    label: String,
 }
 
 impl ObjectFinalize for NativeKeys {
@@ -452,10 +456,11 @@ impl NativeKeys {
     /// rule's names, or its JSON text): this process's own, or with
     /// `shared` (a file name under /dev/shm, or a path) the table file every
     /// process of the host may open, created with `mode` (0o600, the
-    /// default, or 0o660).
+    /// default, or 0o660). Metrics show it under `name`
+    /// (`sds_metrics::keyed_label`).
     #[napi(
         constructor,
-        ts_args_type = "rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number"
+        ts_args_type = "rule: Record<string, unknown> | string, capacity: number, shared?: string, mode?: number, name?: string"
     )]
     pub fn new(
         env: &Env,
@@ -463,9 +468,15 @@ impl NativeKeys {
         capacity: Unknown,
         shared: Unknown,
         mode: Unknown,
+        name: Unknown,
     ) -> Result<NativeKeys, SdsError> {
         let rule = rule(rule_value)?;
         let capacity = key_capacity(capacity)?;
+        let name = if is_undefined(&name) {
+            None
+        } else {
+            Some(arguments::text(name, "name")?)
+        };
         let table = if is_undefined(&shared) {
             if !is_undefined(&mode) {
                 return Err(invalid_argument(
@@ -483,13 +494,24 @@ impl NativeKeys {
             AnyKeys::open_named(name, capacity, rule, mode).map_err(|e| from_shm(&e))?
         };
         adjust(env.raw(), heap_bytes(&table));
+        let label = sds_metrics::keyed_label(&table, name.as_deref());
+        let table = Arc::new(table);
+        sds_metrics::register_keyed(&table, label.clone());
         let keys = Keys {
             table: RefCell::new(Some(table)),
             io: Default::default(),
         };
         Ok(NativeKeys {
             keys: Rc::new(keys),
+            label,
         })
+    }
+
+    /// The limit's label in metrics: its `name`, else a shared file's
+    /// name, else `private-N`.
+    #[napi(getter)]
+    pub fn label(&self) -> String {
+        self.label.clone()
     }
 
     /// The hot functions, each taking the key (a string, a Buffer or a
@@ -601,7 +623,7 @@ mod tests {
 
     fn keys(rule: KeyRule) -> Keys {
         Keys {
-            table: RefCell::new(Some(AnyKeys::private(rule, 8).unwrap())),
+            table: RefCell::new(Some(Arc::new(AnyKeys::private(rule, 8).unwrap()))),
             io: Default::default(),
         }
     }

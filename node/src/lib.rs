@@ -15,6 +15,7 @@ mod external_memory;
 mod hot_path;
 mod http;
 mod keys;
+mod metrics;
 mod raw;
 mod service;
 mod settings;
@@ -25,6 +26,7 @@ mod windows;
 
 pub use http::{NativeClientAddress, NativeHeaders};
 pub use keys::NativeKeys;
+pub use metrics::NativeMetrics;
 pub use service::NativeService;
 pub use tables::NativeTable;
 pub use windows::NativeWindow;

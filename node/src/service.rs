@@ -35,6 +35,7 @@ use napi::{Env, Status as NapiStatus, Task};
 use napi_derive::napi;
 use sds_agent::{Agent, AgentConfig, Level};
 use sds_cluster::{Cluster, Config, Decision, Error as ClusterError};
+use sds_metrics::ServiceState;
 use sds_settings::{Fields, Service};
 use sds_shm::AnyTable;
 
@@ -80,6 +81,28 @@ impl NativeService {
     fn of(table: &NativeTable, running: Running) -> NativeService {
         let table = Some(Arc::clone(&table.table));
         NativeService { running, table }
+    }
+
+    /// The agent's state for metrics; `None` for a cluster sync.
+    pub(crate) fn agent_state(&self) -> Option<ServiceState<sds_agent::Status>> {
+        match &self.running {
+            Running::Agent(agent) => Some(ServiceState {
+                status: agent.status(),
+                running: self.table.is_some(),
+            }),
+            Running::Cluster(_) => None,
+        }
+    }
+
+    /// The cluster sync's state for metrics; `None` for an agent.
+    pub(crate) fn cluster_state(&self) -> Option<ServiceState<sds_cluster::Status>> {
+        match &self.running {
+            Running::Cluster(cluster) => Some(ServiceState {
+                status: cluster.status(),
+                running: self.table.is_some(),
+            }),
+            Running::Agent(_) => None,
+        }
     }
 
     /// The cluster sync's cluster (a cluster call on an agent is refused).

@@ -1,6 +1,10 @@
 // Checked by `tsc --noEmit -p test` (typings.test.js), never run: code a user
 // would write against index.d.ts, and misuse it must refuse.
-import { AdminAgent, Client, ClusterSync, DowngradedError, Entry, KeyedLimit, SlidingWindow } from '../index.js';
+import { AdminAgent, Client, ClusterSync, DowngradedError, Entry, KeyedLimit, SlidingWindow, metrics } from '../index.js';
+import type { MetricFamily, MetricSample } from '../index.js';
+import { Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
+import { metrics as otelMetrics } from '@opentelemetry/api';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { AdminLogLine, Key, KeyCount, KeyDecision, KeyRule, KeyStats, AdminStatus, ClusterStatus, ExactDecision, Point, Reason, Stats, Strategy, StrategyValues, Tally } from '../index.js';
 
 const client = new Client({ capacity: 16 });
@@ -79,6 +83,20 @@ const forgotten: number = fromJson.resetAll() + keyStats.lossyEvictions + perKey
 const keysFile: string | null = hostWide.path;
 hostWide.close();
 
+// Metrics: the families, the text, prom-client's registry and an OpenTelemetry meter.
+const families: MetricFamily[] = client.metrics({ nowMs: 100000 });
+const firstSample: MetricSample | undefined = families[0]?.samples[0];
+const kindName: 'counter' | 'gauge' | undefined = families[0]?.type;
+const label: string | undefined = firstSample?.labels['point'];
+const exposition: string = client.prometheusText() + client.prometheusText({ openMetrics: true, nowMs: 100000 });
+const contentType: string = metrics.PROMETHEUS_CONTENT_TYPE + metrics.OPENMETRICS_CONTENT_TYPE;
+const promRegistry = new PromRegistry();
+collectDefaultMetrics({ register: promRegistry });
+metrics.registerPromClient(client, promRegistry).unregister();
+metrics.instrumentOtel(client, new MeterProvider().getMeter('app')).unregister();
+metrics.instrumentOtel(host, otelMetrics.getMeter('app'));
+const limitName: string = new KeyedLimit(keyRule, { name: 'login' }).name + KeyedLimit.shared('k', keyRule, { name: 'api' }).name;
+
 // @ts-expect-error a fallback gets the arguments fn gets: none
 client.run('p', () => 1, (why: Reason) => why);
 // @ts-expect-error fn gets no entry
@@ -107,8 +125,12 @@ new KeyedLimit({ kind: 'leakyBucket', limit: 1 });
 perKey.decide(42);
 // @ts-expect-error the mode belongs to a shared table
 new KeyedLimit(keyRule, { capacity: 8, mode: 0o660 });
+// @ts-expect-error openMetrics is a boolean
+client.prometheusText({ openMetrics: 'yes' });
+// @ts-expect-error a registry, not a client, comes second
+metrics.registerPromClient(client, client);
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
 console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native,
-  retrySeconds, peeked, hits, held, forgotten, keysFile);
+  retrySeconds, peeked, hits, held, forgotten, keysFile, kindName, label, exposition, contentType, limitName);
