@@ -6,8 +6,9 @@
 //! kept in a map by the handle's address: made at the handle's first
 //! `sds_metrics_text`, dropped by `sds_table_free`, so the hot path's
 //! `sds_table *` stays a bare `AnyTable` and a table never asked for its
-//! metrics costs nothing. Calls without a table (the keyed limits alone)
-//! share one process-wide exporter.
+//! metrics costs nothing. A call without a table (the keyed limits alone)
+//! uses an exporter of its own: what it shows are the key tables' counters,
+//! which only grow as read (and nothing is left allocated at exit).
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -30,23 +31,31 @@ pub const SDS_METRICS_PROMETHEUS: u32 = 0;
 pub const SDS_METRICS_OPENMETRICS: u32 = 1;
 
 /// The exporter of each table handle that asked for its metrics, by the
-/// handle's address (0: calls without a table).
+/// handle's address; `None` while there is none.
 static EXPORTERS: Mutex<Option<HashMap<usize, Arc<Exporter>>>> = Mutex::new(None);
 
-fn exporter(key: usize) -> Arc<Exporter> {
+/// The exporter of `table`, made at its first call; a new one without.
+fn exporter(table: Option<&AnyTable>) -> Arc<Exporter> {
+    let Some(table) = table else {
+        return Arc::default();
+    };
     let mut map = EXPORTERS.lock().unwrap_or_else(|e| e.into_inner());
     map.get_or_insert_with(HashMap::new)
-        .entry(key)
+        .entry(table as *const AnyTable as usize)
         .or_default()
         .clone()
 }
 
 /// Forgets the exporter of a table handle being freed (`sds_table_free`):
-/// a later table at the same address starts afresh.
+/// a later table at the same address starts afresh. The map goes with
+/// its last exporter.
 pub(crate) fn forget_table(table: *const sds_table) {
     let mut map = EXPORTERS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(map) = map.as_mut() {
-        map.remove(&(table as usize));
+    if let Some(exporters) = map.as_mut() {
+        exporters.remove(&(table as usize));
+        if exporters.is_empty() {
+            *map = None;
+        }
     }
 }
 
@@ -148,13 +157,13 @@ pub unsafe extern "C" fn sds_metrics_text(
             }
             None => None,
         };
-        let key = table.map_or(0, |t| t as *const AnyTable as usize);
+        let exporter = exporter(table);
         let sources = Sources {
             table,
             agent,
             cluster,
         };
-        let text = exposition(&exporter(key), &sources, now_ms, format);
+        let text = exposition(&exporter, &sources, now_ms, format);
         let buf = buf.cast::<u8>();
         if text.len() < len {
             core::ptr::copy_nonoverlapping(text.as_ptr(), buf, text.len());

@@ -4,7 +4,9 @@
 #ifndef SDS_CHECK_H
 #define SDS_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sds.h"
@@ -57,5 +59,31 @@ static inline const char *sds_check_last_error(void) {
     }
     return buf;
 }
+
+/* sds_metrics_text's text, in a buffer grown as `*needed` asks (free it);
+ * NULL if a call failed. */
+static inline char *sds_check_metrics(const sds_table *t, const sds_agent *agent,
+                                      const sds_cluster *cluster, uint32_t format,
+                                      uint64_t now_ms) {
+    size_t cap = 64, needed = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        if (sds_metrics_text(t, agent, cluster, format, now_ms, buf, cap, &needed) !=
+            SDS_RESULT_OK) {
+            break;
+        }
+        if (needed < cap) {
+            return buf;
+        }
+        free(buf);
+        cap = needed + 1;
+        buf = malloc(cap);
+    }
+    free(buf);
+    return NULL;
+}
+
+/* `text` holds `line` (a whole line, its newline included). */
+#define CHECK_LINE(text, line) CHECK((text) != NULL && strstr((text), line "\n") != NULL)
 
 #endif

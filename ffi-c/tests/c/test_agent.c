@@ -108,7 +108,8 @@ static sds_result start(const sds_table *t, const char *settings, sds_agent_log_
 
 static void test_agent(int port) {
     char json[256], buf[8];
-    sds_table *t = NULL;
+    char *text;
+    sds_table *t = NULL, *other = NULL;
     sds_agent *agent = NULL;
     sds_agent_status st;
     size_t value_len = 99;
@@ -135,6 +136,19 @@ static void test_agent(int port) {
     CHECK(!found && value_len == 0 && strcmp(buf, "") == 0);
     CHECK_RESULT(sds_agent_return_value(agent, NAME("orders"), buf, 0, &value_len, &found),
                  SDS_RESULT_INVALID_ARGUMENT);
+
+    /* Its state in the table's metrics; another table's agent is refused. */
+    text = sds_check_metrics(t, agent, NULL, SDS_METRICS_PROMETHEUS, now);
+    CHECK_LINE(text, "sds_agent_up{table=\"private\"} 1");
+    CHECK_LINE(text, "sds_agent_last_pull_success{table=\"private\"} 1");
+    CHECK_LINE(text, "sds_agent_strategy_version{table=\"private\"} 1");
+    CHECK_LINE(text, "sds_point_downgrades_total{table=\"private\",point=\"orders\",reason=\"VISIT\"} 1");
+    free(text);
+    CHECK_OK(sds_table_new(8, &other));
+    CHECK_RESULT(sds_metrics_text(other, agent, NULL, SDS_METRICS_PROMETHEUS, now, buf, sizeof buf,
+                                  &value_len),
+                 SDS_RESULT_INVALID_ARGUMENT);
+    sds_table_free(other);
 
     /* The agent holds the table: it may be freed first. */
     sds_table_free(t);

@@ -1,5 +1,6 @@
 /* The C API's happy paths, with injected time: tables, strategies (struct
- * and JSON), enter/exit and its decisions, stats, text, the raw window. */
+ * and JSON), enter/exit and its decisions, stats, text, the raw window,
+ * metrics. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -237,6 +238,44 @@ static void test_window_add_at(void) {
     sds_window_free(w);
 }
 
+static void test_metrics(void) {
+    sds_table *t = new_table(4);
+    char small[16];
+    size_t needed = 0;
+    char *text;
+    CHECK_OK(sds_table_set_strategy_json(t, NAME("pay"), NAME("{\"visitThreshold\": 1}")));
+    CHECK(visit(t, NAME("pay"), 5000) == SDS_REASON_NONE);
+    CHECK(visit(t, NAME("pay"), 5000) == SDS_REASON_VISIT);
+
+    text = sds_check_metrics(t, NULL, NULL, SDS_METRICS_PROMETHEUS, 5000);
+    CHECK_LINE(text, "# TYPE sds_point_requests_total counter");
+    CHECK_LINE(text, "sds_point_requests_total{table=\"private\",point=\"pay\"} 2");
+    CHECK_LINE(text, "sds_point_downgrades_total{table=\"private\",point=\"pay\",reason=\"VISIT\"} 1");
+    CHECK_LINE(text, "sds_point_downgrades_total{table=\"private\",point=\"pay\",reason=\"DELAY\"} 0");
+    CHECK_LINE(text, "sds_point_in_flight{table=\"private\",point=\"pay\"} 0");
+    CHECK_LINE(text, "sds_table_points{table=\"private\"} 1");
+    CHECK_LINE(text, "sds_table_points_capacity{table=\"private\"} 4");
+    free(text);
+
+    /* Too small: an empty string and the length it needs, then it fits. */
+    memset(small, 'x', sizeof small);
+    CHECK_OK(sds_metrics_text(t, NULL, NULL, SDS_METRICS_OPENMETRICS, 5000, small, sizeof small,
+                              &needed));
+    CHECK(needed >= sizeof small && small[0] == '\0' && small[1] == 'x');
+    text = sds_check_metrics(t, NULL, NULL, SDS_METRICS_OPENMETRICS, 5000);
+    CHECK(text != NULL && strlen(text) == needed);
+    CHECK(text != NULL && strcmp(text + needed - 6, "# EOF\n") == 0);
+    CHECK_LINE(text, "# TYPE sds_point_requests counter");
+    free(text);
+
+    CHECK(strcmp(sds_metrics_content_type(SDS_METRICS_PROMETHEUS),
+                 "text/plain; version=0.0.4; charset=utf-8") == 0);
+    CHECK(strcmp(sds_metrics_content_type(SDS_METRICS_OPENMETRICS),
+                 "application/openmetrics-text; version=1.0.0; charset=utf-8") == 0);
+    CHECK(sds_metrics_content_type(2) == NULL);
+    sds_table_free(t);
+}
+
 int main(void) {
     test_table();
     test_point_handles();
@@ -248,5 +287,6 @@ int main(void) {
     test_clock();
     test_window();
     test_window_add_at();
+    test_metrics();
     return sds_check_summary("test_api");
 }

@@ -279,6 +279,37 @@ static void test_window(void) {
     sds_window_free(NULL); /* a no-op */
 }
 
+static void test_metrics(sds_table *t) {
+    char buf[64];
+    size_t needed;
+    sds_keys *keys;
+    memset(buf, FILL, sizeof buf);
+    memset(&needed, FILL, sizeof needed);
+    memset(&keys, FILL, sizeof keys);
+    CHECK_RESULT(sds_metrics_text(t, NULL, NULL, SDS_METRICS_PROMETHEUS, 0, NULL, 64, &needed),
+                 SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(sds_metrics_text(t, NULL, NULL, SDS_METRICS_PROMETHEUS, 0, buf, 64, NULL),
+                 SDS_RESULT_NULL_ARGUMENT);
+    CHECK_RESULT(sds_metrics_text(t, NULL, NULL, SDS_METRICS_PROMETHEUS, 0, buf, 0, &needed),
+                 SDS_RESULT_INVALID_ARGUMENT);
+    CHECK_RESULT(sds_metrics_text(t, NULL, NULL, 2, 0, buf, sizeof buf, &needed),
+                 SDS_RESULT_INVALID_ARGUMENT);
+    CHECK(strcmp(sds_check_last_error(), "SDS_INVALID_ARGUMENT: 2 is not a metrics format "
+                                         "(SDS_METRICS_PROMETHEUS or SDS_METRICS_OPENMETRICS)") == 0);
+    /* A key table's metrics name: 1 to SDS_MAX_NAME_LEN bytes of UTF-8. */
+    CHECK_RESULT(sds_keys_new_named(NAME("{\"kind\": \"rate\", \"limit\": 1, \"periodMs\": 1000}"),
+                                    8, "", 0, &keys),
+                 SDS_RESULT_EMPTY_NAME);
+    CHECK_RESULT(sds_keys_new_named(NAME("{\"kind\": \"rate\", \"limit\": 1, \"periodMs\": 1000}"),
+                                    8, "\xff", 1, &keys),
+                 SDS_RESULT_INVALID_ARGUMENT);
+    CHECK_RESULT(sds_keys_new_named(NAME("{\"kind\": \"rate\", \"limit\": 1, \"periodMs\": 1000}"),
+                                    8, buf, SDS_MAX_NAME_LEN + 1, &keys),
+                 SDS_RESULT_NAME_TOO_LONG);
+    CHECK(untouched(buf, sizeof buf) && untouched(&needed, sizeof needed));
+    CHECK(untouched(&keys, sizeof keys));
+}
+
 int main(void) {
     sds_table *t = NULL;
     test_table_new();
@@ -286,6 +317,7 @@ int main(void) {
     test_enter_exit(t);
     test_strategies(t);
     test_stats(t);
+    test_metrics(t);
     sds_table_free(t);
     test_full_table();
     test_text();

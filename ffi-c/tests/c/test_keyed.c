@@ -1,7 +1,7 @@
 /* Per-key limits (sds_keys_*): a rate key refused after its burst with a
  * retry_after_ms, a fixed window, a store's counts, in-flight units taken
- * and given back, stats, a rule refused with the core's message, and a key
- * table file shared with a forked child. Files live in a fresh directory under /tmp,
+ * and given back, stats, a rule refused with the core's message, a key
+ * table file shared with a forked child, and the metrics of named tables. Files live in a fresh directory under /tmp,
  * removed at the end. */
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -126,8 +126,10 @@ static void stats(void) {
     CHECK_OK(sds_keys_stats_get(keys, &st));
     CHECK(st.capacity == 4 && st.resident == 0 && st.evictions == 0 && st.lossy_evictions == 0);
     for (i = 0; i < 5; i++) CHECK(decide(keys, names[i], 0, 1).admitted);
+    CHECK(!decide(keys, "e", 0, 1).admitted);
     CHECK_OK(sds_keys_stats_get(keys, &st));
     CHECK(st.resident == 4 && st.evictions == 1 && st.lossy_evictions == 1);
+    CHECK(st.admitted == 5 && st.refused == 1);
     CHECK_RESULT(sds_keys_stats_get(keys, NULL), SDS_RESULT_NULL_ARGUMENT);
     sds_keys_free(keys);
     sds_keys_free(NULL);
@@ -196,6 +198,41 @@ static void shared_with_a_child(void) {
     CHECK(unlink(path) == 0);
 }
 
+static void metrics_by_name(void) {
+    char path[128];
+    sds_keys *login = NULL, *shared = NULL;
+    char *text;
+    int i;
+    CHECK_OK(sds_keys_new_named(RULE("{\"kind\": \"rate\", \"limit\": 10, \"periodMs\": 1000, "
+                                     "\"burst\": 3}"),
+                                100, NAME("login"), &login));
+    for (i = 0; i < 4; i++) decide(login, "user:1", 1000, 1);
+    snprintf(path, sizeof path, "%s/api.keys", dir);
+    CHECK_OK(sds_keys_open_shared_named(path, strlen(path),
+                                        RULE("{\"kind\": \"fixedWindow\", \"limit\": 5, "
+                                             "\"periodMs\": 1000}"),
+                                        64, 0, NAME("api"), &shared));
+    CHECK(decide(shared, "tenant", 1000, 2).admitted);
+
+    /* No table: the keyed limits alone. */
+    text = sds_check_metrics(NULL, NULL, NULL, SDS_METRICS_PROMETHEUS, 1000);
+    CHECK_LINE(text, "sds_keyed_decisions_total{limit=\"login\",outcome=\"admitted\"} 3");
+    CHECK_LINE(text, "sds_keyed_decisions_total{limit=\"login\",outcome=\"refused\"} 1");
+    CHECK_LINE(text, "sds_keyed_keys{limit=\"login\"} 1");
+    CHECK_LINE(text, "sds_keyed_decisions_total{limit=\"api\",outcome=\"admitted\"} 1");
+    CHECK(text != NULL && strstr(text, "sds_point_") == NULL);
+    free(text);
+
+    /* A freed table leaves. */
+    sds_keys_free(login);
+    text = sds_check_metrics(NULL, NULL, NULL, SDS_METRICS_PROMETHEUS, 1000);
+    CHECK(text != NULL && strstr(text, "login") == NULL);
+    CHECK_LINE(text, "sds_keyed_keys{limit=\"api\"} 1");
+    free(text);
+    sds_keys_free(shared);
+    CHECK(unlink(path) == 0);
+}
+
 int main(void) {
     CHECK(mkdtemp(dir) != NULL);
     rate_refuses_after_its_burst();
@@ -205,6 +242,7 @@ int main(void) {
     stats();
     bad_rules();
     shared_with_a_child();
+    metrics_by_name();
     CHECK(rmdir(dir) == 0);
     return sds_check_summary("test_keyed");
 }
