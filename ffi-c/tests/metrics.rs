@@ -151,7 +151,7 @@ fn every_point_counts_its_requests_downgrades_by_reason_exceptions_and_timeouts(
         for downgraded in &entries[3..] {
             exit(t, downgraded, T0 + 10, 0); // settled, never run
         }
-                                           // "io": one request at once; the second waits for no permit.
+        // "io": one request at once; the second waits for no permit.
         set_strategy(t, "io", r#"{"concurrentThreshold": 1}"#);
         let held = enter(t, "io", T0);
         let refused = enter(t, "io", T0 + 1);
@@ -500,7 +500,7 @@ fn null_and_invalid_arguments_are_refused_and_write_nothing() {
 
     // A name that is empty, too long or not UTF-8 makes no key table.
     let name_refused = |name: &[u8]| {
-        let mut k = 0x1 as *mut sds_keys;
+        let mut k = std::ptr::dangling_mut::<sds_keys>();
         let r = unsafe {
             sds_keys_new_named(
                 RATE.as_ptr().cast(),
@@ -511,7 +511,7 @@ fn null_and_invalid_arguments_are_refused_and_write_nothing() {
                 &mut k,
             )
         };
-        assert_eq!(k, 0x1 as *mut sds_keys, "nothing written");
+        assert_eq!(k, std::ptr::dangling_mut::<sds_keys>(), "nothing written");
         r.code().map(|c| (c, last_error()))
     };
     assert_eq!(name_refused(b"").unwrap().0, ErrorCode::EmptyName);
