@@ -75,7 +75,10 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
         if (!closing.compareAndSet(false, true)) {
             return;
         }
-        handle.run(address -> Native.serviceStop(address, this));
+        handle.run(address -> {
+            Native.serviceStop(address, this);
+            client.stopped(this, address);
+        });
         last = call(this::readStatus);
         handle.close();
         client.forget(this);
@@ -93,5 +96,15 @@ public abstract class BackgroundService<S extends NativeStatus> implements AutoC
     /** As {@link #call}, for a call without a result. */
     void run(LongConsumer call) {
         handle.run(call);
+    }
+
+    /** The live handle, to pass with this service as owner until {@link #release()}; 0 once closed. */
+    long tryAcquire() {
+        return handle.tryAcquire();
+    }
+
+    /** Ends a {@link #tryAcquire()} that gave a handle. */
+    void release() {
+        handle.release();
     }
 }

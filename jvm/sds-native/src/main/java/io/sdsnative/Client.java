@@ -3,6 +3,7 @@ package io.sdsnative;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
@@ -40,6 +41,11 @@ public final class Client implements AutoCloseable {
     /** The console agents and cluster syncs of this client still running: {@link #close()} closes them. */
     private final Set<BackgroundService<?>> services =
             Collections.newSetFromMap(new ConcurrentHashMap<BackgroundService<?>, Boolean>());
+    /** The metrics' exporter (its counters never go back). */
+    private final NativeHandle metrics;
+    /** The console agent and the cluster sync started last, running or not: the ones the metrics show. */
+    private volatile AdminAgent lastAgent;
+    private volatile ClusterSync lastCluster;
 
     /** A point's id, and whether its strategy limits concurrency. */
     private static final class Point {
@@ -68,6 +74,9 @@ public final class Client implements AutoCloseable {
         NativeHandle handle = new NativeHandle(nativeTable, Native::tableFree);
         this.table = handle;
         NativeReclaimer.whenCollected(this, handle::close);
+        NativeHandle exporter = new NativeHandle(Native.metricsNew(), Native::metricsFree);
+        this.metrics = exporter;
+        NativeReclaimer.whenCollected(this, exporter::close);
     }
 
     /**
@@ -289,6 +298,11 @@ public final class Client implements AutoCloseable {
         T started = table.call(handle -> service.apply(this,
                 Native.serviceStart(handle, this, config.kind, config.encoded())));
         services.add(started);
+        if (started instanceof AdminAgent) {
+            lastAgent = (AdminAgent) started;
+        } else {
+            lastCluster = (ClusterSync) started;
+        }
         if (table.isClosed()) {
             started.close(); // closed meanwhile: close() may have missed it
         }
@@ -297,6 +311,113 @@ public final class Client implements AutoCloseable {
 
     void forget(BackgroundService<?> service) {
         services.remove(service);
+    }
+
+    /**
+     * Called by a service stopped, its handle still live: if it is the one
+     * the metrics show, they keep its last state (not running).
+     */
+    void stopped(BackgroundService<?> service, long serviceHandle) {
+        if (service != lastAgent && service != lastCluster) {
+            return;
+        }
+        long handle = metrics.tryAcquire();
+        if (handle == 0) {
+            return; // the client is closed: no metrics to show it
+        }
+        try {
+            Native.metricsKeepStopped(handle, this, serviceHandle, service);
+        } finally {
+            metrics.release();
+        }
+    }
+
+    /**
+     * This client's metrics now: see {@link #metrics(long)}.
+     *
+     * @throws SdsException {@code CLOSED}
+     */
+    public List<MetricFamily> metrics() {
+        return metrics(System.currentTimeMillis());
+    }
+
+    /**
+     * This client's metrics at {@code nowMs}, every family with samples: its
+     * table's points (requests, downgrades by reason, exceptions, timeouts,
+     * in flight), the table's size, its console agent and cluster sync (the
+     * ones started last; a stopped one shows its last state and
+     * {@code _up} 0), and every keyed limit of this process that is open
+     * ({@link KeyedLimit#metricsLabel()}). On a shared table the counts are
+     * the host's. Counters never go back from one call to the next. See
+     * "Metrics" in the README; {@link io.sdsnative.metrics.SdsMeterBinder}
+     * registers them with Micrometer.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} for a negative time; {@code CLOSED}
+     */
+    public List<MetricFamily> metrics(long nowMs) {
+        return MetricFamily.decode(withSources((m, t, a, agent, c, cluster) ->
+                Native.metricsCollect(m, this, t, a, agent, c, cluster, nowMs)));
+    }
+
+    /** {@link #prometheusText(boolean, long)} in the Prometheus text format (0.0.4), now. */
+    public String prometheusText() {
+        return prometheusText(false, System.currentTimeMillis());
+    }
+
+    /** {@link #prometheusText(boolean, long)} now. */
+    public String prometheusText(boolean openMetrics) {
+        return prometheusText(openMetrics, System.currentTimeMillis());
+    }
+
+    /**
+     * The exposition of {@link #metrics(long)}: the Prometheus text format
+     * 0.0.4, or with {@code openMetrics} OpenMetrics 1.0 text (ending in
+     * {@code # EOF}). Serve it with {@link #prometheusContentType(boolean)}.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} for a negative time; {@code CLOSED}
+     */
+    public String prometheusText(boolean openMetrics, long nowMs) {
+        return withSources((m, t, a, agent, c, cluster) ->
+                Native.metricsText(m, this, t, a, agent, c, cluster, nowMs, openMetrics));
+    }
+
+    /**
+     * The HTTP {@code Content-Type} of {@link #prometheusText(boolean)}:
+     * {@code text/plain; version=0.0.4; charset=utf-8}, or OpenMetrics'.
+     */
+    public static String prometheusContentType(boolean openMetrics) {
+        return Native.metricsContentType(openMetrics);
+    }
+
+    /**
+     * A native call on the metrics' and table's handles and those of the
+     * services shown with their owners (0 and null: none live).
+     */
+    private interface SourcesCall<T> {
+        T apply(long metrics, long table, long agent, Object agentOwner, long cluster, Object clusterOwner);
+    }
+
+    private <T> T withSources(SourcesCall<T> call) {
+        AdminAgent agent = lastAgent;
+        ClusterSync cluster = lastCluster;
+        return table.call(t -> metrics.call(m -> {
+            // A service closed meanwhile is 0: its last state was kept before its handle closed.
+            long a = agent == null ? 0 : agent.tryAcquire();
+            try {
+                long c = cluster == null ? 0 : cluster.tryAcquire();
+                try {
+                    return call.apply(m, t, a, agent, c, cluster);
+                } finally {
+                    if (c != 0) {
+                        cluster.release();
+                    }
+                }
+            } finally {
+                if (a != 0) {
+                    agent.release();
+                }
+            }
+        }));
     }
 
     /** Whether {@link #close()} was called. */
@@ -324,6 +445,7 @@ public final class Client implements AutoCloseable {
     @Override
     public void close() {
         table.close();
+        metrics.close();
         for (BackgroundService<?> service : new ArrayList<>(services)) {
             service.close();
         }

@@ -22,6 +22,12 @@ import java.util.Optional;
  * like {@link Client#enter(String)}. A call given a null key throws
  * {@code NULL_ARGUMENT}.
  *
+ * <p>Every open limit shows in the metrics of every {@link Client} of the
+ * process ({@link Client#metrics()}: its decisions, keys and evictions) under
+ * its {@link #metricsLabel()}: the name given to {@link #create(KeyRule, long,
+ * String)} or {@link #shared(String, KeyRule, long, int, String)}, else a
+ * shared table's file name, else {@code private-N}. A closed one leaves them.
+ *
  * <p>Close it when done ({@code close()} is idempotent; later calls throw
  * {@code CLOSED}; a shared table's file stays). One never closed is freed once
  * it is garbage.
@@ -37,13 +43,23 @@ public final class KeyedLimit implements AutoCloseable {
     private final NativeHandle keys;
     private final long capacity;
     private final String kind;
+    private final String metricsLabel;
 
-    private KeyedLimit(long nativeKeys) {
+    private KeyedLimit(long nativeKeys, String name) {
         NativeHandle handle = new NativeHandle(nativeKeys, Native::keysFree);
         this.keys = handle;
         NativeReclaimer.whenCollected(this, handle::close);
         this.capacity = keys.call(h -> Native.keysCapacity(h, this));
         this.kind = keys.call(h -> Native.keysKind(h, this));
+        this.metricsLabel = keys.call(h -> Native.keysRegister(h, this, name));
+    }
+
+    /** Refuses a name with no UTF-8 form; null is no name. */
+    private static String metricsName(String name) {
+        if (name != null) {
+            Client.checkText(name, "keyed limit name");
+        }
+        return name;
     }
 
     /**
@@ -56,7 +72,19 @@ public final class KeyedLimit implements AutoCloseable {
      *     {@code NULL_ARGUMENT} for a null rule
      */
     public static KeyedLimit create(KeyRule rule, long capacity) {
-        return new KeyedLimit(Native.keysNew(encoded(rule), capacity));
+        return create(rule, capacity, null);
+    }
+
+    /**
+     * As {@link #create(KeyRule, long)}, shown in metrics as {@code name}
+     * (its {@code limit} label; null: {@code private-N}).
+     *
+     * @throws SdsException as {@link #create(KeyRule, long)};
+     *     {@code INVALID_ARGUMENT} for a name that is not valid UTF-16
+     */
+    public static KeyedLimit create(KeyRule rule, long capacity, String name) {
+        String label = metricsName(name);
+        return new KeyedLimit(Native.keysNew(encoded(rule), capacity), label);
     }
 
     /** {@link #shared(String, KeyRule, long, int)} with mode {@link Client#SHARED_MODE}. */
@@ -79,9 +107,21 @@ public final class KeyedLimit implements AutoCloseable {
      *     or file that is refused (as {@link Client#openShared})
      */
     public static KeyedLimit shared(String nameOrPath, KeyRule rule, long capacity, int mode) {
+        return shared(nameOrPath, rule, capacity, mode, null);
+    }
+
+    /**
+     * As {@link #shared(String, KeyRule, long, int)}, shown in metrics as
+     * {@code name} (its {@code limit} label; null: the file's name).
+     *
+     * @throws SdsException as {@link #shared(String, KeyRule, long, int)};
+     *     {@code INVALID_ARGUMENT} for a name that is not valid UTF-16
+     */
+    public static KeyedLimit shared(String nameOrPath, KeyRule rule, long capacity, int mode, String name) {
         Client.checkText(nameOrPath, "shared key table name");
-        byte[] name = nameOrPath.getBytes(StandardCharsets.UTF_8);
-        return new KeyedLimit(Native.keysOpenShared(name, encoded(rule), capacity, mode));
+        String label = metricsName(name);
+        byte[] file = nameOrPath.getBytes(StandardCharsets.UTF_8);
+        return new KeyedLimit(Native.keysOpenShared(file, encoded(rule), capacity, mode), label);
     }
 
     private static String[] encoded(KeyRule rule) {
@@ -353,6 +393,16 @@ public final class KeyedLimit implements AutoCloseable {
     /** The shared table's file ({@code /dev/shm/...} for a bare name); empty for a private table. */
     public Optional<String> path() {
         return Optional.ofNullable(keys.call(h -> Native.keysPath(h, this)));
+    }
+
+    /**
+     * Its {@code limit} label in metrics: the name it was given, else a
+     * shared table's file name, else {@code private-N} (N counting this
+     * process's unnamed private limits). While two open limits share a
+     * label, the metrics show the first.
+     */
+    public String metricsLabel() {
+        return metricsLabel;
     }
 
     /** Whether {@link #close()} was called. */

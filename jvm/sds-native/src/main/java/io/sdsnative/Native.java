@@ -92,6 +92,36 @@ public final class Native {
 
     static native long keysCapacity(long keys, Object owner);
 
+    /**
+     * Lists the key table in the process's metrics under {@code name} (null: the shared file's name, else
+     * {@code private-N}): the label it shows under.
+     */
+    static native String keysRegister(long keys, Object owner, String name);
+
+    // Metrics (Client.metrics, Client.prometheusText): an exporter per client. A service handle is 0 for
+    // none (the last state kept of a stopped one is shown), else a live one with its object as owner.
+
+    static native long metricsNew();
+
+    static native void metricsFree(long metrics);
+
+    /** Keeps the last state of the stopped service {@code service}, shown while the client has no other. */
+    static native void metricsKeepStopped(long metrics, Object owner, long service, Object serviceOwner);
+
+    /**
+     * Every family with samples at {@code nowMs}: {@code String[]} texts (each once), {@code int[]} layout,
+     * {@code double[]} values (see Client.metrics).
+     */
+    static native Object[] metricsCollect(long metrics, Object owner, long table, long agent, Object agentOwner,
+            long cluster, Object clusterOwner, long nowMs);
+
+    /** The Prometheus text (0.0.4), or OpenMetrics 1.0 text, of a collection at {@code nowMs}. */
+    static native String metricsText(long metrics, Object owner, long table, long agent, Object agentOwner,
+            long cluster, Object clusterOwner, long nowMs, boolean openMetrics);
+
+    /** The HTTP Content-Type of that text. */
+    static native String metricsContentType(boolean openMetrics);
+
     // The background services (BackgroundService): AdminAgent, ClusterSync. One handle type for both, so
     // start, status, stop and free are shared.
     /** {@link #serviceStart}'s {@code kind}: the console agent, the cluster sync. */

@@ -61,6 +61,19 @@ final class NativeHandle {
     }
 
     /**
+     * As {@link #acquire()}, but 0 (and nothing to release) once closed.
+     */
+    long tryAcquire() {
+        int stripe = stripe();
+        calls.getAndIncrement(stripe);
+        if (closed) {
+            done(stripe);
+            return 0;
+        }
+        return address;
+    }
+
+    /**
      * {@code call} with the address, which stays valid until it returns.
      *
      * @throws SdsException {@code CLOSED} once closed
