@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { Client, KeyedLimit, ExpressRateLimitStore, metrics } = require('..');
+const { Client, KeyedLimit, ExpressRateLimitStore, FastifyRateLimitStore, metrics } = require('..');
 
 const T0 = 1_700_000_000_000; // a whole 10 s cycle starts here
 const ROOT = path.join(__dirname, '..');
@@ -147,7 +147,7 @@ test('keyed limits: decisions by outcome under their name, keys, evictions; a cl
   assert.throws(() => new KeyedLimit(rule, { name: 7 }), { code: 'SDS_INVALID_ARGUMENT' });
 });
 
-test('an ExpressRateLimitStore\'s table shows by its file name, with no option', async () => {
+test('the stores\' tables show by their file names, with no option', async () => {
   const store = new ExpressRateLimitStore({ shared: path.join(dir, 'login-limit.sds'), capacity: 64 });
   store.init({ windowMs: 60_000 });
   for (const key of ['1.2.3.4', '1.2.3.4', '5.6.7.8']) await store.increment(key);
@@ -158,6 +158,14 @@ test('an ExpressRateLimitStore\'s table shows by its file name, with no option',
   assert.equal(value(got, 'sds_keyed_decisions', { limit: 'login-limit.sds', outcome: 'admitted' }), 0);
   store.shutdown();
   assert.equal(value(new Client().metrics(), 'sds_keyed_keys', { limit: 'login-limit.sds' }), undefined);
+
+  const Fastify = FastifyRateLimitStore.with({ shared: path.join(dir, 'api-limit'), capacity: 64 });
+  const fastify = new Fastify({});
+  await new Promise((resolve, reject) => fastify.incr('9.9.9.9', (e) => (e ? reject(e) : resolve()), 1000, 10));
+  const table = 'api-limit.1000ms'; // a file per window length
+  assert.equal(value(new Client().metrics(), 'sds_keyed_keys', { limit: table }), 1);
+  fastify.close();
+  assert.equal(value(new Client().metrics(), 'sds_keyed_keys', { limit: table }), undefined);
 });
 
 test('the console agent and the cluster sync: their state while running, then down once closed', () => {
@@ -274,6 +282,28 @@ test('prom-client: our families next to its default metrics, rendered as our own
   assert.throws(() => metrics.registerPromClient({}, om), { code: 'SDS_INVALID_ARGUMENT' });
   assert.throws(() => metrics.registerPromClient(client, {}), { code: 'SDS_INVALID_ARGUMENT' });
   limit.close();
+});
+
+test('prom-client AggregatorRegistry: workers on a shared table each show the host\'s counts, aggregated once', async () => {
+  const { AggregatorRegistry, Registry } = require('prom-client');
+  const file = path.join(dir, 'aggregated.sds');
+  const workers = [new Client({ shared: file }), new Client({ shared: file })];
+  workers.forEach((client, i) => {
+    for (let j = 0; j <= i; j++) client.enter('api', { nowMs: T0 + j }).exit(T0 + j);
+  });
+  // What each worker's registry sends the primary (prom-client's cluster protocol: getMetricsAsJSON).
+  const sent = await Promise.all(workers.map((client) => {
+    const registry = new Registry();
+    metrics.registerPromClient(client, registry);
+    return registry.getMetricsAsJSON();
+  }));
+  assert.equal(sent[0].find((m) => m.name === 'sds_point_requests_total').aggregator, 'max');
+  const text = await AggregatorRegistry.aggregate(sent).metrics();
+  assert.match(text, /^sds_point_requests_total\{table="aggregated\.sds",point="api"\} 3$/m);
+  // A private table's counts are the worker's own: summed.
+  const own = new Registry();
+  metrics.registerPromClient(new Client(), own);
+  assert.equal((await own.getMetricsAsJSON())[0].aggregator, 'sum');
 });
 
 test('prom-client: one collection per scrape, whatever the number of families', async () => {
