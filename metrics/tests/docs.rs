@@ -564,3 +564,369 @@ fn the_name_scanner_finds_metrics_and_labels() {
     );
     assert_eq!(Kind::Counter.as_str(), "counter");
 }
+
+// ---------------------------------------------------------------------------
+// The dashboard's host-wide queries on a real Prometheus server.
+
+mod prometheus_server {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{Child, Command, Stdio};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use sds_metrics::{exposition, Exporter, Format, Sources};
+    use sds_shm::AnyTable;
+    use sds_testkit::{free_port, wait_until, TempDir};
+
+    use super::{Json, Parser};
+
+    /// A worker process as Prometheus sees it: `/metrics` on a loopback
+    /// port, from its own exporter over its own handle of a table.
+    pub struct Worker {
+        pub port: u16,
+        stop: Arc<AtomicBool>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Worker {
+        pub fn serve(table: Arc<AnyTable>) -> Worker {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let stop = Arc::new(AtomicBool::new(false));
+            let stopping = stop.clone();
+            let thread = std::thread::spawn(move || {
+                let exporter = Exporter::new();
+                while !stopping.load(Ordering::Relaxed) {
+                    let Ok((mut conn, _)) = listener.accept() else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    conn.set_nonblocking(false).unwrap();
+                    let mut request = Vec::new();
+                    let mut buf = [0; 1024];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let sources = Sources {
+                        table: Some(&table),
+                        ..Sources::default()
+                    };
+                    let body = exposition(&exporter, &sources, super::now_ms(), Format::Prometheus);
+                    let _ = write!(
+                        conn,
+                        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        Format::Prometheus.content_type(),
+                        body.len()
+                    );
+                }
+            });
+            Worker {
+                port,
+                stop,
+                thread: Some(thread),
+            }
+        }
+    }
+
+    impl Drop for Worker {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    /// Debian's `prometheus` on a free loopback port with a temporary
+    /// directory, scraping every second; killed on drop.
+    pub struct Prometheus {
+        port: u16,
+        child: Child,
+        dir: TempDir,
+    }
+
+    impl Prometheus {
+        /// `hosts`: each host's label and its workers' ports.
+        pub fn start(hosts: &[(&str, Vec<u16>)]) -> Prometheus {
+            let dir = TempDir::new("metrics-docs-prometheus");
+            let mut config = String::from(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: app\n    static_configs:\n",
+            );
+            for (host, ports) in hosts {
+                let targets: Vec<String> =
+                    ports.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
+                config.push_str(&format!(
+                    "      - targets: [{}]\n        labels: {{ host: \"{host}\" }}\n",
+                    targets.join(", ")
+                ));
+            }
+            std::fs::write(dir.join("prometheus.yml"), config).unwrap();
+            let port = free_port();
+            let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+            let child = Command::new("prometheus")
+                .arg(format!(
+                    "--config.file={}",
+                    dir.join("prometheus.yml").display()
+                ))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.join("data").display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("prometheus must be installed (make servers)");
+            Prometheus { port, child, dir }
+        }
+
+        fn get(&self, path_and_query: &str) -> Option<String> {
+            let mut conn = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+            conn.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            write!(
+                conn,
+                "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            )
+            .ok()?;
+            let mut response = String::new();
+            conn.read_to_string(&mut response).ok()?;
+            let (head, body) = response.split_once("\r\n\r\n")?;
+            head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+        }
+
+        /// An instant query: each result's labels and value.
+        pub fn query(&self, promql: &str) -> Vec<(Vec<(String, String)>, f64)> {
+            let mut encoded = String::new();
+            for b in promql.bytes() {
+                if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                    encoded.push(b as char);
+                } else {
+                    encoded.push_str(&format!("%{b:02X}"));
+                }
+            }
+            let body = self
+                .get(&format!("/api/v1/query?query={encoded}"))
+                .unwrap_or_else(|| panic!("query failed: {promql}\n{}", self.log()));
+            let json = Parser::parse(&body);
+            let Some(Json::Array(results)) = json.get("data").and_then(|d| d.get("result")) else {
+                panic!("{body}");
+            };
+            results
+                .iter()
+                .map(|r| {
+                    let Some(Json::Object(metric)) = r.get("metric") else {
+                        panic!("{body}")
+                    };
+                    let labels = metric
+                        .iter()
+                        .map(|(k, v)| match v {
+                            Json::Str(s) => (k.clone(), s.clone()),
+                            _ => panic!("{body}"),
+                        })
+                        .collect();
+                    let Some(Json::Array(value)) = r.get("value") else {
+                        panic!("{body}")
+                    };
+                    let Json::Str(v) = &value[1] else {
+                        panic!("{body}")
+                    };
+                    (labels, v.parse().unwrap())
+                })
+                .collect()
+        }
+
+        pub fn wait_ready(&self, targets: usize) {
+            wait_until(
+                Duration::from_secs(60),
+                "Prometheus to scrape every target",
+                || {
+                    self.get("/-/ready").is_some()
+                        && self
+                            .query("count(up == 1)")
+                            .first()
+                            .is_some_and(|(_, v)| *v as usize == targets)
+                },
+            );
+        }
+
+        fn log(&self) -> String {
+            std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
+        }
+    }
+
+    impl Drop for Prometheus {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The dashboard's queries of the panel titled `title`, variables set to All
+/// and `$__rate_interval` to 4 s (4 scrapes, as Grafana sets it at least).
+fn panel_queries(dash: &Json, title: &str) -> Vec<String> {
+    let Some(Json::Array(panels)) = dash.get("panels") else {
+        panic!("panels")
+    };
+    let panel = panels
+        .iter()
+        .find(|p| matches!(p.get("title"), Some(Json::Str(t)) if t == title))
+        .unwrap_or_else(|| panic!("no panel {title:?}"));
+    let mut exprs = Vec::new();
+    panel.strings_under("expr", &mut exprs);
+    exprs
+        .into_iter()
+        .map(|e| {
+            e.replace("$__rate_interval", "4s")
+                .replace("$table", ".*")
+                .replace("$point", ".*")
+                .replace("$limit", ".*")
+        })
+        .collect()
+}
+
+/// Two hosts, each with two workers on its own shared table file (both
+/// files named `sds`) and one process with a private table: Prometheus
+/// scrapes all six with a `host` label, and the dashboard's queries give
+/// each shared table's numbers once per host, summed over hosts, and the
+/// private tables' summed over processes.
+#[test]
+fn the_dashboard_counts_a_shared_table_once_per_host_on_a_real_prometheus() {
+    use prometheus_server::{Prometheus, Worker};
+    use sds_core::{Flags, Outcome};
+    use sds_shm::{AnyTable, Options};
+    use sds_testkit::TempDir;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let dir = TempDir::new("metrics-docs-hosts");
+    // (host, points in its shared table, in flight at `api`; points in its private table)
+    let hosts = [("h1", 3, 2, 2), ("h2", 5, 1, 4)];
+    let mut tables = Vec::new();
+    let mut held = Vec::new();
+    let mut workers = Vec::new();
+    let mut config = Vec::new();
+    for (host, shared_points, in_flight, private_points) in hosts {
+        std::fs::create_dir_all(dir.join(host)).unwrap();
+        let file = dir.join(host).join("sds");
+        let one = Arc::new(AnyTable::shared(&file, 16, &Options::new()).unwrap());
+        let two = Arc::new(AnyTable::shared(&file, 16, &Options::new()).unwrap());
+        let private = Arc::new(AnyTable::private(8).unwrap());
+        one.with_points(|points| {
+            for p in 0..shared_points {
+                points
+                    .insert(
+                        if p == 0 {
+                            b"api".to_vec()
+                        } else {
+                            format!("s{p}").into_bytes()
+                        }
+                        .as_slice(),
+                    )
+                    .unwrap();
+            }
+            let api = points.point(points.insert(b"api").unwrap()).unwrap();
+            for _ in 0..in_flight {
+                held.push((one.clone(), api.enter(now_ms(), Flags::NONE)));
+            }
+        })
+        .unwrap();
+        private
+            .with_points(|points| {
+                for p in 0..private_points {
+                    points.insert(format!("p{p}").as_bytes()).unwrap();
+                }
+                let p0 = points.point(points.insert(b"p0").unwrap()).unwrap();
+                held.push((private.clone(), p0.enter(now_ms(), Flags::NONE)));
+            })
+            .unwrap();
+        let ws: Vec<Worker> = [&one, &two, &private]
+            .into_iter()
+            .map(|t| Worker::serve(t.clone()))
+            .collect();
+        config.push((host, ws.iter().map(|w| w.port).collect::<Vec<_>>()));
+        workers.extend(ws);
+        tables.push((one, two, private));
+    }
+    // Traffic at h1's `api` through one worker's handle: about 1 000 a second.
+    let stop = Arc::new(AtomicBool::new(false));
+    let traffic = {
+        let table = tables[0].0.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            table
+                .with_points(|points| {
+                    let api = points.point(points.insert(b"api").unwrap()).unwrap();
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..100 {
+                            let entry = api.enter(now_ms(), Flags::NONE);
+                            api.exit(&entry, now_ms(), Outcome::Ok);
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                })
+                .unwrap();
+        })
+    };
+
+    let prometheus = Prometheus::start(&config);
+    prometheus.wait_ready(6);
+    // A few more scrapes, so that rate() has samples.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+
+    let dash = dashboard();
+    let by = |results: Vec<(Vec<(String, String)>, f64)>, label: &str| -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = results
+            .into_iter()
+            .map(|(labels, v)| {
+                let l = labels
+                    .iter()
+                    .find(|(k, _)| k == label)
+                    .map(|(_, v)| v.clone());
+                (l.unwrap_or_default(), v)
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    };
+    let sizes = panel_queries(&dash, "Points in the table and its capacity");
+    // 3 + 5 points in the two hosts' `sds` files (each scraped twice), 2 + 4 in private tables.
+    assert_eq!(
+        by(prometheus.query(&sizes[0]), "table"),
+        [("private".to_string(), 6.0), ("sds".to_string(), 8.0)]
+    );
+    assert_eq!(
+        by(prometheus.query(&sizes[1]), "table"),
+        [("private".to_string(), 16.0), ("sds".to_string(), 32.0)]
+    );
+    let in_flight = panel_queries(&dash, "In flight");
+    let got = by(prometheus.query(&in_flight[0]), "point");
+    assert!(got.contains(&("api".to_string(), 3.0)), "{got:?}");
+    assert!(got.contains(&("p0".to_string(), 2.0)), "{got:?}");
+    let requests = panel_queries(&dash, "Requests per second");
+    let got = by(prometheus.query(&requests[0]), "point");
+    let api = got.iter().find(|(p, _)| p == "api").map(|(_, v)| *v);
+    // Counted once (about 1 000/s), not once per scraped worker (2 000/s).
+    assert!(
+        api.is_some_and(|v| (600.0..1_400.0).contains(&v)),
+        "api: {api:?} requests a second; {got:?}"
+    );
+    stop.store(true, Ordering::Relaxed);
+    traffic.join().unwrap();
+    drop(prometheus);
+    drop(workers);
+    drop(held);
+}
