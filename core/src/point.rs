@@ -429,6 +429,12 @@ impl Point {
         SecondCounts::from_sums(self.remote.sums(Counters::bucket_of(now_ms)))
     }
 
+    /// The most requests in flight at once during the last whole 10 s
+    /// cycle before `now_ms`'s ([`CycleStats::concurrent_num`]).
+    pub fn max_in_flight_last_cycle(&self, now_ms: u64) -> u64 {
+        self.max_concurrency.last_whole_cycle(now_ms)
+    }
+
     /// Requests holding a permit now.
     pub fn in_flight(&self) -> u32 {
         self.in_flight.count()

@@ -2,15 +2,12 @@
 //! table, the process's keyed limits and the services, in the one shape
 //! bindings turn into their registries' metrics.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
 use sds_core::{Points, Reason};
 use sds_shm::AnyTable;
 
-use crate::family::{Family, Id, Kind, FAMILIES};
+use crate::family::{Family, Id, FAMILIES};
 use crate::registry;
 
 /// One sample: its labels' values (in its family's label order) and value.
@@ -52,20 +49,24 @@ pub struct Sources<'a> {
     pub cluster: Option<ServiceState<sds_cluster::Status>>,
 }
 
-/// Collects metrics, keeping each counter's highest value given so far so
-/// that what it gives never goes back (counters.rs in the core: a total can
-/// read short for the instant a second leaves a point's ring). One per
-/// client; any thread.
+/// Collects metrics. One per client; any thread.
+///
+/// Every counter only grows as read, but for one: a point's visits,
+/// exceptions and timeouts can read short for the instant a second leaves
+/// the point's ring (core/src/counters.rs, "Totals"). The exporter keeps
+/// the highest value it gave for each of those three per point, by the
+/// point's place in its table (points are never removed), so what it gives
+/// never goes back. (Downgrades by reason, keyed decisions and evictions
+/// are plain adds, and the services' counters their own.)
 #[derive(Default)]
 pub struct Exporter {
-    highest: Mutex<Highest>,
+    highest: Mutex<Vec<[u64; 3]>>,
 }
 
-#[derive(Default)]
-struct Highest {
-    /// Series hash → (highest value, the collection that last saw it).
-    values: HashMap<u64, (f64, u64)>,
-    collection: u64,
+/// Receives the samples of a collection, in any order of families.
+pub(crate) trait Sink {
+    /// A sample of family `id`: its labels' values, in the family's order.
+    fn add(&mut self, id: Id, labels: &[&str], value: f64);
 }
 
 /// The label of a point table: a shared table's file name, else `private`.
@@ -76,7 +77,7 @@ pub fn table_label(table: &AnyTable) -> String {
     }
 }
 
-/// Where samples are gathered, family by family.
+/// A sink that keeps every sample, family by family.
 struct Gather {
     families: Vec<Collected>,
 }
@@ -93,7 +94,9 @@ impl Gather {
                 .collect(),
         }
     }
+}
 
+impl Sink for Gather {
     fn add(&mut self, id: Id, labels: &[&str], value: f64) {
         let out = &mut self.families[id as usize];
         debug_assert_eq!(labels.len(), out.family.labels.len());
@@ -126,14 +129,22 @@ impl Exporter {
     /// [`FAMILIES`]' order; a family with nothing to show has no samples.
     pub fn collect(&self, sources: &Sources<'_>, now_ms: u64) -> Vec<Collected> {
         let mut out = Gather::new();
+        self.visit(sources, now_ms, &mut out);
+        out.families
+    }
+
+    /// Gives every sample of a collection to `out`.
+    pub(crate) fn visit(&self, sources: &Sources<'_>, now_ms: u64, out: &mut dyn Sink) {
         if let Some(table) = sources.table {
             let label = table_label(table);
-            points(&mut out, table, &label, now_ms);
+            let mut highest = self.highest.lock().unwrap_or_else(|e| e.into_inner());
+            points(out, table, &label, now_ms, &mut highest);
+            drop(highest);
             if let Some(agent) = &sources.agent {
-                agent_state(&mut out, &label, agent);
+                agent_state(out, &label, agent);
             }
             if let Some(cluster) = &sources.cluster {
-                cluster_state(&mut out, &label, cluster);
+                cluster_state(out, &label, cluster);
             }
         }
         for (label, stats) in registry::keyed_stats() {
@@ -150,44 +161,38 @@ impl Exporter {
                 stats.lossy_evictions as f64,
             );
         }
-        self.never_back(&mut out.families);
-        out.families
-    }
-
-    /// Raises each counter to the highest value this exporter gave for its
-    /// series, and forgets series no longer shown.
-    fn never_back(&self, families: &mut [Collected]) {
-        let mut highest = self.highest.lock().unwrap_or_else(|e| e.into_inner());
-        highest.collection += 1;
-        let now = highest.collection;
-        for (id, collected) in families.iter_mut().enumerate() {
-            if collected.family.kind != Kind::Counter {
-                continue;
-            }
-            for sample in &mut collected.samples {
-                let mut h = DefaultHasher::new();
-                (id, &sample.labels).hash(&mut h);
-                let seen = highest.values.entry(h.finish()).or_insert((0.0, now));
-                if sample.value < seen.0 {
-                    sample.value = seen.0;
-                }
-                *seen = (sample.value, now);
-            }
-        }
-        highest.values.retain(|_, (_, at)| *at == now);
     }
 }
 
-fn points(out: &mut Gather, table: &AnyTable, label: &str, now_ms: u64) {
+/// `value` raised to the highest given before in `seen`, which keeps it.
+fn never_back(seen: &mut u64, value: u64) -> u64 {
+    *seen = (*seen).max(value);
+    *seen
+}
+
+fn points(
+    out: &mut dyn Sink,
+    table: &AnyTable,
+    label: &str,
+    now_ms: u64,
+    highest: &mut Vec<[u64; 3]>,
+) {
     let mut count = 0u64;
     let read = table.with_points(|points: &dyn Points| {
-        points.for_each_point(&mut |_, name, point| {
+        points.for_each_point(&mut |id, name, point| {
             count += 1;
             let name = String::from_utf8_lossy(name);
             let labels = [label, &name];
             let totals = point.totals();
-            let stats = point.stats(now_ms);
-            out.add(Id::PointRequests, &labels, totals.visits as f64);
+            let at = id.index() as usize;
+            if highest.len() <= at {
+                highest.resize(at + 1, [0; 3]);
+            }
+            let seen = &mut highest[at];
+            let visits = never_back(&mut seen[0], totals.visits);
+            let exceptions = never_back(&mut seen[1], totals.exceptions);
+            let timeouts = never_back(&mut seen[2], totals.timeouts);
+            out.add(Id::PointRequests, &labels, visits as f64);
             for reason in Reason::ALL {
                 let n = totals.by_reason[reason.code() as usize - 1];
                 out.add(
@@ -196,14 +201,11 @@ fn points(out: &mut Gather, table: &AnyTable, label: &str, now_ms: u64) {
                     n as f64,
                 );
             }
-            out.add(Id::PointExceptions, &labels, totals.exceptions as f64);
-            out.add(Id::PointTimeouts, &labels, totals.timeouts as f64);
+            out.add(Id::PointExceptions, &labels, exceptions as f64);
+            out.add(Id::PointTimeouts, &labels, timeouts as f64);
             out.add(Id::PointInFlight, &labels, point.in_flight() as f64);
-            out.add(
-                Id::PointInFlightMax,
-                &labels,
-                stats.last_cycle.concurrent_num as f64,
-            );
+            let max = point.max_in_flight_last_cycle(now_ms);
+            out.add(Id::PointInFlightMax, &labels, max as f64);
         });
     });
     // A fork child's first view of a shared table can fail: its points are
@@ -213,7 +215,7 @@ fn points(out: &mut Gather, table: &AnyTable, label: &str, now_ms: u64) {
     out.add(Id::TablePointsCapacity, &[label], table.capacity() as f64);
 }
 
-fn agent_state(out: &mut Gather, label: &str, agent: &ServiceState<sds_agent::Status>) {
+fn agent_state(out: &mut dyn Sink, label: &str, agent: &ServiceState<sds_agent::Status>) {
     let s = &agent.status;
     let l = [label];
     out.add(Id::AgentUp, &l, flag(agent.running));
@@ -229,7 +231,7 @@ fn agent_state(out: &mut Gather, label: &str, agent: &ServiceState<sds_agent::St
     out.add(Id::AgentStrategiesWaiting, &l, s.strategies_waiting as f64);
 }
 
-fn cluster_state(out: &mut Gather, label: &str, cluster: &ServiceState<sds_cluster::Status>) {
+fn cluster_state(out: &mut dyn Sink, label: &str, cluster: &ServiceState<sds_cluster::Status>) {
     let s = &cluster.status;
     let l = [label];
     out.add(Id::ClusterUp, &l, flag(cluster.running));
