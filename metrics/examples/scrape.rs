@@ -101,7 +101,7 @@ fn pairs(table: &AnyTable, name: &[u8], length: Duration) -> Hist {
             let mut now = now_ms();
             let mut i = 0u64;
             loop {
-                if i % 1024 == 0 {
+                if i & 1023 == 0 {
                     if start.elapsed() >= length {
                         break;
                     }

@@ -806,8 +806,10 @@ fn panel_queries(dash: &Json, title: &str) -> Vec<String> {
 #[test]
 fn the_dashboard_counts_a_shared_table_once_per_host_on_a_real_prometheus() {
     use prometheus_server::{Prometheus, Worker};
-    use sds_core::{Flags, Outcome};
-    use sds_shm::{AnyTable, Options};
+    use sds_core::keyed::{KeyRuleBuilder, KeyRuleKind};
+    use sds_core::{Flags, Outcome, Value};
+    use sds_metrics::{keyed_label, register_keyed};
+    use sds_shm::{AnyKeys, AnyTable, Options};
     use sds_testkit::TempDir;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -882,6 +884,29 @@ fn the_dashboard_counts_a_shared_table_once_per_host_on_a_real_prometheus() {
         })
     };
 
+    // Keyed limits are listed per process, and this one process plays all
+    // six workers, so each worker shows both: the shared file's once per
+    // host (2 × 3 keys), the unnamed private one once per process (6 × 2).
+    let rule = {
+        let mut builder = KeyRuleBuilder::new(KeyRuleKind::FixedWindow);
+        builder.set("limit", Value::Integer(5)).unwrap();
+        builder.set("periodMs", Value::Integer(60_000)).unwrap();
+        builder.build().unwrap()
+    };
+    let shared_keys =
+        Arc::new(AnyKeys::shared(dir.join("logins"), 64, rule, &Options::new()).unwrap());
+    let private_keys = Arc::new(AnyKeys::private(rule, 64).unwrap());
+    let private_label = keyed_label(&private_keys, None);
+    assert!(private_label.starts_with("private-"), "{private_label}");
+    register_keyed(&shared_keys, keyed_label(&shared_keys, None));
+    register_keyed(&private_keys, private_label.clone());
+    for key in [&b"a"[..], b"b", b"c"] {
+        shared_keys.decide(key, now_ms(), 1).unwrap();
+    }
+    for key in [&b"x"[..], b"y"] {
+        private_keys.decide(key, now_ms(), 1).unwrap();
+    }
+
     let prometheus = Prometheus::start(&config);
     prometheus.wait_ready(6);
     // A few more scrapes, so that rate() has samples.
@@ -923,6 +948,11 @@ fn the_dashboard_counts_a_shared_table_once_per_host_on_a_real_prometheus() {
     assert!(
         api.is_some_and(|v| (600.0..1_400.0).contains(&v)),
         "api: {api:?} requests a second; {got:?}"
+    );
+    let keys = panel_queries(&dash, "Resident keys and capacity");
+    assert_eq!(
+        by(prometheus.query(&keys[0]), "limit"),
+        [("logins".to_string(), 6.0), (private_label, 12.0)]
     );
     stop.store(true, Ordering::Relaxed);
     traffic.join().unwrap();
