@@ -385,3 +385,9 @@ def test_bad_arguments_are_refused() -> None:
         sds.Client(4).metrics(now_ms=-1)
     with pytest.raises(TypeError):
         sds.Client(4).prometheus_text(openmetrics="yes")  # type: ignore[arg-type]
+
+
+def test_import_sds_imports_neither_prometheus_client_nor_opentelemetry() -> None:
+    script = "import sys, sds, sds.limits; print(sorted(m for m in sys.modules if m.startswith(('prometheus', 'opentelemetry'))))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
