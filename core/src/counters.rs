@@ -7,7 +7,7 @@
 //! [`crate::SlidingWindow`]'s (the same `Bucket` code).
 
 use crate::sum_cache::{SumCache, COMPLETED, KINDS};
-use crate::sync::{const_fn, zeroed, AtomicU64, Ordering};
+use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 use crate::window::{discarded_unusual, locate, runs, Bucket, COUNT_MASK};
 
 pub(crate) const BUCKET_MS: u64 = 1000;
@@ -37,7 +37,7 @@ pub(crate) struct Place<'a> {
 }
 
 /// `repr(C)`: 30 × 4 lap-tagged words, the cache, then the retired
-/// counts; 1 056 bytes.
+/// counts and their guard; 1 064 bytes.
 ///
 /// # Totals
 ///
@@ -45,17 +45,30 @@ pub(crate) struct Place<'a> {
 /// restarts its slot, in the compare-and-swap that returns the word it
 /// replaced: that writer adds the count to `retired`. So every event ever
 /// counted is in exactly one place, a slot or `retired`, and
-/// [`Counters::totals`] (their sum) only grows, at the cost of one more
-/// add per counter and second, never per event. Two gaps, both for a
-/// reader to absorb (the metrics exporter keeps the highest value it
-/// gave): between the swap and the add a concurrent reader sees the
-/// total short by that bucket, and a process killed there loses it.
+/// [`Counters::totals`] (their sum) only grows, at the cost of a few more
+/// atomic adds per counter and second, never per event.
+///
+/// Between the swap and the add the count is in neither place, so such a
+/// writer announces itself: `retiring` counts writers between their
+/// announcement (before the swap) and the add, and `retire_epoch` the adds
+/// done. A reader sums only while no writer is between the two, and sums
+/// again when one passed meanwhile: any two reads, in any processes, are in
+/// order. A writer killed between the two leaves `retiring` raised: readers
+/// then sum after a bounded wait, and that bucket's count is lost to the
+/// totals (one reset for a scraper, as a process restart).
 #[repr(C)]
 pub(crate) struct Counters {
     seconds: [[Bucket; KINDS]; RING],
     completed: SumCache,
     retired: [AtomicU64; KINDS],
+    retiring: AtomicU32,
+    retire_epoch: AtomicU32,
 }
+
+/// How often [`Counters::totals`] looks for a moment with no writer
+/// between its swap and its add before it sums anyway (a few µs: a live
+/// writer is there for a few instructions, unless the OS stops it there).
+const TOTALS_TRIES: u32 = 4096;
 
 #[cfg(not(loom))]
 const fn ring() -> [[Bucket; KINDS]; RING] {
@@ -70,7 +83,13 @@ fn ring() -> [[Bucket; KINDS]; RING] {
 impl Counters {
     const_fn! {
         pub(crate) fn new() -> Counters {
-            Counters { seconds: ring(), completed: SumCache::new(), retired: zeroed() }
+            Counters {
+                seconds: ring(),
+                completed: SumCache::new(),
+                retired: zeroed(),
+                retiring: AtomicU32::new(0),
+                retire_epoch: AtomicU32::new(0),
+            }
         }
     }
 
@@ -112,24 +131,43 @@ impl Counters {
 
     #[inline]
     fn write(&self, counter: Counter, at: Place<'_>, restart_newer: bool, n: u32) -> Option<u64> {
-        let (value, replaced) =
-            at.buckets[counter as usize].update(at.lap, restart_newer, |c| c.saturating_add(n))?;
-        if (replaced >> 32) as u32 != at.lap
-            && replaced & COUNT_MASK != 0
-            && self.retire(counter, replaced, at.lap)
-        {
-            return Some(u64::from(value));
+        let mut announced = false;
+        let written = at.buckets[counter as usize].update_guarded(
+            at.lap,
+            restart_newer,
+            |c| c.saturating_add(n),
+            || self.announce(&mut announced),
+        );
+        let invalidated = announced && self.retire(counter, written.map_or(0, |(_, w)| w), at.lap);
+        let (value, _) = written?;
+        if !invalidated {
+            self.completed.wrote(at.b);
         }
-        self.completed.wrote(at.b);
         Some(u64::from(value))
     }
 
-    /// Keeps the count of a bucket a write of `lap` just restarted (once a
-    /// second per counter at most); whether the cache was invalidated.
+    /// Tells readers of the totals that a count is about to leave the
+    /// ring (once per write).
+    #[cold]
+    #[inline(never)]
+    fn announce(&self, announced: &mut bool) {
+        if !*announced {
+            self.retiring.fetch_add(1, Ordering::SeqCst);
+            *announced = true;
+        }
+    }
+
+    /// Ends an announced write of `lap` that replaced `replaced` (0: none):
+    /// keeps the count it took out of the ring, if any, then lets readers
+    /// sum again. Whether the cache was invalidated.
     #[cold]
     #[inline(never)]
     fn retire(&self, counter: Counter, replaced: u64, lap: u32) -> bool {
-        self.retired[counter as usize].fetch_add(replaced & COUNT_MASK, Ordering::Relaxed);
+        if (replaced >> 32) as u32 != lap && replaced & COUNT_MASK != 0 {
+            self.retired[counter as usize].fetch_add(replaced & COUNT_MASK, Ordering::SeqCst);
+        }
+        self.retire_epoch.fetch_add(1, Ordering::SeqCst);
+        self.retiring.fetch_sub(1, Ordering::SeqCst);
         if discarded_unusual(replaced, lap) {
             // A step or an outlier may have thrown away a second the cache
             // holds: it is rebuilt by the next decision.
@@ -140,11 +178,36 @@ impl Counters {
     }
 
     /// Every event counted since the point was new, per counter: the
-    /// retired counts and every slot's, whatever its lap.
+    /// retired counts and every slot's, whatever its lap, summed while no
+    /// write is between taking a count out of the ring and keeping it.
     pub(crate) fn totals(&self) -> Sums {
+        // A writer died announced (or writers never pause): sum as it is.
+        self.settled_totals(TOTALS_TRIES)
+            .unwrap_or_else(|| self.sum_everything())
+    }
+
+    /// [`Counters::totals`] if a moment with no announced writer came
+    /// within `tries`.
+    pub(crate) fn settled_totals(&self, tries: u32) -> Option<Sums> {
+        for _ in 0..tries {
+            let epoch = self.retire_epoch.load(Ordering::SeqCst);
+            if self.retiring.load(Ordering::SeqCst) == 0 {
+                let sums = self.sum_everything();
+                if self.retiring.load(Ordering::SeqCst) == 0
+                    && self.retire_epoch.load(Ordering::SeqCst) == epoch
+                {
+                    return Some(sums);
+                }
+            }
+            spin();
+        }
+        None
+    }
+
+    fn sum_everything(&self) -> Sums {
         let mut totals = [0; KINDS];
         for (k, total) in totals.iter_mut().enumerate() {
-            *total = self.retired[k].load(Ordering::Relaxed)
+            *total = self.retired[k].load(Ordering::SeqCst)
                 + self.seconds.iter().map(|s| s[k].raw_count()).sum::<u64>();
         }
         totals
@@ -303,6 +366,37 @@ mod tests {
         c.add_late(Counter::Exception, B + 100, B + 502); // no longer held: at the present
         assert_eq!(c.totals()[Counter::Exception as usize], 2);
         assert_eq!(c.totals()[Counter::Timeout as usize], 0);
+    }
+
+    #[test]
+    fn totals_never_go_back_while_every_write_takes_a_second_out_of_the_ring() {
+        let c = Counters::new();
+        let writes = 100_000u64;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    // A new second each write: each restarts a slot a lap old.
+                    for i in 0..writes {
+                        c.add(Counter::Visit, c.place(B + i), 1);
+                    }
+                });
+            }
+            s.spawn(|| {
+                let (mut last, mut reads) = (0, 0u64);
+                while !done.load(Ordering::Relaxed) || reads == 0 {
+                    let now = c.totals()[Counter::Visit as usize];
+                    assert!(now >= last, "read {now} after {last}");
+                    last = now;
+                    reads += 1;
+                }
+            });
+            while c.totals()[Counter::Visit as usize] < 2 * writes {
+                std::thread::yield_now();
+            }
+            done.store(true, Ordering::Relaxed);
+        });
+        assert_eq!(c.totals()[Counter::Visit as usize], 2 * writes);
     }
 
     #[test]

@@ -89,7 +89,7 @@ enum Verdict {
 /// One protected operation: counters, strategy and delay.
 ///
 /// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
-/// pattern is a valid point and all zero is [`Point::new`]. 1 888 bytes,
+/// pattern is a valid point and all zero is [`Point::new`]. 1 896 bytes,
 /// aligned to 8.
 ///
 /// A **cluster point** ([`Point::set_cluster`]) also decides on the other
@@ -362,7 +362,20 @@ impl Point {
     /// Every event counted since the point was new: only ever grows (see
     /// counters.rs on the two gaps a reader absorbs).
     pub fn totals(&self) -> Totals {
-        let sums = self.counters.totals();
+        self.totals_of(self.counters.totals())
+    }
+
+    /// [`Point::totals`] read only while no count is between the ring and
+    /// the retired totals, within `tries` looks (loom's models check that
+    /// such a read never goes back).
+    #[cfg(loom)]
+    pub fn settled_totals(&self, tries: u32) -> Option<Totals> {
+        self.counters
+            .settled_totals(tries)
+            .map(|sums| self.totals_of(sums))
+    }
+
+    fn totals_of(&self, sums: Sums) -> Totals {
         Totals {
             visits: sums[Counter::Visit as usize],
             downgrades: sums[Counter::Downgrade as usize],

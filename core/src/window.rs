@@ -84,7 +84,7 @@ impl Bucket {
     /// The count it holds, whatever its lap.
     #[inline]
     pub(crate) fn raw_count(&self) -> u64 {
-        self.0.load(Ordering::Relaxed) & COUNT_MASK
+        self.0.load(Ordering::SeqCst) & COUNT_MASK
     }
 
     /// The count if this bucket holds `lap`, else `None` (a bucket holding
@@ -114,13 +114,32 @@ impl Bucket {
         restart_newer: bool,
         f: impl Fn(u32) -> u32,
     ) -> Option<(u32, u64)> {
+        self.update_guarded(lap, restart_newer, f, || {})
+    }
+
+    /// [`Bucket::update`], calling `before_discard` before each attempt
+    /// to replace a non-zero count of another lap (a write that will take
+    /// a count out of the ring; counters.rs announces it to readers of the
+    /// totals). A write into its own lap never calls it.
+    #[inline]
+    pub(crate) fn update_guarded(
+        &self,
+        lap: u32,
+        restart_newer: bool,
+        f: impl Fn(u32) -> u32,
+        mut before_discard: impl FnMut(),
+    ) -> Option<(u32, u64)> {
         let mut word = self.0.load(Ordering::Acquire);
         loop {
             let count = match age(word, lap) {
                 Age::Current => (word & COUNT_MASK) as u32,
-                Age::Stale => 0,
-                Age::Newer if restart_newer => 0,
-                Age::Newer => return None,
+                Age::Newer if !restart_newer => return None,
+                Age::Stale | Age::Newer => {
+                    if word & COUNT_MASK != 0 {
+                        before_discard();
+                    }
+                    0
+                }
             };
             let next = pack(lap, f(count));
             if next == word {

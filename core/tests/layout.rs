@@ -16,7 +16,7 @@ fn sizes_and_alignments_are_pinned() {
         (size_of::<TableState>(), align_of::<TableState>()),
         (64, 64)
     );
-    assert_eq!((size_of::<Point>(), align_of::<Point>()), (1888, 8));
+    assert_eq!((size_of::<Point>(), align_of::<Point>()), (1896, 8));
     assert_eq!(size_of::<LayoutDescriptor>(), 4 * LayoutField::ALL.len());
     assert_eq!(LAYOUT_VERSION, 4);
 }

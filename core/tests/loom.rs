@@ -46,6 +46,38 @@ fn window_with_thread<R: Send + 'static>(
 }
 
 #[test]
+fn a_point_total_never_reads_short_while_a_second_leaves_the_ring() {
+    // A total reads every slot of the ring: more branches than loom's
+    // default bound, and fewer preemptions to keep the model small.
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.max_branches = 20_000;
+    builder.check(|| {
+        let p = Arc::new(Point::new());
+        for _ in 0..5 {
+            let e = p.enter(T, Flags::NONE);
+            p.exit(&e, T, Outcome::Ok);
+        }
+        let other = p.clone();
+        // Restarts the slot of T, whose 5 visits move to the retired total.
+        let writer = thread::spawn(move || {
+            let _ = other.enter(NEXT_LAP, Flags::NONE);
+        });
+        // A read that found no writer between the ring and the retired
+        // total (the one a live writer leaves only for a few instructions).
+        if let Some(seen) = p.settled_totals(2) {
+            assert!(
+                seen.visits == 5 || seen.visits == 6,
+                "read {} of 5, then 6",
+                seen.visits
+            );
+        }
+        writer.join().unwrap();
+        assert_eq!(p.totals().visits, 6);
+    });
+}
+
+#[test]
 fn two_writers_across_a_rollover_lose_and_double_nothing() {
     model(|| {
         let w: Arc<SdsCounterWindow> = Arc::new(SlidingWindow::sds_counter());
