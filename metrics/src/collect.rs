@@ -51,13 +51,14 @@ pub struct Sources<'a> {
 
 /// Collects metrics. One per client; any thread.
 ///
-/// Every counter only grows as read, but for one: a point's visits,
-/// exceptions and timeouts can read short for the instant a second leaves
-/// the point's ring (core/src/counters.rs, "Totals"). The exporter keeps
-/// the highest value it gave for each of those three per point, by the
-/// point's place in its table (points are never removed), so what it gives
-/// never goes back. (Downgrades by reason, keyed decisions and evictions
-/// are plain adds, and the services' counters their own.)
+/// Every counter only grows as read, in any process, but for one case: a
+/// process killed while it takes a second's count out of a point's ring
+/// loses that count from the point's visits, exceptions or timeouts
+/// (core/src/counters.rs, "Totals"). The exporter keeps the highest value
+/// it gave for each of those three per point, by the point's place in its
+/// table (points are never removed), so what it gives never goes back.
+/// (Downgrades by reason, keyed decisions and evictions are plain adds,
+/// and the services' counters their own.)
 #[derive(Default)]
 pub struct Exporter {
     highest: Mutex<Vec<[u64; 3]>>,
