@@ -7,9 +7,13 @@ the same totals. A visit limit set from Python is held across the three:
 taken in turns, exactly its threshold is admitted, in the order of the
 turns; taken by all three at once, never fewer than the threshold and at
 most one more per other racing process. A concurrency limit set from Node holds
-permits of all three. Exits non-zero on the first difference.
+permits of all three. Then a Java worker joins: the four decide on one shared
+keyed limit, and the four Prometheus expositions of the table (and of that
+keyed limit) are the same text, with the counts the test drove. Exits non-zero
+on the first difference.
 
-    python crosslang/run.py C_WORKER_BINARY   (with sds importable, node on PATH)
+    python crosslang/run.py C_WORKER_BINARY SDS_NATIVE_JAR
+        (with sds importable, node and java on PATH)
 """
 
 from __future__ import annotations
@@ -146,8 +150,38 @@ def scenario(workers: List[Worker]) -> None:
     expect_stats(workers, HELD, T0 + 2000, [9, 0, 0, 3, 0])
 
 
+def sample(text: str, line_start: str) -> float:
+    """The value of the one sample line of `text` starting with `line_start`."""
+    found = [line for line in text.splitlines() if line.startswith(line_start + " ")]
+    if len(found) != 1:
+        raise SystemExit(f"FAIL {len(found)} samples {line_start} in:\n{text}")
+    return float(found[0].rsplit(" ", 1)[1])
+
+
+def metrics(workers: List[Worker]) -> None:
+    """A shared keyed limit decided on by all four, then every worker's
+    exposition of the table: one text, the driven counts."""
+    turns = zip(workers, ["alice", "alice", "bob", "bob"], [3, 3, 2, 4])
+    decided = [w.ask(f"decide {key} {n} {T0 + 1000}") for w, key, n in turns]
+    expect("keyed admitted (python, node, c, java): 5 per key", decided, ["3", "2", "2", "3"])
+    texts = [json.loads(w.ask(f"metrics {T0 + 2000}")) for w in workers]
+    for worker, text in zip(workers[1:], texts[1:]):
+        if text != texts[0]:
+            raise SystemExit(f"FAIL {worker.name}'s exposition differs from python's:\n{text}\n---\n{texts[0]}")
+    print(f"ok   the four expositions are one text ({len(texts[0])} bytes)")
+    text, table = texts[0], 'table="crosslang.sds"'
+    expect("requests", sample(text, f'sds_point_requests_total{{{table},point="{COUNTS}"}}'), 600)
+    expect("exceptions", sample(text, f'sds_point_exceptions_total{{{table},point="{COUNTS}"}}'), 31)
+    limit = f'sds_point_downgrades_total{{{table},point="{LIMIT}",reason="VISIT"}}'
+    expect("visit downgrades", sample(text, limit), 14)
+    held = f'sds_point_downgrades_total{{{table},point="{HELD}",reason="CONCURRENT"}}'
+    expect("concurrency downgrades", sample(text, held), 3)
+    keyed = 'sds_keyed_decisions_total{limit="crosslang.sds.keys",outcome='
+    expect("keyed decisions", [sample(text, keyed + '"admitted"}'), sample(text, keyed + '"refused"}')], [10, 2])
+
+
 def main() -> None:
-    c_worker = sys.argv[1]
+    c_worker, jar = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="sds-crosslang-") as tmp:
         table = os.path.join(tmp, "crosslang.sds")
         commands: Dict[str, List[str]] = {
@@ -158,12 +192,16 @@ def main() -> None:
         workers = [Worker(name, command + [table, str(CAPACITY)]) for name, command in commands.items()]
         try:
             scenario(workers)
+            java = ["java", "-cp", jar, os.path.join(HERE, "Worker.java"), table, str(CAPACITY)]
+            workers.append(Worker("java", java))
+            expect("java attached", workers[-1].reply(), "ready")
+            metrics(workers)
         finally:
             for worker in workers:
                 worker.stop()
         codes = {w.name: w.process.returncode for w in workers}
-        expect("workers' exit codes", codes, {"python": 0, "node": 0, "c": 0})
-    print("crosslang: python, node and c read the same totals")
+        expect("workers' exit codes", codes, {"python": 0, "node": 0, "c": 0, "java": 0})
+    print("crosslang: python, node, c and java read the same totals and metrics")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,12 @@
 
 #define MAX_HELD 64
 
+/* The keyed limit every worker opens beside the table (README's `decide`). */
+#define KEY_RULE "{\"kind\":\"fixedWindow\",\"limit\":5,\"periodMs\":60000}"
+#define KEY_CAPACITY 64
+
 static sds_entry held[MAX_HELD];
+static sds_keys *keys;
 static int held_count;
 
 static void fail(const char *what) {
@@ -41,6 +46,31 @@ static unsigned long long monotonic_ns(void) {
 }
 
 /* Runs one command line; writes its reply to stdout. */
+/* The table's Prometheus text at `now`, as one JSON string on one line. */
+static void print_metrics(const sds_table *table, unsigned long long now) {
+    size_t len = 4096, needed = 0;
+    char *text = NULL;
+    const char *p;
+    for (;;) {
+        text = realloc(text, len);
+        if (text == NULL) fail("realloc");
+        if (sds_metrics_text(table, NULL, NULL, SDS_METRICS_PROMETHEUS, now, text, len, &needed) !=
+            SDS_RESULT_OK) {
+            fail("sds_metrics_text");
+        }
+        if (needed < len) break;
+        len = needed + 1;
+    }
+    putchar('"');
+    for (p = text; *p; p++) {
+        if (*p == '\\' || *p == '"') printf("\\%c", *p);
+        else if (*p == '\n') fputs("\\n", stdout);
+        else putchar(*p);
+    }
+    puts("\"");
+    free(text);
+}
+
 static void run(const sds_table *table, char *line) {
     char command[16], point[SDS_MAX_NAME_LEN + 1];
     unsigned long long a = 0, b = 0, c = 0, i;
@@ -84,6 +114,19 @@ static void run(const sds_table *table, char *line) {
         int released = held_count;
         while (held_count > 0) leave(table, &held[--held_count], now, SDS_OUTCOME_OK);
         printf("%d\n", released);
+    } else if (strcmp(command, "decide") == 0 && sscanf(line + rest, "%llu %llu", &a, &b) == 2) {
+        unsigned long long admitted = 0;
+        sds_key_decision d;
+        for (i = 0; i < a; i++) {
+            if (sds_keys_decide(keys, point, strlen(point), b, 1, &d) != SDS_RESULT_OK) {
+                fail("sds_keys_decide");
+            }
+            if (d.admitted) admitted++;
+        }
+        printf("%llu\n", admitted);
+    } else if (strcmp(command, "metrics") == 0) {
+        /* The "point" word is the time here. */
+        print_metrics(table, strtoull(point, NULL, 10));
     } else if (strcmp(command, "stats") == 0 && sscanf(line + rest, "%llu", &a) == 1) {
         sds_stats s;
         if (sds_stats_get(table, point, strlen(point), a, &s) != SDS_RESULT_OK) fail("sds_stats_get");
@@ -108,9 +151,19 @@ int main(int argc, char **argv) {
         SDS_RESULT_OK) {
         fail("sds_table_open_shared");
     }
+    {
+        char path[4096];
+        int n = snprintf(path, sizeof path, "%s.keys", argv[1]);
+        if (n < 0 || (size_t)n >= sizeof path ||
+            sds_keys_open_shared(path, (size_t)n, KEY_RULE, strlen(KEY_RULE), KEY_CAPACITY, 0, &keys) !=
+                SDS_RESULT_OK) {
+            fail("sds_keys_open_shared");
+        }
+    }
     puts("ready");
     fflush(stdout);
     while (fgets(line, sizeof line, stdin) != NULL) run(table, line);
+    sds_keys_free(keys);
     sds_table_free(table);
     return 0;
 }

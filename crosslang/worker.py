@@ -8,9 +8,15 @@ import time
 import sds
 
 
+# The keyed limit every worker opens beside the table (README's `decide`).
+KEY_RULE = '{"kind":"fixedWindow","limit":5,"periodMs":60000}'
+KEY_CAPACITY = 64
+
+
 def main() -> None:
     path, capacity = sys.argv[1], int(sys.argv[2])
     client = sds.Client.shared(path, capacity=capacity)
+    keys = sds.KeyedLimit.shared(path + ".keys", KEY_RULE, capacity=KEY_CAPACITY)
     held = []
     print("ready", flush=True)
     for line in sys.stdin:
@@ -44,6 +50,11 @@ def main() -> None:
                 entry.exit(int(args[0]))
             reply = str(len(held))
             held.clear()
+        elif command == "decide":
+            key, tries, now_ms = args[0], *map(int, args[1].split())
+            reply = str(sum(keys.decide(key, 1, now_ms).admitted for _ in range(tries)))
+        elif command == "metrics":
+            reply = json.dumps(client.prometheus_text(now_ms=int(args[0])))
         elif command == "stats":
             stats = client.stats(args[0], now_ms=int(args[1]))
             reply = json.dumps([stats[k] for k in ("visit", "exception", "timeout", "downgrade", "concurrent")])

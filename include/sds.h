@@ -574,12 +574,14 @@ typedef struct sds_key_stats {
      */
     uint64_t lossy_evictions;
     /**
-     * Calls of `decide` admitted since the table was new.
+     * Calls of `decide` admitted since the table counts decisions
+     * ([`KeyTable::count_decisions`](super::KeyTable::count_decisions):
+     * every binding's tables from their opening; 0 before).
      */
     uint64_t admitted;
     /**
-     * Calls of `decide` refused since the table was new (an error such
-     * as a full table is neither).
+     * Calls of `decide` refused since then (an error such as a full
+     * table is neither).
      */
     uint64_t refused;
 } sds_key_stats;

@@ -38,9 +38,16 @@ fn cells_are_16_bytes_and_a_bucket_is_one_line() {
 }
 
 #[test]
-fn every_decision_is_counted_admitted_or_refused_across_threads() {
+fn once_counting_every_decision_is_counted_admitted_or_refused_across_threads() {
     let t = table(64, rule(KeyRuleKind::FixedWindow, 50, 60_000, None));
     let now = 1_700_000_000_000;
+    t.decide(b"before", now, 1).unwrap();
+    assert_eq!(
+        (t.stats().admitted, t.stats().refused),
+        (0, 0),
+        "not counted yet"
+    );
+    t.count_decisions();
     std::thread::scope(|s| {
         for thread in 0..4 {
             let t = &t;

@@ -31,10 +31,13 @@ pub fn keyed_label(keys: &AnyKeys, name: Option<&str>) -> String {
 }
 
 /// Lists `keys` under `label` ([`keyed_label`]) for every exporter of this
-/// process, until it is dropped. One label shows once: a second limit
+/// process, until it is dropped, and counts its decisions from now on. One label shows once: a second limit
 /// under a label already listed (the same shared file opened twice, say)
 /// is not shown while the first lives.
 pub fn register_keyed(keys: &Arc<AnyKeys>, label: String) {
+    // Its decisions are counted from now on (`KeyTable::count_decisions`):
+    // a table nothing lists pays no count.
+    keys.count_decisions();
     let mut list = KEYED.lock().unwrap_or_else(|e| e.into_inner());
     list.retain(|l| l.keys.strong_count() > 0);
     list.push(Listed {

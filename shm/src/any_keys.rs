@@ -118,6 +118,12 @@ impl AnyKeys {
         with_table!(self, t => t.stats())
     }
 
+    /// Counts decisions from now on (for every process of a shared table):
+    /// see `KeyTable::count_decisions`.
+    pub fn count_decisions(&self) {
+        with_table!(self, t => t.count_decisions())
+    }
+
     /// The rule.
     pub fn rule(&self) -> &KeyRule {
         with_table!(self, t => t.rule())

@@ -92,6 +92,8 @@ fn processes_count_on_one_key_in_one_file() {
     let table = open(&path, window()).unwrap();
     assert!(table.created());
     assert_eq!(table.capacity(), KEYS);
+    // Counted in the file from here on, by every process.
+    table.table().count_decisions();
     assert_eq!(admitted(&table, b"k", 4), 4);
     let kid = Kid::spawn("try", &[("KEYS", path.display().to_string())]);
     assert_eq!(kid.value("created"), "false");

@@ -265,7 +265,7 @@ impl<S: KeyStorage> KeyTable<S> {
                 payload_of(candidates.cell(f.at).state.load(Ordering::Acquire), f.word)
             });
             let decision = in_flight::step(quota, payload.unwrap_or(0), cost).decision;
-            self.counters().tally(fp, decision.admitted);
+            self.counters().tally(key, decision.admitted);
             return Ok(decision);
         }
         loop {
@@ -284,7 +284,7 @@ impl<S: KeyStorage> KeyTable<S> {
                 continue;
             }
             if let Some(decision) = self.take(ledger, slot, cell, found.word, cost)? {
-                self.counters().tally(fp, decision.admitted);
+                self.counters().tally(key, decision.admitted);
                 return Ok(decision);
             }
         }

@@ -93,6 +93,13 @@ impl<S: KeyStorage> KeyTable<S> {
         self.storage.state().unwrap_or(&self.own)
     }
 
+    /// Counts `decide`'s answers from now on ([`KeyTableStats::admitted`],
+    /// `refused`), in every process of a shared table; see
+    /// [`KeyTableState::count_decisions`] for why not from the start.
+    pub fn count_decisions(&self) {
+        self.counters().count_decisions();
+    }
+
     /// The counters now.
     pub fn stats(&self) -> KeyTableStats {
         let c = self.counters();
@@ -134,17 +141,16 @@ impl<S: KeyStorage> KeyTable<S> {
     /// Decides a call of `cost` units for `key` at `now_ms`, taking them if
     /// admitted. A key not in the table gets a cell (see the module doc)
     /// unless its call is refused on a fresh state (a cost above the quota).
-    #[inline]
+    #[inline(always)]
     pub fn decide(&self, key: &[u8], now_ms: u64, cost: u32) -> Result<KeyDecision, KeyError> {
         if cost == 0 {
             return Err(KeyError::ZeroCost);
         }
         let kind = self.rule.kind();
-        let (fp, candidates) = self.candidates(key);
-        let decision = self.run(fp, candidates, Some(now_ms), |q, payload| {
+        let decision = self.run(key, Some(now_ms), |q, payload| {
             step(kind, q, payload, now_ms, cost)
         })?;
-        self.counters().tally(fp, decision.admitted);
+        self.counters().tally(key, decision.admitted);
         Ok(decision)
     }
 
@@ -154,8 +160,7 @@ impl<S: KeyStorage> KeyTable<S> {
         let kind = self.rule.kind();
         let read = |q: &Quota, payload| step(kind, q, payload, now_ms, 0);
         let fresh = |_| read(self.rule.quota_of(fingerprint(hash(key))), 0).decision;
-        let (fp, candidates) = self.candidates(key);
-        self.run(fp, candidates, None, read).unwrap_or_else(fresh)
+        self.run(key, None, read).unwrap_or_else(fresh)
     }
 
     /// Window rules: counts `units` for `key` in its window whatever the
@@ -191,8 +196,7 @@ impl<S: KeyStorage> KeyTable<S> {
             return Err(KeyError::NotWindow);
         }
         let claim_at = matches!(op, CountOp::Add(_)).then_some(now_ms);
-        let (fp, candidates) = self.candidates(key);
-        self.run(fp, candidates, claim_at, |q, payload| {
+        self.run(key, claim_at, |q, payload| {
             count_step(kind, q, payload, now_ms, op).unwrap_or(Step {
                 payload,
                 write: false,
@@ -208,11 +212,11 @@ impl<S: KeyStorage> KeyTable<S> {
     #[inline]
     fn run<R>(
         &self,
-        fp: u64,
-        candidates: Candidates<'_>,
+        key: &[u8],
         claim_at: Option<u64>,
         f: impl Fn(&Quota, u64) -> Step<R>,
     ) -> Result<R, KeyError> {
+        let (fp, candidates) = self.candidates(key);
         loop {
             let found = match (candidates.find(fp), claim_at) {
                 (Some(found), _) => found,
