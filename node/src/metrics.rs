@@ -9,7 +9,7 @@
 
 use napi::bindgen_prelude::{ClassInstance, Unknown};
 use napi_derive::napi;
-use sds_metrics::{render, Collected, Exporter, Format, Sources};
+use sds_metrics::{exposition, Collected, Exporter, Format, Sources};
 
 use crate::arguments;
 use crate::errors::SdsError;
@@ -63,21 +63,16 @@ pub struct NativeMetrics {
     exporter: Exporter,
 }
 
-impl NativeMetrics {
-    fn collected(
-        &self,
-        table: &NativeTable,
-        agent: Option<ClassInstance<NativeService>>,
-        cluster: Option<ClassInstance<NativeService>>,
-        now_ms: Unknown,
-    ) -> Result<Vec<Collected>, SdsError> {
-        let now = arguments::time_or_now(now_ms, "nowMs")?;
-        let sources = Sources {
-            table: Some(&table.table),
-            agent: agent.and_then(|a| a.agent_state()),
-            cluster: cluster.and_then(|c| c.cluster_state()),
-        };
-        Ok(self.exporter.collect(&sources, now))
+/// What a collection reads: a client's table and services.
+fn sources<'a>(
+    table: &'a NativeTable,
+    agent: Option<ClassInstance<NativeService>>,
+    cluster: Option<ClassInstance<NativeService>>,
+) -> Sources<'a> {
+    Sources {
+        table: Some(&table.table),
+        agent: agent.and_then(|a| a.agent_state()),
+        cluster: cluster.and_then(|c| c.cluster_state()),
     }
 }
 
@@ -106,7 +101,8 @@ impl NativeMetrics {
         cluster: Option<ClassInstance<NativeService>>,
         now_ms: Unknown,
     ) -> Result<Vec<CollectedFamily>, SdsError> {
-        let collected = self.collected(table, agent, cluster, now_ms)?;
+        let now = arguments::time_or_now(now_ms, "nowMs")?;
+        let collected = self.exporter.collect(&sources(table, agent, cluster), now);
         Ok(collected.into_iter().map(family).collect())
     }
 
@@ -123,8 +119,15 @@ impl NativeMetrics {
         open_metrics: bool,
         now_ms: Unknown,
     ) -> Result<String, SdsError> {
-        let collected = self.collected(table, agent, cluster, now_ms)?;
-        Ok(render(&collected, format(open_metrics)))
+        let now = arguments::time_or_now(now_ms, "nowMs")?;
+        let sources = sources(table, agent, cluster);
+        // Written as the tables are read: no sample is kept on the way.
+        Ok(exposition(
+            &self.exporter,
+            &sources,
+            now,
+            format(open_metrics),
+        ))
     }
 
     /// The HTTP `Content-Type` of `text`'s format.

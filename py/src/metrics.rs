@@ -10,17 +10,19 @@ use sds_metrics::{Collected, Format, Sources};
 use crate::background;
 use crate::table::Inner;
 
+/// What a collection of this client reads: its table and services.
+fn sources(inner: &Inner) -> Sources<'_> {
+    Sources {
+        table: Some(&inner.table),
+        agent: background::state(&inner.admin),
+        cluster: background::state(&inner.cluster),
+    }
+}
+
 /// Collects at `now_ms` with the interpreter released (a shared table's
 /// view, a service's status lock).
 fn collect(py: Python<'_>, inner: &Inner, now_ms: u64) -> Vec<Collected> {
-    py.detach(|| {
-        let sources = Sources {
-            table: Some(&inner.table),
-            agent: background::state(&inner.admin),
-            cluster: background::state(&inner.cluster),
-        };
-        inner.exporter.collect(&sources, now_ms)
-    })
+    py.detach(|| inner.exporter.collect(&sources(inner), now_ms))
 }
 
 /// Every family as `(name, kind, help, label_names, samples)`, each sample
@@ -48,8 +50,8 @@ pub fn text(py: Python<'_>, inner: &Inner, now_ms: u64, openmetrics: bool) -> St
         true => Format::OpenMetrics,
         false => Format::Prometheus,
     };
-    let collected = collect(py, inner, now_ms);
-    py.detach(|| sds_metrics::render(&collected, format))
+    // Written as the tables are read: no sample is kept on the way.
+    py.detach(|| sds_metrics::exposition(&inner.exporter, &sources(inner), now_ms, format))
 }
 
 /// The `Content-Type` of that text.
