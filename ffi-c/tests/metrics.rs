@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::CStr;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::raw::c_char;
 use std::process::{Command, Stdio};
 use std::ptr::{null, null_mut};
@@ -21,7 +21,7 @@ use sds::*;
 use sds_core::keyed::{KeyDecision, KeyTableStats};
 use sds_core::{EntryParts, ErrorCode, Reason};
 use sds_metrics::{Format, FAMILIES};
-use sds_testkit::{wait_until, Redis, TempDir};
+use sds_testkit::{promtool, wait_until, Redis, TempDir};
 
 mod common;
 use common::{last_error, start_agent, start_cluster, table};
@@ -590,34 +590,6 @@ fn cluster_status(cluster: *const sds_cluster) -> sds_cluster_state {
         sds_result::Ok
     );
     unsafe { s.assume_init() }
-}
-
-/// `promtool check metrics` on `text`: its findings (none when clean).
-fn promtool(text: &str) -> String {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (make servers installs it)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let findings = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if out.status.success() {
-        findings.trim().to_string()
-    } else {
-        format!("exit {}: {findings}", out.status)
-    }
 }
 
 #[test]

@@ -159,3 +159,31 @@ pub fn wait_until(timeout: Duration, what: &str, mut done: impl FnMut() -> bool)
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// `promtool check metrics` (Prometheus' linter of the text format, which
+/// `make servers` installs) on `text`: its findings, empty when clean, or
+/// the exit status and findings when it fails.
+pub fn promtool(text: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool must be installed (make servers)");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let findings = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        findings.trim().to_string()
+    } else {
+        format!("exit {}: {findings}", out.status)
+    }
+}
