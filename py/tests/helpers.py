@@ -1,12 +1,14 @@
-"""What the tests of the background services share: counting this
-process's threads by the name the Rust side gives them, and waiting for a
-condition."""
+"""What the tests share: counting this process's threads by the name the
+Rust side gives them, waiting for a condition, and stopping a server the
+test started."""
 
 from __future__ import annotations
 
 import pathlib
+import signal
+import subprocess
 import time
-from typing import Callable
+from typing import IO, Any, Callable
 
 
 def named_threads(name: str) -> int:
@@ -32,3 +34,15 @@ def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float
             raise AssertionError(f"not within {within} s: {what}")
         time.sleep(0.005)
     return time.monotonic() - start
+
+
+def stop_server(process: "subprocess.Popen[Any]", log: IO[str], grace: float = 10) -> None:
+    """Stops a server the test started (SIGTERM, then SIGKILL after `grace`
+    seconds) and closes its log."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+    log.close()

@@ -27,6 +27,7 @@ from typing import Any, Iterator, List, Set, Tuple
 import pytest
 from fastapi import Request  # FastAPI reads the route's annotations from the module
 
+from helpers import stop_server
 from redis_server import free_port
 
 WORKERS = 4
@@ -142,13 +143,7 @@ class Server:
             return list(pool.map(lambda _: self.get("/?key=k"), range(n)))
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self.log.close()
+        stop_server(self.process, self.log, grace=15)
 
 
 GUNICORN = [sys.executable, "-m", "gunicorn", "-w", str(WORKERS), "-b", "127.0.0.1:{port}", "--chdir", str(TESTS),

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import sds
-from helpers import wait_for
+from helpers import stop_server, wait_for
 from redis_server import free_port
 
 WORKERS = 4
@@ -105,13 +105,7 @@ class Gunicorn:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self.log.close()
+        stop_server(self.process, self.log)
 
 
 class Prometheus:
@@ -147,13 +141,7 @@ class Prometheus:
         return list(answer["data"]["result"])
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self.log.close()
+        stop_server(self.process, self.log)
 
 
 @pytest.fixture

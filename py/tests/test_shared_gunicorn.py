@@ -19,6 +19,7 @@ from typing import Iterator, List
 import pytest
 
 import sds
+from helpers import stop_server
 
 WORKERS = 4
 CAPACITY = 64
@@ -71,13 +72,7 @@ class Server:
         return [int(p) for p in out.stdout.split()]
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self.log.close()
+        stop_server(self.process, self.log)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ This module is also the apps the servers load (``starlette_app()``,
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from typing import Any, Dict, Iterator, List, Set, Tuple
 import pytest
 
 import sds
-from helpers import wait_for
+from helpers import stop_server, wait_for
 from redis_server import free_port
 from sds.web import Policy, Route, header
 
@@ -150,13 +149,7 @@ class Server:
         raise AssertionError(f"not ready in 40 s:\n{(self.dir / 'log').read_text()}")
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self.log.close()
+        stop_server(self.process, self.log, grace=15)
 
 
 SERVERS = {
