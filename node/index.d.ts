@@ -686,6 +686,11 @@ export declare namespace web {
   type FastifyFallback = (request: any, reply: any, reason: DowngradeReason) => unknown
   /** The plugin's options: every later route's defaults (a route's `config.sds` overrides them; `false` turns them off). */
   type FastifyOptions = RouteOptions<any, FastifyFallback>
+  /**
+   * A Fastify route's `config.sds`: options overriding the plugin's for that
+   * route (an omitted option keeps the plugin's), or `false`: not guarded.
+   */
+  type FastifyRouteConfig = FastifyOptions | false
   type FastifyPlugin = (instance: any, options: FastifyOptions, done: (err?: Error) => void) => void
 
   interface ClientAddressOptions {
@@ -706,6 +711,18 @@ export declare namespace web {
   function clientAddress(options?: ClientAddressOptions): (req: Request) => string
   /** The header's value; a request without it is not limited by the policy. */
   function header(name: string): (req: Request) => string | undefined
+}
+
+/**
+ * Fastify's route `config` (`app.get(url, { config: { sds } }, handler)`)
+ * gains `sds`, read by `web.fastify` when the route is registered. An
+ * augmentation in a declaration file: without fastify installed it is
+ * ignored.
+ */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    sds?: web.FastifyRouteConfig
+  }
 }
 
 /** Thrown (or rejected) by `run` when downgraded without a fallback. */
