@@ -16,14 +16,15 @@ import jakarta.servlet.AsyncListener;
 final class Admission implements AsyncListener {
     private final Entry entry;
     private final KeyedLimit[] limits;
-    private final String[] keys;
+    /** Each a {@code String} or a {@code byte[]}, as the policy's key function gave it. */
+    private final Object[] keys;
     private final long[] units;
     private final int held;
     private final AtomicBoolean finished = new AtomicBoolean();
     /** The response's status, read when it completes (async: from the listener). */
     private final jakarta.servlet.http.HttpServletResponse response;
 
-    Admission(Entry entry, KeyedLimit[] limits, String[] keys, long[] units, int held,
+    Admission(Entry entry, KeyedLimit[] limits, Object[] keys, long[] units, int held,
             jakarta.servlet.http.HttpServletResponse response) {
         this.entry = entry;
         this.limits = limits;
@@ -62,9 +63,14 @@ final class Admission implements AsyncListener {
     }
 
     /** Gives back the first {@code held} in-flight holdings. */
-    static void release(KeyedLimit[] limits, String[] keys, long[] units, int held) {
+    static void release(KeyedLimit[] limits, Object[] keys, long[] units, int held) {
         for (int i = 0; i < held; i++) {
-            limits[i].release(keys[i], units[i]);
+            Object key = keys[i];
+            if (key instanceof byte[]) {
+                limits[i].release((byte[]) key, units[i]);
+            } else {
+                limits[i].release((String) key, units[i]);
+            }
         }
     }
 

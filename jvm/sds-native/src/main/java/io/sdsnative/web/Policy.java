@@ -9,9 +9,11 @@ import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * A per-key limit of a filter: {@code limit} decides for the key that a
- * {@link KeyFunction} gives each request, at a cost of 1 unit or of a
- * function of the request. Its {@code name} names it in the
- * {@code RateLimit} headers. Immutable: {@link #cost} returns a copy.
+ * {@link KeyFunction} (a {@code String}: its UTF-8 bytes, {@link #of}) or a
+ * {@link BytesKeyFunction} (any bytes, {@link #ofBytes}) gives each request,
+ * at a cost of 1 unit or of a function of the request. Its {@code name}
+ * names it in the {@code RateLimit} headers. Immutable: {@link #cost}
+ * returns a copy.
  *
  * <p>A limit of an {@code inFlight} rule holds its units while the request
  * runs: they come back when the response completes (also when the
@@ -21,16 +23,19 @@ import jakarta.servlet.http.HttpServletRequest;
 public final class Policy {
     private final String name;
     private final KeyedLimit limit;
+    /** Exactly one of {@code key} and {@code bytesKey} is set. */
     private final KeyFunction key;
+    private final BytesKeyFunction bytesKey;
     private final long cost;
     private final ToLongFunction<HttpServletRequest> costOf;
     private final boolean inFlight;
 
-    private Policy(String name, KeyedLimit limit, KeyFunction key, long cost,
+    private Policy(String name, KeyedLimit limit, KeyFunction key, BytesKeyFunction bytesKey, long cost,
             ToLongFunction<HttpServletRequest> costOf, boolean inFlight) {
         this.name = name;
         this.limit = limit;
         this.key = key;
+        this.bytesKey = bytesKey;
         this.cost = cost;
         this.costOf = costOf;
         this.inFlight = inFlight;
@@ -50,12 +55,32 @@ public final class Policy {
      *     carry; {@code NULL_ARGUMENT} for a null argument
      */
     public static Policy of(String name, KeyedLimit limit, KeyFunction key) {
-        if (name == null || limit == null || key == null) {
+        return make(name, limit, key, null, key == null);
+    }
+
+    /**
+     * As {@link #of(String, KeyedLimit, KeyFunction)}, with a key of any bytes:
+     * {@code key} gives each request a {@code byte[]} ({@link KeyedLimit}
+     * takes it as it is: keys that differ only in bytes that are no valid
+     * UTF-8 are different keys), or null to exempt it. A distinct name rather
+     * than an overload of {@code of}, so that a lambda passed to {@code of}
+     * stays unambiguous.
+     *
+     * @throws SdsException {@code INVALID_ARGUMENT} for a name a header cannot
+     *     carry; {@code NULL_ARGUMENT} for a null argument
+     */
+    public static Policy ofBytes(String name, KeyedLimit limit, BytesKeyFunction key) {
+        return make(name, limit, null, key, key == null);
+    }
+
+    private static Policy make(String name, KeyedLimit limit, KeyFunction key, BytesKeyFunction bytesKey,
+            boolean noKey) {
+        if (name == null || limit == null || noKey) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "policy name, limit and key function must not be null");
         }
         HttpNative.checkPolicyName(name);
         boolean inFlight = limit.kind().equals("inFlight");
-        return new Policy(name, limit, key, 1, null, inFlight);
+        return new Policy(name, limit, key, bytesKey, 1, null, inFlight);
     }
 
     /** This policy with each request costing {@code units} (1 to 2^32 - 1). */
@@ -64,7 +89,7 @@ public final class Policy {
             throw new SdsException(ErrorCode.INVALID_ARGUMENT, "policy " + name + ": cost must be at least 1, not "
                     + units);
         }
-        return new Policy(name, limit, key, units, null, inFlight);
+        return new Policy(name, limit, key, bytesKey, units, null, inFlight);
     }
 
     /** This policy with each request costing what {@code units} says of it. */
@@ -72,7 +97,7 @@ public final class Policy {
         if (units == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "cost function is null");
         }
-        return new Policy(name, limit, key, 1, units, inFlight);
+        return new Policy(name, limit, key, bytesKey, 1, units, inFlight);
     }
 
     /** The name in the headers. */
@@ -85,9 +110,19 @@ public final class Policy {
         return limit;
     }
 
-    /** The key function. */
+    /** The key function of a policy made by {@link #of}; null for one made by {@link #ofBytes}. */
     public KeyFunction keyFunction() {
         return key;
+    }
+
+    /** The key function of a policy made by {@link #ofBytes}; null for one made by {@link #of}. */
+    public BytesKeyFunction bytesKeyFunction() {
+        return bytesKey;
+    }
+
+    /** The key of {@code request}: a {@code String}, a {@code byte[]}, or null (exempt). */
+    Object keyOf(HttpServletRequest request) {
+        return key != null ? key.key(request) : bytesKey.key(request);
     }
 
     /** Whether its units are held while a request runs (an {@code inFlight} rule). */

@@ -32,7 +32,9 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code FilterRegistrationBean}); one filter per group of routes that share
  * a guard. Thread-safe.
  *
- * <p>For each request: every policy decides for its key in order (a null key
+ * <p>For each request: every policy decides for its key in order (a
+ * {@code String} from a {@link KeyFunction}, or any bytes from a
+ * {@link BytesKeyFunction} given to {@link Policy#ofBytes}; a null key
  * exempts the request from that policy); once one refuses, the others only
  * show their state ({@code peek}, nothing taken) and the request is answered
  * {@code 429 Too Many Requests} with {@code Retry-After} (when a wait can cure
@@ -129,7 +131,7 @@ public final class SdsFilter implements Filter {
         Scratch io = n == 0 ? null : headers.scratch();
         int decided = 0;
         KeyedLimit[] heldLimits = null;
-        String[] heldKeys = null;
+        Object[] heldKeys = null;
         long[] heldUnits = null;
         int held = 0;
         boolean refused = false;
@@ -140,17 +142,20 @@ public final class SdsFilter implements Filter {
         try {
             for (int i = 0; i < n; i++) {
                 Policy policy = policies[i];
-                String key = policy.keyFunction().key(request);
+                // A String (its UTF-8 bytes are the key) or, from a BytesKeyFunction, a byte[].
+                Object key = policy.keyOf(request);
                 if (key == null) {
                     continue;
                 }
+                byte[] bytes = key instanceof byte[] ? (byte[]) key : null;
                 KeyDecision decision;
                 if (refused) {
-                    decision = policy.limit().peek(key);
+                    decision = bytes != null ? policy.limit().peek(bytes) : policy.limit().peek((String) key);
                 } else {
                     long cost = policy.costOf(request);
                     try {
-                        decision = policy.limit().decide(key, cost);
+                        decision = bytes != null ? policy.limit().decide(bytes, cost)
+                                : policy.limit().decide((String) key, cost);
                     } catch (SdsException e) {
                         if (e.code() != ErrorCode.TABLE_FULL) {
                             throw e;
@@ -164,11 +169,12 @@ public final class SdsFilter implements Filter {
                     } else if (policy.isInFlight()) {
                         if (heldLimits == null) {
                             heldLimits = new KeyedLimit[n];
-                            heldKeys = new String[n];
+                            heldKeys = new Object[n];
                             heldUnits = new long[n];
                         }
                         heldLimits[held] = policy.limit();
-                        heldKeys[held] = key;
+                        // The function may reuse its array: the release needs these bytes.
+                        heldKeys[held] = bytes != null ? bytes.clone() : key;
                         heldUnits[held++] = cost;
                     }
                 }

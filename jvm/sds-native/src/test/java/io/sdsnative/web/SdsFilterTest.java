@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.concurrent.CompletableFuture;
@@ -317,6 +318,70 @@ class SdsFilterTest {
         assertEquals(2, limit.peek("2001:db8:1:2::/64").remaining());
     }
 
+    /** Writes the bytes of {@code hex} ({@code "6bff"}: {@code 'k'} and 0xff) to {@code into}. */
+    private static byte[] unhex(String hex, byte[] into) {
+        for (int i = 0; i < into.length; i++) {
+            into[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return into;
+    }
+
+    /** The bytes header {@code X-Key} spells in hex; none: exempt. */
+    private static byte[] hexKey(jakarta.servlet.http.HttpServletRequest request) {
+        String hex = request.getHeader("X-Key");
+        return hex == null ? null : unhex(hex, new byte[hex.length() / 2]);
+    }
+
+    @Test
+    void byteKeysThatDifferOnlyInBytesThatAreNoUtf8AreLimitedApart() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        Policy policy = Policy.ofBytes("per-key", limit, SdsFilterTest::hexKey);
+        assertNull(policy.keyFunction());
+        web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
+        byte[] ff = {'k', (byte) 0xff};
+        byte[] fe = {'k', (byte) 0xfe};
+        // Decoded as UTF-8 both are "k\uFFFD": as text they would be one key.
+        assertEquals(new String(ff, StandardCharsets.UTF_8), new String(fe, StandardCharsets.UTF_8));
+        assertEquals(200, web.get("/ok", "X-Key", "6bff").getStatus());
+        ContentResponse second = web.get("/ok", "X-Key", "6bff");
+        assertEquals(200, second.getStatus());
+        assertTrue(second.getHeaders().get("RateLimit").startsWith("\"per-key\";r=0;"), second.getHeaders().get("RateLimit"));
+        assertEquals(429, web.get("/ok", "X-Key", "6bff").getStatus(), "the same bytes share one limit");
+        ContentResponse other = web.get("/ok", "X-Key", "6bfe");
+        assertEquals(200, other.getStatus(), "other bytes have their own limit");
+        assertTrue(other.getHeaders().get("RateLimit").startsWith("\"per-key\";r=1;"), other.getHeaders().get("RateLimit"));
+        assertEquals(200, web.get("/ok", "X-Key", "6bfe").getStatus());
+        assertEquals(429, web.get("/ok", "X-Key", "6bfe").getStatus());
+        assertEquals(0, limit.peek(ff).remaining());
+        assertEquals(0, limit.peek(fe).remaining());
+        assertEquals(2, limit.peek("k\uFFFD").remaining(), "no byte was replaced on the way");
+        ContentResponse exempt = web.get("/ok");
+        assertEquals(200, exempt.getStatus(), "a null byte[] exempts the request");
+        assertNull(exempt.getHeaders().get("RateLimit"));
+    }
+
+    @Test
+    void anInFlightByteKeyHoldsACopyOfItsBytesUntilTheResponseCompletes() throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        // One array reused by every request (they reach the filter one at a time here).
+        byte[] reused = new byte[2];
+        Policy policy = Policy.ofBytes("conn", limit, request -> unhex(request.getHeader("X-Key"), reused));
+        assertTrue(policy.isInFlight());
+        assertNull(policy.keyFunction());
+        web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
+        byte[] ff = {'k', (byte) 0xff};
+        CompletableFuture<Result> first = send("/block", "X-Key", "6bff");
+        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
+        assertEquals(429, web.get("/ok", "X-Key", "6bff").getStatus(), "the same bytes: the unit is held");
+        assertEquals(200, web.get("/ok", "X-Key", "6bfe").getStatus(), "other bytes: their own unit");
+        assertEquals(0, limit.peek(ff).remaining());
+        servlet.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        // The array now holds 6b fe: the unit goes back to the bytes that took it.
+        eventually(() -> limit.peek(ff).remaining() == 1);
+        assertEquals(1, limit.peek(new byte[] {'k', (byte) 0xfe}).remaining());
+    }
+
     @Test
     void aBadSetupIsRefusedWhenBuilt() {
         limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
@@ -337,6 +402,10 @@ class SdsFilterTest {
         e = assertThrows(SdsException.class, () -> SdsFilter.builder().point("orders").build());
         assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
         assertFalse(Policy.of("p", limit).isInFlight());
+        e = assertThrows(SdsException.class, () -> Policy.ofBytes("p", limit, null));
+        assertEquals(ErrorCode.NULL_ARGUMENT, e.code());
+        e = assertThrows(SdsException.class, () -> Policy.ofBytes("caf\u00e9", limit, SdsFilterTest::hexKey));
+        assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
     }
 
     /**
