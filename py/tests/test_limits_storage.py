@@ -308,6 +308,43 @@ def test_a_count_stops_at_its_cap_where_hit_refuses() -> None:
         FixedWindowRateLimiter(storage).hit(parse("40000/year"), "k", cost=40_000)
 
 
+def test_a_whole_float_cost_answers_as_memory(pair: Tuple[Any, Any], clock: Clock) -> None:
+    # slowapi's cost callable may return a float (``int(header) * 1.5``).
+    ten = RateLimitItemPerMinute(10)
+    script: List[Tuple[int, str, Any, str, Any]] = [(i * 100, "hit", ten, "k", 3.0) for i in range(4)]
+    script += [(500, "stats", ten, "k", 1), (600, "test", ten, "k", 1.0)]
+    run_limiter(FixedWindowRateLimiter, pair, clock, script)  # type: ignore[arg-type]
+    run_limiter(SlidingWindowCounterRateLimiter, pair, clock, script)  # type: ignore[arg-type]
+
+
+def test_a_fractional_cost_takes_the_next_whole_unit() -> None:
+    for strategy in (FixedWindowRateLimiter, SlidingWindowCounterRateLimiter):
+        limiter = strategy(SdsStorage("sds://"))
+        # 7.5 counts 8: six fit in 50 (48), the seventh not, as memory's 52.5.
+        assert [limiter.hit(parse("50/minute"), "a", cost=7.5) for _ in range(7)] == [True] * 6 + [False]
+        # Never more than the limit: 0.5 on a limit of 2 admits 2 (memory: 4).
+        assert [limiter.hit(parse("2/minute"), "b", cost=0.5) for _ in range(3)] == [True, True, False]  # type: ignore[arg-type]
+    storage = SdsStorage("sds://")
+    assert storage.incr("LIMITER/c/9/1/minute", 60, amount=2.5) == 3  # type: ignore[arg-type]
+    assert storage.decr("LIMITER/c/9/1/minute", 1.5) == 1  # type: ignore[arg-type]
+    with pytest.raises(sds.InvalidArgument, match="units must be an int"):
+        storage.incr("LIMITER/c/9/1/minute", 60, amount="2")  # type: ignore[arg-type]
+
+
+def test_storage_names_the_tables_open(tmp_path: Path) -> None:
+    # limits' own storages expose their backend as ``storage``; flask-limiter's
+    # ``flask limiter config`` prints it.
+    storage = SdsStorage(f"sds://{tmp_path}/app")
+    assert storage.storage == {}
+    FixedWindowRateLimiter(storage).hit(parse("2/minute"), "k")
+    SlidingWindowCounterRateLimiter(storage).hit(parse("3/second"), "k")
+    assert {suffix: t.path for suffix, t in storage.storage.items()} == {
+        "fixed-60000": tmp_path / "app.fixed-60000",
+        "sliding-1000-3": tmp_path / "app.sliding-1000-3",
+    }
+    assert all(isinstance(t, sds.KeyedLimit) for t in storage.storage.values())
+
+
 def test_unknown_keyword_options_are_named() -> None:
     with pytest.raises(ValueError, match="not size"):
         storage_from_string("sds://", size=3)

@@ -29,6 +29,11 @@ its own file beside ``NAME``:
 - ``NAME.sliding-<W>-<L>``: the sliding window counter of ``W`` ms and
   limit ``L`` (at most ``2^21 − 1``).
 
+A cost is counted in whole units: a fractional cost (slowapi's ``cost``
+callable may return one) takes the next whole number, so a window never
+admits more than its limit (``MemoryStorage`` counts the fraction: a cost
+of 0.5 on a limit of 2 admits 4 there, 2 here).
+
 The moving window needs every hit's time, which no fixed memory per key
 holds: ``MovingWindowRateLimiter`` refuses this storage at construction
 (``NotImplementedError`` naming the strategies that work).
@@ -36,6 +41,8 @@ holds: ``MovingWindowRateLimiter`` refuses this storage at construction
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import re
 import threading
@@ -81,6 +88,15 @@ def _amount_of(key: str) -> Optional[int]:
     return int(parts[1]) if _expiry_of(key) is not None else None
 
 
+def _units(amount: Union[int, float]) -> int:
+    """A cost in whole units: a fraction rounded up (so never more admitted
+    than the limit); an integer, or anything not a real number, as given
+    (the table names what it refuses)."""
+    if isinstance(amount, int) or not isinstance(amount, numbers.Real):
+        return amount  # type: ignore[return-value]
+    return math.ceil(amount)
+
+
 def _options(uri: str, given: Dict[str, Union[float, str, bool]]) -> Tuple[Optional[str], int, int]:
     """(name or None for private tables, capacity, mode) from the URI's
     query and the keyword options (which win)."""
@@ -103,7 +119,12 @@ def _options(uri: str, given: Dict[str, Union[float, str, bool]]) -> Tuple[Optio
 class SdsStorage(Storage, SlidingWindowCounterSupport):
     """``limits``' storage on sds key tables (see the module's doc).
     ``clock_ms``, for tests: the time in ms each call decides at (else the
-    wall clock, as ``limits`` reads it)."""
+    wall clock, read in the core: a mocked ``time.time()`` (hiro,
+    freezegun) does not reach it; ``clock_ms=lambda: int(time.time() * 1000)``,
+    also as a ``storage_options`` entry, makes it follow one).
+    ``storage``: the tables open here by their suffix (``"fixed-60000"``),
+    as ``limits``' own storages name their backend (flask-limiter's ``flask
+    limiter config`` prints it)."""
 
     STORAGE_SCHEME = ["sds"]
 
@@ -123,6 +144,12 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         self._sliding: Dict[Tuple[int, int], KeyedLimit] = {}
         self._opening = threading.Lock()
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
+
+    @property
+    def storage(self) -> Dict[str, KeyedLimit]:
+        tables = {f"fixed-{int(e * 1000)}": t for e, t in list(self._fixed.items())}
+        tables.update((f"sliding-{int(e * 1000)}-{l}", t) for (e, l), t in list(self._sliding.items()))
+        return tables
 
     @property
     def base_exceptions(self) -> Union[Type[Exception], Tuple[Type[Exception], ...]]:
@@ -221,6 +248,8 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         # The path of every hit: as little Python as it takes.
+        if amount.__class__ is not int:
+            amount = _units(amount)
         table = self._fixed.get(expiry)
         if table is None:
             table = self._fixed_table(expiry)
@@ -245,7 +274,7 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         now = self._now()
         for table in self._tables_of(key):
             if table.count(key, now).reset_ms:
-                return int(table.decrement(key, amount, now).count)
+                return int(table.decrement(key, _units(amount), now).count)
         return 0
 
     def get(self, key: str) -> int:
@@ -286,6 +315,8 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
     def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
         if amount > limit:
             return False
+        if amount.__class__ is not int:
+            amount = _units(amount)
         table = self._sliding.get((expiry, limit))
         if table is None:
             table = self._sliding_table(expiry, limit)
