@@ -43,7 +43,6 @@ use crate::sync::{const_fn, AtomicU64, Ordering};
 use super::cell::{payload_of, same_owner, state_word, KeyCell};
 use super::decision::KeyDecision;
 use super::in_flight::{self, held};
-use super::rule::KeyRuleKind;
 use super::storage::{KeyError, KeyStorage};
 use super::table::KeyTable;
 
@@ -250,12 +249,7 @@ impl<S: KeyStorage> KeyTable<S> {
         key: &[u8],
         cost: u32,
     ) -> Result<KeyDecision, KeyError> {
-        if self.rule.kind() != KeyRuleKind::InFlight {
-            return Err(KeyError::NotInFlight);
-        }
-        if cost == 0 {
-            return Err(KeyError::ZeroCost);
-        }
+        self.check_in_flight(cost)?;
         let (fp, candidates) = self.candidates(key);
         let quota = self.rule.quota_of(fp);
         if cost > quota.limit {
@@ -492,12 +486,7 @@ impl<S: KeyStorage> KeyTable<S> {
         key: &[u8],
         units: u32,
     ) -> Result<bool, KeyError> {
-        if self.rule.kind() != KeyRuleKind::InFlight {
-            return Err(KeyError::NotInFlight);
-        }
-        if units == 0 {
-            return Err(KeyError::ZeroCost);
-        }
+        self.check_in_flight(units)?;
         let (fp, candidates) = self.candidates(key);
         let row = ledger.row(slot);
         let mut left = units as u64;

@@ -319,15 +319,22 @@ impl<S: KeyStorage> KeyTable<S> {
         false
     }
 
-    /// Gives back `units` that an admitted call of an in-flight rule took
-    /// for `key` (at most what it holds); whether it held any.
-    pub fn release(&self, key: &[u8], units: u32) -> Result<bool, KeyError> {
+    /// The checks of every in-flight call of `units` units (a take or a
+    /// give-back).
+    pub(super) fn check_in_flight(&self, units: u32) -> Result<(), KeyError> {
         if self.rule.kind() != KeyRuleKind::InFlight {
             return Err(KeyError::NotInFlight);
         }
         if units == 0 {
             return Err(KeyError::ZeroCost);
         }
+        Ok(())
+    }
+
+    /// Gives back `units` that an admitted call of an in-flight rule took
+    /// for `key` (at most what it holds); whether it held any.
+    pub fn release(&self, key: &[u8], units: u32) -> Result<bool, KeyError> {
+        self.check_in_flight(units)?;
         let (fp, candidates) = self.candidates(key);
         // A cell whose owner holds units is never given up: its state stays
         // the owner's while any is held. (A key has two cells only after
