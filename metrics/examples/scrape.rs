@@ -28,6 +28,11 @@ use sds_metrics::{exposition, register_keyed, render, Exporter, Format, Sources}
 use sds_shm::{AnyKeys, AnyTable, Options};
 use sds_testkit::TempDir;
 
+// The pair benchmarks' five rules, none of which downgrades.
+#[path = "../../core/examples/common/mod.rs"]
+mod common;
+use common::five_rules;
+
 const POINTS: usize = 10_000;
 const KEYS: u64 = 1_000_000;
 /// Histogram of pair times in ns; the last bucket holds everything slower.
@@ -38,17 +43,6 @@ fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64
-}
-
-fn five_rules() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = i64::MAX;
-    s.token_bucket_generated_tokens_in_second = i64::MAX / 20;
-    s.concurrent_threshold = 1_000;
-    s.timeout_threshold = 1_000;
-    s.timeout_count_threshold = i64::MAX;
-    s.exception_threshold = i64::MAX;
-    s
 }
 
 fn ms(d: Duration) -> f64 {

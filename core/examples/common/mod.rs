@@ -1,5 +1,6 @@
 //! What the pair benchmarks share (`benches/point.rs`,
-//! `examples/pair_count.rs`, included by `#[path]`): the strategy they time.
+//! `examples/pair_count.rs`, and sds-metrics' `examples/scrape.rs`, included
+//! by `#[path]`): the strategy they time.
 
 use sds_core::Strategy;
 
