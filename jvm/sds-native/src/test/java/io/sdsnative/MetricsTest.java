@@ -7,17 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,23 +47,8 @@ class MetricsTest {
         return null;
     }
 
-    /** Runs {@code promtool check metrics} on {@code text}: its output, asserting it exits 0. */
     static String promtool(String text) throws Exception {
-        Process p = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
-        try (OutputStream in = p.getOutputStream()) {
-            in.write(text.getBytes(StandardCharsets.UTF_8));
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream from = p.getInputStream()) {
-            byte[] buf = new byte[8192];
-            for (int n; (n = from.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-            }
-        }
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "promtool ended");
-        String said = new String(out.toByteArray(), StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), said + "\n" + text);
-        return said;
+        return Promtool.check(text);
     }
 
     @Test

@@ -12,14 +12,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sdsnative.Client;
 import io.sdsnative.KeyRule;
 import io.sdsnative.KeyedLimit;
+import io.sdsnative.Promtool;
 import io.sdsnative.Strategy;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -66,21 +62,7 @@ class SdsMeterBinderTest {
     }
 
     static String promtool(String text) throws Exception {
-        Process p = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
-        try (OutputStream in = p.getOutputStream()) {
-            in.write(text.getBytes(StandardCharsets.UTF_8));
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream from = p.getInputStream()) {
-            byte[] buf = new byte[8192];
-            for (int n; (n = from.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-            }
-        }
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "promtool ended");
-        String said = new String(out.toByteArray(), StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), said + "\n" + text);
-        return said;
+        return Promtool.check(text);
     }
 
     private static PrometheusMeterRegistry registryWithJvmMeters() {
