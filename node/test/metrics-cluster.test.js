@@ -48,7 +48,7 @@ function primary() {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
-  const net = require('node:net');
+  const { freePort } = require('../testing/redis-server.js');
   const os = require('node:os');
   const path = require('node:path');
   const { spawn } = require('node:child_process');
@@ -64,16 +64,6 @@ function primary() {
   let prometheus = null;
   let promLog = '';
 
-  function freePort() {
-    return new Promise((resolve, reject) => {
-      const probe = net.createServer();
-      probe.once('error', reject);
-      probe.listen(0, '127.0.0.1', () => {
-        const { port } = probe.address();
-        probe.close(() => resolve(port));
-      });
-    });
-  }
 
   function get(port, route) {
     return new Promise((resolve, reject) => {

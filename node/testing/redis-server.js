@@ -129,4 +129,4 @@ async function startRedis({ port: wanted, tls: pki, mutualTls = false } = {}) {
   return { port, url: `${pki ? 'rediss' : 'redis'}://127.0.0.1:${port}`, tls: pki ?? null, pid: server.pid, stop };
 }
 
-module.exports = { makePki, startRedis, tlsClientOptions };
+module.exports = { freePort, makePki, startRedis, tlsClientOptions };
