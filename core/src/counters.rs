@@ -400,6 +400,19 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_dead_between_its_swap_and_its_add_never_blocks_a_reader() {
+        let c = Counters::new();
+        c.add(Counter::Visit, c.place(B), 3);
+        // As a process killed after announcing itself leaves the guard.
+        c.retiring.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(c.settled_totals(TOTALS_TRIES), None);
+        assert_eq!(c.totals()[Counter::Visit as usize], 3, "summed after a bounded wait");
+        // Later writers go on, and their counts are kept.
+        c.add(Counter::Visit, c.place(B + 30), 2);
+        assert_eq!(c.totals()[Counter::Visit as usize], 5);
+    }
+
+    #[test]
     fn the_window_starts_at_time_zero() {
         let c = Counters::new();
         c.add(Counter::Visit, c.place(0), 1);
