@@ -406,7 +406,11 @@ mod tests {
         // As a process killed after announcing itself leaves the guard.
         c.retiring.fetch_add(1, Ordering::SeqCst);
         assert_eq!(c.settled_totals(TOTALS_TRIES), None);
-        assert_eq!(c.totals()[Counter::Visit as usize], 3, "summed after a bounded wait");
+        assert_eq!(
+            c.totals()[Counter::Visit as usize],
+            3,
+            "summed after a bounded wait"
+        );
         // Later writers go on, and their counts are kept.
         c.add(Counter::Visit, c.place(B + 30), 2);
         assert_eq!(c.totals()[Counter::Visit as usize], 5);
