@@ -247,6 +247,13 @@ public final class Peers {
                 pacing(2000, 2), throttling(2000, 2),
                 steps(1000, 10, 1001, 3, 1010, 1), true));
 
+        files.put("shaping-pace-zero-rate.json", scenario(
+                "pacing at rate 0 refuses everything",
+                "ThrottlingControllerTest.testThrottlingControllerZeroThreshold: a count of 0 refuses every request"
+                        + " at once (the peer returns before computing a cost, which would be infinite), whatever"
+                        + " maxQueueingTimeMs and however long the point has been idle." + from("ThrottlingController"),
+                pacing(0, 500), throttling(0, 500), steps(1000, 1, 1000, 2, 60000, 1), true));
+
         // Warm-up, rejecting (WarmUpController).
         files.put("shaping-warmup-10-10-3.json", scenario(
                 "warm-up, reject: rate 10, 10 s, cold factor 3, under constant overload",
