@@ -265,6 +265,10 @@ enum sds_reason
      * A delay started by an earlier downgrade is still running.
      */
     SDS_REASON_DELAY = 8,
+    /**
+     * Too high a share of slow calls (slower than `timeout_threshold`) in the sliding window.
+     */
+    SDS_REASON_SLOW_CALL_RATE = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -486,6 +490,11 @@ typedef struct sds_entry {
      * The reason's code (`sds_reason` in C): 0 (none) unless downgraded.
      */
     uint8_t reason;
+    /**
+     * Ms to wait before running the request (a paced point): 0 unless
+     * `maxQueueingTimeMs` is set. Never set on a probe.
+     */
+    uint16_t wait_ms;
 } sds_entry;
 
 /**
@@ -700,6 +709,27 @@ typedef struct sds_strategy {
      * `pressureTestDowngrade`: 1 downgrades load-test traffic (SDS_FLAG_PRESSURE_TEST).
      */
     int64_t pressure_test_downgrade;
+    /**
+     * `slowCallRateThreshold`: max percent of admitted requests in the sliding
+     * window slower than `timeoutThreshold` (0..=100; needs `timeoutThreshold`).
+     */
+    int64_t slow_call_rate_threshold;
+    /**
+     * `slowCallRateStart`: the slow-call rate is judged only once the window's visits exceed this.
+     */
+    int64_t slow_call_rate_start;
+    /**
+     * `warmUpPeriodSec`: the token-bucket rate climbs from cold to full over this many seconds.
+     */
+    int64_t warm_up_period_sec;
+    /**
+     * `coldFactor`: a cold point admits the rate divided by this (> 1).
+     */
+    int64_t cold_factor;
+    /**
+     * `maxQueueingTimeMs`: paces the token-bucket rate; a request waits at most this long (0..=65535).
+     */
+    int64_t max_queueing_time_ms;
 } sds_strategy;
 
 /**

@@ -28,6 +28,8 @@ pub trait Surface {
         pressure_test: bool,
     ) -> Result<(Self::Entry, String), String>;
     fn exit(&self, entry: &Self::Entry, at: u64, error: bool) -> Result<(), String>;
+    /// The ms a paced entry waits before it runs (0 for most entries).
+    fn wait_ms(&self, entry: &Self::Entry) -> u64;
     /// The stats in the scenario format (`visit`, ..., `lastCycle`).
     fn stats(&self, point: &str, at: u64) -> Result<Value, String>;
 }
@@ -119,9 +121,11 @@ pub fn run<S: Surface>(file: &Path, surface: &S) -> Result<(), String> {
                 let repeat = step["repeat"].as_u64().unwrap_or(1);
                 let pressure = step["pressure_test"].as_bool().unwrap_or(false);
                 let mut tally: HashMap<String, u64> = HashMap::new();
+                let mut waits = Vec::new();
                 for _ in 0..repeat {
                     let (entry, word) = surface.enter(&point, at, pressure).map_err(fail)?;
                     *tally.entry(word).or_default() += 1;
+                    waits.push(surface.wait_ms(&entry));
                     match step["id"].as_str() {
                         Some(id) => open.entry(id.to_string()).or_default().push(entry),
                         None => surface.exit(&entry, at, false).map_err(fail)?,
@@ -135,6 +139,7 @@ pub fn run<S: Surface>(file: &Path, surface: &S) -> Result<(), String> {
                 if got != step["expect"] {
                     return Err(fail(format!("expected {}, got {got}", step["expect"])));
                 }
+                check_waits(&step["waitMs"], &waits).map_err(fail)?;
             }
             "exit" => {
                 let id = step["id"].as_str().ok_or_else(|| fail("no id".into()))?;
@@ -161,6 +166,23 @@ pub fn run<S: Surface>(file: &Path, surface: &S) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Checks the waits of an enter step: `waitMs` is absent, one number
+/// (`repeat` 1) or one number per entry.
+fn check_waits(want: &Value, got: &[u64]) -> Result<(), String> {
+    let ok = match want {
+        Value::Null => true,
+        Value::Number(n) => got.len() == 1 && n.as_u64() == Some(got[0]),
+        Value::Array(list) => {
+            list.len() == got.len() && list.iter().zip(got).all(|(w, g)| w.as_u64() == Some(*g))
+        }
+        _ => return Err(format!("waitMs must be a number or a list, got {want}")),
+    };
+    match ok {
+        true => Ok(()),
+        false => Err(format!("waitMs: expected {want}, got {got:?}")),
+    }
 }
 
 /// Runs every scenario, each on a surface from `fresh`; panics listing the

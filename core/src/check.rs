@@ -21,6 +21,9 @@ pub(crate) trait Reading {
     fn exception(&self) -> u64;
     /// Sliding timeouts.
     fn timeout(&self) -> u64;
+    /// The token-bucket rule of a strategy that warms up or paces, decided
+    /// by the point's shaping state (shaping.rs).
+    fn shaping_fails(&self, s: &Strategy) -> bool;
 }
 
 /// The first rule that fails, in the reference's order. Written as a chain
@@ -40,6 +43,8 @@ pub(crate) fn first_failure<R: Reading>(s: &Strategy, r: &R) -> Option<Reason> {
         Some(Reason::Exception)
     } else if exception_rate_fails(s, r) {
         Some(Reason::ExceptionRate)
+    } else if slow_call_rate_fails(s, r) {
+        Some(Reason::SlowCallRate)
     } else {
         None
     }
@@ -66,6 +71,9 @@ fn token_bucket_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     if rate < 0 {
         return false;
     }
+    if s.warms_up() || s.paces() {
+        return r.shaping_fails(s);
+    }
     // Read only when the rule is on: a cluster point's token count is a load.
     let n = wide(r.token());
     if n <= rate {
@@ -85,17 +93,29 @@ fn exception_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     s.exception_threshold >= 0 && wide(r.exception()) >= s.exception_threshold as i128
 }
 
-fn exception_rate_on(s: &Strategy) -> bool {
-    s.exception_rate_start >= 0 && (0..=100).contains(&s.exception_rate_threshold)
+fn exception_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    let (threshold, start) = (s.exception_rate_threshold, s.exception_rate_start);
+    rate_fails(threshold, start, r, || r.exception())
 }
 
-fn exception_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
-    if !exception_rate_on(s) || wide(r.visit()) <= s.exception_rate_start as i128 {
+/// Slow calls are the requests the timeout counter counts (slower than
+/// `timeoutThreshold`), judged as exceptions are by the exception rate.
+fn slow_call_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
+    let (threshold, start) = (s.slow_call_rate_threshold, s.slow_call_rate_start);
+    rate_fails(threshold, start, r, || r.timeout())
+}
+
+/// Whether `events` reach `threshold` percent of the admitted requests, once
+/// the window's visits pass `start` (a negative start or a threshold outside
+/// 0..=100: off).
+#[inline(always)]
+fn rate_fails<R: Reading>(threshold: i64, start: i64, r: &R, events: impl FnOnce() -> u64) -> bool {
+    if start < 0 || !(0..=100).contains(&threshold) || wide(r.visit()) <= start as i128 {
         return false;
     }
     let inputs = wide(r.visit()) - wide(r.downgrade());
-    // exception / inputs * 100 < threshold, without the division.
-    inputs != 0 && wide(r.exception()) * 100 >= s.exception_rate_threshold as i128 * inputs
+    // events / inputs * 100 < threshold, without the division.
+    inputs != 0 && wide(events()) * 100 >= threshold as i128 * inputs
 }
 
 #[cfg(test)]
@@ -135,6 +155,9 @@ mod tests {
         }
         fn timeout(&self) -> u64 {
             self.timeout
+        }
+        fn shaping_fails(&self, _: &Strategy) -> bool {
+            false
         }
     }
 
@@ -180,6 +203,25 @@ mod tests {
         assert!(exception_rate_fails(&s, &r)); // 50% is not < 50%
         r.visit = 3;
         assert!(!exception_rate_fails(&s, &r)); // not above the start
+    }
+
+    #[test]
+    fn slow_call_rate_is_the_exception_rate_of_timeouts() {
+        let s = strategy(|s| {
+            s.timeout_threshold = 100;
+            s.slow_call_rate_threshold = 50;
+            s.slow_call_rate_start = 3;
+        });
+        let mut r = reading(4, 1, 0);
+        r.timeout = 1;
+        assert_eq!(first_failure(&s, &r), None); // 25% < 50%
+        r.timeout = 2;
+        assert_eq!(first_failure(&s, &r), Some(Reason::SlowCallRate));
+        r.downgrade = 2; // 2 of the 2 admitted were slow
+        r.timeout = 1;
+        assert_eq!(first_failure(&s, &r), Some(Reason::SlowCallRate));
+        r.visit = 3;
+        assert_eq!(first_failure(&s, &r), None); // not above the start
     }
 
     #[test]

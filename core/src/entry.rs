@@ -75,7 +75,8 @@ const STATE_MASK: u8 = PERMIT | PROBE | DOWNGRADED;
 
 /// The layout of [`Entry::pack`], low bit first: state (3 bits, as
 /// [`EntryParts::state`]), reason code (4), point index (20), probe
-/// generation (16): 43 bits, exact in a JavaScript number or a Java `long`.
+/// generation or, for an entry that is no probe, its wait in ms (16): 43
+/// bits, exact in a JavaScript number or a Java `long`.
 /// An entry that is not a probe stays below 2^27, a small integer to a
 /// JavaScript engine. The start time is not packed: the caller passed it in.
 pub mod packed {
@@ -93,7 +94,7 @@ pub mod packed {
     pub const POINT_SHIFT: u32 = 7;
     /// Width of the point index (holds `MAX_CAPACITY - 1`).
     pub const POINT_BITS: u32 = 20;
-    /// Shift of the probe generation.
+    /// Shift of the probe generation (a probe) or the wait (any other entry).
     pub const GENERATION_SHIFT: u32 = 27;
     /// Bits in all: every packed entry is below `1 << BITS`.
     pub const BITS: u32 = 43;
@@ -101,12 +102,16 @@ pub mod packed {
 
 const _: () = assert!(crate::table::MAX_CAPACITY <= 1 << packed::POINT_BITS);
 const _: () = assert!(crate::Reason::ALL.len() as u64 <= packed::REASON_MASK);
+const _: () = assert!(crate::strategy::MAX_QUEUEING_MS <= u16::MAX as i64);
 
 /// One request between `enter` and `exit`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub(crate) start_ms: u64,
     pub(crate) point: u32,
+    /// A probe's generation; for any other entry, the ms the caller waits
+    /// before it runs the request (pacing never makes a probe wait), so
+    /// `Result<Entry, Error>` stays two words.
     pub(crate) probe_generation: u16,
     pub(crate) state: u8,
     pub(crate) reason: Option<crate::Reason>,
@@ -131,6 +136,9 @@ pub struct EntryParts {
     pub state: u8,
     /// The reason's code (`sds_reason` in C): 0 (none) unless downgraded.
     pub reason: u8,
+    /// Ms to wait before running the request (a paced point): 0 unless
+    /// `maxQueueingTimeMs` is set. Never set on a probe.
+    pub wait_ms: u16,
 }
 
 // The state bits stay out of C's header (`sds_entry.state` documents them).
@@ -149,10 +157,15 @@ impl Entry {
     /// time (see [`packed`]).
     pub const fn pack(&self) -> u64 {
         let p = self.into_parts();
+        let high = if p.state & PROBE != 0 {
+            p.probe_generation
+        } else {
+            p.wait_ms
+        };
         p.state as u64
             | (p.reason as u64) << packed::REASON_SHIFT
             | (p.point as u64) << packed::POINT_SHIFT
-            | (p.probe_generation as u64) << packed::GENERATION_SHIFT
+            | (high as u64) << packed::GENERATION_SHIFT
     }
 
     /// The entry [`Entry::pack`] made, given its start time; `None` for an
@@ -161,12 +174,15 @@ impl Entry {
         if bits >> packed::BITS != 0 {
             return None;
         }
+        let high = (bits >> packed::GENERATION_SHIFT) as u16;
+        let probe = bits & packed::PROBE != 0;
         Some(Entry::from_parts(EntryParts {
             start_ms,
             point: ((bits >> packed::POINT_SHIFT) & ((1 << packed::POINT_BITS) - 1)) as u32,
-            probe_generation: (bits >> packed::GENERATION_SHIFT) as u16,
+            probe_generation: if probe { high } else { 0 },
             state: (bits & 7) as u8,
             reason: ((bits >> packed::REASON_SHIFT) & packed::REASON_MASK) as u8,
+            wait_ms: if probe { 0 } else { high },
         }))
     }
 
@@ -178,6 +194,22 @@ impl Entry {
             state: if permit { PERMIT } else { 0 },
             reason: None,
         }
+    }
+
+    /// Ms the caller must wait before it runs the request: a paced point
+    /// (`maxQueueingTimeMs`) spaces its requests evenly at its rate. The core
+    /// never sleeps; 0 for every other entry.
+    pub const fn wait_ms(&self) -> u64 {
+        match self.is_probe() {
+            true => 0,
+            false => self.probe_generation as u64,
+        }
+    }
+
+    /// When the request may start: `start_ms + wait_ms`. A timeout is
+    /// measured from here, so time spent queueing is not a slow call.
+    pub const fn run_at_ms(&self) -> u64 {
+        self.start_ms.saturating_add(self.wait_ms())
     }
 
     /// Whether the caller must skip the real work and use its fallback.
@@ -212,15 +244,17 @@ impl Entry {
 
     /// The fields as integers.
     pub const fn into_parts(self) -> EntryParts {
+        let probe = self.is_probe();
         EntryParts {
             start_ms: self.start_ms,
             point: self.point,
-            probe_generation: self.probe_generation,
+            probe_generation: if probe { self.probe_generation } else { 0 },
             state: self.state,
             reason: match self.reason {
                 Some(r) => r.code(),
                 None => 0,
             },
+            wait_ms: if probe { 0 } else { self.probe_generation },
         }
     }
 
@@ -230,7 +264,12 @@ impl Entry {
         Entry {
             start_ms: parts.start_ms,
             point: parts.point,
-            probe_generation: parts.probe_generation,
+            // A probe has no wait: the field is its generation's.
+            probe_generation: if parts.state & PROBE != 0 {
+                parts.probe_generation
+            } else {
+                parts.wait_ms
+            },
             state: parts.state & STATE_MASK,
             reason: crate::Reason::from_code(parts.reason),
         }

@@ -155,6 +155,18 @@ pub enum Rule {
     NotAnInteger,
     /// An integer beyond the range the field can hold.
     OutOfRange,
+    /// `slowCallRateThreshold` set without a `timeoutThreshold` > 0 (the bound of a slow call).
+    SlowCallWithoutTimeout,
+    /// `coldFactor` of 1 or less.
+    ColdFactorTooSmall,
+    /// `warmUpPeriodSec` of 0.
+    ZeroWarmUp,
+    /// `maxQueueingTimeMs` above [`crate::strategy::MAX_QUEUEING_MS`].
+    QueueTooLong,
+    /// Warm-up or pacing without the token-bucket rate they shape.
+    ShapingWithoutRate,
+    /// A `tokenBucketSize` above the rate with warm-up or pacing, which have no burst.
+    BurstWithShaping,
 }
 
 impl Rule {
@@ -168,6 +180,18 @@ impl Rule {
             Rule::NotAFlag => "must be 0 or 1",
             Rule::NotAnInteger => "must be an integer",
             Rule::OutOfRange => "is out of the 64-bit integer range",
+            Rule::SlowCallWithoutTimeout => {
+                "needs a timeoutThreshold > 0: the time above which a call is slow"
+            }
+            Rule::ColdFactorTooSmall => "must be > 1",
+            Rule::ZeroWarmUp => "must be >= 1 s (or negative: no warm-up)",
+            Rule::QueueTooLong => "must be <= 65535 ms (or negative: no pacing)",
+            Rule::ShapingWithoutRate => {
+                "needs tokenBucketGeneratedTokensInSecond: the rate it shapes (>= 1 to warm up)"
+            }
+            Rule::BurstWithShaping => {
+                "must not exceed the rate with warmUpPeriodSec or maxQueueingTimeMs (they have no burst)"
+            }
         }
     }
 }

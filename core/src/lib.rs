@@ -64,6 +64,7 @@ mod peak;
 mod point;
 mod reason;
 mod remote;
+mod shaping;
 mod stats_fields;
 mod strategy;
 mod strategy_cell;
@@ -86,7 +87,7 @@ pub use owner::{Checkpoint, Transition};
 pub use point::{CycleStats, Point, Stats, Totals};
 pub use reason::Reason;
 pub use remote::{SecondCounts, REMOTE_RING, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
-pub use strategy::{Field, Strategy, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
+pub use strategy::{Field, Strategy, MAX_QUEUEING_MS, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
 pub use strategy_error::{KeyText, StrategyError};
 pub use strategy_input::{StrategyBuilder, Value};
 pub use table::{

@@ -21,6 +21,7 @@ use crate::owner::Holder;
 use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
+use crate::shaping::Shaping;
 use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
@@ -89,7 +90,7 @@ enum Verdict {
 /// One protected operation: counters, strategy and delay.
 ///
 /// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
-/// pattern is a valid point and all zero is [`Point::new`]. 1 896 bytes,
+/// pattern is a valid point and all zero is [`Point::new`]. 2 008 bytes,
 /// aligned to 8.
 ///
 /// A **cluster point** ([`Point::set_cluster`]) also decides on the other
@@ -111,6 +112,8 @@ pub struct Point {
     /// with a strategy touches, so reading it costs no other cache line.
     cluster: AtomicU32,
     remote: Remote,
+    /// Warm-up and pacing of the token-bucket rate.
+    shaping: Shaping,
 }
 
 impl Default for Point {
@@ -133,6 +136,7 @@ impl Point {
                 downgrades: zeroed(),
                 cluster: AtomicU32::new(0),
                 remote: Remote::new(),
+                shaping: Shaping::new(),
             }
         }
     }
@@ -152,8 +156,19 @@ impl Point {
         if let Some(s) = strategy {
             s.validate()?;
         }
+        let warm_up = |s: Option<Strategy>| {
+            s.filter(Strategy::warms_up).map(|s| {
+                let rate = s.token_bucket_generated_tokens_in_second;
+                (rate, s.warm_up_period_sec, s.cold_factor)
+            })
+        };
+        let cools = warm_up(strategy.copied()).is_some_and(|w| Some(w) != warm_up(self.strategy()));
         self.delay
             .replace(strategy, || self.strategy.store(strategy, holder), holder);
+        if cools {
+            // Sentinel builds a cold controller for a new rule.
+            self.shaping.cool();
+        }
         Ok(())
     }
 
@@ -190,13 +205,21 @@ impl Point {
         let acquired = entry.holds_permit();
         // One branch: a local point's decision is the code it was before
         // cluster points (`Live<false>` never looks at remote counts).
-        let verdict = if self.is_cluster() {
-            let reading = Live::<true>::new(self, at, token, acquired);
-            self.judge(now_ms, flags, &s, &reading, holder)
+        let (verdict, wait_ms) = if self.is_cluster() {
+            let reading = Live::<true>::new(self, now_ms, at, token, acquired);
+            (
+                self.judge(now_ms, flags, &s, &reading, holder),
+                reading.wait_ms.get(),
+            )
         } else {
-            let reading = Live::<false>::new(self, at, token, acquired);
-            self.judge(now_ms, flags, &s, &reading, holder)
+            let reading = Live::<false>::new(self, now_ms, at, token, acquired);
+            (
+                self.judge(now_ms, flags, &s, &reading, holder),
+                reading.wait_ms.get(),
+            )
         };
+        // A probe returns before the rules: only an entry that is no probe waits.
+        entry.probe_generation = wait_ms;
         match verdict {
             Verdict::Pass => {}
             Verdict::Probe(generation) => {
@@ -209,6 +232,7 @@ impl Point {
                     self.downgrades[reason.code() as usize - 1].fetch_add(1, Ordering::Relaxed);
                     entry.state |= DOWNGRADED;
                     entry.reason = Some(reason);
+                    entry.probe_generation = 0; // no wait for a fallback
                 }
             }
         }
@@ -300,7 +324,8 @@ impl Point {
             return;
         }
         let now_ms = clock();
-        let timed_out = timeout.is_some_and(|t| now_ms.saturating_sub(entry.start_ms) > t as u64);
+        let timed_out =
+            timeout.is_some_and(|t| now_ms.saturating_sub(entry.run_at_ms()) > t as u64);
         if failed || timed_out || entry.is_probe() {
             self.settle(entry, now_ms, failed, timed_out, holder);
         }
@@ -497,22 +522,27 @@ impl Point {
 /// four at once. `CLUSTER`: a cluster point's, which adds the remote counts.
 struct Live<'a, const CLUSTER: bool> {
     point: &'a Point,
+    now_ms: u64,
     /// The 1 s bucket of the decision.
     at: Place<'a>,
     token: u64,
     acquired: bool,
     sums: Cell<Option<Sums>>,
+    /// A paced request's wait, set by the token-bucket rule.
+    wait_ms: Cell<u16>,
 }
 
 impl<'a, const CLUSTER: bool> Live<'a, CLUSTER> {
     #[inline]
-    fn new(point: &'a Point, at: Place<'a>, token: u64, acquired: bool) -> Self {
+    fn new(point: &'a Point, now_ms: u64, at: Place<'a>, token: u64, acquired: bool) -> Self {
         Live {
             point,
+            now_ms,
             at,
             token,
             acquired,
             sums: Cell::new(None),
+            wait_ms: Cell::new(0),
         }
     }
 
@@ -566,5 +596,23 @@ impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
     #[inline(always)]
     fn timeout(&self) -> u64 {
         self.sum(Counter::Timeout)
+    }
+    fn shaping_fails(&self, s: &Strategy) -> bool {
+        // The last second's admitted requests, this process's own (Sentinel's
+        // previousPassQps).
+        let passed = match self.at.b.checked_sub(1) {
+            Some(b) => {
+                let last = self.point.counters.second(b);
+                last[Counter::Visit as usize].saturating_sub(last[Counter::Downgrade as usize])
+            }
+            None => 0,
+        };
+        let mut wait_ms = 0;
+        let fails = self
+            .point
+            .shaping
+            .fails(s, self.now_ms, self.token(), passed, &mut wait_ms);
+        self.wait_ms.set(wait_ms);
+        fails
     }
 }

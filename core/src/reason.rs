@@ -23,6 +23,8 @@ pub enum Reason {
     PressureTest = 7,
     /// A delay started by an earlier downgrade is still running.
     Delay = 8,
+    /// Too high a share of slow calls (slower than `timeout_threshold`) in the sliding window.
+    SlowCallRate = 9,
 }
 
 crate::error::names!(Reason {
@@ -34,6 +36,7 @@ crate::error::names!(Reason {
     ExceptionRate => "EXCEPTION_RATE",
     PressureTest => "PRESSURE_TEST",
     Delay => "DELAY",
+    SlowCallRate => "SLOW_CALL_RATE",
 });
 
 impl Reason {

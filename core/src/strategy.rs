@@ -38,6 +38,17 @@ pub struct Strategy {
     pub downgrade_rate: i64,
     /// `pressureTestDowngrade`: 1 downgrades load-test traffic (SDS_FLAG_PRESSURE_TEST).
     pub pressure_test_downgrade: i64,
+    /// `slowCallRateThreshold`: max percent of admitted requests in the sliding
+    /// window slower than `timeoutThreshold` (0..=100; needs `timeoutThreshold`).
+    pub slow_call_rate_threshold: i64,
+    /// `slowCallRateStart`: the slow-call rate is judged only once the window's visits exceed this.
+    pub slow_call_rate_start: i64,
+    /// `warmUpPeriodSec`: the token-bucket rate climbs from cold to full over this many seconds.
+    pub warm_up_period_sec: i64,
+    /// `coldFactor`: a cold point admits the rate divided by this (> 1).
+    pub cold_factor: i64,
+    /// `maxQueueingTimeMs`: paces the token-bucket rate; a request waits at most this long (0..=65535).
+    pub max_queueing_time_ms: i64,
 }
 
 macro_rules! fields {
@@ -112,6 +123,11 @@ fields! {
     RetryInterval, retry_interval, "retryInterval", -1;
     DowngradeRate, downgrade_rate, "downgradeRate", 100;
     PressureTestDowngrade, pressure_test_downgrade, "pressureTestDowngrade", 0;
+    SlowCallRateThreshold, slow_call_rate_threshold, "slowCallRateThreshold", -1;
+    SlowCallRateStart, slow_call_rate_start, "slowCallRateStart", 0;
+    WarmUpPeriodSec, warm_up_period_sec, "warmUpPeriodSec", -1;
+    ColdFactor, cold_factor, "coldFactor", 3;
+    MaxQueueingTimeMs, max_queueing_time_ms, "maxQueueingTimeMs", -1;
 }
 
 /// The JSON key naming the point in SDS's strategy objects. It is not a
@@ -122,6 +138,9 @@ pub const POINT_KEY: &str = "point";
 pub const MIN_DELAY_MS: i64 = 10_000;
 /// The shortest positive `retryInterval` that may be configured.
 pub const MIN_RETRY_MS: i64 = 1_000;
+/// The longest `maxQueueingTimeMs`: a wait fits the 16 bits a packed entry
+/// keeps for it (a request queued for over a minute is a timeout anyway).
+pub const MAX_QUEUEING_MS: i64 = 65_535;
 
 impl Field {
     /// The field's position in [`Field::ALL`] (and in a binding's array of
@@ -164,6 +183,7 @@ impl Strategy {
         let percent = [
             (Field::ExceptionRateThreshold, self.exception_rate_threshold),
             (Field::DowngradeRate, self.downgrade_rate),
+            (Field::SlowCallRateThreshold, self.slow_call_rate_threshold),
         ];
         for (field, value) in percent {
             if value > 100 {
@@ -184,7 +204,48 @@ impl Strategy {
                 return fail(Field::RetryInterval, Rule::RetryBeyondDelay);
             }
         }
+        self.validate_shaping()
+    }
+
+    /// The rules of the rows added after SDS's own: slow calls, warm-up, pacing.
+    fn validate_shaping(&self) -> Result<(), Error> {
+        let fail = |field, rule| Err(Error::InvalidStrategy { field, rule });
+        if self.slow_call_rate_threshold >= 0 && self.timeout_threshold <= 0 {
+            return fail(Field::SlowCallRateThreshold, Rule::SlowCallWithoutTimeout);
+        }
+        if self.cold_factor <= 1 {
+            return fail(Field::ColdFactor, Rule::ColdFactorTooSmall);
+        }
+        if self.warm_up_period_sec == 0 {
+            return fail(Field::WarmUpPeriodSec, Rule::ZeroWarmUp);
+        }
+        if self.max_queueing_time_ms > MAX_QUEUEING_MS {
+            return fail(Field::MaxQueueingTimeMs, Rule::QueueTooLong);
+        }
+        let rate = self.token_bucket_generated_tokens_in_second;
+        let shaping = [
+            (Field::WarmUpPeriodSec, self.warms_up(), 1),
+            (Field::MaxQueueingTimeMs, self.paces(), 0),
+        ];
+        for (field, on, least_rate) in shaping {
+            if on && rate < least_rate {
+                return fail(field, Rule::ShapingWithoutRate);
+            }
+        }
+        if (self.warms_up() || self.paces()) && self.token_bucket_size > rate {
+            return fail(Field::TokenBucketSize, Rule::BurstWithShaping);
+        }
         Ok(())
+    }
+
+    /// Whether the token-bucket rate warms up (`warmUpPeriodSec` > 0).
+    pub const fn warms_up(&self) -> bool {
+        self.warm_up_period_sec > 0
+    }
+
+    /// Whether the token-bucket rate is paced (`maxQueueingTimeMs` >= 0).
+    pub const fn paces(&self) -> bool {
+        self.max_queueing_time_ms >= 0
     }
 
     /// Whether a triggered downgrade starts a delay.

@@ -25,11 +25,11 @@ use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 /// point without a strategy is the safe reading (it never blocks anyone).
 const MAX_READ_ATTEMPTS: u32 = 1 << 16;
 
-pub(crate) const FIELDS: usize = 13;
+pub(crate) const FIELDS: usize = Field::COUNT;
 const ABSENT: u32 = 0;
 const PRESENT: u32 = 1;
 
-/// One copy (`repr(C)`, 112 bytes).
+/// One copy (`repr(C)`, 152 bytes).
 #[repr(C)]
 pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
@@ -51,7 +51,7 @@ impl Replica {
     }
 }
 
-/// Plain data (`repr(C)`, integer atomics only, 232 bytes): all zero is an
+/// Plain data (`repr(C)`, integer atomics only, 312 bytes): all zero is an
 /// absent strategy, and any bit pattern is a valid cell.
 #[repr(C)]
 pub(crate) struct StrategyCell {

@@ -101,6 +101,10 @@ impl Surface for Core {
         self.0.exit(entry, at, outcome).map_err(|e| e.to_string())
     }
 
+    fn wait_ms(&self, entry: &Entry) -> u64 {
+        entry.wait_ms()
+    }
+
     fn stats(&self, point: &str, at: u64) -> Result<Value, String> {
         let s = self
             .0

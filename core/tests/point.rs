@@ -183,7 +183,8 @@ fn validate_names_the_field_and_rule() {
 
 #[test]
 fn field_table_names_every_field_once() {
-    assert_eq!(Field::ALL.len(), 13);
+    assert_eq!(Field::ALL.len(), 18);
+    assert_eq!(Strategy::DEFAULT.cold_factor, 3);
     for f in Field::ALL {
         assert_eq!(Field::from_json_name(f.json_name()), Some(*f));
         assert_eq!(Field::from_snake_name(f.snake_name()), Some(*f));
@@ -217,7 +218,8 @@ fn code_tables_are_stable() {
             (5, "EXCEPTION"),
             (6, "EXCEPTION_RATE"),
             (7, "PRESSURE_TEST"),
-            (8, "DELAY")
+            (8, "DELAY"),
+            (9, "SLOW_CALL_RATE")
         ]
     );
     for r in Reason::ALL {
@@ -225,7 +227,7 @@ fn code_tables_are_stable() {
         assert_eq!(Reason::from_name(r.as_str()), Some(r));
     }
     assert_eq!(Reason::from_code(0), None);
-    assert_eq!(Reason::from_code(9), None);
+    assert_eq!(Reason::from_code(10), None);
     for (i, c) in ErrorCode::ALL.iter().enumerate() {
         assert_eq!(c.as_u32(), i as u32 + 1);
         assert_eq!(ErrorCode::from_u32(c.as_u32()), Some(*c));
@@ -337,10 +339,24 @@ fn entries_pack_into_43_bits_and_back() {
         point: (1 << 20) - 1,
         probe_generation: u16::MAX,
         state: EntryParts::PERMIT | EntryParts::PROBE | EntryParts::DOWNGRADED,
-        reason: 8,
+        reason: 9,
+        wait_ms: 0,
     });
     assert_eq!(Entry::unpack(widest.pack(), 9), Some(widest));
     assert!(widest.pack() < 1 << packed::BITS);
+    // An entry that is no probe keeps its wait in the generation's bits.
+    let waiting = Entry::from_parts(EntryParts {
+        start_ms: 9,
+        point: (1 << 20) - 1,
+        probe_generation: 0,
+        state: EntryParts::PERMIT,
+        reason: 0,
+        wait_ms: u16::MAX,
+    });
+    assert_eq!(waiting.wait_ms(), 65_535);
+    assert_eq!(waiting.run_at_ms(), 9 + 65_535);
+    assert_eq!(Entry::unpack(waiting.pack(), 9), Some(waiting));
+    assert!(waiting.pack() < 1 << packed::BITS);
     assert_eq!(Entry::unpack(1 << packed::BITS, 0), None);
 }
 

@@ -127,6 +127,10 @@ impl Surface for Table {
         code_name(unsafe { sds_exit(self.0, entry, at, outcome as u32) })
     }
 
+    fn wait_ms(&self, entry: &EntryParts) -> u64 {
+        entry.wait_ms as u64
+    }
+
     fn stats(&self, point: &str, at: u64) -> Result<Value, String> {
         let mut s = Stats::default();
         code_name(unsafe { sds_stats_get(self.0, ptr(point), point.len(), at, &mut s) })?;
