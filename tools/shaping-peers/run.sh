@@ -13,7 +13,9 @@ mode="${1:-check}"
 case "$mode" in check | --write) ;; *) echo "usage: $0 [--write]" >&2; exit 2 ;; esac
 
 mvn -q -f "$here/pom.xml" compile dependency:build-classpath -Dmdep.outputFile="$build/classpath.txt" >&2
-java -cp "$build/classes:$(cat "$build/classpath.txt")" sds.shaping.Peers >"$build/peers.json"
+# Sentinel's StatisticNode starts its logger: keep its files under the build directory.
+java -Dcsp.sentinel.log.dir="$build/logs" -cp "$build/classes:$(cat "$build/classpath.txt")" \
+  sds.shaping.Peers "$build/peers.json" >"$build/peers.log"
 
 python3 - "$mode" "$build/peers.json" "$root/conformance" <<'PY'
 import difflib, glob, json, os, re, sys

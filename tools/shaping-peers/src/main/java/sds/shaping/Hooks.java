@@ -11,6 +11,7 @@ import com.alibaba.csp.sentinel.util.TimeUtil;
 import java.util.concurrent.locks.LockSupport;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.ByteBuddyAgent;
+import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.dynamic.loading.ClassReloadingStrategy;
 import net.bytebuddy.matcher.ElementMatchers;
@@ -21,7 +22,8 @@ import net.bytebuddy.matcher.ElementMatchers;
  * {@code Thread.sleep} or {@code LockSupport.parkNanos}. {@link #install()} rewrites those four call
  * sites inside the three controller classes (and nowhere else) so that they read {@link #millis()}
  * and {@link #nanos()} and record the sleep instead of sleeping. The controllers' arithmetic is
- * untouched: it is the jar's own bytecode.
+ * untouched: it is the jar's own bytecode. {@code TimeUtil.currentTimeMillis()} itself answers the
+ * harness's time too, for the comparison with Sentinel's own StatisticNode.
  */
 public final class Hooks {
     /** A multiple of 1000, so peer seconds and scenario seconds start together; large like a real
@@ -60,8 +62,27 @@ public final class Hooks {
         sleptNs = ns;
     }
 
+    /** TimeUtil.currentTimeMillis() returns the harness's time (for Sentinel's own StatisticNode). */
+    static final class TimeUtilAdvice {
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+        static boolean enter() {
+            return true;
+        }
+
+        @Advice.OnMethodExit
+        static void exit(@Advice.Return(readOnly = false) long time) {
+            time = Hooks.millis();
+        }
+    }
+
     public static void install() throws Exception {
         ByteBuddyAgent.install();
+        // Sentinel's sliding windows (LeapArray under StatisticNode) read TimeUtil directly.
+        new ByteBuddy()
+                .redefine(TimeUtil.class)
+                .visit(Advice.to(TimeUtilAdvice.class).on(named("currentTimeMillis")))
+                .make()
+                .load(TimeUtil.class.getClassLoader(), ClassReloadingStrategy.fromInstalledAgent());
         for (Class<?> c : new Class<?>[] {ThrottlingController.class, WarmUpController.class,
                 WarmUpRateLimiterController.class}) {
             new ByteBuddy()

@@ -1,6 +1,7 @@
 package sds.shaping;
 
 import com.alibaba.csp.sentinel.node.Node;
+import com.alibaba.csp.sentinel.node.StatisticNode;
 import com.alibaba.csp.sentinel.slots.block.flow.TrafficShapingController;
 import com.alibaba.csp.sentinel.slots.block.flow.controller.ThrottlingController;
 import com.alibaba.csp.sentinel.slots.block.flow.controller.WarmUpController;
@@ -19,8 +20,8 @@ import java.util.function.Supplier;
  * Drives the peers' own classes (sentinel-core's ThrottlingController, WarmUpController and
  * WarmUpRateLimiterController; Guava's RateLimiter) through request sequences on a controlled clock
  * and prints, as one JSON document on stdout, the conformance scenarios they yield and the
- * markdown tables of the Guava sequences compared with the Sentinel semantics SDS follows.
- * run.sh formats, writes or checks them.
+ * markdown tables of the Guava sequences compared with the Sentinel semantics SDS follows, into the
+ * file named by its argument. run.sh formats, writes or checks them.
  */
 public final class Peers {
     /** The largest maxQueueingTimeMs SDS accepts: stands for "wait as long as it takes". */
@@ -544,13 +545,59 @@ public final class Peers {
         }
     }
 
+    // ---- SDS's counts against Sentinel's own StatisticNode ----
+
+    /** The same controller fed by Sentinel's StatisticNode (a pass added when admitted). */
+    static final class StatisticNodePeer implements Peer {
+        private final TrafficShapingController controller;
+        private final StatisticNode node = new StatisticNode();
+
+        StatisticNodePeer(TrafficShapingController controller) {
+            this.controller = controller;
+        }
+
+        @Override
+        public Outcome decide(long at) {
+            Hooks.at(at);
+            boolean ok = controller.canPass(node, 1);
+            if (ok) {
+                node.addPassRequest(1);
+            }
+            return new Outcome(ok, 0);
+        }
+    }
+
+    static void statisticNodeTable(StringBuilder md) {
+        List<Step> steps = interleave(everySecond(1700, 10700, 30), everySecond(2200, 11200, 30));
+        Peer sds = new SentinelPeer(new WarmUpController(20, 5, 3));
+        Peer real = new StatisticNodePeer(new WarmUpController(20, 5, 3));
+        md.append("\n#### Sentinel's StatisticNode: not followed\n\n");
+        md.append("WarmUpController(20, 5, 3), 30 requests at .700 and 30 at .200 of each second: admitted per step")
+                .append(" with SDS's counts (as the scenarios feed it) and with Sentinel's own StatisticNode on the same")
+                .append(" clock (passQps over a sliding second of two 500 ms buckets). At .200 Sentinel still counts the")
+                .append(" passes of the previous .700; SDS's calendar second has started afresh.\n\n");
+        md.append("| `at` | offered | admitted, SDS counts | admitted, StatisticNode |\n| --- | --- | --- | --- |\n");
+        for (Step st : steps) {
+            int a = 0;
+            int b = 0;
+            for (int i = 0; i < st.repeat(); i++) {
+                a += sds.decide(st.at()).pass() ? 1 : 0;
+                b += real.decide(st.at()).pass() ? 1 : 0;
+            }
+            md.append("| ").append(st.at()).append(" | ").append(st.repeat()).append(" | ").append(a).append(" | ")
+                    .append(a == b ? String.valueOf(b) : "**" + b + "**").append(" |\n");
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         Hooks.install();
         Map<String, Object> files = new LinkedHashMap<>();
         sentinelScenarios(files);
         StringBuilder md = new StringBuilder();
         guavaCases(files, md);
-        System.out.println(Json.write(map("sentinel", SENTINEL, "guava", GUAVA, "files", files,
-                "markdown", md.toString())));
+        statisticNodeTable(md);
+        // A file, not stdout: Sentinel's logging (started by StatisticNode) prints to stdout.
+        java.nio.file.Files.writeString(java.nio.file.Path.of(args[0]), Json.write(map("sentinel", SENTINEL,
+                "guava", GUAVA, "files", files, "markdown", md.toString())));
     }
 }
