@@ -3,7 +3,7 @@
 //! rate over `warmUpPeriodSec`), `ThrottlingController` (requests spaced
 //! evenly at the rate, each told how long to wait, refused past
 //! `maxQueueingTimeMs`) and both at once (`WarmUpRateLimiterController`).
-//! SEMANTICS-SHAPING.md in the docs states the formulas; the constants and
+//! core/SHAPING.md states the formulas; the constants and
 //! casts here are Sentinel's, so its sequences come out to the ms.
 //!
 //! Three words, each updated alone with a compare-and-swap, so any process
