@@ -12,7 +12,7 @@ build="$root/target/shaping-peers"
 mode="${1:-check}"
 case "$mode" in check | --write) ;; *) echo "usage: $0 [--write]" >&2; exit 2 ;; esac
 
-mvn -q -f "$here/pom.xml" compile dependency:build-classpath -Dmdep.outputFile="$build/classpath.txt" >&2
+mvn -q -B -Dstyle.color=never -f "$here/pom.xml" compile dependency:build-classpath -Dmdep.outputFile="$build/classpath.txt" >&2
 # Sentinel's StatisticNode starts its logger: keep its files under the build directory.
 java -Dcsp.sentinel.log.dir="$build/logs" -cp "$build/classes:$(cat "$build/classpath.txt")" \
   sds.shaping.Peers "$build/peers.json" >"$build/peers.log"
@@ -64,7 +64,7 @@ for path, text in sorted(want.items()):
             (have or "").splitlines(True), (text or "").splitlines(True),
             os.path.relpath(path, conf) + " (committed)", os.path.relpath(path, conf) + " (peers)"))
 if bad:
-    print(f"{bad} file(s) differ from {peers['sentinel']} / {peers['guava']}: run {sys.argv[0]} --write", file=sys.stderr)
+    print(f"{bad} file(s) differ from {peers['sentinel']} / {peers['guava']}: run tools/shaping-peers/run.sh --write", file=sys.stderr)
     sys.exit(1)
 print(f"conformance agrees with {peers['sentinel']} and {peers['guava']}" if mode == "check" else "done")
 PY
