@@ -29,6 +29,32 @@ const GIVEN_TIME: u8 = 4;
 
 static REASON_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
 
+static TIME_SLEEP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static ASYNC_HELPERS: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+/// Sleeps `ms` with `time.sleep` (the GIL released, interruptible by a
+/// signal's exception): how the sync sugar waits for a paced entry.
+#[cold]
+#[inline(never)]
+pub fn sleep_ms(py: Python<'_>, ms: u64) -> PyResult<()> {
+    let sleep = TIME_SLEEP.get_or_try_init(py, || {
+        py.import("time")?.getattr("sleep").map(Bound::unbind)
+    })?;
+    sleep.bind(py).call1((ms as f64 / 1000.0,))?;
+    Ok(())
+}
+
+/// `sds._pacing.enter_async` and `exit_async`: the coroutines of `async with`.
+fn async_helpers(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    ASYNC_HELPERS.get_or_try_init(py, || {
+        let module = py.import("sds._pacing")?;
+        Ok((
+            module.getattr("enter_async")?.unbind(),
+            module.getattr("exit_async")?.unbind(),
+        ))
+    })
+}
+
 /// The interned name of a reason (`"VISIT"`...), or `None`.
 pub fn reason_name(py: Python<'_>, reason: Option<Reason>) -> Option<Py<PyString>> {
     let names = REASON_NAMES.get_or_init(py, || {
@@ -185,6 +211,15 @@ impl Entry {
         self.entry.start_ms()
     }
 
+    /// The ms to wait before running the request: a paced point
+    /// (`maxQueueingTimeMs`) spaces its requests evenly at its rate. 0 for
+    /// every other entry (and for a downgraded one). `with` and `async with`
+    /// wait it before their body; a caller of `enter` waits it itself.
+    #[getter]
+    fn wait_ms(&self) -> u64 {
+        self.entry.wait_ms()
+    }
+
     /// Whether `exit` already ran.
     #[getter]
     fn exited(&self) -> bool {
@@ -208,20 +243,56 @@ impl Entry {
         Ok(())
     }
 
-    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
+    /// Waits `wait_ms` (`time.sleep`) before the body runs. Interrupted
+    /// (`KeyboardInterrupt`...), it exits the entry and raises: the body
+    /// never runs, so `__exit__` would not.
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let wait = slf.get().entry.wait_ms();
+        if wait > 0 {
+            slf.get().wait(slf.py(), wait)?;
+        }
+        Ok(slf)
+    }
+
+    /// `async with`: a coroutine that waits `wait_ms` with `asyncio.sleep`
+    /// (the loop runs meanwhile) and gives the entry; cancelled while
+    /// waiting, it exits the entry.
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let (enter, _) = async_helpers(slf.py())?;
+        enter.bind(slf.py()).call1((slf,))
+    }
+
+    /// `async with`'s end: `__exit__` in a coroutine.
+    #[pyo3(signature = (exc_type=None, exc=None, traceback=None))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        exc_type: Option<Bound<'py, PyAny>>,
+        exc: Option<Bound<'py, PyAny>>,
+        traceback: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (_, exit) = async_helpers(slf.py())?;
+        exit.bind(slf.py()).call1((slf, exc_type, exc, traceback))
     }
 
     fn __repr__(&self) -> String {
-        match self.entry.reason() {
-            Some(r) => format!("Entry(downgraded, reason={:?})", r.as_str()),
-            None => "Entry(passed)".to_string(),
+        match (self.entry.reason(), self.entry.wait_ms()) {
+            (Some(r), _) => format!("Entry(downgraded, reason={:?})", r.as_str()),
+            (None, 0) => "Entry(passed)".to_string(),
+            (None, wait) => format!("Entry(passed, wait_ms={wait})"),
         }
     }
 }
 
 /// Called by the fast methods (fast.rs), which parse the arguments.
 impl Entry {
+    /// Sleeps `ms` before the request runs; if the sleep raises, exits the
+    /// entry first (at its own clock, not failed: nothing ran).
+    pub(crate) fn wait(&self, py: Python<'_>, ms: u64) -> PyResult<()> {
+        sleep_ms(py, ms).inspect_err(|_| {
+            let _ = self.settle(py, None, 0);
+        })
+    }
+
     /// Settles the request: returns its permit, counts its exception and its
     /// timeout. Only the first call counts. Without `now_ms`, at the wall
     /// clock, or at the start when `enter` was given `now_ms`.

@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use sds_core::{Flags, Outcome, PointId};
 
-use crate::entry::reason_name;
+use crate::entry::{reason_name, sleep_ms};
 use crate::errors;
 use crate::table::{Inner, PointHandle, Table};
 
@@ -96,6 +96,16 @@ impl Guarded {
                     )),
                 },
             };
+        }
+        let wait = entry.wait_ms();
+        if wait > 0 {
+            // A paced point: wait before the call (`time.sleep`). Interrupted,
+            // the entry exits unfailed (nothing ran) and the exception rises.
+            if let Err(err) = sleep_ms(py, wait) {
+                self.inner
+                    .exit_with(py, &entry, Outcome::Ok, sds_clock::now_ms)?;
+                return Err(err);
+            }
         }
         let result = self.func.bind(py).call(args, kwargs);
         let outcome = match &result {

@@ -20,8 +20,32 @@ def test_the_scenarios_are_found() -> None:
     assert len(FILES) >= 3, f"no scenarios under {SCENARIOS}"
 
 
+def test_the_shaping_scenarios_check_waits() -> None:
+    """The pacing and warm-up scenarios are here, and some of their steps
+    carry ``waitMs`` (checked by both runners below)."""
+    shaping = [f for f in FILES if f.stem.startswith("shaping-")]
+    assert len(shaping) >= 15, [f.stem for f in shaping]
+    waits = sum(
+        1 for f in shaping for s in json.loads(f.read_text())["steps"] if "waitMs" in s
+    )
+    assert waits >= 20, f"only {waits} steps with waitMs"
+
+
 def word(entry: sds.Entry) -> str:
     return entry.reason or "pass"
+
+
+def check_waits(want: Any, got: List[int], where: str) -> None:
+    """An enter step's optional ``waitMs``: one number (``repeat`` 1) or one
+    wait per entry, in order (conformance/README.md)."""
+    if want is None:
+        return
+    if isinstance(want, list):
+        ok = want == got
+    else:
+        assert isinstance(want, int) and not isinstance(want, bool), f"{where}: waitMs must be a number or a list, got {want!r}"
+        ok = got == [want]
+    assert ok, f"{where}: waitMs: expected {want}, got {got}"
 
 
 def set_strategy(client: sds.Client, point: str, strategy: Optional[Dict[str, Any]]) -> Optional[str]:
@@ -58,15 +82,18 @@ def run(scenario: Dict[str, Any]) -> None:
         if op == "enter":
             repeat = step.get("repeat", 1)
             tally: Counter[str] = Counter()
+            waits: List[int] = []
             for _ in range(repeat):
                 entry = client.enter(point, now_ms=at, pressure_test=step.get("pressure_test", False))
                 tally[word(entry)] += 1
+                waits.append(entry.wait_ms)
                 if "id" in step:
                     open_entries.setdefault(step["id"], []).append(entry)
                 else:
                     entry.exit(now_ms=at)
             got: Any = next(iter(tally)) if repeat == 1 else dict(tally)
             assert got == step["expect"], f"{where}: expected {step['expect']}, got {got}"
+            check_waits(step.get("waitMs"), waits, where)
         elif op == "exit":
             failed = step.get("outcome", "ok") == "error"
             for entry in open_entries.pop(step["id"]):
@@ -98,21 +125,24 @@ def test_scenario_through_a_point_handle(path: pathlib.Path) -> None:
         client.set_strategy(default_point, json.dumps(scenario["strategy"]))
     handles = {default_point: client.point(default_point)}
     open_entries: Dict[str, List[sds.Entry]] = {}
-    for step in scenario["steps"]:
+    for i, step in enumerate(scenario["steps"]):
         point = step.get("point", default_point)
         handle = handles.setdefault(point, client.point(point))
         at = step["at"]
         if step["op"] == "enter":
             words: Counter[str] = Counter()
+            waits: List[int] = []
             for _ in range(step.get("repeat", 1)):
                 entry = handle.enter(now_ms=at, pressure_test=step.get("pressure_test", False))
                 words[word(entry)] += 1
+                waits.append(entry.wait_ms)
                 if "id" in step:
                     open_entries.setdefault(step["id"], []).append(entry)
                 else:
                     entry.exit(now_ms=at)
             expect = step["expect"]
             assert dict(words) == (expect if isinstance(expect, dict) else {expect: 1})
+            check_waits(step.get("waitMs"), waits, f"step {i}")
         elif step["op"] == "exit":
             for entry in open_entries.pop(step["id"]):
                 if step.get("outcome") == "error":

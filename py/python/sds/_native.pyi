@@ -3,7 +3,7 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar, Union, final
+from typing import Any, Callable, Coroutine, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar, Union, final
 
 from typing_extensions import disjoint_base
 
@@ -112,6 +112,16 @@ class Strategy:
     def downgrade_rate(self) -> int: ...
     @property
     def pressure_test_downgrade(self) -> int: ...
+    @property
+    def slow_call_rate_threshold(self) -> int: ...
+    @property
+    def slow_call_rate_start(self) -> int: ...
+    @property
+    def warm_up_period_sec(self) -> int: ...
+    @property
+    def cold_factor(self) -> int: ...
+    @property
+    def max_queueing_time_ms(self) -> int: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
@@ -133,16 +143,31 @@ class Entry:
     @property
     def start_ms(self) -> int: ...
     @property
+    def wait_ms(self) -> int:
+        """The ms to wait before running the request: a paced point
+        (`maxQueueingTimeMs`) spaces its requests evenly at its rate. 0 for
+        every other entry (and for a downgraded one). `with` and `async with`
+        wait it before their body; a caller of `enter` waits it itself."""
+    @property
     def exited(self) -> bool: ...
     def error(self, exc: Optional[BaseException]) -> None: ...
     def exit(self, now_ms: Optional[int] = None) -> None: ...
-    def __enter__(self: _E) -> _E: ...
+    def __enter__(self: _E) -> _E:
+        """Waits `wait_ms` (`time.sleep`) before the body runs."""
     def __exit__(
         self,
         _exc_type: Optional[Type[BaseException]] = None,
         exc: Optional[BaseException] = None,
         _traceback: Optional[TracebackType] = None,
     ) -> bool: ...
+    def __aenter__(self: _E) -> Coroutine[Any, Any, _E]:
+        """`async with`: waits `wait_ms` with `asyncio.sleep`."""
+    def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        traceback: Optional[TracebackType] = None,
+    ) -> Coroutine[Any, Any, bool]: ...
 
 @disjoint_base
 class Table:

@@ -10,6 +10,7 @@ works too (the keyword arguments are the same).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional
 
 from .client import Client
@@ -108,6 +109,9 @@ class SdsMiddleware:
             await send(message)
 
         try:
+            if admitted.wait_ms:
+                # A paced point: wait without blocking the loop.
+                await asyncio.sleep(admitted.wait_ms / 1000)
             await self.app(scope, receive, send_with_headers)
         except BaseException as error:
             admitted.finish(error, status)

@@ -6,12 +6,19 @@ the iteration.
 Only an ``Exception`` counts as the point's exception: cancellations and
 exits (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``,
 ``GeneratorExit``) are ``BaseException`` only and never count, whatever
-``errors`` says."""
+``errors`` says.
+
+A paced point's entry (``Entry.wait_ms`` > 0) is waited for before the
+protected code runs: ``time.sleep`` for plain functions and generators,
+``await asyncio.sleep`` for ``async def`` and async generators (the loop
+runs meanwhile). A cancellation during the wait exits the entry, uncounted."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import time
 from typing import Any, AsyncGenerator, Callable, Generator, Optional, Tuple, Type, TypeVar, Union, cast
 
 from . import _native
@@ -96,6 +103,8 @@ def make_guard(
                     result = downgraded_call(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
                 try:
+                    if entry.wait_ms:
+                        await asyncio.sleep(entry.wait_ms / 1000)
                     return await fn(*args, **kwargs)
                 except BaseException as exc:
                     if counts(exc):
@@ -129,6 +138,8 @@ def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Count
         if entry.downgraded:
             return (yield from downgraded(entry, args, kwargs))
         try:
+            if entry.wait_ms:
+                time.sleep(entry.wait_ms / 1000)
             # `yield from` forwards send(), throw() and close() to fn's generator.
             return (yield from fn(*args, **kwargs))
         except BaseException as exc:
@@ -160,6 +171,8 @@ def _async_generator(
                     yield item
             return
         try:
+            if entry.wait_ms:
+                await asyncio.sleep(entry.wait_ms / 1000)
             inner = fn(*args, **kwargs)
             # No `yield from` for async generators: asend(), athrow() and
             # aclose() are forwarded by hand.

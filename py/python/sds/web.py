@@ -256,14 +256,17 @@ UNAVAILABLE = Response("Service Unavailable\n", 503)
 
 
 class Admitted:
-    """An admitted request: the header fields its response carries, and
-    what ``finish`` gives back when the response ends."""
+    """An admitted request: the header fields its response carries, the ms
+    it waits before the app runs (``wait_ms``: its point's pacing, 0 for
+    most requests), and what ``finish`` gives back when the response
+    ends."""
 
-    __slots__ = ("headers", "_entry", "_held")
+    __slots__ = ("headers", "wait_ms", "_entry", "_held")
 
     def __init__(self, headers: List[Tuple[Any, Any]], entry: Optional[_native.Entry],
                  held: Optional[List[Tuple[KeyedLimit, Key, int]]]) -> None:
         self.headers = headers
+        self.wait_ms = 0 if entry is None else entry.wait_ms
         self._entry = entry
         self._held = held
 

@@ -8,6 +8,7 @@ Django (``wsgi.py``): ``application = SdsMiddleware(get_wsgi_application(), rout
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union)
 
@@ -116,6 +117,9 @@ class _Running:
             return start_response(status, headers + extra, exc_info)
 
         try:
+            if admitted.wait_ms:
+                # A paced point: the worker waits before the app runs.
+                time.sleep(admitted.wait_ms / 1000)
             self._body: Optional[Iterable[bytes]] = app(environ, start)
         except BaseException as error:
             admitted.finish(error, self._status)
