@@ -44,8 +44,10 @@ setup_native! {
     ///   (`"1\tSDS_INVALID_STRATEGY\tinvalid strategy\n2\t..."`);
     /// - every reason's code and name (`"1\tVISIT\n2\tTOKEN_BUCKET\n..."`);
     /// - the downgraded bit, the reason shift, the reason mask, the permit
-    ///   bit and the probe bit of the core's packed entry (`"4\t3\t15\t1\t2"`),
-    ///   which Java decodes without crossing back;
+    ///   bit, the probe bit, the shift of the probe generation or wait and
+    ///   the packed width of the core's packed entry
+    ///   (`"4\t3\t15\t1\t2\t27\t43"`), which Java decodes without crossing
+    ///   back;
     /// - the strategy fields' SDS JSON names, comma-separated, in the order of
     ///   the `long[]` a Java `Strategy` holds;
     /// - the names of the stats values, comma-separated, in the order
@@ -55,7 +57,9 @@ setup_native! {
         let codes = ErrorCode::ALL.iter().map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description()));
         let reasons = Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str()));
         let shift = u64::from(packed::REASON_SHIFT);
-        let layout = [packed::DOWNGRADED, shift, packed::REASON_MASK, packed::PERMIT, packed::PROBE];
+        let high = u64::from(packed::GENERATION_SHIFT);
+        let bits = u64::from(packed::BITS);
+        let layout = [packed::DOWNGRADED, shift, packed::REASON_MASK, packed::PERMIT, packed::PROBE, high, bits];
         let fields: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
         let tables = [
             codes.collect::<Vec<_>>().join("\n"),

@@ -22,7 +22,10 @@ final class CoreTables {
     static final Map<Integer, String[]> ERROR_CODES = rows(TABLES[0]);
     /** Reason code to {name}. */
     static final Map<Integer, String[]> REASONS = rows(TABLES[1]);
-    /** The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit}. */
+    /**
+     * The core's packed entry: {downgraded bit, reason shift, reason mask, permit bit, probe bit,
+     * shift of the probe generation or wait, bits in all}.
+     */
     static final long[] PACKED_LAYOUT = longs(TABLES[2]);
     /** The SDS JSON names, in the order of a strategy's values. */
     static final String[] FIELD_NAMES = TABLES[3].split(",");

@@ -31,6 +31,10 @@ public final class Entry implements AutoCloseable {
     private static final int REASON_SHIFT = (int) CoreTables.PACKED_LAYOUT[1];
     private static final long REASON_MASK = CoreTables.PACKED_LAYOUT[2];
     private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
+    private static final long PROBE = CoreTables.PACKED_LAYOUT[4];
+    /** Where a probe's generation or, for any other entry, its wait in ms sits. */
+    private static final int WAIT_SHIFT = (int) CoreTables.PACKED_LAYOUT[5];
+    private static final long WAIT_MASK = (1L << (CoreTables.PACKED_LAYOUT[6] - WAIT_SHIFT)) - 1;
 
     private final Client client;
     private final long startMs;
@@ -64,6 +68,25 @@ public final class Entry implements AutoCloseable {
     /** Why it was downgraded; null when it was not. */
     public Reason reason() {
         return Reason.fromCode((int) ((packed >>> REASON_SHIFT) & REASON_MASK));
+    }
+
+    /**
+     * How many ms the caller must wait before it runs the request: a paced
+     * point ({@code maxQueueingTimeMs}) spaces its requests evenly at its
+     * token-bucket rate. 0 on any other point, for a downgraded entry and
+     * for a probe. The library never sleeps in {@link Client#enter}: wait
+     * this long yourself ({@code Thread.sleep(e.waitMs())}), or use
+     * {@link Client#call}, which does. A timeout ({@code timeoutThreshold})
+     * is measured from {@link #runAtMs()}, so the wait is not counted as
+     * slowness.
+     */
+    public long waitMs() {
+        return (packed & PROBE) != 0 ? 0 : (packed >>> WAIT_SHIFT) & WAIT_MASK;
+    }
+
+    /** When the request may run: {@link #startMs()} + {@link #waitMs()}. */
+    public long runAtMs() {
+        return startMs + waitMs();
     }
 
     /** The time of the enter, in ms. */
@@ -120,6 +143,7 @@ public final class Entry implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Entry{startMs=" + startMs + ", downgraded=" + isDowngraded() + ", reason=" + reason() + "}";
+        return "Entry{startMs=" + startMs + ", downgraded=" + isDowngraded() + ", reason=" + reason()
+                + ", waitMs=" + waitMs() + "}";
     }
 }

@@ -20,7 +20,12 @@ public enum Reason {
     /** Load-test traffic on a point that downgrades it. */
     PRESSURE_TEST(7),
     /** A delay started by an earlier downgrade is still running. */
-    DELAY(8);
+    DELAY(8),
+    /**
+     * Too high a share of slow calls (slower than {@code timeoutThreshold})
+     * in the sliding window ({@code slowCallRateThreshold}).
+     */
+    SLOW_CALL_RATE(9);
 
     private static final Reason[] BY_CODE = new Reason[256];
 

@@ -186,6 +186,35 @@ public final class Strategy {
             return set("pressureTestDowngrade", v);
         }
 
+        /** Percent (0..=100) of slow calls (slower than {@code timeoutThreshold}) that downgrades. */
+        public Builder slowCallRateThreshold(long v) {
+            return set("slowCallRateThreshold", v);
+        }
+
+        /** Visits in the window above which {@code slowCallRateThreshold} is judged. */
+        public Builder slowCallRateStart(long v) {
+            return set("slowCallRateStart", v);
+        }
+
+        /** Seconds over which the token-bucket rate climbs from rate / {@code coldFactor} to rate. */
+        public Builder warmUpPeriodSec(long v) {
+            return set("warmUpPeriodSec", v);
+        }
+
+        /** How much colder than the rate a cold point starts (> 1, default 3). */
+        public Builder coldFactor(long v) {
+            return set("coldFactor", v);
+        }
+
+        /**
+         * Paces the token-bucket rate: requests are spaced evenly, each told
+         * its wait ({@link Entry#waitMs()}), refused when it would pass this
+         * many ms (0..=65535).
+         */
+        public Builder maxQueueingTimeMs(long v) {
+            return set("maxQueueingTimeMs", v);
+        }
+
         /**
          * The validated strategy.
          *

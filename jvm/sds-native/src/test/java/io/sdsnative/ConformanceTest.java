@@ -1,6 +1,7 @@
 package io.sdsnative;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
@@ -100,9 +102,11 @@ class ConformanceTest {
                 int repeat = step.path("repeat").asInt(1);
                 boolean pressure = step.path("pressure_test").asBoolean(false);
                 Map<String, Integer> tally = new TreeMap<>();
+                List<Long> waits = new ArrayList<>();
                 for (int n = 0; n < repeat; n++) {
                     Entry e = client.enter(point, at, pressure);
                     tally.merge(e.reason() == null ? "pass" : e.reason().name(), 1, Integer::sum);
+                    waits.add(e.waitMs());
                     assertEquals(e.reason() != null, e.isDowngraded(), where + ": reason iff downgraded");
                     if (step.hasNonNull("id")) {
                         open.computeIfAbsent(step.get("id").asText(), k -> new ArrayList<>()).add(e);
@@ -118,6 +122,7 @@ class ConformanceTest {
                     expect.fields().forEachRemaining(en -> want.put(en.getKey(), en.getValue().asInt()));
                     assertEquals(want, tally, where);
                 }
+                checkWaits(step.get("waitMs"), waits, where);
                 break;
             }
             case "exit": {
@@ -159,6 +164,44 @@ class ConformanceTest {
             default:
                 fail(where + ": unknown op " + op);
         }
+    }
+
+    /**
+     * An enter step's {@code waitMs}, as conformance/src/lib.rs checks it: absent (not
+     * checked), one number (one entry) or one number per entry, in order.
+     */
+    static void checkWaits(JsonNode want, List<Long> got, String where) {
+        boolean ok;
+        if (want == null || want.isNull()) {
+            ok = true;
+        } else if (want.isIntegralNumber()) {
+            ok = got.size() == 1 && want.canConvertToLong() && want.asLong() >= 0 && want.asLong() == got.get(0);
+        } else if (want.isArray()) {
+            ok = want.size() == got.size();
+            for (int i = 0; ok && i < got.size(); i++) {
+                JsonNode w = want.get(i);
+                ok = w.isIntegralNumber() && w.canConvertToLong() && w.asLong() >= 0 && w.asLong() == got.get(i);
+            }
+        } else {
+            throw new AssertionError(where + ": waitMs must be a number or a list, got " + want);
+        }
+        assertTrue(ok, where + ": waitMs: expected " + want + ", got " + got);
+    }
+
+    /** The wait check fails on what it must refuse (so a scenario's waits are really compared). */
+    @Test
+    void waitCheckRefusesMismatches() throws Exception {
+        List<Long> one = Arrays.asList(100L);
+        List<Long> three = Arrays.asList(0L, 100L, 0L);
+        checkWaits(null, three, "absent");
+        checkWaits(JSON.readTree("100"), one, "number");
+        checkWaits(JSON.readTree("[0, 100, 0]"), three, "list");
+        for (String bad : new String[] {"99", "[100, 0]", "[0, 100, 1]", "[0, 100, 0, 0]"}) {
+            List<Long> got = bad.startsWith("[") ? three : one;
+            assertThrows(AssertionError.class, () -> checkWaits(JSON.readTree(bad), got, bad), bad);
+        }
+        assertThrows(AssertionError.class, () -> checkWaits(JSON.readTree("100"), three, "number, three entries"));
+        assertThrows(AssertionError.class, () -> checkWaits(JSON.readTree("\"100\""), one, "text"));
     }
 
     private static void checkSubset(JsonNode expect, String prefix, Map<String, Long> actual, String where) {
