@@ -13,6 +13,7 @@ export type Reason =
   | 'EXCEPTION_RATE'
   | 'PRESSURE_TEST'
   | 'DELAY'
+  | 'SLOW_CALL_RATE'
 
 /**
  * A strategy in SDS's JSON names; omitted, `null` and `undefined` fields take
@@ -33,6 +34,16 @@ export interface Strategy {
   retryInterval?: number | null
   downgradeRate?: number | null
   pressureTestDowngrade?: number | null
+  /** Max percent (0 to 100) of admitted requests slower than `timeoutThreshold`; needs it. */
+  slowCallRateThreshold?: number | null
+  /** The slow-call rate is judged only once the window's visits exceed this. */
+  slowCallRateStart?: number | null
+  /** The token-bucket rate climbs from rate / coldFactor to rate over this many seconds. */
+  warmUpPeriodSec?: number | null
+  /** How cold a point starts (> 1; default 3). */
+  coldFactor?: number | null
+  /** Paces the token-bucket rate: a request waits at most this long (0 to 65535 ms), else TOKEN_BUCKET. */
+  maxQueueingTimeMs?: number | null
 }
 
 /** A strategy as `strategy()` reads it back: every field, as a number. */
@@ -91,6 +102,12 @@ export declare class Entry {
   readonly downgraded: boolean
   /** Why it was downgraded; `null` when it was not. */
   readonly reason: Reason | null
+  /**
+   * Ms to wait before running the request: a paced point
+   * (`maxQueueingTimeMs`) spaces requests evenly at its rate. 0 for any
+   * other entry and when downgraded.
+   */
+  readonly waitMs: number
   /** Whether `exit` ran. */
   readonly exited: boolean
   /**
@@ -108,7 +125,7 @@ export declare class Point {
   readonly client: Client
   readonly name: string
   enter(options?: EnterOptions): Entry
-  run<T, F>(fn: () => T, fallback: () => F): T | F
+  run<T, F>(fn: () => T, fallback: () => F): Paced<T> | F
   run<T>(fn: () => T): RunResult<T>
   stats(nowMs?: number): Stats
   strategy(): StrategyValues | null
@@ -117,11 +134,19 @@ export declare class Point {
 }
 
 /**
- * What `run` without a fallback gives: `fn`'s result, or, when the request
- * is downgraded and the client's console agent has a return value for the
- * point, that raw string (resolved, for an async `fn`).
+ * What `run` gives for `fn`'s result `T` when the request is admitted: an
+ * async `fn`'s promise; a sync `fn`'s value, or a promise of it when the
+ * request had to wait first (a paced point, `Entry#waitMs` > 0: `run` awaits
+ * a timer, never blocks). `await` the result on a paced point.
  */
-export type RunResult<T> = T extends PromiseLike<infer U> ? Promise<U | string> : T | string
+export type Paced<T> = T extends PromiseLike<infer U> ? Promise<U> : T | Promise<T>
+
+/**
+ * What `run` without a fallback gives: `fn`'s result (see `Paced`), or, when
+ * the request is downgraded and the client's console agent has a return
+ * value for the point, that raw string (resolved, for an async `fn`).
+ */
+export type RunResult<T> = T extends PromiseLike<infer U> ? Promise<U | string> : T | string | Promise<T | string>
 
 /**
  * The agent crate's settings, checked there; left out or `null`: the default.
@@ -338,7 +363,7 @@ export declare class Client extends EventEmitter {
    * the point when the client's agent has one, else a thrown (for an async
    * `fn`, rejected) `DowngradedError`.
    */
-  run<T, F>(name: string, fn: () => T, fallback: () => F): T | F
+  run<T, F>(name: string, fn: () => T, fallback: () => F): Paced<T> | F
   run<T>(name: string, fn: () => T): RunResult<T>
   /** Sets the strategy of `name` from SDS JSON names or a JSON string. */
   setStrategy(name: string, strategy: Strategy | string): void

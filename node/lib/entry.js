@@ -1,5 +1,5 @@
 'use strict';
-const { NOW, ioTime, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
+const { NOW, ioTime, waitOf, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
 const { DowngradedError } = require('./errors.js');
 const { untrack } = require('./abandoned.js');
 
@@ -43,6 +43,15 @@ class Entry {
   /** The core's reason name (`'VISIT'`, ...), or `null` when not downgraded. */
   get reason() {
     return REASONS[(this._packed >>> REASON_SHIFT) & REASON_MASK] ?? null;
+  }
+
+  /**
+   * The ms to wait before running the request: a paced point
+   * (`maxQueueingTimeMs`) spaces its requests evenly at its rate, and the
+   * core never sleeps. 0 for every other entry, and when downgraded.
+   */
+  get waitMs() {
+    return waitOf(this._packed);
   }
 
   /** Whether `exit` ran. */

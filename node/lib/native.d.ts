@@ -260,6 +260,15 @@ export declare namespace native {
     reasons: Array<string | undefined | null>
     /** The bit of a point key (`2 * pointId + bit`) marking load-test traffic. */
     pressureTestBit: number
+    /**
+     * The bit set when the entry is a delay's probe: its high bits are
+     * then the probe's generation, not a wait.
+     */
+    probeBit: number
+    /** Shift of the wait in ms (an entry that is not a probe). */
+    waitShift: number
+    /** Mask of the wait after the shift. */
+    waitMask: number
   }
   /** The core's code table. */
   export function errorCodes(): native.ErrorCodes

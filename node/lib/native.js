@@ -22,8 +22,26 @@ function ioTime(value) {
   return typeof value === 'number' && value !== NOW ? value : NaN;
 }
 
+// A paced entry's wait sits above this power of two; an entry below it
+// (most: neither paced nor a probe) waits 0 (see node/src/entry_bits.rs).
+const WAIT_UNIT = 2 ** layout.waitShift;
+const PROBE_BIT = layout.probeBit;
+const WAIT_MASK = layout.waitMask;
+
+/**
+ * The ms a packed entry must wait before its request runs: 0 unless the
+ * point is paced (`maxQueueingTimeMs`). One comparison for the common
+ * entry; the division is exact (a power of two) and `&` keeps the wait's
+ * bits. A probe's high bits are its generation, not a wait.
+ */
+function waitOf(packed) {
+  if (packed < WAIT_UNIT || (packed & PROBE_BIT) !== 0) return 0;
+  return Math.floor(packed / WAIT_UNIT) & WAIT_MASK;
+}
+
 module.exports = {
   native,
+  waitOf,
   NOW,
   ioTime,
   // A point key is 2 * pointId + this bit (the core's Flags::PRESSURE_TEST).

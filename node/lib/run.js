@@ -1,6 +1,8 @@
 'use strict';
+const { setTimeout: sleep } = require('node:timers/promises');
 const { DowngradedError } = require('./errors.js');
 const { track } = require('./abandoned.js');
+const { waitOf } = require('./native.js');
 
 /**
  * `value.then` when it is a function, else undefined. Reading it may throw
@@ -25,12 +27,14 @@ function isAsyncFunction(fn) {
 
 /**
  * Runs `fn()` under `entry`: exits on return, resolve, throw or reject and
- * records throws and rejections as exceptions. Downgraded: exits at once
- * and returns `fallback()` (the arguments `fn` would have had: none; the
- * reason goes to the 'downgrade' listeners); without a fallback, the
- * console's return value for the point when `client`'s agent has one (a
- * string; resolved, for an async `fn`), else throws a `DowngradedError`
- * (rejects, for an async `fn`).
+ * records throws and rejections as exceptions. Admitted with a wait (a
+ * paced point): a timer of `entry.waitMs` first, then `fn`, so the result
+ * is a promise whatever `fn` is; no timer when the wait is 0. Downgraded:
+ * exits at once and returns `fallback()` (the arguments `fn` would have
+ * had: none; the reason goes to the 'downgrade' listeners); without a
+ * fallback, the console's return value for the point when `client`'s agent
+ * has one (a string; resolved, for an async `fn`), else throws a
+ * `DowngradedError` (rejects, for an async `fn`).
  */
 function guard(entry, fn, fallback, client) {
   if (entry.downgraded) {
@@ -42,6 +46,15 @@ function guard(entry, fn, fallback, client) {
     if (isAsyncFunction(fn)) return Promise.reject(error);
     throw error;
   }
+  const wait = waitOf(entry._packed);
+  if (wait === 0) return admitted(entry, fn);
+  // The entry is open during the wait: the timer's closure holds it, and a
+  // throw or rejection of fn after it settles it as below.
+  return sleep(wait).then(() => admitted(entry, fn));
+}
+
+/** Runs `fn()` under the admitted `entry`, settling it exactly once. */
+function admitted(entry, fn) {
   // Every path below settles the entry exactly once: a throw from fn, from
   // reading its result's `then`, or from calling that `then` is the call's
   // failure; otherwise the result (or what it settles to) is its success.

@@ -1,8 +1,10 @@
 //! An entry crosses N-API as one JavaScript number instead of an object: the
 //! core's packed entry (`sds_core::packed`: 43 bits, exact in a double; an
-//! entry that is not a probe stays below 2^27, so V8 keeps it as a small
-//! integer and allocates nothing). The start time is not packed: the
-//! JavaScript side passed it in and keeps it.
+//! entry that is neither a probe nor paced stays below 2^27, so V8 keeps it
+//! as a small integer and allocates nothing). The start time is not packed:
+//! the JavaScript side passed it in and keeps it. A paced entry's wait sits
+//! in the bits above 2^27 (a probe's generation sits there instead), so
+//! JavaScript reads it from the number without calling back.
 
 use napi_derive::napi;
 use sds_core::{packed, Entry, ErrorCode, Flags, Reason};
@@ -70,6 +72,13 @@ pub struct EntryLayout {
     pub reasons: Vec<Option<String>>,
     /// The bit of a point key (`2 * pointId + bit`) marking load-test traffic.
     pub pressure_test_bit: u32,
+    /// The bit set when the entry is a delay's probe: its high bits are
+    /// then the probe's generation, not a wait.
+    pub probe_bit: u32,
+    /// Shift of the wait in ms (an entry that is not a probe).
+    pub wait_shift: u32,
+    /// Mask of the wait after the shift.
+    pub wait_mask: u32,
 }
 
 /// The layout of packed entries and the core's reason names.
@@ -85,8 +94,14 @@ pub fn entry_layout() -> EntryLayout {
         reason_mask: packed::REASON_MASK as u32,
         reasons,
         pressure_test_bit: Flags::PRESSURE_TEST.bits(),
+        probe_bit: packed::PROBE as u32,
+        wait_shift: packed::GENERATION_SHIFT,
+        wait_mask: u16::MAX as u32,
     }
 }
+
+// The wait (16 bits, `EntryParts::wait_ms`) fills every bit above its shift.
+const _: () = assert!(packed::GENERATION_SHIFT + u16::BITS == packed::BITS);
 
 #[cfg(test)]
 mod tests {
@@ -101,9 +116,40 @@ mod tests {
             probe_generation: u16::MAX,
             state: 7,
             reason: 8,
+            wait_ms: 0,
         };
         let entry = Entry::from_parts(parts);
         assert_eq!(unpack(pack(entry), 123).unwrap(), entry);
+    }
+
+    #[test]
+    fn a_wait_is_read_the_way_javascript_reads_it() {
+        let layout = entry_layout();
+        for wait_ms in [1, 100, 1000, u16::MAX] {
+            let parts = EntryParts {
+                point: (1 << 20) - 1,
+                state: 1,
+                wait_ms,
+                ..EntryParts::default()
+            };
+            let entry = Entry::from_parts(parts);
+            let number = pack(entry);
+            assert_eq!(unpack(number, 0).unwrap().wait_ms(), u64::from(wait_ms));
+            // lib/entry.js: a division by 2^shift (exact), then the mask.
+            let js = (number / f64::from(1u32 << layout.wait_shift)).floor() as u64
+                & u64::from(layout.wait_mask);
+            assert_eq!(js, u64::from(wait_ms));
+            assert_eq!(number as u64 & u64::from(layout.probe_bit), 0);
+        }
+        // A probe's high bits are its generation: the probe bit says so.
+        let probe = EntryParts {
+            state: 1 | 2,
+            probe_generation: 7,
+            ..EntryParts::default()
+        };
+        let number = pack(Entry::from_parts(probe));
+        assert_ne!(number as u64 & u64::from(layout.probe_bit), 0);
+        assert_eq!(unpack(number, 0).unwrap().wait_ms(), 0);
     }
 
     #[test]

@@ -29,20 +29,37 @@ function assertSubset(expected, actual, where) {
   }
 }
 
+/**
+ * An enter step's `waitMs`, as conformance/src/lib.rs checks it: absent, one
+ * number (`repeat` 1), or one number per entry in order.
+ */
+function checkWaits(want, got) {
+  if (want === undefined) return;
+  if (typeof want === 'number') {
+    assert.ok(got.length === 1 && got[0] === want, `waitMs: expected ${want}, got ${JSON.stringify(got)}`);
+  } else {
+    assert.ok(Array.isArray(want), `waitMs must be a number or a list, got ${JSON.stringify(want)}`);
+    assert.deepEqual(got, want, 'waitMs');
+  }
+}
+
 function runStep(client, open, defaultPoint, step, form) {
   const point = step.point ?? defaultPoint;
   switch (step.op) {
     case 'enter': {
       const repeat = step.repeat ?? 1;
       const tally = {};
+      const waits = [];
       for (let i = 0; i < repeat; i++) {
         const entry = client.enter(point, { nowMs: step.at, pressureTest: step.pressure_test === true });
         tally[word(entry)] = (tally[word(entry)] ?? 0) + 1;
+        waits.push(entry.waitMs);
         if (step.id === undefined) entry.exit(step.at);
         else (open[step.id] ??= []).push(entry);
       }
       const got = repeat === 1 ? Object.keys(tally)[0] : tally;
       assert.deepEqual(got, step.expect);
+      checkWaits(step.waitMs, waits);
       break;
     }
     case 'exit': {

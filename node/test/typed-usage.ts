@@ -22,11 +22,19 @@ if (!entry.downgraded) entry.error(new Error('x'));
 const exited: boolean = entry.exit(100001);
 
 const point: Point = client.point('p');
-const n: number = point.run(() => 1, () => 2);
-const s: string | number = client.run('p', () => 'work', () => 0);
+// A sync fn's result is a promise when the request waited (a paced point).
+const n: number | Promise<number> = point.run(() => 1, () => 2);
+const s: string | number | Promise<string> = client.run('p', () => 'work', () => 0);
 const later: Promise<string> = point.run(async () => 'done');
 const counted: Promise<number | string> = point.run(async () => 1);
-const bare: number | string = client.run('p', () => 1);
+const bare: number | string | Promise<number | string> = client.run('p', () => 1);
+const waitMs: number = entry.waitMs;
+const paced: Strategy = { tokenBucketGeneratedTokensInSecond: 20, maxQueueingTimeMs: 1000, warmUpPeriodSec: 10, coldFactor: 3 };
+const slow: Strategy = { timeoutThreshold: 100, slowCallRateThreshold: 50, slowCallRateStart: 10 };
+const slowReason: Reason = 'SLOW_CALL_RATE';
+async function awaited(): Promise<number> {
+  return await point.run(() => 1, () => 2);
+}
 
 const agent: AdminAgent = client.connectAdmin({
   servers: 'https://admin:8887', appGroup: 'g', appName: 'a', pullIntervalMs: 100, ip: null, tlsCaFile: 'ca.pem',
@@ -111,6 +119,10 @@ client.connectAdmin({ servers: 'http://admin:8887', appGroup: 'g' });
 client.connectAdmin({ servers: 'https://admin:8887', appGroup: 'g', appName: 'a', tlsCaFile: Buffer.from('ca.pem') });
 // @ts-expect-error without a fallback, a downgraded run may give the console's string
 const onlyNumber: number = client.run('p', () => 1);
+// @ts-expect-error a paced request's sync fn runs after a timer: a promise
+const neverLate: number = point.run(() => 1, () => 2);
+// @ts-expect-error the wait is read, not set
+entry.waitMs = 5;
 // @ts-expect-error the cluster points are required
 client.connectCluster({ urls: 'redis://127.0.0.1:6379' });
 // @ts-expect-error one URL or several go under urls

@@ -7,7 +7,7 @@
 // then, when none refused, the route's point. The header fields come from
 // sds-http through NativeHeaders (node/src/http.rs): nothing is formatted
 // here.
-const { native } = require('../native.js');
+const { native, waitOf } = require('../native.js');
 const { KeyedLimit } = require('../keyed.js');
 const { Client } = require('../client.js');
 const { checkOptions, checkFunction } = require('../arguments.js');
@@ -68,8 +68,9 @@ function release(held) {
 
 /**
  * One request's verdict: `kind` (ADMITTED, LIMITED, DOWNGRADED), the header
- * `fields` to set (flat: name, value, ...), the downgrade `reason`, and
- * what its response's end gives back (`entry`, `held`).
+ * `fields` to set (flat: name, value, ...), the downgrade `reason`, what its
+ * response's end gives back (`entry`, `held`), and the ms an admitted
+ * request waits before its handler runs (`waitMs`: its paced point's).
  */
 class Verdict {
   constructor(kind, fields, entry, held, reason) {
@@ -78,6 +79,7 @@ class Verdict {
     this.entry = entry;
     this.held = held;
     this.reason = reason;
+    this.waitMs = entry === null ? 0 : waitOf(entry._packed);
   }
 
   /** Whether the response's end has anything to settle. */

@@ -2,7 +2,7 @@
 // The Express adapter (also plain `node:http`, Connect and anything with
 // `(req, res, next)`): core.js decides, this writes the answer.
 const { Guard, ADMITTED, LIMITED } = require('./core.js');
-const { settleOnClose, callFallback } = require('./respond.js');
+const { settleOnClose, proceed, callFallback } = require('./respond.js');
 
 /**
  * Middleware guarding the routes it is mounted on: `options.policies`
@@ -24,7 +24,8 @@ function express(options) {
     for (let i = 0; i < fields.length; i += 2) res.setHeader(fields[i], fields[i + 1]);
     if (verdict.kind === ADMITTED) {
       if (verdict.open) settleOnClose(verdict, res);
-      return next();
+      // A paced point's request runs after its wait (a timer; none when 0).
+      return proceed(verdict, res, next);
     }
     if (verdict.kind === LIMITED) return plain(res, 429, 'Too Many Requests');
     if (fallback === null) return plain(res, 503, 'Service Unavailable');

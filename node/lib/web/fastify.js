@@ -5,7 +5,7 @@
 // makes it): the plugin's options are every route's defaults, a route's
 // `config.sds` overrides them (`config: { sds: false }`: not guarded).
 const { Guard, merge, ROUTE_OPTIONS, ADMITTED, LIMITED } = require('./core.js');
-const { settleOnClose, callFallback } = require('./respond.js');
+const { settleOnClose, proceed, callFallback } = require('./respond.js');
 const { checkOptions } = require('../arguments.js');
 const { invalidArgument, describe } = require('../errors.js');
 
@@ -26,7 +26,8 @@ function onRequestOf(guard) {
     for (let i = 0; i < fields.length; i += 2) reply.header(fields[i], fields[i + 1]);
     if (verdict.kind === ADMITTED) {
       if (verdict.open) settleOnClose(verdict, reply.raw);
-      return done();
+      // A paced point's request runs after its wait (a timer; none when 0).
+      return proceed(verdict, reply.raw, done);
     }
     // Answering from the hook without calling done() ends the chain there.
     if (verdict.kind === LIMITED) return plain(reply, 429, 'Too Many Requests');

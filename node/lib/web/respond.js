@@ -1,6 +1,8 @@
 'use strict';
 // What both adapters do around a verdict: settle it when the response is
-// over, and call a route's fallback, which may return a promise.
+// over, wait a paced request's turn, and call a route's fallback, which may
+// return a promise.
+const { setTimeout: sleep } = require('node:timers/promises');
 
 const VERDICT = Symbol('sds.web.verdict');
 
@@ -24,6 +26,20 @@ function onClose() {
   if (verdict) verdict.finish(this.statusCode);
 }
 
+/**
+ * Calls `go` (next() or done()) once an admitted request may run: at once,
+ * or after a timer of the wait its paced point gave it. A request whose
+ * client left during the wait never reaches the handler ('close' settled
+ * its verdict already).
+ */
+function proceed(verdict, res, go) {
+  const wait = verdict.waitMs;
+  if (wait === 0) return go();
+  sleep(wait).then(() => {
+    if (!res.destroyed) go();
+  });
+}
+
 /** `run()`, its value (or what its promise resolves to) to `onValue`, a throw or rejection to `onError`. */
 function callFallback(run, onValue, onError) {
   let result;
@@ -38,4 +54,4 @@ function callFallback(run, onValue, onError) {
   return onValue(result);
 }
 
-module.exports = { settleOnClose, callFallback };
+module.exports = { settleOnClose, proceed, callFallback };
