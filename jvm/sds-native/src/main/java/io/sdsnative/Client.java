@@ -5,8 +5,16 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The native SDS engine for a fixed number of points: this client's own
@@ -246,6 +254,151 @@ public final class Client implements AutoCloseable {
             Native.stats(handle, this, name, nowMs, out);
             return new Stats(out);
         });
+    }
+
+    /**
+     * Runs {@code work} under {@code point}, entered now: returns what it
+     * returns. When the request is downgraded, {@code work} is not called and
+     * {@code fallback} gets the {@link Reason} instead (a null fallback: an
+     * {@link SdsException} with {@link ErrorCode#DOWNGRADED} is thrown). On a
+     * paced point ({@code maxQueueingTimeMs}) the calling thread first sleeps
+     * the entry's {@link Entry#waitMs()}, so calls run evenly spaced at the
+     * point's rate. An exception thrown by {@code work} counts as the
+     * request's exception (see {@link Entry#error}) and is rethrown; the
+     * entry exits when {@code work} ends, either way.
+     *
+     * <p>A thread interrupted during the wait does not run {@code work}: the
+     * entry exits at once (counted as a visit, not as an exception nor a
+     * timeout; its place in the pacing is not given back), the interrupt flag
+     * is set again, and a {@link CancellationException} is thrown.
+     *
+     * @throws SdsException as {@link #enter(String)}; {@code DOWNGRADED} when
+     *     downgraded without a fallback
+     * @throws CancellationException when interrupted during a paced wait
+     */
+    public <T> T call(String point, Supplier<? extends T> work, Function<? super Reason, ? extends T> fallback) {
+        if (work == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "work is null");
+        }
+        Entry e = enter(point);
+        if (e.isDowngraded()) {
+            e.close();
+            if (fallback == null) {
+                throw downgraded(point, e.reason());
+            }
+            return fallback.apply(e.reason());
+        }
+        awaitTurn(point, e);
+        try {
+            return work.get();
+        } catch (RuntimeException | Error ex) {
+            e.error(ex);
+            throw ex;
+        } finally {
+            e.close();
+        }
+    }
+
+    /**
+     * As {@link #call(String, Supplier, Function)} without a fallback: a
+     * downgraded request throws {@link SdsException} with
+     * {@link ErrorCode#DOWNGRADED}.
+     */
+    public <T> T call(String point, Supplier<? extends T> work) {
+        return call(point, work, null);
+    }
+
+    /**
+     * As {@link #call(String, Supplier, Function)} for work without a result:
+     * a downgraded request runs {@code fallback} with its reason (null: throws
+     * {@code DOWNGRADED}).
+     */
+    public void run(String point, Runnable work, Consumer<? super Reason> fallback) {
+        if (work == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, "work is null");
+        }
+        call(point, () -> {
+            work.run();
+            return null;
+        }, fallback == null ? null : reason -> {
+            fallback.accept(reason);
+            return null;
+        });
+    }
+
+    /** As {@link #run(String, Runnable, Consumer)} without a fallback. */
+    public void run(String point, Runnable work) {
+        run(point, work, null);
+    }
+
+    /**
+     * Starts {@code work} (which returns a stage: asynchronous work) under
+     * {@code point}, entered now, without blocking the caller: on a paced
+     * point {@code work} is started by {@code scheduler} once the entry's
+     * {@link Entry#waitMs()} has passed (at once, on the calling thread, when
+     * there is no wait). The entry exits when the stage completes; an
+     * exceptional completion counts as the request's exception. The future
+     * completes as the stage does; when downgraded, with
+     * {@code fallback.apply(reason)} (null fallback: exceptionally, with
+     * {@link SdsException} {@code DOWNGRADED}) and {@code work} is not called.
+     * Cancelling the future before {@code work} started cancels the wait and
+     * exits the entry (a visit that never ran); afterwards, the work goes on
+     * and the entry exits when it ends. An exception thrown by {@code work}
+     * itself or by {@code fallback}, and a scheduler that refuses the task,
+     * complete the future exceptionally (the entry exits; a refused task
+     * counts no exception).
+     *
+     * @throws SdsException as {@link #enter(String)} (nothing was counted)
+     */
+    public <T> CompletableFuture<T> callAsync(String point, ScheduledExecutorService scheduler,
+            Supplier<? extends CompletionStage<T>> work, Function<? super Reason, ? extends T> fallback) {
+        if (scheduler == null || work == null) {
+            throw new SdsException(ErrorCode.NULL_ARGUMENT, scheduler == null ? "scheduler is null" : "work is null");
+        }
+        Entry e = enter(point);
+        if (e.isDowngraded()) {
+            e.close();
+            CompletableFuture<T> result = new CompletableFuture<>();
+            try {
+                if (fallback == null) {
+                    result.completeExceptionally(downgraded(point, e.reason()));
+                } else {
+                    result.complete(fallback.apply(e.reason()));
+                }
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+            return result;
+        }
+        return new PacedCall<T>(e, work).start(scheduler);
+    }
+
+    /** As {@link #callAsync(String, ScheduledExecutorService, Supplier, Function)} without a fallback. */
+    public <T> CompletableFuture<T> callAsync(String point, ScheduledExecutorService scheduler,
+            Supplier<? extends CompletionStage<T>> work) {
+        return callAsync(point, scheduler, work, null);
+    }
+
+    /** Sleeps an admitted entry's wait; interrupted: exits it and throws (see {@link #call}). */
+    private static void awaitTurn(String point, Entry e) {
+        long wait = e.waitMs();
+        if (wait == 0) {
+            return;
+        }
+        try {
+            TimeUnit.MILLISECONDS.sleep(wait);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            e.close();
+            CancellationException cancelled = new CancellationException("sds-native: interrupted during the "
+                    + wait + " ms paced wait of point \"" + point + "\"; the work did not run");
+            cancelled.initCause(interrupted);
+            throw cancelled;
+        }
+    }
+
+    private static SdsException downgraded(String point, Reason reason) {
+        return new SdsException(ErrorCode.DOWNGRADED, "point \"" + point + "\" is downgraded (" + reason + ")");
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.sdsnative.web;
 
 import java.io.IOException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.sdsnative.Entry;
@@ -32,6 +33,28 @@ final class Admission implements AsyncListener {
         this.units = units;
         this.held = held;
         this.response = response;
+    }
+
+    /**
+     * Sleeps the paced wait of the point's entry ({@link Entry#waitMs()}),
+     * before the application runs. False when the thread was interrupted
+     * meanwhile: the interrupt flag is set again and everything is settled
+     * as for a request that never ran (units back, the entry exited without
+     * an exception).
+     */
+    boolean awaitTurn() {
+        long wait = entry == null ? 0 : entry.waitMs();
+        if (wait == 0) {
+            return true;
+        }
+        try {
+            TimeUnit.MILLISECONDS.sleep(wait);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            finish(null, 0);
+            return false;
+        }
     }
 
     /** Whether there is anything to settle. */

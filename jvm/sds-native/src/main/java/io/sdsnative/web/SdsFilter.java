@@ -40,7 +40,11 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code 429 Too Many Requests} with {@code Retry-After} (when a wait can cure
  * it). Then the point is entered: a downgrade answers the fallback, or
  * {@code 503 Service Unavailable}. Otherwise the application runs, its
- * response carrying the {@code RateLimit} headers. When the response
+ * response carrying the {@code RateLimit} headers; on a paced point
+ * ({@code maxQueueingTimeMs}) the request's thread first sleeps the entry's
+ * {@link Entry#waitMs()}, so the application sees requests evenly spaced at
+ * the point's rate (a thread interrupted during that wait answers 503 without
+ * running the application; its entry exits with no exception counted). When the response
  * completes (also when the application throws, and for an asynchronous
  * request when it completes, fails or times out) the in-flight policies get
  * their units back and the point's entry exits: as an error if the
@@ -100,6 +104,11 @@ public final class SdsFilter implements Filter {
         Admission admission = admit(request, response);
         if (admission == null) {
             return; // answered: 429, 503 or the fallback
+        }
+        if (!admission.awaitTurn()) {
+            // Interrupted during the paced wait (the container stopping): the application never ran.
+            answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
+            return;
         }
         if (!admission.owes()) {
             chain.doFilter(req, res);
