@@ -306,3 +306,28 @@ test('Fastify plugin: a paced route runs its handler after each request\'s wait'
   const late = handled.map((at, i) => at - t0 - 50 * i);
   assert.ok(late.every((d) => d >= -2 && d <= LATE_MS), `handled at ${handled.map((at) => (at - t0).toFixed(1))}`);
 });
+
+test('Express middleware: a request whose client leaves during its wait never reaches the handler', async (t) => {
+  const client = new Client({ capacity: 4 });
+  client.setStrategy('paced', { tokenBucketGeneratedTokensInSecond: 4, maxQueueingTimeMs: 1_000, concurrentThreshold: 10 });
+  const guard = web.express({ client, point: 'paced' });
+  let handled = 0;
+  const server = http.createServer((req, res) => guard(req, res, () => {
+    handled++;
+    res.end('ok');
+  }));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address();
+  const first = await new Promise((resolve) => http.get({ host: '127.0.0.1', port, path: '/' }, (res) => res.resume().on('end', () => resolve(res.statusCode))));
+  assert.equal(first, 200);
+  // The next slot is 250 ms away: the client gives up after 50.
+  const req = http.get({ host: '127.0.0.1', port, path: '/' });
+  req.on('error', () => {});
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  req.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal(handled, 1);
+  assert.equal(client.stats('paced').concurrent, 0, 'its permit came back when it closed');
+  assert.equal(client.stats('paced').visit, 2);
+});
