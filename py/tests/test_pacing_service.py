@@ -48,7 +48,7 @@ STEP_MS = 1000 // RATE
 # time's rounding down to the ms), half within it, 95 % no later than
 # JITTER_MS (on a loaded machine).
 EARLY_MS = 2
-JITTER_MS = 8
+JITTER_MS = 10
 TESTS = Path(__file__).resolve().parent
 
 
