@@ -21,7 +21,11 @@ import org.eclipse.jetty.client.Result;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The filter on a paced point, in a real Jetty: the application sees a burst spaced at the rate. */
+/**
+ * The filter on a paced point, in a real Jetty: the application sees a burst
+ * spaced at the rate; and, called directly, a wait cut short by an interrupt.
+ */
+@SuppressWarnings("unchecked")
 class PacedFilterTest {
     private WebServer web;
     private Client client;
@@ -58,6 +62,75 @@ class PacedFilterTest {
             }
         });
         return done;
+    }
+
+    /** A request or response of the servlet API whose methods do nothing, but for those handled. */
+    private static <T> T fake(Class<T> type, java.util.Map<String, Object> handled) {
+        return type.cast(java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (proxy, method, args) -> {
+                    if (handled.containsKey(method.getName())) {
+                        Object h = handled.get(method.getName());
+                        return h instanceof java.util.function.Function
+                                ? ((java.util.function.Function<Object[], Object>) h).apply(args) : h;
+                    }
+                    Class<?> r = method.getReturnType();
+                    if (r == boolean.class) {
+                        return Boolean.FALSE;
+                    }
+                    if (r == int.class) {
+                        return Integer.valueOf(0);
+                    }
+                    return r == long.class ? (Object) Long.valueOf(0) : null;
+                }));
+    }
+
+    @Test
+    void anInterruptDuringTheWaitAnswers503WithoutRunningTheApplication() throws Exception {
+        client = new Client(8);
+        client.setStrategy("paced", Strategy.builder().tokenBucketGeneratedTokensInSecond(1)
+                .maxQueueingTimeMs(5_000).build());
+        SdsFilter filter = SdsFilter.builder().client(client).point("paced").build();
+        java.util.Map<String, Object> attributes = new java.util.HashMap<>();
+        java.util.Map<String, Object> onRequest = new java.util.HashMap<>();
+        onRequest.put("getAttribute", (java.util.function.Function<Object[], Object>) a -> attributes.get(a[0]));
+        onRequest.put("setAttribute", (java.util.function.Function<Object[], Object>) a -> attributes.put(
+                (String) a[0], a[1]));
+        int[] status = {0};
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        jakarta.servlet.ServletOutputStream out = new jakarta.servlet.ServletOutputStream() {
+            @Override
+            public boolean isReady() {
+                return true;
+            }
+
+            @Override
+            public void setWriteListener(jakarta.servlet.WriteListener listener) {}
+
+            @Override
+            public void write(int b) {
+                body.write(b);
+            }
+        };
+        java.util.Map<String, Object> onResponse = new java.util.HashMap<>();
+        onResponse.put("setStatus", (java.util.function.Function<Object[], Object>) a -> status[0] = (int) a[0]);
+        onResponse.put("getOutputStream", out);
+        int[] ran = {0};
+        jakarta.servlet.FilterChain app = (req, res) -> ran[0]++;
+        // The first request takes the free slot and runs; the second would wait 1 s.
+        filter.doFilter(fake(HttpServletRequest.class, onRequest), fake(HttpServletResponse.class, onResponse), app);
+        assertEquals(1, ran[0]);
+        attributes.clear();
+        long start = System.nanoTime();
+        Thread.currentThread().interrupt();
+        filter.doFilter(fake(HttpServletRequest.class, onRequest), fake(HttpServletResponse.class, onResponse), app);
+        assertTrue(Thread.interrupted(), "the interrupt flag is set again");
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < 500, "no 1 s wait");
+        assertEquals(1, ran[0], "the application did not run");
+        assertEquals(503, status[0]);
+        assertEquals("Service Unavailable\n", body.toString("UTF-8"));
+        assertEquals(2, client.stats("paced").visit());
+        assertEquals(0, client.stats("paced").exception(), "no exception counted");
+        assertEquals(0, client.stats("paced").concurrent(), "its entry exited");
     }
 
     @Test
