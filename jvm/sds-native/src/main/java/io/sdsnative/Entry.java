@@ -8,9 +8,13 @@ package io.sdsnative;
  * <pre>{@code
  * try (Entry e = client.enter("order")) {
  *     if (e.isDowngraded()) return fallback();
+ *     Thread.sleep(e.waitMs()); // 0 unless the point is paced (maxQueueingTimeMs)
  *     try { return work(); } catch (RuntimeException ex) { e.error(ex); throw ex; }
  * }
  * }</pre>
+ *
+ * {@link Client#call}, {@link Client#run} and {@link Client#callAsync} do
+ * all of this, the wait included.
  *
  * An entry is meant for one thread at a time: exit it once (later calls do
  * nothing).
