@@ -3,6 +3,7 @@
 //! count can overflow.
 
 use crate::reason::Reason;
+use crate::shaping::Shape;
 use crate::strategy::Strategy;
 
 /// What a decision reads, after this request's counters were updated. A rule
@@ -23,7 +24,7 @@ pub(crate) trait Reading {
     fn timeout(&self) -> u64;
     /// The token-bucket rule of a strategy that warms up or paces, decided
     /// by the point's shaping state (shaping.rs).
-    fn shaping_fails(&self, s: &Strategy) -> bool;
+    fn shaping_fails(&self, shape: Shape) -> bool;
 }
 
 /// The first rule that fails, in the reference's order. Written as a chain
@@ -43,7 +44,7 @@ pub(crate) fn first_failure<R: Reading>(s: &Strategy, r: &R) -> Option<Reason> {
         Some(Reason::Exception)
     } else if exception_rate_fails(s, r) {
         Some(Reason::ExceptionRate)
-    } else if slow_call_rate_fails(s, r) {
+    } else if s.slow_call_rate_threshold >= 0 && slow_call_rate_fails(s, r) {
         Some(Reason::SlowCallRate)
     } else {
         None
@@ -71,8 +72,10 @@ fn token_bucket_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     if rate < 0 {
         return false;
     }
-    if s.warms_up() || s.paces() {
-        return r.shaping_fails(s);
+    if s.warms_up() | s.paces() {
+        // The fields by value: a reference would make the whole strategy
+        // leave registers for the stack on every decision.
+        return r.shaping_fails(Shape::of(s));
     }
     // Read only when the rule is on: a cluster point's token count is a load.
     let n = wide(r.token());
@@ -156,7 +159,7 @@ mod tests {
         fn timeout(&self) -> u64 {
             self.timeout
         }
-        fn shaping_fails(&self, _: &Strategy) -> bool {
+        fn shaping_fails(&self, _: Shape) -> bool {
             false
         }
     }

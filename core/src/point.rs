@@ -21,7 +21,7 @@ use crate::owner::Holder;
 use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
-use crate::shaping::Shaping;
+use crate::shaping::{Shape, Shaping};
 use crate::strategy::{Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
@@ -199,24 +199,16 @@ impl Point {
         let strategy = self.strategy.load();
         let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
         let mut entry = Entry::started(now_ms, self.try_acquire(limit, at, held, holder));
-        let Some(s) = strategy.filter(|s| s.downgrade_rate > 0) else {
+        let Some(s) = strategy.as_ref().filter(|s| s.downgrade_rate > 0) else {
             return entry;
         };
         let acquired = entry.holds_permit();
         // One branch: a local point's decision is the code it was before
         // cluster points (`Live<false>` never looks at remote counts).
         let (verdict, wait_ms) = if self.is_cluster() {
-            let reading = Live::<true>::new(self, now_ms, at, token, acquired);
-            (
-                self.judge(now_ms, flags, &s, &reading, holder),
-                reading.wait_ms.get(),
-            )
+            self.judge_with::<true>(now_ms, flags, s, at, token, acquired, holder)
         } else {
-            let reading = Live::<false>::new(self, now_ms, at, token, acquired);
-            (
-                self.judge(now_ms, flags, &s, &reading, holder),
-                reading.wait_ms.get(),
-            )
+            self.judge_with::<false>(now_ms, flags, s, at, token, acquired, holder)
         };
         // A probe returns before the rules: only an entry that is no probe waits.
         entry.probe_generation = wait_ms;
@@ -237,6 +229,24 @@ impl Point {
             }
         }
         entry
+    }
+
+    /// The verdict and a paced request's wait, read as `Live<CLUSTER>`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn judge_with<const CLUSTER: bool>(
+        &self,
+        now_ms: u64,
+        flags: Flags,
+        s: &Strategy,
+        at: Place<'_>,
+        token: u64,
+        acquired: bool,
+        holder: &Holder<'_>,
+    ) -> (Verdict, u16) {
+        let reading = Live::<CLUSTER>::new(self, now_ms, at, token, acquired);
+        let verdict = self.judge(now_ms, flags, s, &reading, holder);
+        (verdict, reading.wait_ms.get())
     }
 
     fn judge<R: Reading>(
@@ -487,7 +497,7 @@ impl Point {
     /// reached. Every attempt, taken or refused, raises the cycle's maximum in flight to the
     /// number it saw, as the reference's `concurrentAcquire` does. `ledger`
     /// counts the permit too (ledger.rs, in_flight.rs).
-    #[inline]
+    #[inline(always)]
     fn try_acquire(
         &self,
         limit: i64,
@@ -597,7 +607,9 @@ impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
     fn timeout(&self) -> u64 {
         self.sum(Counter::Timeout)
     }
-    fn shaping_fails(&self, s: &Strategy) -> bool {
+    #[cold]
+    #[inline(never)]
+    fn shaping_fails(&self, shape: Shape) -> bool {
         // The last second's admitted requests, this process's own (Sentinel's
         // previousPassQps).
         let passed = match self.at.b.checked_sub(1) {
@@ -608,10 +620,10 @@ impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
             None => 0,
         };
         let mut wait_ms = 0;
-        let fails = self
-            .point
-            .shaping
-            .fails(s, self.now_ms, self.token(), passed, &mut wait_ms);
+        let fails =
+            self.point
+                .shaping
+                .fails(shape, self.now_ms, self.token(), passed, &mut wait_ms);
         self.wait_ms.set(wait_ms);
         fails
     }

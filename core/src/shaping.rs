@@ -34,6 +34,37 @@ pub(crate) struct Shaping {
     stored: AtomicU64,
 }
 
+/// The four strategy fields shaping reads, by value: the decision passes
+/// these, not the whole strategy, so the strategy it reads never has to
+/// leave registers for memory on the usual path.
+#[derive(Copy, Clone)]
+pub(crate) struct Shape {
+    rate: i64,
+    warm_up_period_sec: i64,
+    cold_factor: i64,
+    max_queueing_time_ms: i64,
+}
+
+impl Shape {
+    #[inline(always)]
+    pub(crate) fn of(s: &Strategy) -> Shape {
+        Shape {
+            rate: s.token_bucket_generated_tokens_in_second,
+            warm_up_period_sec: s.warm_up_period_sec,
+            cold_factor: s.cold_factor,
+            max_queueing_time_ms: s.max_queueing_time_ms,
+        }
+    }
+
+    fn warms_up(&self) -> bool {
+        self.warm_up_period_sec > 0
+    }
+
+    fn paces(&self) -> bool {
+        self.max_queueing_time_ms >= 0
+    }
+}
+
 /// Sentinel's warm-up constants for a rate, a period and a cold factor.
 struct Curve {
     count: f64,
@@ -44,8 +75,8 @@ struct Curve {
 }
 
 impl Curve {
-    fn of(s: &Strategy) -> Curve {
-        let count = s.token_bucket_generated_tokens_in_second as f64;
+    fn of(s: &Shape) -> Curve {
+        let count = s.rate as f64;
         let period = s.warm_up_period_sec as f64;
         let cold_factor = s.cold_factor;
         // Sentinel casts the product to an integer before dividing.
@@ -118,13 +149,13 @@ impl Shaping {
     #[inline(never)]
     pub(crate) fn fails(
         &self,
-        s: &Strategy,
+        s: Shape,
         now_ms: u64,
         token: u64,
         previous_pass: u64,
         wait_ms: &mut u16,
     ) -> bool {
-        let curve = s.warms_up().then(|| Curve::of(s));
+        let curve = s.warms_up().then(|| Curve::of(&s));
         let qps = curve.as_ref().map(|c| {
             self.sync(c, now_ms, previous_pass);
             c.qps(self.stored(c))
@@ -134,7 +165,7 @@ impl Shaping {
             let within = |q: f64| matches!((token as f64).partial_cmp(&q), Some(Less | Equal));
             return qps.is_some_and(|q| !within(q));
         }
-        let rate = s.token_bucket_generated_tokens_in_second;
+        let rate = s.rate;
         let cost_ns = match qps {
             // Sentinel's warm pacing rounds the interval to whole ms.
             Some(q) => ((1.0 / q * 1000.0 + 0.5) as u64).saturating_mul(NS_PER_MS),

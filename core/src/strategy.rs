@@ -100,6 +100,15 @@ impl Strategy {
                 match field { $(Field::$variant => self.$field,)* }
             }
 
+            /// A strategy of the values `value(i)` gives for each field
+            /// index: written out field by field, so that a reader copying a
+            /// strategy out of atomics makes straight-line loads, not a loop
+            /// over a `match`.
+            #[inline(always)]
+            pub(crate) fn from_fn(value: impl Fn(usize) -> i64) -> Strategy {
+                Strategy { $($field: value(Field::$variant as usize),)* }
+            }
+
             /// Sets `field` (checked as a whole by [`Strategy::validate`]).
             pub fn set(&mut self, field: Field, value: i64) {
                 match field { $(Field::$variant => self.$field = value,)* }

@@ -81,10 +81,7 @@ impl StrategyCell {
             let before = copy.version.load(Ordering::Acquire);
             if before & 1 == 0 {
                 let present = copy.present.load(Ordering::Relaxed);
-                let mut s = Strategy::DEFAULT;
-                for (field, value) in Field::ALL.iter().zip(copy.values.iter()) {
-                    s.set(*field, value.load(Ordering::Relaxed) as i64);
-                }
+                let s = Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64);
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
                     return (present == PRESENT).then_some(s);
