@@ -1,0 +1,285 @@
+//! Adaptive concurrency in a deterministic simulation (docs/adaptive.md).
+//!
+//! A server of K workers (a FIFO queue in front): each request takes a
+//! service time uniform in [16, 24] ms, so its latency is flat up to K in
+//! flight (the knee) and grows as in-flight/K beyond it; capacity is
+//! K / 20 ms. Open-loop arrivals at 1.5 × the first capacity (gaps uniform
+//! in [0, 2/rate]). At mid-run the server loses half its workers (knee and
+//! capacity halve). A limiter in front admits a request while fewer than its
+//! limit are in flight and refuses it at once otherwise; a refused request
+//! is no sample (as in concurrency-limits), a finished one is a sample of
+//! its latency and of the in-flight count when it started.
+//!
+//! Everything is integer microseconds drawn from splitmix64 (seed below),
+//! so tools/adaptive-sim (Java, concurrency-limits 0.5.4) replays the very
+//! same arrivals and service times.
+//!
+//! Run: `cargo run --release -p sds-core --example adaptive_sim`.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use sds_core::adaptive::{AdaptiveLimit, AdaptiveParams, Algorithm};
+
+/// The shared model (the Java twin has the same numbers).
+const SEED: u64 = 0x5d5_2026;
+const KNEE: u32 = 50;
+const SERVICE_MIN_US: u64 = 16_000;
+const SERVICE_SPAN_US: u64 = 8_000; // uniform in [16, 24] ms, mean 20 ms
+const MEAN_SERVICE_US: u64 = SERVICE_MIN_US + SERVICE_SPAN_US / 2;
+const OVERLOAD_PCT: u64 = 150;
+const PHASE_US: u64 = 30_000_000;
+const SAMPLE_EVERY_US: u64 = 10_000;
+/// Bounds checked per row.
+const BAND_PCT: f64 = 10.0;
+const SETTLE_SHARE: f64 = 0.95;
+const SETTLE_BOUND_MS: u64 = 5_000;
+const GOODPUT_MIN_PCT: f64 = 90.0;
+/// p99 of admitted requests at most twice the mean no-load latency: a
+/// request queues at most about one service time.
+const P99_BOUND_US: u64 = 2 * MEAN_SERVICE_US;
+
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+enum Limiter {
+    Ours(AdaptiveLimit, AdaptiveParams),
+    Fixed(u32),
+}
+
+impl Limiter {
+    fn limit(&self) -> u32 {
+        match self {
+            Limiter::Ours(l, p) => l.limit(p),
+            Limiter::Fixed(n) => *n,
+        }
+    }
+
+    fn sample(&self, now_us: u64, rtt_us: u64, in_flight: u32) {
+        if let Limiter::Ours(l, p) = self {
+            l.on_sample(p, now_us / 1000, rtt_us, in_flight, false);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Phase {
+    arrivals: u64,
+    rejected: u64,
+    completed: u64,
+    latencies: Vec<u64>,
+    limits: Vec<u32>,
+}
+
+struct Request {
+    arrival_us: u64,
+    service_us: u64,
+    in_flight_at_start: u32,
+}
+
+fn run(limiter: &Limiter) -> [Phase; 2] {
+    let mut rng = SplitMix64(SEED);
+    let capacity0 = KNEE as u64 * 1_000_000 / MEAN_SERVICE_US; // per second
+    let rate = capacity0 * OVERLOAD_PCT / 100;
+    let max_gap = 2 * 1_000_000 / rate; // mean gap = 1 / rate
+    let end = 2 * PHASE_US;
+
+    let mut phases = [Phase::default(), Phase::default()];
+    let mut workers = KNEE;
+    let mut busy = 0u32;
+    let mut in_flight = 0u32;
+    let mut queue: VecDeque<Request> = VecDeque::new();
+    // Completions: (time, sequence) -> request.
+    let mut done: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+    let mut running: std::collections::HashMap<u64, Request> = std::collections::HashMap::new();
+    let mut seq = 0u64;
+    let mut next_arrival = rng.next() % (max_gap + 1);
+    let mut next_tick = 0u64;
+
+    loop {
+        let next_done = done.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
+        let t = next_arrival.min(next_done);
+        if t >= end {
+            break;
+        }
+        while next_tick <= t {
+            let ph = (next_tick / PHASE_US) as usize;
+            phases[ph].limits.push(limiter.limit());
+            next_tick += SAMPLE_EVERY_US;
+        }
+        if t >= PHASE_US && workers == KNEE {
+            workers = KNEE / 2;
+        }
+        let ph = (t / PHASE_US) as usize;
+        if next_done <= next_arrival {
+            // Completions first at equal times.
+            let Reverse((_, id)) = done.pop().unwrap();
+            let req = running.remove(&id).unwrap();
+            busy -= 1;
+            in_flight -= 1;
+            let rtt = t - req.arrival_us;
+            phases[ph].completed += 1;
+            phases[ph].latencies.push(rtt);
+            limiter.sample(t, rtt, req.in_flight_at_start);
+            if busy < workers {
+                if let Some(next) = queue.pop_front() {
+                    busy += 1;
+                    seq += 1;
+                    done.push(Reverse((t + next.service_us, seq)));
+                    running.insert(seq, next);
+                }
+            }
+        } else {
+            let service_us = SERVICE_MIN_US + rng.next() % (SERVICE_SPAN_US + 1);
+            next_arrival = t + rng.next() % (max_gap + 1);
+            phases[ph].arrivals += 1;
+            if in_flight >= limiter.limit() {
+                phases[ph].rejected += 1;
+                continue;
+            }
+            in_flight += 1;
+            let req = Request {
+                arrival_us: t,
+                service_us,
+                in_flight_at_start: in_flight,
+            };
+            if busy < workers {
+                busy += 1;
+                seq += 1;
+                done.push(Reverse((t + service_us, seq)));
+                running.insert(seq, req);
+            } else {
+                queue.push_back(req);
+            }
+        }
+    }
+    phases
+}
+
+fn percentile(sorted: &[u64], pct: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (sorted.len() as u64 * pct).div_ceil(100).max(1);
+    sorted[rank as usize - 1]
+}
+
+/// The row of one phase, and whether it meets the bounds.
+fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
+    let knee = if phase == 0 { KNEE } else { KNEE / 2 };
+    let capacity = knee as f64 * PHASE_US as f64 / MEAN_SERVICE_US as f64;
+    let lo = knee as f64 * (1.0 - BAND_PCT / 100.0);
+    let hi = knee as f64 * (1.0 + BAND_PCT / 100.0);
+    let inside: Vec<bool> = p
+        .limits
+        .iter()
+        .map(|&l| (l as f64) >= lo && (l as f64) <= hi)
+        .collect();
+    // Settled at tick i: from i to the phase's end the limit is inside the
+    // band at least 95 % of the ticks (a min-RTT measurement may dip).
+    let n = inside.len();
+    let mut suffix_in = vec![0usize; n + 1];
+    for i in (0..n).rev() {
+        suffix_in[i] = suffix_in[i + 1] + inside[i] as usize;
+    }
+    let settled =
+        (0..n).find(|&i| suffix_in[i] as f64 >= SETTLE_SHARE * (n - i) as f64 && inside[i]);
+    let (settle_ms, from) = match settled {
+        Some(i) => (Some(i as u64 * SAMPLE_EVERY_US / 1000), i),
+        None => (None, n / 2),
+    };
+    let tail = &p.limits[from..];
+    let mean = tail.iter().map(|&l| l as f64).sum::<f64>() / tail.len().max(1) as f64;
+    let goodput = 100.0 * p.completed as f64 / capacity;
+    p.latencies.sort_unstable();
+    let p50 = percentile(&p.latencies, 50);
+    let p99 = percentile(&p.latencies, 99);
+    let rejected = 100.0 * p.rejected as f64 / p.arrivals.max(1) as f64;
+    let ok_settle = settle_ms.is_some_and(|ms| ms <= SETTLE_BOUND_MS);
+    let ok_mean = mean >= lo && mean <= hi;
+    let ok_goodput = goodput >= GOODPUT_MIN_PCT;
+    let ok_p99 = p99 <= P99_BOUND_US;
+    let pass = ok_settle && ok_mean && ok_goodput && ok_p99;
+    let mut why = String::new();
+    for (ok, what) in [
+        (ok_settle, "settle"),
+        (ok_mean, "limit"),
+        (ok_goodput, "goodput"),
+        (ok_p99, "p99"),
+    ] {
+        if !ok {
+            why.push_str(if why.is_empty() { " " } else { "," });
+            why.push_str(what);
+        }
+    }
+    println!(
+        "{:<20} {:>5} {:>4} {:>9} {:>7.1} {:>8.1} {:>7.1} {:>7.1} {:>6.1}  {}{}",
+        name,
+        phase + 1,
+        knee,
+        settle_ms.map_or("never".to_string(), |ms| ms.to_string()),
+        mean,
+        goodput,
+        p50 as f64 / 1000.0,
+        p99 as f64 / 1000.0,
+        rejected,
+        if pass { "PASS" } else { "FAIL" },
+        why
+    );
+    pass
+}
+
+fn main() {
+    println!(
+        "adaptive concurrency simulation: knee {} then {} at {} s, service U[{},{}] ms, arrivals {} % of the first capacity, seed {:#x}",
+        KNEE,
+        KNEE / 2,
+        PHASE_US / 1_000_000,
+        SERVICE_MIN_US / 1000,
+        (SERVICE_MIN_US + SERVICE_SPAN_US) / 1000,
+        OVERLOAD_PCT,
+        SEED
+    );
+    println!(
+        "settled: from then to the phase's end the limit (every 10 ms) is within ±{BAND_PCT} % of the knee {} % of the time; \
+         PASS: settled within {} s, mean limit after settling within ±{BAND_PCT} %, goodput >= {GOODPUT_MIN_PCT} % of capacity, p99 <= {} ms",
+        SETTLE_SHARE * 100.0,
+        SETTLE_BOUND_MS / 1000,
+        P99_BOUND_US / 1000
+    );
+    println!(
+        "{:<20} {:>5} {:>4} {:>9} {:>7} {:>8} {:>7} {:>7} {:>6}  verdict",
+        "limiter", "phase", "knee", "settle_ms", "limit", "goodput%", "p50_ms", "p99_ms", "rej%"
+    );
+    let mut rows: Vec<(String, Limiter)> = Vec::new();
+    for algorithm in Algorithm::ALL {
+        let params = AdaptiveParams::defaults(algorithm);
+        rows.push((
+            format!("sds {}", algorithm.name()),
+            Limiter::Ours(AdaptiveLimit::new(), params),
+        ));
+    }
+    rows.push((
+        format!("sds fixed {} (4K)", 4 * KNEE),
+        Limiter::Fixed(4 * KNEE),
+    ));
+    rows.push((
+        format!("sds fixed {} (K/4)", KNEE / 4),
+        Limiter::Fixed(KNEE / 4),
+    ));
+    for (name, limiter) in &rows {
+        let mut phases = run(limiter);
+        for (i, p) in phases.iter_mut().enumerate() {
+            report(name, i, p);
+        }
+    }
+}
