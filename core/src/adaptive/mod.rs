@@ -835,7 +835,14 @@ fn sqrt(x: f64) -> f64 {
     for _ in 0..6 {
         g = 0.5 * (g + x / g);
     }
-    g
+    // Rounding may leave g just under an integer whose square fits (4.999…
+    // for 25): Envoy truncates limit + sqrt, so take the integer.
+    let next = trunc(g) + 1.0;
+    if next * next <= x {
+        next
+    } else {
+        g
+    }
 }
 
 #[cfg(test)]
@@ -847,6 +854,10 @@ mod tests {
         for x in [1.0, 2.0, 3.0, 9.0, 50.0, 1000.0, 12345.678, 1e9] {
             let r = sqrt(x);
             assert!((r * r - x).abs() <= x * 1e-12, "{x}");
+        }
+        for n in 1..2000u64 {
+            let r = sqrt((n * n) as f64);
+            assert_eq!(r, n as f64, "sqrt of {}", n * n);
         }
         assert_eq!(log10_root(0.0), 1);
         assert_eq!(log10_root(9.9), 1);
