@@ -52,21 +52,29 @@ impl SplitMix64 {
 }
 
 enum Limiter {
-    Ours(AdaptiveLimit, AdaptiveParams),
+    /// Ours; `true`: a refusal is fed as a dropped sample too (not what
+    /// concurrency-limits does: a row to show why).
+    Ours(AdaptiveLimit, AdaptiveParams, bool),
     Fixed(u32),
 }
 
 impl Limiter {
     fn limit(&self) -> u32 {
         match self {
-            Limiter::Ours(l, p) => l.limit(p),
+            Limiter::Ours(l, p, _) => l.limit(p),
             Limiter::Fixed(n) => *n,
         }
     }
 
     fn sample(&self, now_us: u64, rtt_us: u64, in_flight: u32) {
-        if let Limiter::Ours(l, p) = self {
+        if let Limiter::Ours(l, p, _) = self {
             l.on_sample(p, now_us / 1000, rtt_us, in_flight, false);
+        }
+    }
+
+    fn refused(&self, now_us: u64, in_flight: u32) {
+        if let Limiter::Ours(l, p, true) = self {
+            l.on_sample(p, now_us / 1000, 0, in_flight, true);
         }
     }
 }
@@ -144,6 +152,7 @@ fn run(limiter: &Limiter) -> [Phase; 2] {
             phases[ph].arrivals += 1;
             if in_flight >= limiter.limit() {
                 phases[ph].rejected += 1;
+                limiter.refused(t, in_flight);
                 continue;
             }
             in_flight += 1;
@@ -173,30 +182,45 @@ fn percentile(sorted: &[u64], pct: u64) -> u64 {
     sorted[rank as usize - 1]
 }
 
+/// The first tick from which, to the phase's end, the limit is inside
+/// `[lo, hi]` at least 95 % of the ticks (a min-RTT measurement may dip out),
+/// itself inside.
+fn settle_tick(limits: &[u32], lo: f64, hi: f64) -> Option<usize> {
+    let inside: Vec<bool> = limits
+        .iter()
+        .map(|&l| (l as f64) >= lo && (l as f64) <= hi)
+        .collect();
+    let n = inside.len();
+    let mut suffix_in = vec![0usize; n + 1];
+    for i in (0..n).rev() {
+        suffix_in[i] = suffix_in[i + 1] + inside[i] as usize;
+    }
+    (0..n).find(|&i| inside[i] && suffix_in[i] as f64 >= SETTLE_SHARE * (n - i) as f64)
+}
+
 /// The row of one phase, and whether it meets the bounds.
 fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
     let knee = if phase == 0 { KNEE } else { KNEE / 2 };
     let capacity = knee as f64 * PHASE_US as f64 / MEAN_SERVICE_US as f64;
     let lo = knee as f64 * (1.0 - BAND_PCT / 100.0);
     let hi = knee as f64 * (1.0 + BAND_PCT / 100.0);
-    let inside: Vec<bool> = p
-        .limits
-        .iter()
-        .map(|&l| (l as f64) >= lo && (l as f64) <= hi)
-        .collect();
-    // Settled at tick i: from i to the phase's end the limit is inside the
-    // band at least 95 % of the ticks (a min-RTT measurement may dip).
-    let n = inside.len();
-    let mut suffix_in = vec![0usize; n + 1];
-    for i in (0..n).rev() {
-        suffix_in[i] = suffix_in[i + 1] + inside[i] as usize;
-    }
-    let settled =
-        (0..n).find(|&i| suffix_in[i] as f64 >= SETTLE_SHARE * (n - i) as f64 && inside[i]);
+    let settled = settle_tick(&p.limits, lo, hi);
     let (settle_ms, from) = match settled {
         Some(i) => (Some(i as u64 * SAMPLE_EVERY_US / 1000), i),
-        None => (None, n / 2),
+        None => (None, p.limits.len() / 2),
     };
+    // The algorithm's own steady state: the mean of the phase's last 10 s,
+    // and when the limit settled within ±10 % of it.
+    let last = &p.limits[p.limits.len() - (10_000_000 / SAMPLE_EVERY_US) as usize..];
+    let own = last.iter().map(|&l| l as f64).sum::<f64>() / last.len() as f64;
+    let own_settle = settle_tick(
+        &p.limits,
+        own * (1.0 - BAND_PCT / 100.0),
+        own * (1.0 + BAND_PCT / 100.0),
+    )
+    .map_or("never".to_string(), |i| {
+        (i as u64 * SAMPLE_EVERY_US / 1000).to_string()
+    });
     let tail = &p.limits[from..];
     let mean = tail.iter().map(|&l| l as f64).sum::<f64>() / tail.len().max(1) as f64;
     let goodput = 100.0 * p.completed as f64 / capacity;
@@ -222,12 +246,14 @@ fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
         }
     }
     println!(
-        "{:<20} {:>5} {:>4} {:>9} {:>7.1} {:>8.1} {:>7.1} {:>7.1} {:>6.1}  {}{}",
+        "{:<20} {:>5} {:>4} {:>9} {:>7.1} {:>8} {:>7.1} {:>8.1} {:>7.1} {:>7.1} {:>6.1}  {}{}",
         name,
         phase + 1,
         knee,
         settle_ms.map_or("never".to_string(), |ms| ms.to_string()),
         mean,
+        own_settle,
+        own,
         goodput,
         p50 as f64 / 1000.0,
         p99 as f64 / 1000.0,
@@ -250,6 +276,10 @@ fn main() {
         SEED
     );
     println!(
+        "limit: its mean after settling (or over the phase's second half); eq, eq_ms: the mean of the phase's last 10 s \
+         and when the limit settled within ±{BAND_PCT} % of that (the algorithm's own steady state)"
+    );
+    println!(
         "settled: from then to the phase's end the limit (every 10 ms) is within ±{BAND_PCT} % of the knee {} % of the time; \
          PASS: settled within {} s, mean limit after settling within ±{BAND_PCT} %, goodput >= {GOODPUT_MIN_PCT} % of capacity, p99 <= {} ms",
         SETTLE_SHARE * 100.0,
@@ -257,17 +287,35 @@ fn main() {
         P99_BOUND_US / 1000
     );
     println!(
-        "{:<20} {:>5} {:>4} {:>9} {:>7} {:>8} {:>7} {:>7} {:>6}  verdict",
-        "limiter", "phase", "knee", "settle_ms", "limit", "goodput%", "p50_ms", "p99_ms", "rej%"
+        "{:<20} {:>5} {:>4} {:>9} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>6}  verdict",
+        "limiter",
+        "phase",
+        "knee",
+        "settle_ms",
+        "limit",
+        "eq_ms",
+        "eq",
+        "goodput%",
+        "p50_ms",
+        "p99_ms",
+        "rej%"
     );
     let mut rows: Vec<(String, Limiter)> = Vec::new();
     for algorithm in Algorithm::ALL {
         let params = AdaptiveParams::defaults(algorithm);
         rows.push((
             format!("sds {}", algorithm.name()),
-            Limiter::Ours(AdaptiveLimit::new(), params),
+            Limiter::Ours(AdaptiveLimit::new(), params, false),
         ));
     }
+    rows.push((
+        "sds AIMD refuse=drop".to_string(),
+        Limiter::Ours(
+            AdaptiveLimit::new(),
+            AdaptiveParams::defaults(Algorithm::Aimd),
+            true,
+        ),
+    ));
     rows.push((
         format!("sds fixed {} (4K)", 4 * KNEE),
         Limiter::Fixed(4 * KNEE),

@@ -16,11 +16,11 @@ echo
 cat "$peer"
 echo
 echo "side by side (sds row, then concurrency-limits row; GRADIENT is Envoy's, which concurrency-limits lacks):"
-sed -n 3p "$ours"
+grep "^limiter" "$ours"
 for algo in AIMD VEGAS GRADIENT2 'fixed 200' 'fixed 12'; do
     for phase in 1 2; do
         grep -E "^sds $algo +$phase " "$ours" || true
         grep -E "^peer $algo +$phase " "$peer" || true
     done
 done
-grep -E "^sds GRADIENT " "$ours" || true
+grep -E "^sds (GRADIENT |AIMD refuse)" "$ours" || true

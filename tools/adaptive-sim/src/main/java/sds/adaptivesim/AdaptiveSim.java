@@ -164,34 +164,47 @@ public final class AdaptiveSim {
         return sorted[(int) rank - 1];
     }
 
-    static void report(String name, int phase, Phase p) {
-        int knee = phase == 0 ? KNEE : KNEE / 2;
-        double capacity = knee * (double) PHASE_US / MEAN_SERVICE_US;
-        double lo = knee * (1 - BAND_PCT / 100);
-        double hi = knee * (1 + BAND_PCT / 100);
-        int n = p.limits.size();
+    /** As settle_tick in adaptive_sim.rs. */
+    static int settleTick(List<Integer> limits, double lo, double hi) {
+        int n = limits.size();
         boolean[] inside = new boolean[n];
         for (int i = 0; i < n; i++) {
-            int l = p.limits.get(i);
+            int l = limits.get(i);
             inside[i] = l >= lo && l <= hi;
         }
         int[] suffixIn = new int[n + 1];
         for (int i = n - 1; i >= 0; i--) {
             suffixIn[i] = suffixIn[i + 1] + (inside[i] ? 1 : 0);
         }
-        int settled = -1;
         for (int i = 0; i < n; i++) {
             if (inside[i] && suffixIn[i] >= SETTLE_SHARE * (n - i)) {
-                settled = i;
-                break;
+                return i;
             }
         }
+        return -1;
+    }
+
+    static void report(String name, int phase, Phase p) {
+        int knee = phase == 0 ? KNEE : KNEE / 2;
+        double capacity = knee * (double) PHASE_US / MEAN_SERVICE_US;
+        double lo = knee * (1 - BAND_PCT / 100);
+        double hi = knee * (1 + BAND_PCT / 100);
+        int n = p.limits.size();
+        int settled = settleTick(p.limits, lo, hi);
         int from = settled >= 0 ? settled : n / 2;
         double sum = 0;
         for (int i = from; i < n; i++) {
             sum += p.limits.get(i);
         }
         double mean = sum / Math.max(1, n - from);
+        int lastTicks = (int) (10_000_000L / SAMPLE_EVERY_US);
+        double own = 0;
+        for (int i = n - lastTicks; i < n; i++) {
+            own += p.limits.get(i);
+        }
+        own /= lastTicks;
+        int ownTick = settleTick(p.limits, own * (1 - BAND_PCT / 100), own * (1 + BAND_PCT / 100));
+        String ownSettle = ownTick >= 0 ? Long.toString(ownTick * SAMPLE_EVERY_US / 1000) : "never";
         double goodput = 100.0 * p.completed / capacity;
         long[] lat = p.latencies.stream().mapToLong(Long::longValue).toArray();
         Arrays.sort(lat);
@@ -212,16 +225,17 @@ public final class AdaptiveSim {
             }
         }
         boolean pass = okSettle && okMean && okGoodput && okP99;
-        System.out.printf("%-20s %5d %4d %9s %7.1f %8.1f %7.1f %7.1f %6.1f  %s%s%n",
-                name, phase + 1, knee, settleMs == null ? "never" : settleMs.toString(), mean,
+        System.out.printf("%-20s %5d %4d %9s %7.1f %8s %7.1f %8.1f %7.1f %7.1f %6.1f  %s%s%n",
+                name, phase + 1, knee, settleMs == null ? "never" : settleMs.toString(), mean, ownSettle, own,
                 goodput, p50 / 1000.0, p99 / 1000.0, rejected, pass ? "PASS" : "FAIL", why);
     }
 
     public static void main(String[] args) {
         System.out.printf("concurrency-limits 0.5.4, the same simulation: knee %d then %d at %d s, seed %#x%n",
                 KNEE, KNEE / 2, PHASE_US / 1_000_000, SEED);
-        System.out.printf("%-20s %5s %4s %9s %7s %8s %7s %7s %6s  verdict%n",
-                "limiter", "phase", "knee", "settle_ms", "limit", "goodput%", "p50_ms", "p99_ms", "rej%");
+        System.out.printf("%-20s %5s %4s %9s %7s %8s %7s %8s %7s %7s %6s  verdict%n",
+                "limiter", "phase", "knee", "settle_ms", "limit", "eq_ms", "eq", "goodput%", "p50_ms", "p99_ms",
+                "rej%");
         Object[][] rows = {
             {"peer AIMD", AIMDLimit.newBuilder().build()},
             {"peer VEGAS", VegasLimit.newDefault()},
