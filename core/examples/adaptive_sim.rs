@@ -1,4 +1,4 @@
-//! Adaptive concurrency in a deterministic simulation (docs/adaptive.md).
+//! Adaptive concurrency in a deterministic simulation (core/src/adaptive/README.md).
 //!
 //! A server of K workers (a FIFO queue in front): each request takes a
 //! service time uniform in [16, 24] ms, so its latency is flat up to K in

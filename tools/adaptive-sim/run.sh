@@ -1,7 +1,7 @@
 #!/bin/sh
 # The adaptive-concurrency simulation, ours (sds-core) and the peer's
 # (Netflix concurrency-limits 0.5.4 from Maven), one table under the other:
-# same model, same seed, same draws (docs/adaptive.md).
+# same model, same seed, same draws (core/src/adaptive/README.md).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sim="$root/tools/adaptive-sim"

@@ -2,7 +2,7 @@
 //! latency, so nobody has to guess a `concurrentThreshold`.
 //!
 //! Four algorithms, each with its peer's semantics and defaults
-//! ([`AdaptiveParams::defaults`]; docs/adaptive.md has the formulas):
+//! ([`AdaptiveParams::defaults`]; core/src/adaptive/README.md has the formulas):
 //!
 //! - [`Algorithm::Aimd`], [`Algorithm::Vegas`], [`Algorithm::Gradient2`]:
 //!   Netflix concurrency-limits 0.5.4 (`AIMDLimit`, `VegasLimit`,
@@ -467,7 +467,7 @@ impl AdaptiveLimit {
         });
     }
 
-    // VegasLimit._update (module doc of docs/adaptive.md has the formulas).
+    // VegasLimit._update (core/src/adaptive/README.md has the formulas).
     fn vegas(
         &self,
         params: &AdaptiveParams,
@@ -542,7 +542,7 @@ impl AdaptiveLimit {
         });
     }
 
-    // Gradient2Limit._update (docs/adaptive.md). Drops are ignored, as there.
+    // Gradient2Limit._update (core/src/adaptive/README.md). Drops are ignored, as there.
     fn gradient2(&self, params: &AdaptiveParams, rtt_us: u64, in_flight: u32) {
         let short = rtt_us.max(1) as f64;
         self.rtt_last.store(rtt_us, Ordering::Relaxed);
@@ -582,7 +582,7 @@ impl AdaptiveLimit {
         });
     }
 
-    // Envoy's gradient controller (docs/adaptive.md).
+    // Envoy's gradient controller (core/src/adaptive/README.md).
     fn gradient(&self, params: &AdaptiveParams, now_ms: u64, rtt_us: u64) {
         let now = now_ms & MS_MASK;
         let mode = self.probe.load(Ordering::Relaxed);
