@@ -54,7 +54,7 @@ impl SplitMix64 {
 enum Limiter {
     /// Ours; `true`: a refusal is fed as a dropped sample too (not what
     /// concurrency-limits does: a row to show why).
-    Ours(AdaptiveLimit, AdaptiveParams, bool),
+    Ours(Box<AdaptiveLimit>, AdaptiveParams, bool),
     Fixed(u32),
 }
 
@@ -305,13 +305,13 @@ fn main() {
         let params = AdaptiveParams::defaults(algorithm);
         rows.push((
             format!("sds {}", algorithm.name()),
-            Limiter::Ours(AdaptiveLimit::new(), params, false),
+            Limiter::Ours(Box::new(AdaptiveLimit::new()), params, false),
         ));
     }
     rows.push((
         "sds AIMD refuse=drop".to_string(),
         Limiter::Ours(
-            AdaptiveLimit::new(),
+            Box::new(AdaptiveLimit::new()),
             AdaptiveParams::defaults(Algorithm::Aimd),
             true,
         ),

@@ -385,7 +385,7 @@ impl AdaptiveLimit {
                 ..AdaptiveStats::default()
             },
             Algorithm::Gradient2 => {
-                let long = positive(f64::from_bits(base)).map_or(0, |v| to_u64(v));
+                let long = positive(f64::from_bits(base)).map_or(0, to_u64);
                 AdaptiveStats {
                     limit,
                     min_rtt_us: long,
@@ -828,7 +828,7 @@ fn ceil_div(a: u64, b: u64) -> u64 {
 /// Square root by Newton's method from an exponent-halving first guess
 /// (no_std has no `f64::sqrt`).
 fn sqrt(x: f64) -> f64 {
-    if !(x > 0.0) || !x.is_finite() {
+    if x.is_nan() || x <= 0.0 || !x.is_finite() {
         return 0.0;
     }
     let mut g = f64::from_bits((x.to_bits() >> 1) + (1023u64 << 51));
