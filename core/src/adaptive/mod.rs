@@ -555,22 +555,25 @@ impl AdaptiveLimit {
 
         let mut bits = self.rtt_base.load(Ordering::Relaxed);
         let long = loop {
-            let mut next = match positive(f64::from_bits(bits)) {
+            let averaged = match positive(f64::from_bits(bits)) {
                 None => short,
                 Some(v) if seen < GRADIENT2_WARMUP => v + (short - v) / (seen + 1) as f64,
                 Some(v) => v * (1.0 - factor) + short * factor,
             };
-            // A long RTT over twice the short one decays by 5 %.
-            if next / short > 2.0 {
-                next *= 0.95;
-            }
+            // A long RTT over twice the short one decays by 5 % (the stored
+            // value: this sample's gradient uses the average, as the peer's).
+            let stored = if averaged / short > 2.0 {
+                averaged * 0.95
+            } else {
+                averaged
+            };
             match self.rtt_base.compare_exchange_weak(
                 bits,
-                next.to_bits(),
+                stored.to_bits(),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => break next,
+                Ok(_) => break averaged,
                 Err(seen_bits) => bits = seen_bits,
             }
         };
