@@ -483,26 +483,19 @@ impl AdaptiveLimit {
         self.rtt_last.store(rtt, Ordering::Relaxed);
         let estimate = self.estimate(params, self.limit.load(Ordering::Relaxed));
 
-        // The probe: count samples; at jitter × 30 × limit of them, the
-        // no-load RTT is replaced by this sample's and a new jitter drawn.
-        let mut word = self.probe.load(Ordering::Relaxed);
-        let probed = loop {
-            let count = (word & LOW32) + 1;
-            let jitter = 0.5 + 0.5 * ((word >> 32) as f64 / 4_294_967_296.0);
-            let due = jitter * VEGAS_PROBE_MULTIPLIER as f64 * estimate <= count as f64;
-            let next = if due {
-                let draw = splitmix64(word ^ now_ms.rotate_left(20) ^ rtt) >> 32;
-                draw << 32
-            } else {
-                (word & !LOW32) | (count & LOW32)
-            };
-            match self
-                .probe
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => break due,
-                Err(seen) => word = seen,
-            }
+        // The probe: count samples (one add); at jitter × 30 × limit of them,
+        // the no-load RTT is replaced by this sample's and a new jitter drawn.
+        // The sample whose CAS restarts the count probes; if another sample
+        // moved the word first, a later sample still finds the probe due.
+        let before = self.probe.fetch_add(1, Ordering::Relaxed);
+        let word = before.wrapping_add(1);
+        let jitter = 0.5 + 0.5 * ((word >> 32) as f64 / 4_294_967_296.0);
+        let due = jitter * VEGAS_PROBE_MULTIPLIER as f64 * estimate <= (word & LOW32) as f64;
+        let probed = due && {
+            let draw = splitmix64(word ^ now_ms.rotate_left(20) ^ rtt) >> 32;
+            self.probe
+                .compare_exchange(word, draw << 32, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
         };
         if probed {
             self.rtt_base.store(rtt, Ordering::Relaxed);
