@@ -17,7 +17,7 @@ cat "$peer"
 echo
 echo "side by side (sds row, then concurrency-limits row; GRADIENT is Envoy's, which concurrency-limits lacks):"
 grep "^limiter" "$ours"
-for algo in AIMD VEGAS GRADIENT2 'fixed 200' 'fixed 12'; do
+for algo in AIMD VEGAS GRADIENT2 'fixed 200 \(4K\)' 'fixed 12 \(K/4\)'; do
     for phase in 1 2; do
         grep -E "^sds $algo +$phase " "$ours" || true
         grep -E "^peer $algo +$phase " "$peer" || true
