@@ -14,7 +14,12 @@
 //! so tools/adaptive-sim (Java, concurrency-limits 0.5.4) replays the very
 //! same arrivals and service times.
 //!
-//! Run: `cargo run --release -p sds-core --example adaptive_sim`.
+//! Run: `cargo run --release -p sds-core --example adaptive_sim [-- OPTIONS]`.
+//! Variants of the model (the Java twin takes the same):
+//! - `--spread-us N`: service time uniform in 20 ms ± N/2 µs (default 8000);
+//! - `--queue N`: the server queues at most N requests and answers any
+//!   other at once (1 ms later) with an overload error: a dropped sample
+//!   (default: no bound, the server never fails).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -24,9 +29,11 @@ use sds_core::adaptive::{AdaptiveLimit, AdaptiveParams, Algorithm};
 /// The shared model (the Java twin has the same numbers).
 const SEED: u64 = 0x5d5_2026;
 const KNEE: u32 = 50;
-const SERVICE_MIN_US: u64 = 16_000;
-const SERVICE_SPAN_US: u64 = 8_000; // uniform in [16, 24] ms, mean 20 ms
-const MEAN_SERVICE_US: u64 = SERVICE_MIN_US + SERVICE_SPAN_US / 2;
+const MEAN_SERVICE_US: u64 = 20_000;
+/// The default spread: service uniform in [16, 24] ms.
+const SPREAD_US: u64 = 8_000;
+/// An overload error reaches the client this long after the request left.
+const DROP_AFTER_US: u64 = 1_000;
 const OVERLOAD_PCT: u64 = 150;
 const PHASE_US: u64 = 30_000_000;
 const SAMPLE_EVERY_US: u64 = 10_000;
@@ -38,6 +45,37 @@ const GOODPUT_MIN_PCT: f64 = 90.0;
 /// p99 of admitted requests at most twice the mean no-load latency: a
 /// request queues at most about one service time.
 const P99_BOUND_US: u64 = 2 * MEAN_SERVICE_US;
+
+/// The model's variants (module doc).
+#[derive(Clone, Copy)]
+struct Model {
+    spread_us: u64,
+    queue: Option<usize>,
+}
+
+impl Model {
+    fn from_args() -> Model {
+        let mut model = Model {
+            spread_us: SPREAD_US,
+            queue: None,
+        };
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let mut i = 0;
+        while i < args.len() {
+            let value = args.get(i + 1).and_then(|v| v.parse::<u64>().ok());
+            match (args[i].as_str(), value) {
+                ("--spread-us", Some(v)) if v <= 2 * MEAN_SERVICE_US => model.spread_us = v,
+                ("--queue", Some(v)) => model.queue = Some(v as usize),
+                _ => {
+                    eprintln!("usage: adaptive_sim [--spread-us N (<= 40000)] [--queue N]");
+                    std::process::exit(2);
+                }
+            }
+            i += 2;
+        }
+        model
+    }
+}
 
 struct SplitMix64(u64);
 
@@ -66,9 +104,9 @@ impl Limiter {
         }
     }
 
-    fn sample(&self, now_us: u64, rtt_us: u64, in_flight: u32) {
+    fn sample(&self, now_us: u64, rtt_us: u64, in_flight: u32, dropped: bool) {
         if let Limiter::Ours(l, p, _) = self {
-            l.on_sample(p, now_us / 1000, rtt_us, in_flight, false);
+            l.on_sample(p, now_us / 1000, rtt_us, in_flight, dropped);
         }
     }
 
@@ -83,6 +121,7 @@ impl Limiter {
 struct Phase {
     arrivals: u64,
     rejected: u64,
+    dropped: u64,
     completed: u64,
     latencies: Vec<u64>,
     limits: Vec<u32>,
@@ -92,9 +131,10 @@ struct Request {
     arrival_us: u64,
     service_us: u64,
     in_flight_at_start: u32,
+    dropped: bool,
 }
 
-fn run(limiter: &Limiter) -> [Phase; 2] {
+fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
     let mut rng = SplitMix64(SEED);
     let capacity0 = KNEE as u64 * 1_000_000 / MEAN_SERVICE_US; // per second
     let rate = capacity0 * OVERLOAD_PCT / 100;
@@ -132,12 +172,17 @@ fn run(limiter: &Limiter) -> [Phase; 2] {
             // Completions first at equal times.
             let Reverse((_, id)) = done.pop().unwrap();
             let req = running.remove(&id).unwrap();
-            busy -= 1;
             in_flight -= 1;
             let rtt = t - req.arrival_us;
+            if req.dropped {
+                phases[ph].dropped += 1;
+                limiter.sample(t, rtt, req.in_flight_at_start, true);
+                continue;
+            }
+            busy -= 1;
             phases[ph].completed += 1;
             phases[ph].latencies.push(rtt);
-            limiter.sample(t, rtt, req.in_flight_at_start);
+            limiter.sample(t, rtt, req.in_flight_at_start, false);
             if busy < workers {
                 if let Some(next) = queue.pop_front() {
                     busy += 1;
@@ -147,7 +192,8 @@ fn run(limiter: &Limiter) -> [Phase; 2] {
                 }
             }
         } else {
-            let service_us = SERVICE_MIN_US + rng.next() % (SERVICE_SPAN_US + 1);
+            let service_us =
+                MEAN_SERVICE_US - model.spread_us / 2 + rng.next() % (model.spread_us + 1);
             next_arrival = t + rng.next() % (max_gap + 1);
             phases[ph].arrivals += 1;
             if in_flight >= limiter.limit() {
@@ -156,18 +202,24 @@ fn run(limiter: &Limiter) -> [Phase; 2] {
                 continue;
             }
             in_flight += 1;
-            let req = Request {
+            let mut req = Request {
                 arrival_us: t,
                 service_us,
                 in_flight_at_start: in_flight,
+                dropped: false,
             };
             if busy < workers {
                 busy += 1;
                 seq += 1;
                 done.push(Reverse((t + service_us, seq)));
                 running.insert(seq, req);
-            } else {
+            } else if model.queue.is_none_or(|n| queue.len() < n) {
                 queue.push_back(req);
+            } else {
+                req.dropped = true;
+                seq += 1;
+                done.push(Reverse((t + DROP_AFTER_US, seq)));
+                running.insert(seq, req);
             }
         }
     }
@@ -228,6 +280,7 @@ fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
     let p50 = percentile(&p.latencies, 50);
     let p99 = percentile(&p.latencies, 99);
     let rejected = 100.0 * p.rejected as f64 / p.arrivals.max(1) as f64;
+    let dropped = 100.0 * p.dropped as f64 / p.arrivals.max(1) as f64;
     let ok_settle = settle_ms.is_some_and(|ms| ms <= SETTLE_BOUND_MS);
     let ok_mean = mean >= lo && mean <= hi;
     let ok_goodput = goodput >= GOODPUT_MIN_PCT;
@@ -246,7 +299,7 @@ fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
         }
     }
     println!(
-        "{:<20} {:>5} {:>4} {:>9} {:>7.1} {:>8} {:>7.1} {:>8.1} {:>7.1} {:>7.1} {:>6.1}  {}{}",
+        "{:<20} {:>5} {:>4} {:>9} {:>7.1} {:>8} {:>7.1} {:>8.1} {:>7.1} {:>7.1} {:>6.1} {:>6.1}  {}{}",
         name,
         phase + 1,
         knee,
@@ -258,6 +311,7 @@ fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
         p50 as f64 / 1000.0,
         p99 as f64 / 1000.0,
         rejected,
+        dropped,
         if pass { "PASS" } else { "FAIL" },
         why
     );
@@ -265,19 +319,22 @@ fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
 }
 
 fn main() {
+    let model = Model::from_args();
     println!(
-        "adaptive concurrency simulation: knee {} then {} at {} s, service U[{},{}] ms, arrivals {} % of the first capacity, seed {:#x}",
+        "adaptive concurrency simulation: knee {} then {} at {} s, service U[{},{}] µs, server queue {}, arrivals {} % of the first capacity, seed {:#x}",
         KNEE,
         KNEE / 2,
         PHASE_US / 1_000_000,
-        SERVICE_MIN_US / 1000,
-        (SERVICE_MIN_US + SERVICE_SPAN_US) / 1000,
+        MEAN_SERVICE_US - model.spread_us / 2,
+        MEAN_SERVICE_US - model.spread_us / 2 + model.spread_us,
+        model.queue.map_or("unbounded".to_string(), |n| format!("<= {n}, then an overload error")),
         OVERLOAD_PCT,
         SEED
     );
     println!(
         "limit: its mean after settling (or over the phase's second half); eq, eq_ms: the mean of the phase's last 10 s \
-         and when the limit settled within ±{BAND_PCT} % of that (the algorithm's own steady state)"
+         and when the limit settled within ±{BAND_PCT} % of that (the algorithm's own steady state); \
+         rej%: refused by the limit; drop%: overload errors from the server (--queue)"
     );
     println!(
         "settled: from then to the phase's end the limit (every 10 ms) is within ±{BAND_PCT} % of the knee {} % of the time; \
@@ -287,7 +344,7 @@ fn main() {
         P99_BOUND_US / 1000
     );
     println!(
-        "{:<20} {:>5} {:>4} {:>9} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>6}  verdict",
+        "{:<20} {:>5} {:>4} {:>9} {:>7} {:>8} {:>7} {:>8} {:>7} {:>7} {:>6} {:>6}  verdict",
         "limiter",
         "phase",
         "knee",
@@ -298,7 +355,8 @@ fn main() {
         "goodput%",
         "p50_ms",
         "p99_ms",
-        "rej%"
+        "rej%",
+        "drop%"
     );
     let mut rows: Vec<(String, Limiter)> = Vec::new();
     for algorithm in Algorithm::ALL {
@@ -325,7 +383,7 @@ fn main() {
         Limiter::Fixed(KNEE / 4),
     ));
     for (name, limiter) in &rows {
-        let mut phases = run(limiter);
+        let mut phases = run(model, limiter);
         for (i, p) in phases.iter_mut().enumerate() {
             report(name, i, p);
         }

@@ -23,14 +23,15 @@ import java.util.PriorityQueue;
  * limiter reads the simulated clock (nanoseconds); a refused request is no sample
  * (SimpleLimiter's rejection), a finished one calls the listener's onSuccess.
  * VegasLimit draws its probe jitter from ThreadLocalRandom, so its rows vary a little
- * between runs.
+ * between runs. Options as adaptive_sim.rs: --spread-us N, --queue N (a server overload
+ * error is the listener's onDropped).
  */
 public final class AdaptiveSim {
     static final long SEED = 0x5d52026L;
     static final int KNEE = 50;
-    static final long SERVICE_MIN_US = 16_000;
-    static final long SERVICE_SPAN_US = 8_000;
-    static final long MEAN_SERVICE_US = SERVICE_MIN_US + SERVICE_SPAN_US / 2;
+    static final long MEAN_SERVICE_US = 20_000;
+    static final long SPREAD_US = 8_000;
+    static final long DROP_AFTER_US = 1_000;
     static final long OVERLOAD_PCT = 150;
     static final long PHASE_US = 30_000_000L;
     static final long SAMPLE_EVERY_US = 10_000;
@@ -63,6 +64,7 @@ public final class AdaptiveSim {
     static final class Phase {
         long arrivals;
         long rejected;
+        long dropped;
         long completed;
         final List<Long> latencies = new ArrayList<>();
         final List<Integer> limits = new ArrayList<>();
@@ -72,6 +74,7 @@ public final class AdaptiveSim {
         final long arrivalUs;
         final long serviceUs;
         final Limiter.Listener listener;
+        boolean dropped;
 
         Request(long arrivalUs, long serviceUs, Limiter.Listener listener) {
             this.arrivalUs = arrivalUs;
@@ -79,6 +82,9 @@ public final class AdaptiveSim {
             this.listener = listener;
         }
     }
+
+    static long spreadUs = SPREAD_US;
+    static long queueBound = -1; // unbounded
 
     static Phase[] run(Limit limit) {
         final long[] clockUs = {0};
@@ -121,8 +127,13 @@ public final class AdaptiveSim {
             if (nextDone <= nextArrival) {
                 long id = done.poll()[1];
                 Request req = running.remove(id);
-                busy--;
                 long rtt = t - req.arrivalUs;
+                if (req.dropped) {
+                    ph.dropped++;
+                    req.listener.onDropped();
+                    continue;
+                }
+                busy--;
                 ph.completed++;
                 ph.latencies.add(rtt);
                 req.listener.onSuccess();
@@ -134,7 +145,7 @@ public final class AdaptiveSim {
                     running.put(seq, next);
                 }
             } else {
-                long serviceUs = SERVICE_MIN_US + rng.below(SERVICE_SPAN_US);
+                long serviceUs = MEAN_SERVICE_US - spreadUs / 2 + rng.below(spreadUs);
                 nextArrival = t + rng.below(maxGap);
                 ph.arrivals++;
                 Optional<Limiter.Listener> listener = limiter.acquire(null);
@@ -148,8 +159,13 @@ public final class AdaptiveSim {
                     seq++;
                     done.add(new long[] {t + serviceUs, seq});
                     running.put(seq, req);
-                } else {
+                } else if (queueBound < 0 || queue.size() < queueBound) {
                     queue.addLast(req);
+                } else {
+                    req.dropped = true;
+                    seq++;
+                    done.add(new long[] {t + DROP_AFTER_US, seq});
+                    running.put(seq, req);
                 }
             }
         }
@@ -211,6 +227,7 @@ public final class AdaptiveSim {
         long p50 = percentile(lat, 50);
         long p99 = percentile(lat, 99);
         double rejected = 100.0 * p.rejected / Math.max(1, p.arrivals);
+        double dropped = 100.0 * p.dropped / Math.max(1, p.arrivals);
         Long settleMs = settled >= 0 ? settled * SAMPLE_EVERY_US / 1000 : null;
         boolean okSettle = settleMs != null && settleMs <= SETTLE_BOUND_MS;
         boolean okMean = mean >= lo && mean <= hi;
@@ -225,17 +242,26 @@ public final class AdaptiveSim {
             }
         }
         boolean pass = okSettle && okMean && okGoodput && okP99;
-        System.out.printf("%-20s %5d %4d %9s %7.1f %8s %7.1f %8.1f %7.1f %7.1f %6.1f  %s%s%n",
+        System.out.printf("%-20s %5d %4d %9s %7.1f %8s %7.1f %8.1f %7.1f %7.1f %6.1f %6.1f  %s%s%n",
                 name, phase + 1, knee, settleMs == null ? "never" : settleMs.toString(), mean, ownSettle, own,
-                goodput, p50 / 1000.0, p99 / 1000.0, rejected, pass ? "PASS" : "FAIL", why);
+                goodput, p50 / 1000.0, p99 / 1000.0, rejected, dropped, pass ? "PASS" : "FAIL", why);
     }
 
     public static void main(String[] args) {
-        System.out.printf("concurrency-limits 0.5.4, the same simulation: knee %d then %d at %d s, seed %#x%n",
-                KNEE, KNEE / 2, PHASE_US / 1_000_000, SEED);
-        System.out.printf("%-20s %5s %4s %9s %7s %8s %7s %8s %7s %7s %6s  verdict%n",
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            long v = Long.parseLong(args[i + 1]);
+            switch (args[i]) {
+                case "--spread-us" -> spreadUs = v;
+                case "--queue" -> queueBound = v;
+                default -> throw new IllegalArgumentException("usage: [--spread-us N] [--queue N]");
+            }
+        }
+        System.out.printf("concurrency-limits 0.5.4, the same simulation: knee %d then %d at %d s, service U[%d,%d] µs,"
+                + " server queue %s, seed %#x%n", KNEE, KNEE / 2, PHASE_US / 1_000_000, MEAN_SERVICE_US - spreadUs / 2,
+                MEAN_SERVICE_US - spreadUs / 2 + spreadUs, queueBound < 0 ? "unbounded" : "<= " + queueBound, SEED);
+        System.out.printf("%-20s %5s %4s %9s %7s %8s %7s %8s %7s %7s %6s %6s  verdict%n",
                 "limiter", "phase", "knee", "settle_ms", "limit", "eq_ms", "eq", "goodput%", "p50_ms", "p99_ms",
-                "rej%");
+                "rej%", "drop%");
         Object[][] rows = {
             {"peer AIMD", AIMDLimit.newBuilder().build()},
             {"peer VEGAS", VegasLimit.newDefault()},
