@@ -21,6 +21,9 @@
 //!   a rate, fixed or sliding windows, or in-flight units per key, in
 //!   16-byte cells over caller storage, evicting losslessly first). Rust
 //!   only so far: the shared file, the C ABI and the bindings come next.
+//! - [`adaptive`]: an in-flight limit found from latency ([`AdaptiveLimit`]:
+//!   AIMD, Vegas and Gradient2 as Netflix concurrency-limits defines them,
+//!   Envoy's gradient controller), lock-free plain data like the rest.
 //!
 //! ```
 //! use sds_core::{Flags, Outcome, PointTable, Slot, Strategy};
@@ -49,6 +52,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod adaptive;
 mod check;
 mod counters;
 mod delay;
@@ -77,6 +81,7 @@ mod tags;
 pub mod time;
 pub mod window;
 
+pub use adaptive::{AdaptiveLimit, AdaptiveParams, AdaptiveStats, Algorithm};
 pub use entry::{packed, Entry, EntryParts, Flags, Outcome};
 pub use error::{ArgumentRule, Error, ErrorCode, Rule, WindowRule};
 pub use layout::{LayoutDescriptor, LayoutField, LAYOUT_VERSION};

@@ -1,0 +1,443 @@
+//! The adaptive limit: each algorithm's steps with explicit times, bounds,
+//! any bit pattern as a valid state, and threads hammering one state.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use sds_core::adaptive::{
+    AdaptiveLimit, AdaptiveParams, Algorithm, GRADIENT_MIN_RTT_INTERVAL_MS,
+    GRADIENT_MIN_RTT_REQUESTS, GRADIENT_UPDATE_INTERVAL_MS,
+};
+
+const T0: u64 = 1_700_000_000_000;
+
+fn params(algorithm: Algorithm) -> AdaptiveParams {
+    AdaptiveParams::defaults(algorithm)
+}
+
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Envoy's gradient, measured: the first sample starts a min-RTT measurement
+/// (limit pinned at the minimum), 50 samples of requests sent after it end
+/// it. Returns the time after.
+fn measure_min_rtt(l: &AdaptiveLimit, p: &AdaptiveParams, now: u64, rtt_us: u64) -> u64 {
+    l.on_sample(p, now, rtt_us, 1, false);
+    assert_eq!(l.stats(p).measuring_min_rtt, 1);
+    assert_eq!(l.limit(p), 3);
+    let mut t = now;
+    for _ in 0..GRADIENT_MIN_RTT_REQUESTS {
+        t += 10;
+        l.on_sample(p, t, rtt_us, 1, false);
+    }
+    assert_eq!(l.stats(p).measuring_min_rtt, 0);
+    t
+}
+
+#[test]
+fn codes_and_names() {
+    for a in Algorithm::ALL {
+        assert_eq!(Algorithm::from_code(a.code()), Some(a));
+    }
+    assert_eq!(Algorithm::from_code(0), None);
+    assert_eq!(Algorithm::from_code(5), None);
+    assert_eq!(Algorithm::Gradient2.name(), "GRADIENT2");
+    assert_eq!(Algorithm::Gradient.code(), 4);
+    let p = params(Algorithm::Aimd);
+    assert_eq!((p.min_limit, p.max_limit, p.initial_limit), (20, 200, 20));
+    let odd = AdaptiveParams {
+        algorithm: Algorithm::Aimd,
+        min_limit: 0,
+        max_limit: 0,
+        initial_limit: 9,
+    };
+    assert_eq!(odd.bounds(), (1, 1, 1));
+}
+
+#[test]
+fn fresh_is_the_initial_limit() {
+    let l = AdaptiveLimit::new();
+    assert_eq!(l.limit(&params(Algorithm::Aimd)), 20);
+    assert_eq!(l.limit(&params(Algorithm::Vegas)), 20);
+    assert_eq!(l.limit(&params(Algorithm::Gradient2)), 20);
+    assert_eq!(l.limit(&params(Algorithm::Gradient)), 3);
+    let p = AdaptiveParams {
+        initial_limit: 500,
+        ..params(Algorithm::Aimd)
+    };
+    assert_eq!(l.limit(&p), 200, "the initial limit is clamped");
+}
+
+#[test]
+fn aimd_adds_one_per_busy_sample_and_multiplies_by_0_9_on_a_drop() {
+    let p = params(Algorithm::Aimd);
+    let l = AdaptiveLimit::new();
+    for i in 0..10 {
+        l.on_sample(&p, T0 + i, 10_000, 20, false);
+    }
+    assert_eq!(l.limit(&p), 30);
+    // Fewer than half the limit in flight: no growth (app-limited).
+    l.on_sample(&p, T0 + 20, 10_000, 14, false);
+    assert_eq!(l.limit(&p), 30);
+    l.on_sample(&p, T0 + 21, 10_000, 15, false);
+    assert_eq!(l.limit(&p), 31);
+    l.on_sample(&p, T0 + 22, 10_000, 31, true);
+    assert_eq!(l.limit(&p), 27, "floor(31 * 0.9)");
+    l.on_sample(&p, T0 + 23, 5_000_001, 31, false);
+    assert_eq!(
+        l.limit(&p),
+        24,
+        "slower than the 5 s timeout counts as a drop"
+    );
+    for i in 0..100 {
+        l.on_sample(&p, T0 + 30 + i, 10_000, 1, true);
+    }
+    assert_eq!(l.limit(&p), 20, "never under the minimum");
+    for i in 0..1000 {
+        l.on_sample(&p, T0 + 200 + i, 10_000, 1000, false);
+    }
+    assert_eq!(l.limit(&p), 200, "never over the maximum");
+    assert_eq!(l.stats(&p).short_rtt_us, 10_000);
+    assert_eq!(l.stats(&p).samples, 1114);
+}
+
+#[test]
+fn vegas_grows_by_beta_without_queueing_and_backs_off_when_latency_grows() {
+    let p = params(Algorithm::Vegas);
+    let l = AdaptiveLimit::new();
+    l.on_sample(&p, T0, 10_000, 20, false); // the first sample is the no-load RTT
+    assert_eq!(l.limit(&p), 20);
+    assert_eq!(l.stats(&p).min_rtt_us, 10_000);
+    // queue = ceil(20 × (1 − 10/10)) = 0 <= threshold 1: + beta (6 × log10 20 = 6).
+    l.on_sample(&p, T0 + 1, 10_000, 20, false);
+    assert_eq!(l.limit(&p), 26);
+    // queue = ceil(26 × (1 − 10/11)) = 3, not < alpha 3, not > beta 6: stays.
+    l.on_sample(&p, T0 + 2, 11_000, 26, false);
+    assert_eq!(l.limit(&p), 26);
+    // queue = ceil(26 × (1 − 10/10.5)) = 2: between threshold and alpha, + log10.
+    l.on_sample(&p, T0 + 3, 10_500, 26, false);
+    assert_eq!(l.limit(&p), 27);
+    // Twice the no-load RTT: queue = 14 > beta: − log10 (1).
+    l.on_sample(&p, T0 + 4, 20_000, 27, false);
+    assert_eq!(l.limit(&p), 26);
+    l.on_sample(&p, T0 + 5, 10_000, 1, true);
+    assert_eq!(l.limit(&p), 25, "a drop: − log10");
+    // App-limited: under half the limit in flight changes nothing.
+    l.on_sample(&p, T0 + 6, 10_000, 12, false);
+    assert_eq!(l.limit(&p), 25);
+    assert_eq!(l.stats(&p).short_rtt_us, 10_000);
+}
+
+#[test]
+fn vegas_probes_the_no_load_rtt_again() {
+    let p = params(Algorithm::Vegas);
+    let l = AdaptiveLimit::new();
+    l.on_sample(&p, T0, 10_000, 20, false);
+    // Slower samples while app-limited: the limit stays 20, so a probe is
+    // due within jitter × 30 × 20 <= 600 samples; it takes the sample's RTT.
+    let mut probed_at = None;
+    for i in 1..=600 {
+        l.on_sample(&p, T0 + i, 30_000, 1, false);
+        if l.stats(&p).min_rtt_us == 30_000 {
+            probed_at = Some(i);
+            break;
+        }
+    }
+    let i = probed_at.expect("a probe within 600 samples");
+    // The first sample was the 1st of the count: 0.5 × 30 × 20 = 300.
+    assert!((299..=600).contains(&i), "{i}");
+}
+
+#[test]
+fn gradient2_grows_by_queue_size_times_smoothing_and_halves_at_most() {
+    let p = params(Algorithm::Gradient2);
+    let l = AdaptiveLimit::new();
+    for i in 0..10 {
+        l.on_sample(&p, T0 + i, 10_000, 40, false);
+    }
+    // Steady RTT: gradient 1, limit × 0.8 + (limit + 4) × 0.2 = limit + 0.8.
+    assert_eq!(l.limit(&p), 28);
+    let s = l.stats(&p);
+    assert_eq!((s.long_rtt_us, s.short_rtt_us), (10_000, 10_000));
+    // Latency ×3 against the long RTT: gradient clamped at 0.5, so
+    // limit × 0.9 + 0.8 per sample.
+    let before = l.limit(&p);
+    l.on_sample(&p, T0 + 20, 30_000, 40, false);
+    let after = l.limit(&p);
+    assert!(after < before, "{before} -> {after}");
+    for i in 0..200 {
+        l.on_sample(&p, T0 + 30 + i, 200_000, 40, false);
+    }
+    assert_eq!(l.limit(&p), 20, "never under the minimum");
+    // The long RTT over twice the short one decays 5 % a sample.
+    let long = l.stats(&p).long_rtt_us;
+    l.on_sample(&p, T0 + 300, 1_000, 40, false);
+    assert!(l.stats(&p).long_rtt_us < long * 96 / 100);
+    for i in 0..2000 {
+        l.on_sample(&p, T0 + 400 + i, 1_000, 1000, false);
+    }
+    assert_eq!(l.limit(&p), 200, "never over the maximum");
+}
+
+#[test]
+fn gradient_measures_min_rtt_then_follows_the_buffered_gradient() {
+    let p = params(Algorithm::Gradient);
+    let l = AdaptiveLimit::new();
+    // A sample of a request sent before the measurement began is ignored.
+    l.on_sample(&p, T0, 10_000, 1, false);
+    l.on_sample(&p, T0 + 5, 10_000, 1, false);
+    assert_eq!(l.stats(&p).samples, 2);
+    let mut t = measure_min_rtt(&l, &p, T0 + 20, 10_000);
+    let min_rtt = l.stats(&p).min_rtt_us;
+    assert!((9_500..=10_500).contains(&min_rtt), "{min_rtt}");
+    assert_eq!(l.limit(&p), 3, "back to the limit before the measurement");
+
+    // Latency at the min RTT: gradient 1.25 (the buffer); the limit grows
+    // as trunc(limit × 1.25 + sqrt(limit × 1.25)) per 100 ms window.
+    let mut expected = 3.0f64;
+    for _ in 0..5 {
+        for k in 0..10 {
+            l.on_sample(&p, t + k, 10_000, 1, false);
+        }
+        t += GRADIENT_UPDATE_INTERVAL_MS;
+        l.on_sample(&p, t, 10_000, 1, false); // closes the window
+                                              // The histogram's percentiles are interpolated inside a bucket (at
+                                              // most 1/8 of the value wide), so the gradient is 1.25 within 1 %.
+        let scaled = expected * 1.25;
+        let ideal = (scaled + scaled.sqrt()).trunc();
+        let got = l.limit(&p) as f64;
+        assert!((got - ideal).abs() <= 1.0, "{got} vs {ideal}");
+        expected = got;
+    }
+    let grown = l.limit(&p);
+    // Latency 4× the min RTT: gradient clamped at 0.5.
+    for k in 0..10 {
+        l.on_sample(&p, t + k, 40_000, 1, false);
+    }
+    t += GRADIENT_UPDATE_INTERVAL_MS;
+    l.on_sample(&p, t, 40_000, 1, false);
+    let halved = grown as f64 * 0.5;
+    assert_eq!(
+        l.limit(&p) as f64,
+        (halved + halved.sqrt()).trunc(),
+        "clamped: exact"
+    );
+    let s = l.stats(&p);
+    assert!(
+        (38_000..=42_000).contains(&s.short_rtt_us),
+        "{}",
+        s.short_rtt_us
+    );
+    assert_eq!(s.long_rtt_us, s.min_rtt_us + s.min_rtt_us / 4);
+
+    // The next measurement comes within interval + 15 % jitter.
+    let due = t + GRADIENT_MIN_RTT_INTERVAL_MS * 115 / 100 + 1;
+    l.on_sample(&p, due, 10_000, 1, false);
+    assert_eq!(l.stats(&p).measuring_min_rtt, 1);
+    assert_eq!(l.limit(&p), 3);
+}
+
+#[test]
+fn gradient_at_the_minimum_five_windows_measures_again() {
+    let p = params(Algorithm::Gradient);
+    let l = AdaptiveLimit::new();
+    let mut t = measure_min_rtt(&l, &p, T0, 10_000);
+    let mut measuring_after = None;
+    for w in 0..8 {
+        for k in 0..5 {
+            l.on_sample(&p, t + k, 100_000, 1, false);
+        }
+        t += GRADIENT_UPDATE_INTERVAL_MS;
+        l.on_sample(&p, t, 100_000, 1, false);
+        if l.stats(&p).measuring_min_rtt == 0 {
+            l.on_sample(&p, t + 1, 100_000, 1, false); // the due measurement starts
+        }
+        if l.stats(&p).measuring_min_rtt == 1 {
+            measuring_after = Some(w);
+            break;
+        }
+    }
+    // Window 0 takes 3 to 3 already (gradient 0.5: trunc(1.5 + 1.22) = 2 → 3).
+    assert_eq!(measuring_after, Some(4));
+}
+
+#[test]
+fn every_limit_stays_in_bounds_under_random_samples() {
+    let mut rng = SplitMix64(7);
+    for a in Algorithm::ALL {
+        let p = AdaptiveParams {
+            algorithm: a,
+            min_limit: 5,
+            max_limit: 60,
+            initial_limit: 30,
+        };
+        let l = AdaptiveLimit::new();
+        let mut t = T0;
+        for _ in 0..50_000 {
+            t += rng.next() % 3;
+            let rtt = 1 + rng.next() % 200_000;
+            let in_flight = (rng.next() % 80) as u32;
+            l.on_sample(&p, t, rtt, in_flight, rng.next() % 50 == 0);
+            let limit = l.limit(&p);
+            assert!((5..=60).contains(&limit), "{a:?}: {limit}");
+        }
+    }
+}
+
+/// A state made of arbitrary bits, as a shared file might hold after a
+/// crash or a bad write.
+fn garbage(seed: u64) -> AdaptiveLimit {
+    let mut rng = SplitMix64(seed);
+    let mut words = [0u64; 71];
+    for w in words.iter_mut() {
+        *w = rng.next();
+    }
+    const _: () = assert!(std::mem::size_of::<AdaptiveLimit>() == 71 * 8);
+    // SAFETY: AdaptiveLimit is #[repr(C)] atomics only, valid for any bits.
+    unsafe { std::mem::transmute::<[u64; 71], AdaptiveLimit>(words) }
+}
+
+fn with_first_word(bits: u64) -> AdaptiveLimit {
+    let mut words = [0u64; 71];
+    words[0] = bits;
+    // SAFETY: as in `garbage`.
+    unsafe { std::mem::transmute::<[u64; 71], AdaptiveLimit>(words) }
+}
+
+#[test]
+fn any_bit_pattern_reads_as_a_valid_limit_and_recovers() {
+    for a in Algorithm::ALL {
+        let p = params(a);
+        let (min, max, _) = p.bounds();
+        for seed in 0..200 {
+            let l = garbage(seed);
+            let limit = l.limit(&p);
+            assert!((min..=max).contains(&limit), "{a:?} {seed}: {limit}");
+            let _ = l.stats(&p);
+            let mut t = T0 + seed;
+            for i in 0..300 {
+                t += 1;
+                l.on_sample(&p, t, 5_000 + i * 37 % 20_000, (i % 40) as u32, i % 97 == 0);
+                let limit = l.limit(&p);
+                assert!((min..=max).contains(&limit), "{a:?} {seed}: {limit}");
+            }
+        }
+    }
+    // NaN, infinities, zero and negatives in the limit word.
+    for bits in [
+        f64::NAN.to_bits(),
+        f64::INFINITY.to_bits(),
+        f64::NEG_INFINITY.to_bits(),
+        0,
+    ] {
+        let l = with_first_word(bits);
+        assert_eq!(
+            l.limit(&params(Algorithm::Aimd)),
+            20,
+            "{bits:#x} reads as fresh"
+        );
+    }
+    assert_eq!(
+        with_first_word((-5.0f64).to_bits()).limit(&params(Algorithm::Aimd)),
+        20
+    );
+    assert_eq!(
+        with_first_word(1e300f64.to_bits()).limit(&params(Algorithm::Aimd)),
+        200
+    );
+    assert_eq!(
+        with_first_word(77.9f64.to_bits()).limit(&params(Algorithm::Vegas)),
+        77
+    );
+
+    let l = garbage(1);
+    l.reset();
+    assert_eq!(
+        l.stats(&params(Algorithm::Gradient2)),
+        AdaptiveLimit::new().stats(&params(Algorithm::Gradient2))
+    );
+}
+
+#[test]
+fn garbage_gradient_state_measures_min_rtt_within_one_interval() {
+    // A due time or measurement epoch far from now restarts the measurement.
+    let p = params(Algorithm::Gradient);
+    for seed in 0..50 {
+        let l = garbage(seed);
+        let mut t = T0;
+        let mut measured = false;
+        for i in 0..400 {
+            t += 10;
+            l.on_sample(&p, t, 10_000 + i % 7, 1, false);
+            if l.stats(&p).measuring_min_rtt == 0
+                && (9_000..=11_000).contains(&l.stats(&p).min_rtt_us)
+            {
+                measured = true;
+                break;
+            }
+        }
+        assert!(measured, "seed {seed}: {:?}", l.stats(&p));
+    }
+}
+
+#[test]
+fn threads_hammering_one_state_keep_it_in_bounds() {
+    for a in Algorithm::ALL {
+        let p = AdaptiveParams {
+            algorithm: a,
+            min_limit: 4,
+            max_limit: 100,
+            initial_limit: 10,
+        };
+        let l = AdaptiveLimit::new();
+        let stop = AtomicBool::new(false);
+        thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let limit = l.limit(&p);
+                    assert!((4..=100).contains(&limit), "{a:?}: {limit}");
+                    reads += 1;
+                }
+                reads
+            });
+            let writers: Vec<_> = (0..4u64)
+                .map(|w| {
+                    let l = &l;
+                    let p = &p;
+                    s.spawn(move || {
+                        let mut rng = SplitMix64(w);
+                        for i in 0..40_000u64 {
+                            let t = T0 + i / 10;
+                            let rtt = 1_000 + rng.next() % 50_000;
+                            l.on_sample(
+                                p,
+                                t,
+                                rtt,
+                                (rng.next() % 120) as u32,
+                                rng.next() % 100 == 0,
+                            );
+                        }
+                    })
+                })
+                .collect();
+            for w in writers {
+                w.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+            assert!(reader.join().unwrap() > 0);
+        });
+        let s = l.stats(&p);
+        assert!((4..=100).contains(&s.limit));
+        assert_eq!(s.samples, 160_000, "{a:?}: every sample counted");
+    }
+}
