@@ -646,6 +646,23 @@ typedef struct sds_stats {
      */
     uint64_t concurrent;
     /**
+     * The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one.
+     */
+    uint64_t adaptive_limit;
+    /**
+     * The RTT the adaptive limit takes as its floor (µs): Vegas's no-load
+     * RTT, Envoy's min RTT; 0 for AIMD and Gradient2, which keep none.
+     */
+    uint64_t adaptive_min_rtt_us;
+    /**
+     * The latest (AIMD, Vegas), short-term (Gradient2) or windowed (Envoy) RTT, µs.
+     */
+    uint64_t adaptive_rtt_us;
+    /**
+     * Gradient2's long-term RTT average, µs; 0 for the others.
+     */
+    uint64_t adaptive_long_rtt_us;
+    /**
      * The last whole cycle before `now_ms`'s.
      */
     struct sds_cycle_stats last_cycle;
@@ -730,6 +747,23 @@ typedef struct sds_strategy {
      * `maxQueueingTimeMs`: paces the token-bucket rate; a request waits at most this long (0..=65535).
      */
     int64_t max_queueing_time_ms;
+    /**
+     * `adaptiveConcurrency`: finds the in-flight limit from latency: 1 AIMD,
+     * 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's); replaces `concurrentThreshold`.
+     */
+    int64_t adaptive_concurrency;
+    /**
+     * `adaptiveMinLimit`: the lowest adaptive limit; negative: the algorithm's default.
+     */
+    int64_t adaptive_min_limit;
+    /**
+     * `adaptiveMaxLimit`: the highest adaptive limit; negative: the algorithm's default.
+     */
+    int64_t adaptive_max_limit;
+    /**
+     * `adaptiveInitialLimit`: the limit before any sample; negative: the algorithm's default.
+     */
+    int64_t adaptive_initial_limit;
 } sds_strategy;
 
 /**

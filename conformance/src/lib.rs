@@ -72,18 +72,24 @@ fn json_files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Stats in the scenario format, from their ten numbers.
-pub fn stats_json(now: [u64; 5], last_cycle: [u64; 5]) -> Value {
-    let [visit, exception, timeout, downgrade, concurrent] = now;
-    let [visit_num, exception_num, timeout_num, downgrade_num, concurrent_num] = last_cycle;
-    serde_json::json!({
-        "visit": visit, "exception": exception, "timeout": timeout,
-        "downgrade": downgrade, "concurrent": concurrent,
-        "lastCycle": {
-            "visitNum": visit_num, "exceptionNum": exception_num, "timeoutNum": timeout_num,
-            "downgradeNum": downgrade_num, "concurrentNum": concurrent_num,
-        }
-    })
+/// Stats in the scenario format, from the core's named fields
+/// (`Stats::fields`, `CycleStats::fields`).
+pub fn stats_json<'a>(
+    now: impl IntoIterator<Item = (&'a str, u64)>,
+    last_cycle: impl IntoIterator<Item = (&'a str, u64)>,
+) -> Value {
+    let object =
+        |pairs: &mut dyn Iterator<Item = (&'a str, u64)>| -> serde_json::Map<String, Value> {
+            pairs
+                .map(|(k, v)| (k.to_string(), Value::from(v)))
+                .collect()
+        };
+    let mut stats = object(&mut now.into_iter());
+    stats.insert(
+        "lastCycle".to_string(),
+        Value::Object(object(&mut last_cycle.into_iter())),
+    );
+    Value::Object(stats)
 }
 
 /// Checks that every key of `expected` has the same value in `actual`.

@@ -167,6 +167,20 @@ pub enum Rule {
     ShapingWithoutRate,
     /// A `tokenBucketSize` above the rate with warm-up or pacing, which have no burst.
     BurstWithShaping,
+    /// An `adaptiveConcurrency` code that names no algorithm.
+    UnknownAlgorithm,
+    /// `concurrentThreshold` set together with `adaptiveConcurrency`.
+    ThresholdWithAdaptive,
+    /// An adaptive limit bound set without `adaptiveConcurrency`.
+    NeedsAdaptive,
+    /// An adaptive limit of 0.
+    LimitBelowOne,
+    /// An adaptive limit above [`crate::strategy::MAX_ADAPTIVE_LIMIT`].
+    LimitTooLarge,
+    /// `adaptiveMaxLimit` below the minimum.
+    MaxBelowMin,
+    /// `adaptiveInitialLimit` outside the minimum and maximum.
+    InitialOutsideLimits,
 }
 
 impl Rule {
@@ -192,6 +206,17 @@ impl Rule {
             Rule::BurstWithShaping => {
                 "must not exceed the rate with warmUpPeriodSec or maxQueueingTimeMs (they have no burst)"
             }
+            Rule::UnknownAlgorithm => {
+                "must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 (GRADIENT), or negative: off"
+            }
+            Rule::ThresholdWithAdaptive => {
+                "must be negative with adaptiveConcurrency (the limit is found from latency)"
+            }
+            Rule::NeedsAdaptive => "needs adaptiveConcurrency",
+            Rule::LimitBelowOne => "must be >= 1 (or negative: the algorithm's default)",
+            Rule::LimitTooLarge => "must be <= 1000000",
+            Rule::MaxBelowMin => "must be >= the minimum limit",
+            Rule::InitialOutsideLimits => "must be within the minimum and maximum limits",
         }
     }
 }

@@ -92,7 +92,9 @@ pub use owner::{Checkpoint, Transition};
 pub use point::{CycleStats, Point, Stats, Totals};
 pub use reason::Reason;
 pub use remote::{SecondCounts, REMOTE_RING, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
-pub use strategy::{Field, Strategy, MAX_QUEUEING_MS, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY};
+pub use strategy::{
+    Field, Strategy, MAX_ADAPTIVE_LIMIT, MAX_QUEUEING_MS, MIN_DELAY_MS, MIN_RETRY_MS, POINT_KEY,
+};
 pub use strategy_error::{KeyText, StrategyError};
 pub use strategy_input::{StrategyBuilder, Value};
 pub use table::{

@@ -10,6 +10,7 @@
 
 use core::cell::Cell;
 
+use crate::adaptive::{AdaptiveLimit, AdaptiveStats};
 use crate::check::{first_failure, Reading};
 use crate::counters::{Counter, Counters, Place, Sums};
 use crate::delay::Delay;
@@ -22,7 +23,7 @@ use crate::peak::Peak;
 use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
 use crate::shaping::{Shape, Shaping};
-use crate::strategy::{Field, Strategy};
+use crate::strategy::{adaptive_params_of, Field, Strategy};
 use crate::strategy_cell::StrategyCell;
 use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
 
@@ -58,6 +59,15 @@ pub struct Stats {
     pub downgrade: u64,
     /// Requests holding a concurrency permit now.
     pub concurrent: u64,
+    /// The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one.
+    pub adaptive_limit: u64,
+    /// The RTT the adaptive limit takes as its floor (µs): Vegas's no-load
+    /// RTT, Envoy's min RTT; 0 for AIMD and Gradient2, which keep none.
+    pub adaptive_min_rtt_us: u64,
+    /// The latest (AIMD, Vegas), short-term (Gradient2) or windowed (Envoy) RTT, µs.
+    pub adaptive_rtt_us: u64,
+    /// Gradient2's long-term RTT average, µs; 0 for the others.
+    pub adaptive_long_rtt_us: u64,
     /// The last whole cycle before `now_ms`'s.
     pub last_cycle: CycleStats,
 }
@@ -90,7 +100,7 @@ enum Verdict {
 /// One protected operation: counters, strategy and delay.
 ///
 /// Plain data: `repr(C)`, integer atomics and arrays of them only, so any bit
-/// pattern is a valid point and all zero is [`Point::new`]. 2 008 bytes,
+/// pattern is a valid point and all zero is [`Point::new`]. 2 640 bytes,
 /// aligned to 8.
 ///
 /// A **cluster point** ([`Point::set_cluster`]) also decides on the other
@@ -111,9 +121,15 @@ pub struct Point {
     /// Non-zero: a cluster point. Next to `in_flight`, which every decision
     /// with a strategy touches, so reading it costs no other cache line.
     cluster: AtomicU32,
+    /// Non-zero: the strategy has an adaptive limit, so exits feed it
+    /// samples. Set with the strategy; next to `in_flight` for the same
+    /// reason as `cluster`.
+    adapts: AtomicU32,
     remote: Remote,
     /// Warm-up and pacing of the token-bucket rate.
     shaping: Shaping,
+    /// The adaptive in-flight limit (`adaptiveConcurrency`).
+    adaptive: AdaptiveLimit,
 }
 
 impl Default for Point {
@@ -135,8 +151,10 @@ impl Point {
                 in_flight: InFlight::new(),
                 downgrades: zeroed(),
                 cluster: AtomicU32::new(0),
+                adapts: AtomicU32::new(0),
                 remote: Remote::new(),
                 shaping: Shaping::new(),
+                adaptive: AdaptiveLimit::new(),
             }
         }
     }
@@ -162,13 +180,22 @@ impl Point {
                 (rate, s.warm_up_period_sec, s.cold_factor)
             })
         };
-        let cools = warm_up(strategy.copied()).is_some_and(|w| Some(w) != warm_up(self.strategy()));
+        let old = self.strategy();
+        let cools = warm_up(strategy.copied()).is_some_and(|w| Some(w) != warm_up(old));
+        let params = strategy.and_then(Strategy::adaptive_params);
+        let adapts_anew = params.is_some() && params != old.and_then(|s| s.adaptive_params());
         self.delay
             .replace(strategy, || self.strategy.store(strategy, holder), holder);
         if cools {
             // Sentinel builds a cold controller for a new rule.
             self.shaping.cool();
         }
+        if adapts_anew {
+            // Another algorithm's words mean nothing to this one.
+            self.adaptive.reset();
+        }
+        self.adapts
+            .store(u32::from(params.is_some()), Ordering::Relaxed);
         Ok(())
     }
 
@@ -197,7 +224,15 @@ impl Point {
         let at = self.counters.place(Counters::bucket_of(now_ms));
         let token = self.counters.add(Counter::Visit, at, 1);
         let strategy = self.strategy.load();
-        let limit = strategy.as_ref().map_or(-1, |s| s.concurrent_threshold);
+        let limit = match strategy.as_ref() {
+            None => -1,
+            // The flag, not the field: a word in `in_flight`'s line, and no
+            // strategy field kept alive for it on the usual path.
+            Some(s) if self.adapts.load(Ordering::Relaxed) != 0 => {
+                self.adaptive_limit(s.adaptive_fields())
+            }
+            Some(s) => s.concurrent_threshold,
+        };
         let mut entry = Entry::started(now_ms, self.try_acquire(limit, at, held, holder));
         let Some(s) = strategy.as_ref().filter(|s| s.downgrade_rate > 0) else {
             return entry;
@@ -316,6 +351,7 @@ impl Point {
         holder: &Holder<'_>,
         held: Option<&Held>,
     ) {
+        let mut sampled = false;
         if entry.holds_permit() {
             if held.is_some_and(|row| row.get() == 0) {
                 // This process holds no permit on the point: the entry was
@@ -324,13 +360,15 @@ impl Point {
                 return;
             }
             self.release(held, holder);
+            // Only admitted requests are samples of an adaptive limit.
+            sampled = self.adapts.load(Ordering::Relaxed) != 0;
         }
         let timeout = self
             .strategy
             .field(Field::TimeoutThreshold)
             .filter(|&t| t > 0);
         let failed = outcome == Outcome::Error;
-        if !(failed || timeout.is_some() || entry.is_probe()) {
+        if !(failed || timeout.is_some() || entry.is_probe() || sampled) {
             return;
         }
         let now_ms = clock();
@@ -339,6 +377,43 @@ impl Point {
         if failed || timed_out || entry.is_probe() {
             self.settle(entry, now_ms, failed, timed_out, holder);
         }
+        if sampled {
+            self.sample(entry, now_ms, failed || timed_out);
+        }
+    }
+
+    /// The in-flight limit of a strategy with `adaptiveConcurrency`, given
+    /// its [`Strategy::adaptive_fields`] (by value, so the decision's
+    /// strategy stays in registers).
+    #[cold]
+    #[inline(never)]
+    fn adaptive_limit(&self, fields: [i64; 4]) -> i64 {
+        adaptive_params_of(fields).map_or(-1, |p| self.adaptive.limit(&p) as i64)
+    }
+
+    /// Feeds an admitted request that ended at `now_ms` to the adaptive
+    /// limit: its time from when it could run, the requests in flight while
+    /// it ran (itself included), and whether it failed (an exception or a
+    /// timeout: the limit's sign of overload).
+    #[cold]
+    #[inline(never)]
+    fn sample(&self, entry: &Entry, now_ms: u64, failed: bool) {
+        let Some(p) = self.strategy().and_then(|s| s.adaptive_params()) else {
+            return;
+        };
+        let rtt_us = now_ms
+            .saturating_sub(entry.run_at_ms())
+            .saturating_mul(1000);
+        let in_flight = self.in_flight.count().saturating_add(1);
+        self.adaptive
+            .on_sample(&p, now_ms, rtt_us, in_flight, failed);
+    }
+
+    /// The adaptive limit and what it was found from; `None` when the
+    /// strategy has no `adaptiveConcurrency`.
+    pub fn adaptive_stats(&self) -> Option<AdaptiveStats> {
+        let p = self.strategy()?.adaptive_params()?;
+        Some(self.adaptive.stats(&p))
     }
 
     /// What an exit at `now_ms` counts besides its permit: its exception,
@@ -378,12 +453,20 @@ impl Point {
         let now = self.counters.sums(bucket);
         let last = self.counters.last_whole_cycle(bucket);
         let of = |sums: &Sums, c: Counter| sums[c as usize];
+        let adaptive = match self.adapts.load(Ordering::Relaxed) {
+            0 => None,
+            _ => self.adaptive_stats(),
+        };
         Stats {
             visit: of(&now, Counter::Visit),
             exception: of(&now, Counter::Exception),
             timeout: of(&now, Counter::Timeout),
             downgrade: of(&now, Counter::Downgrade),
             concurrent: self.in_flight() as u64,
+            adaptive_limit: adaptive.map_or(0, |a| a.limit as u64),
+            adaptive_min_rtt_us: adaptive.map_or(0, |a| a.min_rtt_us),
+            adaptive_rtt_us: adaptive.map_or(0, |a| a.short_rtt_us),
+            adaptive_long_rtt_us: adaptive.map_or(0, |a| a.long_rtt_us),
             last_cycle: CycleStats {
                 visit_num: of(&last, Counter::Visit),
                 exception_num: of(&last, Counter::Exception),

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! { visit, exception, timeout, downgrade, concurrent,
+//!   adaptiveLimit, adaptiveMinRttUs, adaptiveRttUs, adaptiveLongRttUs,
 //!   lastCycle: { visitNum, exceptionNum, timeoutNum, downgradeNum, concurrentNum } }
 //! ```
 
@@ -12,21 +13,21 @@ use crate::point::{CycleStats, Stats};
 /// `NAMES` and `fields()` of a statistics struct, from one list of (name,
 /// field) pairs, so that a name and its value cannot drift apart.
 macro_rules! named_fields {
-    ($ty:ident, $(#[$doc:meta])* { $($name:literal => $field:ident),+ $(,)? }) => {
+    ($ty:ident, $n:literal, $(#[$doc:meta])* { $($name:literal => $field:ident),+ $(,)? }) => {
         impl $ty {
             #[doc = concat!("The names of [`", stringify!($ty), "::fields`], in its order.")]
-            pub const NAMES: [&'static str; 5] = [$($name),+];
+            pub const NAMES: [&'static str; $n] = [$($name),+];
 
             $(#[$doc])*
-            pub const fn fields(&self) -> [(&'static str, u64); 5] {
+            pub const fn fields(&self) -> [(&'static str, u64); $n] {
                 [$(($name, self.$field)),+]
             }
         }
     };
 }
 
-named_fields!(Stats,
-    /// The current sliding values and the permits held, named
+named_fields!(Stats, 9,
+    /// The current sliding values, the permits held and the adaptive limit, named
     /// ([`Stats::NAMES`]); the last cycle is [`CycleStats::fields`] of
     /// [`Stats::last_cycle`], under [`Stats::LAST_CYCLE`].
     {
@@ -35,10 +36,14 @@ named_fields!(Stats,
         "timeout" => timeout,
         "downgrade" => downgrade,
         "concurrent" => concurrent,
+        "adaptiveLimit" => adaptive_limit,
+        "adaptiveMinRttUs" => adaptive_min_rtt_us,
+        "adaptiveRttUs" => adaptive_rtt_us,
+        "adaptiveLongRttUs" => adaptive_long_rtt_us,
     }
 );
 
-named_fields!(CycleStats,
+named_fields!(CycleStats, 5,
     /// The last whole cycle's values, named ([`CycleStats::NAMES`]).
     {
         "visitNum" => visit_num,

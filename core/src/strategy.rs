@@ -1,6 +1,7 @@
 //! `Strategy`: the thresholds of one point (SEMANTICS.md §3), the one table of
 //! their SDS JSON names, and `validate()`.
 
+use crate::adaptive::{AdaptiveParams, Algorithm};
 use crate::error::{Error, Rule};
 
 /// The thresholds of one point, field for field the SDS strategy (snake_case
@@ -49,6 +50,15 @@ pub struct Strategy {
     pub cold_factor: i64,
     /// `maxQueueingTimeMs`: paces the token-bucket rate; a request waits at most this long (0..=65535).
     pub max_queueing_time_ms: i64,
+    /// `adaptiveConcurrency`: finds the in-flight limit from latency: 1 AIMD,
+    /// 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's); replaces `concurrentThreshold`.
+    pub adaptive_concurrency: i64,
+    /// `adaptiveMinLimit`: the lowest adaptive limit; negative: the algorithm's default.
+    pub adaptive_min_limit: i64,
+    /// `adaptiveMaxLimit`: the highest adaptive limit; negative: the algorithm's default.
+    pub adaptive_max_limit: i64,
+    /// `adaptiveInitialLimit`: the limit before any sample; negative: the algorithm's default.
+    pub adaptive_initial_limit: i64,
 }
 
 macro_rules! fields {
@@ -137,6 +147,10 @@ fields! {
     WarmUpPeriodSec, warm_up_period_sec, "warmUpPeriodSec", -1;
     ColdFactor, cold_factor, "coldFactor", 3;
     MaxQueueingTimeMs, max_queueing_time_ms, "maxQueueingTimeMs", -1;
+    AdaptiveConcurrency, adaptive_concurrency, "adaptiveConcurrency", -1;
+    AdaptiveMinLimit, adaptive_min_limit, "adaptiveMinLimit", -1;
+    AdaptiveMaxLimit, adaptive_max_limit, "adaptiveMaxLimit", -1;
+    AdaptiveInitialLimit, adaptive_initial_limit, "adaptiveInitialLimit", -1;
 }
 
 /// The JSON key naming the point in SDS's strategy objects. It is not a
@@ -150,6 +164,8 @@ pub const MIN_RETRY_MS: i64 = 1_000;
 /// The longest `maxQueueingTimeMs`: a wait fits the 16 bits a packed entry
 /// keeps for it (a request queued for over a minute is a timeout anyway).
 pub const MAX_QUEUEING_MS: i64 = 65_535;
+/// The highest adaptive limit that may be configured.
+pub const MAX_ADAPTIVE_LIMIT: i64 = 1_000_000;
 
 impl Field {
     /// The field's position in [`Field::ALL`] (and in a binding's array of
@@ -176,6 +192,26 @@ impl Field {
     pub fn from_snake_name(name: &str) -> Option<Field> {
         Field::ALL.iter().copied().find(|f| f.snake_name() == name)
     }
+}
+
+/// [`Strategy::adaptive_params`] of its [`Strategy::adaptive_fields`].
+pub(crate) fn adaptive_params_of([code, min, max, initial]: [i64; 4]) -> Option<AdaptiveParams> {
+    let algorithm = Algorithm::from_code(code)?;
+    let mut p = AdaptiveParams::defaults(algorithm);
+    let given = |v: i64, default: u32| match v {
+        v if v < 0 => default,
+        v => v.min(MAX_ADAPTIVE_LIMIT) as u32,
+    };
+    p.min_limit = given(min, p.min_limit);
+    p.max_limit = given(max, p.max_limit);
+    // A default initial limit outside bounds the user narrowed starts at their edge.
+    p.initial_limit = match initial {
+        v if v < 0 => p
+            .initial_limit
+            .clamp(p.min_limit, p.max_limit.max(p.min_limit)),
+        v => given(v, p.initial_limit),
+    };
+    Some(p)
 }
 
 impl Default for Strategy {
@@ -244,7 +280,66 @@ impl Strategy {
         if (self.warms_up() || self.paces()) && self.token_bucket_size > rate {
             return fail(Field::TokenBucketSize, Rule::BurstWithShaping);
         }
+        self.validate_adaptive()
+    }
+
+    /// The adaptive concurrency row: a known algorithm, and limits that
+    /// make sense together (`1 <= min <= initial <= max`).
+    fn validate_adaptive(&self) -> Result<(), Error> {
+        let fail = |field, rule| Err(Error::InvalidStrategy { field, rule });
+        let limits = [
+            (Field::AdaptiveMinLimit, self.adaptive_min_limit),
+            (Field::AdaptiveMaxLimit, self.adaptive_max_limit),
+            (Field::AdaptiveInitialLimit, self.adaptive_initial_limit),
+        ];
+        if self.adaptive_concurrency < 0 {
+            return match limits.iter().find(|(_, v)| *v >= 0) {
+                Some(&(field, _)) => fail(field, Rule::NeedsAdaptive),
+                None => Ok(()),
+            };
+        }
+        if Algorithm::from_code(self.adaptive_concurrency).is_none() {
+            return fail(Field::AdaptiveConcurrency, Rule::UnknownAlgorithm);
+        }
+        if self.concurrent_threshold >= 0 {
+            return fail(Field::ConcurrentThreshold, Rule::ThresholdWithAdaptive);
+        }
+        for (field, value) in limits {
+            if value == 0 {
+                return fail(field, Rule::LimitBelowOne);
+            }
+            if value > MAX_ADAPTIVE_LIMIT {
+                return fail(field, Rule::LimitTooLarge);
+            }
+        }
+        let Some(p) = self.adaptive_params() else {
+            return Ok(());
+        };
+        if p.max_limit < p.min_limit {
+            return fail(Field::AdaptiveMaxLimit, Rule::MaxBelowMin);
+        }
+        if !(p.min_limit..=p.max_limit).contains(&p.initial_limit) {
+            return fail(Field::AdaptiveInitialLimit, Rule::InitialOutsideLimits);
+        }
         Ok(())
+    }
+
+    /// The adaptive limit's algorithm and bounds (each negative field takes
+    /// the algorithm's default); `None` when the row is off.
+    pub fn adaptive_params(&self) -> Option<AdaptiveParams> {
+        adaptive_params_of(self.adaptive_fields())
+    }
+
+    /// `adaptiveConcurrency` and its three limits, by value: what a decision
+    /// passes out of line instead of a reference to the whole strategy.
+    #[inline(always)]
+    pub(crate) const fn adaptive_fields(&self) -> [i64; 4] {
+        [
+            self.adaptive_concurrency,
+            self.adaptive_min_limit,
+            self.adaptive_max_limit,
+            self.adaptive_initial_limit,
+        ]
     }
 
     /// Whether the token-bucket rate warms up (`warmUpPeriodSec` > 0).

@@ -125,7 +125,7 @@ impl core::fmt::Debug for PointName {
 /// also holds the bucket's tags; the other slots leave theirs unused.
 ///
 /// Plain data, `repr(C)`, made only of integer atomics: all zero is
-/// [`Slot::new`] and any bit pattern is a valid slot. 2 432 bytes, aligned
+/// [`Slot::new`] and any bit pattern is a valid slot. 3 072 bytes, aligned
 /// to 64 (the tags' cache line); `tests/layout.rs` pins both.
 #[repr(C)]
 pub struct Slot {

@@ -11,14 +11,14 @@ use sds_core::{
 
 #[test]
 fn sizes_and_alignments_are_pinned() {
-    assert_eq!((size_of::<Slot>(), align_of::<Slot>()), (2432, 64));
+    assert_eq!((size_of::<Slot>(), align_of::<Slot>()), (3072, 64));
     assert_eq!(
         (size_of::<TableState>(), align_of::<TableState>()),
         (64, 64)
     );
-    assert_eq!((size_of::<Point>(), align_of::<Point>()), (2008, 8));
+    assert_eq!((size_of::<Point>(), align_of::<Point>()), (2640, 8));
     assert_eq!(size_of::<LayoutDescriptor>(), 4 * LayoutField::ALL.len());
-    assert_eq!(LAYOUT_VERSION, 5);
+    assert_eq!(LAYOUT_VERSION, 6);
 }
 
 /// The bytes of `v`. Every type read here is made of integer atomics with no
@@ -61,7 +61,7 @@ fn the_descriptor_names_the_first_difference() {
     assert_eq!(ours.first_difference(&ours), None);
     assert_eq!(ours.check(&ours), Ok(()));
     assert_eq!(ours.capacity, 4096);
-    assert_eq!(ours.slot_size, 2432);
+    assert_eq!(ours.slot_size, 3072);
     assert_eq!(ours.slot_align, 64);
     assert_eq!(ours.state_size, 64);
     assert_eq!(ours.max_name_len, MAX_NAME_LEN as u32);

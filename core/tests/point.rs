@@ -183,7 +183,7 @@ fn validate_names_the_field_and_rule() {
 
 #[test]
 fn field_table_names_every_field_once() {
-    assert_eq!(Field::ALL.len(), 18);
+    assert_eq!(Field::ALL.len(), 22);
     assert_eq!(Strategy::DEFAULT.cold_factor, 3);
     for f in Field::ALL {
         assert_eq!(Field::from_json_name(f.json_name()), Some(*f));

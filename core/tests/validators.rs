@@ -115,6 +115,10 @@ fn stats_are_one_named_table() {
         timeout: 3,
         downgrade: 4,
         concurrent: 5,
+        adaptive_limit: 11,
+        adaptive_min_rtt_us: 12,
+        adaptive_rtt_us: 13,
+        adaptive_long_rtt_us: 14,
         last_cycle: CycleStats {
             visit_num: 6,
             exception_num: 7,
@@ -130,7 +134,11 @@ fn stats_are_one_named_table() {
             ("exception", 2),
             ("timeout", 3),
             ("downgrade", 4),
-            ("concurrent", 5)
+            ("concurrent", 5),
+            ("adaptiveLimit", 11),
+            ("adaptiveMinRttUs", 12),
+            ("adaptiveRttUs", 13),
+            ("adaptiveLongRttUs", 14)
         ]
     );
     assert_eq!(Stats::LAST_CYCLE, "lastCycle");

@@ -134,10 +134,7 @@ impl Surface for Table {
     fn stats(&self, point: &str, at: u64) -> Result<Value, String> {
         let mut s = Stats::default();
         code_name(unsafe { sds_stats_get(self.0, ptr(point), point.len(), at, &mut s) })?;
-        Ok(stats_json(
-            s.fields().map(|(_, v)| v),
-            s.last_cycle.fields().map(|(_, v)| v),
-        ))
+        Ok(stats_json(s.fields(), s.last_cycle.fields()))
     }
 }
 

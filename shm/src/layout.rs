@@ -179,10 +179,10 @@ mod tests {
         let layout = Layout::of(&LayoutDescriptor::for_capacity(10)).unwrap();
         assert_eq!(TABLE_STATE_OFFSET, 12288);
         assert_eq!(layout.slots_offset, 12352);
-        assert_eq!(layout.ledger_offset, 12352 + 10 * 2432);
+        assert_eq!(layout.ledger_offset, 12352 + 10 * 3072);
         // 10 counters of 4 bytes, on a line of their own.
         assert_eq!(layout.row_stride, 64);
-        assert_eq!(layout.file_len, 12352 + 10 * 2432 + 256 * 64);
+        assert_eq!(layout.file_len, 12352 + 10 * 3072 + 256 * 64);
         let big = Layout::of(&LayoutDescriptor::for_capacity(1024)).unwrap();
         assert_eq!(big.row_stride, 4096);
         assert_eq!(big.file_len - big.ledger_offset, 1 << 20);
