@@ -182,6 +182,15 @@ impl Point {
         };
         let old = self.strategy();
         let cools = warm_up(strategy.copied()).is_some_and(|w| Some(w) != warm_up(old));
+        let pacing = |s: Option<Strategy>| {
+            s.filter(Strategy::paces).map(|s| {
+                (
+                    s.token_bucket_generated_tokens_in_second,
+                    s.max_queueing_time_ms,
+                )
+            })
+        };
+        let repaces = pacing(strategy.copied()).is_some_and(|p| Some(p) != pacing(old));
         let params = strategy.and_then(Strategy::adaptive_params);
         let adapts_anew = params.is_some() && params != old.and_then(|s| s.adaptive_params());
         self.delay
@@ -189,6 +198,9 @@ impl Point {
         if cools {
             // Sentinel builds a cold controller for a new rule.
             self.shaping.cool();
+        }
+        if repaces {
+            self.shaping.restart_pacing();
         }
         if adapts_anew {
             // Another algorithm's words mean nothing to this one.

@@ -142,6 +142,12 @@ impl Shaping {
         self.filled.store(0, Ordering::Release);
     }
 
+    /// Forgets the slots given so far (a new rate or queue): the next
+    /// request passes at once, as with Sentinel's new controller.
+    pub(crate) fn restart_pacing(&self) {
+        self.latest_ns.store(0, Ordering::Release);
+    }
+
     /// Whether the token-bucket rule refuses, for a strategy that warms up
     /// or paces; `wait_ms` gets a paced request's wait. `token` counts this
     /// second's visits with this one, `previous_pass` the last second's

@@ -68,6 +68,22 @@ fn pacing_keeps_nanoseconds_and_rounds_each_wait_up() {
 }
 
 #[test]
+fn a_new_rate_or_queue_forgets_the_slots_given() {
+    let p = paced(3, 2_000);
+    assert_eq!(waits(&p, T, 3), [Some(0), Some(334), Some(667)]);
+    // Other fields leave the slots: the queue goes on at 1 000 ms.
+    let mut s = p.strategy().unwrap();
+    s.visit_threshold = 1_000;
+    p.set_strategy(Some(&s)).unwrap();
+    assert_eq!(waits(&p, T, 1), [Some(1_000)]);
+    // A new rate starts a new schedule, as Sentinel's new controller does.
+    s.token_bucket_generated_tokens_in_second = 2_000;
+    s.max_queueing_time_ms = 1;
+    p.set_strategy(Some(&s)).unwrap();
+    assert_eq!(waits(&p, T, 3), [Some(0), Some(1), Some(1)]);
+}
+
+#[test]
 fn pacing_with_no_queue_is_a_strict_rate() {
     let p = paced(10, 0);
     assert_eq!(waits(&p, T, 2), [Some(0), None]);
