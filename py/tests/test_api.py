@@ -139,6 +139,7 @@ def test_stats_shape(client: sds.Client) -> None:
     stats = client.stats("p", now_ms=10_000)
     assert stats == {
         "visit": 1, "exception": 0, "timeout": 0, "downgrade": 0, "concurrent": 0,
+        "adaptiveLimit": 0, "adaptiveMinRttUs": 0, "adaptiveRttUs": 0, "adaptiveLongRttUs": 0,
         "lastCycle": {"visitNum": 1, "exceptionNum": 0, "timeoutNum": 0, "downgradeNum": 0, "concurrentNum": 1},
     }
     assert client.stats("nobody", now_ms=1)["visit"] == 0

@@ -16,11 +16,23 @@ class CycleStats(TypedDict):
 
 
 class Stats(TypedDict):
-    """The sliding 10 s sums, the permits held now and the last cycle."""
+    """The sliding 10 s sums, the permits held now, the adaptive limit and
+    its inputs, and the last cycle."""
 
     visit: int
     exception: int
     timeout: int
     downgrade: int
     concurrent: int
+    adaptiveLimit: int
+    """The adaptive in-flight limit (0 without ``adaptive_concurrency``)."""
+    adaptiveMinRttUs: int
+    """The reference RTT in µs: VEGAS's no-load RTT, GRADIENT2's long RTT,
+    GRADIENT's measured min RTT; 0 for AIMD."""
+    adaptiveRttUs: int
+    """The recent RTT in µs: the last sample's (GRADIENT: the last 100 ms
+    window's p50)."""
+    adaptiveLongRttUs: int
+    """GRADIENT2's long RTT in µs; GRADIENT's min RTT plus its 25 % buffer;
+    0 otherwise."""
     lastCycle: CycleStats
