@@ -25,6 +25,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use sds_core::adaptive::{AdaptiveLimit, AdaptiveParams, Algorithm};
+use sds_core::{Entry, Flags, Outcome, Point, Strategy};
 
 /// The shared model (the Java twin has the same numbers).
 const SEED: u64 = 0x5d5_2026;
@@ -94,6 +95,9 @@ enum Limiter {
     /// concurrency-limits does: a row to show why).
     Ours(Box<AdaptiveLimit>, AdaptiveParams, bool),
     Fixed(u32),
+    /// A whole `Point` with a strategy, as users run it: `enter` admits or
+    /// refuses (CONCURRENT), `exit` feeds the adaptive limit (ms clocks).
+    Point(Box<Point>),
 }
 
 impl Limiter {
@@ -101,6 +105,39 @@ impl Limiter {
         match self {
             Limiter::Ours(l, p, _) => l.limit(p),
             Limiter::Fixed(n) => *n,
+            Limiter::Point(p) => match p.stats(0).adaptive_limit {
+                0 => p.strategy().map_or(0, |s| s.concurrent_threshold as u32),
+                limit => limit as u32,
+            },
+        }
+    }
+
+    /// Admits a request at `now_us`: `None` when refused; for a point, its entry.
+    fn admit(&self, now_us: u64, in_flight: u32) -> Option<Option<Entry>> {
+        match self {
+            Limiter::Point(p) => {
+                let e = p.enter(now_us / 1000, Flags::NONE);
+                (!e.downgraded()).then_some(Some(e))
+            }
+            _ => (in_flight < self.limit()).then_some(None),
+        }
+    }
+
+    /// A request admitted with `entry` ended at `now_us`.
+    fn ended(
+        &self,
+        entry: &Option<Entry>,
+        now_us: u64,
+        rtt_us: u64,
+        in_flight: u32,
+        dropped: bool,
+    ) {
+        match (self, entry) {
+            (Limiter::Point(p), Some(e)) => {
+                let outcome = if dropped { Outcome::Error } else { Outcome::Ok };
+                p.exit(e, now_us / 1000, outcome);
+            }
+            _ => self.sample(now_us, rtt_us, in_flight, dropped),
         }
     }
 
@@ -128,6 +165,7 @@ struct Phase {
 }
 
 struct Request {
+    entry: Option<Entry>,
     arrival_us: u64,
     service_us: u64,
     in_flight_at_start: u32,
@@ -176,13 +214,13 @@ fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
             let rtt = t - req.arrival_us;
             if req.dropped {
                 phases[ph].dropped += 1;
-                limiter.sample(t, rtt, req.in_flight_at_start, true);
+                limiter.ended(&req.entry, t, rtt, req.in_flight_at_start, true);
                 continue;
             }
             busy -= 1;
             phases[ph].completed += 1;
             phases[ph].latencies.push(rtt);
-            limiter.sample(t, rtt, req.in_flight_at_start, false);
+            limiter.ended(&req.entry, t, rtt, req.in_flight_at_start, false);
             if busy < workers {
                 if let Some(next) = queue.pop_front() {
                     busy += 1;
@@ -196,13 +234,14 @@ fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
                 MEAN_SERVICE_US - model.spread_us / 2 + rng.next() % (model.spread_us + 1);
             next_arrival = t + rng.next() % (max_gap + 1);
             phases[ph].arrivals += 1;
-            if in_flight >= limiter.limit() {
+            let Some(entry) = limiter.admit(t, in_flight) else {
                 phases[ph].rejected += 1;
                 limiter.refused(t, in_flight);
                 continue;
-            }
+            };
             in_flight += 1;
             let mut req = Request {
+                entry,
                 arrival_us: t,
                 service_us,
                 in_flight_at_start: in_flight,
@@ -364,6 +403,16 @@ fn main() {
         rows.push((
             format!("sds {}", algorithm.name()),
             Limiter::Ours(Box::new(AdaptiveLimit::new()), params, false),
+        ));
+    }
+    for algorithm in Algorithm::ALL {
+        let mut s = Strategy::DEFAULT;
+        s.adaptive_concurrency = algorithm.code();
+        let point = Point::new();
+        point.set_strategy(Some(&s)).unwrap();
+        rows.push((
+            format!("point {}", algorithm.name()),
+            Limiter::Point(Box::new(point)),
         ));
     }
     rows.push((
