@@ -21,7 +21,7 @@ BENCHES := bench-core
 -include crosslang/make.mk
 -include cluster/make.mk
 
-.PHONY: demo test bench lint servers test-core demo-core bench-core loom nostd
+.PHONY: demo test bench lint servers test-core demo-core bench-core loom nostd sim-adaptive
 
 demo: $(DEMOS)
 
@@ -58,3 +58,9 @@ demo-core:
 
 bench-core:
 	$(CARGO) bench -p sds-core --locked
+
+# Adaptive concurrency: our four algorithms and concurrency-limits' (Java,
+# from Maven) in one deterministic simulation, side by side
+# (core/src/adaptive/README.md). A program, not a test.
+sim-adaptive:
+	tools/adaptive-sim/run.sh

@@ -25,3 +25,6 @@ for algo in AIMD VEGAS GRADIENT2 'fixed 200 \(4K\)' 'fixed 12 \(K/4\)'; do
     done
 done
 grep -E "^sds (GRADIENT |AIMD refuse)" "$ours" || true
+echo
+echo "through a whole Point (enter refuses, exit feeds the limit; what the bindings run):"
+grep -E "^point " "$ours" || true
