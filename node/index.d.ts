@@ -44,6 +44,18 @@ export interface Strategy {
   coldFactor?: number | null
   /** Paces the token-bucket rate: a request waits at most this long (0 to 65535 ms), else TOKEN_BUCKET. */
   maxQueueingTimeMs?: number | null
+  /**
+   * An in-flight limit found from latency instead of `concurrentThreshold`
+   * (which must then be negative): 1 AIMD, 2 VEGAS, 3 GRADIENT2 (Netflix
+   * concurrency-limits), 4 GRADIENT (Envoy's gradient controller); negative: off.
+   */
+  adaptiveConcurrency?: number | null
+  /** The adaptive limit's floor (>= 1); negative: the algorithm's default. */
+  adaptiveMinLimit?: number | null
+  /** The adaptive limit's ceiling (<= 1000000, >= the floor); negative: the algorithm's default. */
+  adaptiveMaxLimit?: number | null
+  /** Where the adaptive limit starts (within the floor and ceiling); negative: the algorithm's default. */
+  adaptiveInitialLimit?: number | null
 }
 
 /** A strategy as `strategy()` reads it back: every field, as a number. */
@@ -88,6 +100,14 @@ export interface Stats {
   timeout: number
   downgrade: number
   concurrent: number
+  /** The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one. */
+  adaptiveLimit: number
+  /** The RTT the adaptive limit takes as its floor, µs: Vegas's no-load RTT, Envoy's min RTT; 0 for AIMD and Gradient2. */
+  adaptiveMinRttUs: number
+  /** The latest (AIMD, Vegas), short-term (Gradient2) or windowed p50 (Envoy) RTT, µs. */
+  adaptiveRttUs: number
+  /** Gradient2's long-term RTT average, µs; 0 for the others. */
+  adaptiveLongRttUs: number
   lastCycle: CycleStats
 }
 

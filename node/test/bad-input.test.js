@@ -31,6 +31,7 @@ function guarded() {
 function assertUnchanged(client) {
   assert.deepEqual(client.stats('p', T), {
     visit: 0, exception: 0, timeout: 0, downgrade: 0, concurrent: 0,
+    adaptiveLimit: 0, adaptiveMinRttUs: 0, adaptiveRttUs: 0, adaptiveLongRttUs: 0,
     lastCycle: { visitNum: 0, exceptionNum: 0, timeoutNum: 0, downgradeNum: 0, concurrentNum: 0 },
   });
   // The old strategy still decides: one pass, then VISIT.

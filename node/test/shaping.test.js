@@ -196,7 +196,7 @@ test('the defaults of the new fields, and index.d.ts declares every field and re
   const client = new Client({ capacity: 2 });
   client.setStrategy('p', {});
   const defaults = client.strategy('p');
-  assert.equal(Object.keys(defaults).length, 18);
+  assert.equal(Object.keys(defaults).length, 22);
   assert.deepEqual(
     [defaults.slowCallRateThreshold, defaults.slowCallRateStart, defaults.warmUpPeriodSec, defaults.coldFactor, defaults.maxQueueingTimeMs],
     [-1, 0, -1, 3, -1],

@@ -32,6 +32,8 @@ const waitMs: number = entry.waitMs;
 const paced: Strategy = { tokenBucketGeneratedTokensInSecond: 20, maxQueueingTimeMs: 1000, warmUpPeriodSec: 10, coldFactor: 3 };
 const slow: Strategy = { timeoutThreshold: 100, slowCallRateThreshold: 50, slowCallRateStart: 10 };
 const slowReason: Reason = 'SLOW_CALL_RATE';
+const adaptive: Strategy = { adaptiveConcurrency: 2, adaptiveMinLimit: 1, adaptiveMaxLimit: 100, adaptiveInitialLimit: 10 };
+const adaptiveRead: number | undefined = values?.adaptiveInitialLimit;
 async function awaited(): Promise<number> {
   return await point.run(() => 1, () => 2);
 }
@@ -58,6 +60,7 @@ client.connectCluster({
   urls: ['rediss://10.0.0.5:6380'], points: 'p', keyPrefix: null, tlsCaFile: 'ca.pem', tlsCertFile: 'client.pem', tlsKeyFile: 'client-key.pem',
 });
 const stats: Stats = point.stats();
+const inputs: number = stats.adaptiveLimit + stats.adaptiveMinRttUs + stats.adaptiveRttUs + stats.adaptiveLongRttUs;
 const cycle: number = client.stats('p', 100000).lastCycle.visitNum;
 
 client.on('downgrade', (name: string, why: Reason, timeMs: number) => {
@@ -144,5 +147,5 @@ metrics.registerPromClient(client, client);
 // @ts-expect-error the addon's internals are not exported
 import { native } from '../index.js';
 
-console.log(file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native,
+console.log(adaptive, adaptiveRead, inputs, file, threshold, reason, exited, n, s, later, counted, bare, reporting, fallbackText, onlyNumber, clusterError, stats, cycle, tally, total, native,
   retrySeconds, peeked, hits, held, forgotten, keysFile, kindName, label, exposition, contentType, limitName);
