@@ -4,7 +4,7 @@
 
 use jni::objects::{JObject, JObjectArray};
 use jni::{jni_str, Env};
-use sds_core::{packed, ErrorCode, Field, Reason};
+use sds_core::{packed, Algorithm, ErrorCode, Field, Reason};
 use sds_settings::{camel_case, Fields};
 
 use crate::boundary::{setup_native, Fail};
@@ -52,7 +52,9 @@ setup_native! {
     ///   the `long[]` a Java `Strategy` holds;
     /// - the names of the stats values, comma-separated, in the order
     ///   `Native.stats` writes them (`visit,...,lastCycle.visitNum,...`);
-    /// - the agent's and then the cluster sync's status field names.
+    /// - the agent's and then the cluster sync's status field names;
+    /// - every adaptive concurrency algorithm's code and name
+    ///   (`"1\tAIMD\n2\tVEGAS\n..."`).
     fn Java_io_sdsnative_Native_tables(env) -> JObjectArray<'l> {
         let codes = ErrorCode::ALL.iter().map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description()));
         let reasons = Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str()));
@@ -60,6 +62,7 @@ setup_native! {
         let high = u64::from(packed::GENERATION_SHIFT);
         let bits = u64::from(packed::BITS);
         let layout = [packed::DOWNGRADED, shift, packed::REASON_MASK, packed::PERMIT, packed::PROBE, high, bits];
+        let algorithms = Algorithm::ALL.iter().map(|a| format!("{}\t{}", a.code(), a.name()));
         let fields: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
         let tables = [
             codes.collect::<Vec<_>>().join("\n"),
@@ -69,6 +72,7 @@ setup_native! {
             crate::table::stats_names().join(","),
             status_names::<sds_agent::Status>(),
             status_names::<sds_cluster::Status>(),
+            algorithms.collect::<Vec<_>>().join("\n"),
         ];
         strings(env, tables.into_iter().map(Some))
     }

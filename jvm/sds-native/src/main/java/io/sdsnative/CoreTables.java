@@ -14,7 +14,8 @@ final class CoreTables {
 
     /**
      * The library's tables, in this order: error codes, reasons, the packed entry's layout, the strategy
-     * fields' names, the stats names, the agent's and the cluster sync's status field names.
+     * fields' names, the stats names, the agent's and the cluster sync's status field names, the adaptive
+     * concurrency algorithms.
      */
     private static final String[] TABLES = Native.tables();
 
@@ -37,6 +38,8 @@ final class CoreTables {
     static final String[] AGENT_STATUS_NAMES = TABLES[5].split(",");
     /** The field names of the cluster sync's status, as ClusterStatus names its accessors. */
     static final String[] CLUSTER_STATUS_NAMES = TABLES[6].split(",");
+    /** Adaptive concurrency algorithm code to {name}. */
+    static final Map<Integer, String[]> ALGORITHMS = rows(TABLES[7]);
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");

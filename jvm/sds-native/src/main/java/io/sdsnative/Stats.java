@@ -11,6 +11,10 @@ public final class Stats {
     private static final int TIMEOUT = CoreTables.statsIndex("timeout");
     private static final int DOWNGRADE = CoreTables.statsIndex("downgrade");
     private static final int CONCURRENT = CoreTables.statsIndex("concurrent");
+    private static final int ADAPTIVE_LIMIT = CoreTables.statsIndex("adaptiveLimit");
+    private static final int ADAPTIVE_MIN_RTT = CoreTables.statsIndex("adaptiveMinRttUs");
+    private static final int ADAPTIVE_RTT = CoreTables.statsIndex("adaptiveRttUs");
+    private static final int ADAPTIVE_LONG_RTT = CoreTables.statsIndex("adaptiveLongRttUs");
     private static final int LAST_VISIT = CoreTables.statsIndex("lastCycle.visitNum");
     private static final int LAST_EXCEPTION = CoreTables.statsIndex("lastCycle.exceptionNum");
     private static final int LAST_TIMEOUT = CoreTables.statsIndex("lastCycle.timeoutNum");
@@ -49,6 +53,37 @@ public final class Stats {
         return v[CONCURRENT];
     }
 
+    /** The adaptive in-flight limit now ({@code adaptiveConcurrency}); 0 without one. */
+    public long adaptiveLimit() {
+        return v[ADAPTIVE_LIMIT];
+    }
+
+    /**
+     * The reference RTT the adaptive limit compares against, in µs: VEGAS's
+     * no-load RTT, GRADIENT2's long-term average, GRADIENT's sampled min RTT
+     * (0 until measured); 0 for AIMD and without the row.
+     */
+    public long adaptiveMinRttUs() {
+        return v[ADAPTIVE_MIN_RTT];
+    }
+
+    /**
+     * The recent RTT, in µs: the last sample's (AIMD, VEGAS, GRADIENT2), the
+     * last 100 ms window's p50 (GRADIENT); 0 without the row.
+     */
+    public long adaptiveRttUs() {
+        return v[ADAPTIVE_RTT];
+    }
+
+    /**
+     * The long RTT, in µs: GRADIENT2's exponential average over 600 samples,
+     * GRADIENT's min RTT plus its 25 % buffer; 0 for AIMD, VEGAS and without
+     * the row.
+     */
+    public long adaptiveLongRttUs() {
+        return v[ADAPTIVE_LONG_RTT];
+    }
+
     /** Visits in the last whole cycle. */
     public long lastCycleVisitNum() {
         return v[LAST_VISIT];
@@ -78,6 +113,8 @@ public final class Stats {
     public String toString() {
         return "Stats{visit=" + visit() + ", exception=" + exception() + ", timeout=" + timeout()
                 + ", downgrade=" + downgrade() + ", concurrent=" + concurrent()
+                + ", adaptiveLimit=" + adaptiveLimit() + ", adaptiveMinRttUs=" + adaptiveMinRttUs()
+                + ", adaptiveRttUs=" + adaptiveRttUs() + ", adaptiveLongRttUs=" + adaptiveLongRttUs()
                 + ", lastCycle={visitNum=" + lastCycleVisitNum() + ", exceptionNum=" + lastCycleExceptionNum()
                 + ", timeoutNum=" + lastCycleTimeoutNum() + ", downgradeNum=" + lastCycleDowngradeNum()
                 + ", concurrentNum=" + lastCycleConcurrentNum() + "}}";

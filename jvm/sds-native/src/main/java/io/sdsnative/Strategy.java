@@ -80,6 +80,11 @@ public final class Strategy {
         return i;
     }
 
+    /** The algorithm of {@code adaptiveConcurrency}; null when it is off. */
+    public Algorithm adaptiveConcurrency() {
+        return Algorithm.fromCode(get("adaptiveConcurrency"));
+    }
+
     /** The strategy as SDS JSON, every field included. */
     public String toJson() {
         StringBuilder json = new StringBuilder("{");
@@ -213,6 +218,38 @@ public final class Strategy {
          */
         public Builder maxQueueingTimeMs(long v) {
             return set("maxQueueingTimeMs", v);
+        }
+
+        /**
+         * Finds the in-flight limit from latency with this algorithm code
+         * (1 AIMD, 2 VEGAS, 3 GRADIENT2, 4 GRADIENT; negative: off) instead of
+         * {@code concurrentThreshold}, which must then stay negative.
+         */
+        public Builder adaptiveConcurrency(long v) {
+            return set("adaptiveConcurrency", v);
+        }
+
+        /** {@link #adaptiveConcurrency(long)} with the algorithm's code. */
+        public Builder adaptiveConcurrency(Algorithm algorithm) {
+            if (algorithm == null) {
+                throw new SdsException(ErrorCode.NULL_ARGUMENT, "algorithm is null");
+            }
+            return set("adaptiveConcurrency", algorithm.code());
+        }
+
+        /** The least the adaptive limit goes to (>= 1; negative: the algorithm's default). */
+        public Builder adaptiveMinLimit(long v) {
+            return set("adaptiveMinLimit", v);
+        }
+
+        /** The most the adaptive limit goes to (<= 1000000; negative: the algorithm's default). */
+        public Builder adaptiveMaxLimit(long v) {
+            return set("adaptiveMaxLimit", v);
+        }
+
+        /** The adaptive limit a point starts from (within the bounds; negative: the algorithm's default). */
+        public Builder adaptiveInitialLimit(long v) {
+            return set("adaptiveInitialLimit", v);
         }
 
         /**

@@ -423,5 +423,12 @@ class ClientTest {
             assertEquals(r, Reason.fromCode(r.code()));
         }
         assertNull(Reason.fromCode(0));
+        assertEquals(Algorithm.values().length, CoreTables.ALGORITHMS.size());
+        for (Algorithm a : Algorithm.values()) {
+            assertEquals(a.name(), CoreTables.ALGORITHMS.get(a.code())[0]);
+            assertEquals(a, Algorithm.fromCode(a.code()));
+        }
+        assertNull(Algorithm.fromCode(-1));
+        assertNull(Algorithm.fromCode(5));
     }
 }

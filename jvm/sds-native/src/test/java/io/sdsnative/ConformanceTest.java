@@ -19,6 +19,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -153,11 +154,18 @@ class ConformanceTest {
                 actual.put("timeout", s.timeout());
                 actual.put("downgrade", s.downgrade());
                 actual.put("concurrent", s.concurrent());
+                actual.put("adaptiveLimit", s.adaptiveLimit());
+                actual.put("adaptiveMinRttUs", s.adaptiveMinRttUs());
+                actual.put("adaptiveRttUs", s.adaptiveRttUs());
+                actual.put("adaptiveLongRttUs", s.adaptiveLongRttUs());
                 actual.put("lastCycle.visitNum", s.lastCycleVisitNum());
                 actual.put("lastCycle.exceptionNum", s.lastCycleExceptionNum());
                 actual.put("lastCycle.timeoutNum", s.lastCycleTimeoutNum());
                 actual.put("lastCycle.downgradeNum", s.lastCycleDowngradeNum());
                 actual.put("lastCycle.concurrentNum", s.lastCycleConcurrentNum());
+                // Every value of the core's stats table has its accessor, and no more.
+                assertEquals(new TreeSet<>(Arrays.asList(CoreTables.STATS_NAMES)), new TreeSet<>(actual.keySet()),
+                        where + ": the stats accessors");
                 checkSubset(step.get("expect"), "", actual, where);
                 break;
             }

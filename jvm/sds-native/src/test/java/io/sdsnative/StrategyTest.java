@@ -22,7 +22,7 @@ class StrategyTest {
         assertEquals(-1, Strategy.DEFAULT.get("visitThreshold"));
         assertEquals(100, Strategy.DEFAULT.get("downgradeRate"));
         assertEquals(0, Strategy.DEFAULT.get("exceptionRateStart"));
-        assertEquals(18, Strategy.fieldNames().length);
+        assertEquals(22, Strategy.fieldNames().length);
     }
 
     @Test
