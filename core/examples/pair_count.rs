@@ -8,6 +8,14 @@
 //! id), `name` (a private table by name), `ledger` (a shared view with a
 //! ledger row, by id), `governor` (governor's direct `check()`).
 //!
+//! Modes with one of issue 27's rows on top of the five rules: `warm`
+//! (warm-up), `pace` (pacing), `slow` (slow-call rate), `adaptive` (AIMD).
+//! Each row is set so that every request passes, as the five rules are.
+//!
+//! `pair_count rows BLOCKS` times the private point without and with each
+//! row in alternated blocks (best block of each, ns per pair, and the
+//! difference).
+//!
 //! `pair_count ns BLOCKS` times instead: the private point, the table by
 //! name and governor in alternated blocks of 20 000 calls, and prints the
 //! best block of each (ns per call), so that a loaded machine's noise hits
@@ -20,7 +28,7 @@ use std::time::Instant;
 use governor::{Quota, RateLimiter};
 use sds_core::{
     AlwaysAlive, Flags, Held, Outcome, Owner, Point, PointTable, SecondCounts, Shared, Slot,
-    TableState, TableStorage,
+    Strategy, TableState, TableStorage,
 };
 
 #[path = "common/mod.rs"]
@@ -33,6 +41,67 @@ const CAPACITY: usize = 1024;
 
 fn slots() -> Vec<Slot> {
     (0..CAPACITY).map(|_| Slot::new()).collect()
+}
+
+/// The five rules and one of issue 27's rows, set so that every request
+/// passes (a rate no request reaches, no slow call).
+fn with_row(row: &str) -> Option<Strategy> {
+    let mut s = five_rules();
+    match row {
+        "warm" => s.warm_up_period_sec = 10,
+        "pace" => {
+            s.token_bucket_generated_tokens_in_second = 2_000_000_000;
+            s.max_queueing_time_ms = 500;
+        }
+        "slow" => s.slow_call_rate_threshold = 50,
+        "adaptive" => {
+            s.concurrent_threshold = -1;
+            s.adaptive_concurrency = 1;
+        }
+        "none" => {}
+        _ => return None,
+    }
+    Some(s)
+}
+
+const ROWS: [&str; 5] = ["none", "warm", "pace", "slow", "adaptive"];
+
+fn with_strategy(strategy: &Strategy, n: u64) {
+    let point = Point::new();
+    point.set_strategy(Some(strategy)).unwrap();
+    for _ in 0..n {
+        let e = point.enter(black_box(T), Flags::NONE);
+        point.exit(&e, black_box(T), Outcome::Ok);
+        black_box(e);
+    }
+}
+
+fn timed_rows(blocks: u64) {
+    const CALLS: u32 = 20_000;
+    let points: Vec<Point> = ROWS
+        .iter()
+        .map(|row| {
+            let p = Point::new();
+            p.set_strategy(with_row(row).as_ref()).unwrap();
+            p
+        })
+        .collect();
+    let mut best = [f64::MAX; ROWS.len()];
+    for _ in 0..blocks {
+        for (b, p) in best.iter_mut().zip(&points) {
+            *b = b.min(ns(CALLS, || {
+                let e = p.enter(black_box(T), Flags::NONE);
+                p.exit(&e, black_box(T), Outcome::Ok);
+                black_box(e);
+            }));
+        }
+    }
+    for (row, b) in ROWS.iter().zip(best) {
+        println!(
+            "{row:>8}: {b:.1} ns per enter + exit ({:+.1} ns), best of {blocks} alternated blocks",
+            b - best[0]
+        );
+    }
 }
 
 fn points(n: u64, cluster: bool) {
@@ -129,11 +198,15 @@ fn timed(blocks: u64) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(Ok(n))) = (args.get(1), args.get(2).map(|n| n.parse::<u64>())) else {
-        eprintln!("usage: pair_count point|cluster|id|name|ledger|governor|ns N");
+        eprintln!(
+            "usage: pair_count point|cluster|id|name|ledger|governor|warm|pace|slow|adaptive|ns|rows N"
+        );
         std::process::exit(2);
     };
     match mode.as_str() {
         "point" => points(n, false),
+        "rows" => timed_rows(n),
+        row if with_row(row).is_some() => with_strategy(&with_row(row).unwrap(), n),
         "cluster" => points(n, true),
         "id" => by_table::<_, false>(&PointTable::new(slots()).unwrap(), n),
         "name" => by_table::<_, true>(&PointTable::new(slots()).unwrap(), n),
