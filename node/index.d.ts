@@ -155,9 +155,12 @@ export declare class Point {
 
 /**
  * What `run` gives for `fn`'s result `T` when the request is admitted: an
- * async `fn`'s promise; a sync `fn`'s value, or a promise of it when the
- * request had to wait first (a paced point, `Entry#waitMs` > 0: `run` awaits
- * a timer, never blocks). `await` the result on a paced point.
+ * async `fn`'s promise; a sync `fn`'s value, or a promise of it only when
+ * the point is paced (`maxQueueingTimeMs`) and the request must wait first
+ * (`Entry#waitMs` > 0): Node cannot block for the wait, so `run` awaits a
+ * timer. No other rule makes `run` wait. The type cannot know whether a
+ * point is paced (its strategy is set at run time), hence `T | Promise<T>`;
+ * `await` the result on a paced point.
  */
 export type Paced<T> = T extends PromiseLike<infer U> ? Promise<U> : T | Promise<T>
 
