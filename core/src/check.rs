@@ -10,6 +10,9 @@ use crate::strategy::Strategy;
 /// asks for a sliding sum only when its answer depends on it, and the point
 /// reads the sums on first use.
 pub(crate) trait Reading {
+    /// Whether the strategy has any row beyond SDS's own: a decision
+    /// without them is compiled without their checks.
+    const NEW_ROWS: bool;
     /// Sliding visits, this request included.
     fn visit(&self) -> u64;
     /// Visits in the current second, this request included.
@@ -44,7 +47,7 @@ pub(crate) fn first_failure<R: Reading>(s: &Strategy, r: &R) -> Option<Reason> {
         Some(Reason::Exception)
     } else if exception_rate_fails(s, r) {
         Some(Reason::ExceptionRate)
-    } else if s.slow_call_rate_threshold >= 0 && slow_call_rate_fails(s, r) {
+    } else if R::NEW_ROWS && slow_call_rate_fails(s, r) {
         Some(Reason::SlowCallRate)
     } else {
         None
@@ -72,7 +75,7 @@ fn token_bucket_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     if rate < 0 {
         return false;
     }
-    if s.warms_up() | s.paces() {
+    if R::NEW_ROWS && (s.warms_up() | s.paces()) {
         // The fields by value: a reference would make the whole strategy
         // leave registers for the stack on every decision.
         return r.shaping_fails(Shape::of(s));
@@ -141,6 +144,7 @@ mod tests {
     }
 
     impl Reading for Fixed {
+        const NEW_ROWS: bool = true;
         fn visit(&self) -> u64 {
             self.visit
         }

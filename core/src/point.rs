@@ -235,12 +235,13 @@ impl Point {
         // later, and only those the strategy's rules need.
         let at = self.counters.place(Counters::bucket_of(now_ms));
         let token = self.counters.add(Counter::Visit, at, 1);
-        let strategy = self.strategy.load();
+        let (strategy, rows) = match self.strategy.load_for_decision() {
+            Some((s, rows)) => (Some(s), rows),
+            None => (None, false),
+        };
         let limit = match strategy.as_ref() {
             None => -1,
-            // The flag, not the field: a word in `in_flight`'s line, and no
-            // strategy field kept alive for it on the usual path.
-            Some(s) if self.adapts.load(Ordering::Relaxed) != 0 => {
+            Some(s) if rows && s.adaptive_concurrency >= 0 => {
                 self.adaptive_limit(s.adaptive_fields())
             }
             Some(s) => s.concurrent_threshold,
@@ -252,10 +253,22 @@ impl Point {
         let acquired = entry.holds_permit();
         // One branch: a local point's decision is the code it was before
         // cluster points (`Live<false>` never looks at remote counts).
-        let (verdict, wait_ms) = if self.is_cluster() {
-            self.judge_with::<true>(now_ms, flags, s, at, token, acquired, holder)
-        } else {
-            self.judge_with::<false>(now_ms, flags, s, at, token, acquired, holder)
+        // One branch each: a local point's decision is the code it was before
+        // cluster points (`Live<false, _>` never looks at remote counts), and
+        // a strategy without the newer rows runs none of their code.
+        let (verdict, wait_ms) = match (self.is_cluster(), rows) {
+            (false, false) => {
+                self.judge_with::<false, false>(now_ms, flags, s, at, token, acquired, holder)
+            }
+            (false, true) => {
+                self.judge_with::<false, true>(now_ms, flags, s, at, token, acquired, holder)
+            }
+            (true, false) => {
+                self.judge_with::<true, false>(now_ms, flags, s, at, token, acquired, holder)
+            }
+            (true, true) => {
+                self.judge_with::<true, true>(now_ms, flags, s, at, token, acquired, holder)
+            }
         };
         // A probe returns before the rules: only an entry that is no probe waits.
         entry.probe_generation = wait_ms;
@@ -278,10 +291,10 @@ impl Point {
         entry
     }
 
-    /// The verdict and a paced request's wait, read as `Live<CLUSTER>`.
+    /// The verdict and a paced request's wait, read as `Live<CLUSTER, ROWS>`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn judge_with<const CLUSTER: bool>(
+    fn judge_with<const CLUSTER: bool, const ROWS: bool>(
         &self,
         now_ms: u64,
         flags: Flags,
@@ -291,7 +304,7 @@ impl Point {
         acquired: bool,
         holder: &Holder<'_>,
     ) -> (Verdict, u16) {
-        let reading = Live::<CLUSTER>::new(self, now_ms, at, token, acquired);
+        let reading = Live::<CLUSTER, ROWS>::new(self, now_ms, at, token, acquired);
         let verdict = self.judge(now_ms, flags, s, &reading, holder);
         (verdict, reading.wait_ms.get())
     }
@@ -625,7 +638,7 @@ impl Point {
 
 /// The reading of one decision: the sliding sums are read on first use, all
 /// four at once. `CLUSTER`: a cluster point's, which adds the remote counts.
-struct Live<'a, const CLUSTER: bool> {
+struct Live<'a, const CLUSTER: bool, const ROWS: bool> {
     point: &'a Point,
     now_ms: u64,
     /// The 1 s bucket of the decision.
@@ -637,7 +650,7 @@ struct Live<'a, const CLUSTER: bool> {
     wait_ms: Cell<u16>,
 }
 
-impl<'a, const CLUSTER: bool> Live<'a, CLUSTER> {
+impl<'a, const CLUSTER: bool, const ROWS: bool> Live<'a, CLUSTER, ROWS> {
     #[inline]
     fn new(point: &'a Point, now_ms: u64, at: Place<'a>, token: u64, acquired: bool) -> Self {
         Live {
@@ -674,7 +687,9 @@ fn with_remote(mut local: Sums, remote: &Remote, b: u64) -> Sums {
     local
 }
 
-impl<const CLUSTER: bool> Reading for Live<'_, CLUSTER> {
+impl<const CLUSTER: bool, const ROWS: bool> Reading for Live<'_, CLUSTER, ROWS> {
+    const NEW_ROWS: bool = ROWS;
+
     #[inline(always)]
     fn visit(&self) -> u64 {
         self.sum(Counter::Visit)

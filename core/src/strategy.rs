@@ -164,6 +164,11 @@ pub const MIN_RETRY_MS: i64 = 1_000;
 /// The longest `maxQueueingTimeMs`: a wait fits the 16 bits a packed entry
 /// keeps for it (a request queued for over a minute is a timeout anyway).
 pub const MAX_QUEUEING_MS: i64 = 65_535;
+/// How many fields are SDS's own (`visitThreshold` to
+/// `pressureTestDowngrade`); the rest are the newer rows, off by default.
+pub(crate) const SDS_FIELDS: usize = 13;
+const _: () = assert!(Field::SlowCallRateThreshold.index() == SDS_FIELDS);
+
 /// The highest adaptive limit that may be configured.
 pub const MAX_ADAPTIVE_LIMIT: i64 = 1_000_000;
 
@@ -340,6 +345,15 @@ impl Strategy {
             self.adaptive_max_limit,
             self.adaptive_initial_limit,
         ]
+    }
+
+    /// Whether any row beyond SDS's own is on: slow-call rate, warm-up,
+    /// pacing, adaptive concurrency.
+    pub const fn has_new_rows(&self) -> bool {
+        self.slow_call_rate_threshold >= 0
+            || self.warms_up()
+            || self.paces()
+            || self.adaptive_concurrency >= 0
     }
 
     /// Whether the token-bucket rate warms up (`warmUpPeriodSec` > 0).

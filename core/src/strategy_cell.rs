@@ -15,7 +15,7 @@
 //! new odd version whatever the version it finds.
 
 use crate::owner::{Holder, Transition};
-use crate::strategy::{Field, Strategy};
+use crate::strategy::{Field, Strategy, SDS_FIELDS};
 use crate::sync::{const_fn, spin, zeroed, AtomicU32, AtomicU64, Ordering};
 
 /// Reads a reader tries before it gives up and reads "no strategy". Writers
@@ -27,14 +27,18 @@ const MAX_READ_ATTEMPTS: u32 = 1 << 16;
 
 pub(crate) const FIELDS: usize = Field::COUNT;
 const ABSENT: u32 = 0;
+/// A strategy whose newer rows ([`Strategy::has_new_rows`]) are all off:
+/// a decision reads SDS's own fields only.
 const PRESENT: u32 = 1;
+/// A strategy with at least one newer row on.
+const PRESENT_WITH_ROWS: u32 = 3;
 
 /// One copy (`repr(C)`, 152 bytes).
 #[repr(C)]
 pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
     pub(crate) version: AtomicU32,
-    /// PRESENT or ABSENT (any other value reads as absent).
+    /// PRESENT, PRESENT_WITH_ROWS or ABSENT (any other value reads as absent).
     present: AtomicU32,
     values: [AtomicU64; FIELDS],
 }
@@ -84,7 +88,36 @@ impl StrategyCell {
                 let s = Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64);
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return (present == PRESENT).then_some(s);
+                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some(s);
+                }
+            }
+            spin();
+        }
+        None
+    }
+
+    /// The current strategy for a decision, and whether it has any of the
+    /// newer rows on. Without them only SDS's own fields are read (the
+    /// others take their defaults, which turn them off), so the usual
+    /// decision loads what it loaded before those rows existed.
+    #[inline(always)]
+    pub(crate) fn load_for_decision(&self) -> Option<(Strategy, bool)> {
+        for _ in 0..MAX_READ_ATTEMPTS {
+            let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
+            let before = copy.version.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let present = copy.present.load(Ordering::Relaxed);
+                let rows = present == PRESENT_WITH_ROWS;
+                let s = match rows {
+                    true => Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64),
+                    false => Strategy::from_fn(|i| match i < SDS_FIELDS {
+                        true => copy.values[i].load(Ordering::Relaxed) as i64,
+                        false => Strategy::DEFAULT.get(Field::ALL[i]),
+                    }),
+                };
+                crate::sync::fence(Ordering::Acquire);
+                if copy.version.load(Ordering::Relaxed) == before {
+                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some((s, rows));
                 }
             }
             spin();
@@ -105,7 +138,7 @@ impl StrategyCell {
                 let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return (present == PRESENT).then_some(value);
+                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some(value);
                 }
             }
             spin();
@@ -130,10 +163,12 @@ impl StrategyCell {
         crate::sync::fence(Ordering::Release);
         holder.reached(Transition::StrategyStore, 1);
         let s = strategy.copied().unwrap_or(Strategy::DEFAULT);
-        copy.present.store(
-            if strategy.is_some() { PRESENT } else { ABSENT },
-            Ordering::Relaxed,
-        );
+        let present = match strategy {
+            None => ABSENT,
+            Some(s) if s.has_new_rows() => PRESENT_WITH_ROWS,
+            Some(_) => PRESENT,
+        };
+        copy.present.store(present, Ordering::Relaxed);
         for (field, value) in Field::ALL.iter().zip(copy.values.iter()) {
             value.store(s.get(*field) as u64, Ordering::Relaxed);
         }
