@@ -224,7 +224,7 @@ public final class Client implements AutoCloseable {
         Point p = point(point);
         table.run(handle -> {
             Native.setStrategy(handle, this, name, strategy.values());
-            p.limited = strategy.get("concurrentThreshold") >= 0;
+            p.limited = strategy.limitsConcurrency();
         });
     }
 

@@ -95,6 +95,11 @@ public final class Strategy {
         return json.append('}').toString();
     }
 
+    /** Whether requests hold permits that a limit counts: a concurrentThreshold or an adaptive limit. */
+    boolean limitsConcurrency() {
+        return get("concurrentThreshold") >= 0 || get("adaptiveConcurrency") > 0;
+    }
+
     long[] values() {
         return values;
     }

@@ -230,6 +230,31 @@ class AdaptiveTest {
         }
     }
 
+    /** Enters and forgets the entry: nothing refers to it once this returns. */
+    private static void dropAnEntry(Client client) {
+        assertFalse(client.enter("p", T).isDowngraded());
+    }
+
+    @Test
+    void aDroppedEntryOfAnAdaptivePointGivesItsPermitBack() throws InterruptedException {
+        try (Client client = client(aimd(1))) {
+            dropAnEntry(client);
+            Entry refused = client.enter("p", T);
+            assertEquals(Reason.CONCURRENT, refused.reason(), "the dropped entry holds the one permit");
+            refused.exit(T);
+            long concurrent = 1;
+            for (int attempt = 0; attempt < 100 && concurrent != 0; attempt++) {
+                System.gc();
+                Thread.sleep(20);
+                concurrent = client.stats("p", T).concurrent();
+            }
+            assertEquals(0, concurrent, "watched like a concurrentThreshold's permits, returned once collected");
+            try (Entry next = client.enter("p", T)) {
+                assertFalse(next.isDowngraded());
+            }
+        }
+    }
+
     /** The adaptive row's messages, word for word as conformance/strategies.json has them. */
     @Test
     void theAdaptiveRowsMessages() {
