@@ -9,6 +9,7 @@ test_host_wide_shaping.py."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List
@@ -241,6 +242,16 @@ def test_aimd_guarded_functions_that_raise_back_off_on_the_wall_clock() -> None:
         with pytest.raises(OSError):
             fails()
     assert point.stats()["adaptiveLimit"] == 1
+
+
+def test_an_entry_dropped_without_exit_is_a_failure_for_the_limit() -> None:
+    client = sds.Client(4)
+    client.set_strategy("p", sds.Strategy(adaptive_concurrency=AIMD, adaptive_min_limit=1, adaptive_initial_limit=50))
+    with pytest.warns(ResourceWarning):
+        client.enter("p", now_ms=T)  # dropped at once: exited as failed
+        gc.collect()
+    stats = client.stats("p", now_ms=T)
+    assert (stats["adaptiveLimit"], stats["exception"], stats["concurrent"]) == (45, 1, 0)
 
 
 def test_a_paced_request_is_a_sample_from_its_slot() -> None:
