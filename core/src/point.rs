@@ -61,12 +61,15 @@ pub struct Stats {
     pub concurrent: u64,
     /// The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one.
     pub adaptive_limit: u64,
-    /// The RTT the adaptive limit takes as its floor (µs): Vegas's no-load
-    /// RTT, Envoy's min RTT; 0 for AIMD and Gradient2, which keep none.
+    /// The reference RTT the adaptive limit compares with (µs): Vegas's
+    /// no-load RTT, Envoy's min RTT (0 until measured), Gradient2's long
+    /// RTT (its "no-load" RTT); 0 for AIMD.
     pub adaptive_min_rtt_us: u64,
-    /// The latest (AIMD, Vegas), short-term (Gradient2) or windowed (Envoy) RTT, µs.
+    /// The recent RTT, µs: the last sample's (AIMD, Vegas, Gradient2), the
+    /// last window's p50 (Envoy's gradient).
     pub adaptive_rtt_us: u64,
-    /// Gradient2's long-term RTT average, µs; 0 for the others.
+    /// Gradient2's long RTT (an average over 600 samples), µs; for Envoy's
+    /// gradient its min RTT plus the 25 % buffer; 0 for AIMD and Vegas.
     pub adaptive_long_rtt_us: u64,
     /// The last whole cycle before `now_ms`'s.
     pub last_cycle: CycleStats,
