@@ -26,6 +26,7 @@ demo-node: node-install
 	node examples/node/express-cluster.js
 	node examples/node/web-app.js
 	node examples/node/pacing.js
+	node examples/node/adaptive.js
 
 # The benchmarks load an addon built with the cargo feature bench-hooks (the
 # floor case's emptyCall and readClock), kept apart from the package's addon.
