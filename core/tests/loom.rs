@@ -1,8 +1,9 @@
 //! Model-checked concurrency (run with `RUSTFLAGS="--cfg loom"`, see the
 //! Makefile's `loom` target): loom runs every interleaving of the real
 //! atomics of the window, the permit and the strategy swap, the take-overs
-//! from a dead owner (`loom/takeover.rs`), and the permit ledger of dead
-//! views (`loom/ledger.rs`).
+//! from a dead owner (`loom/takeover.rs`), the permit ledger of dead
+//! views (`loom/ledger.rs`), and the pacing slots and warm-up syncs
+//! (`loom/shaping.rs`).
 #![cfg(loom)]
 
 use loom::sync::atomic::AtomicUsize;
@@ -17,6 +18,9 @@ mod takeover;
 
 #[path = "loom/ledger.rs"]
 mod ledger;
+
+#[path = "loom/shaping.rs"]
+mod shaping;
 
 mod common;
 use common::{is_uniform, uniform};
