@@ -39,6 +39,7 @@ demo-py: py-venv
 	$(PY_VENV)/bin/python examples/python/web_app.py
 	$(PY_VENV)/bin/python examples/python/metrics.py
 	$(PY_VENV)/bin/python examples/python/pacing.py
+	$(PY_VENV)/bin/python examples/python/adaptive.py
 
 # shared_table.py and cluster_points.py start their own redis-server (make
 # servers installs it).
