@@ -207,6 +207,9 @@ fn points(
             out.add(Id::PointInFlight, &labels, point.in_flight() as f64);
             let max = point.max_in_flight_last_cycle(now_ms);
             out.add(Id::PointInFlightMax, &labels, max as f64);
+            if let Some(adaptive) = point.adaptive_stats() {
+                out.add(Id::PointAdaptiveLimit, &labels, adaptive.limit as f64);
+            }
         });
     });
     // A fork child's first view of a shared table can fail: its points are

@@ -79,6 +79,8 @@ families! {
         "Requests holding a point's concurrency permit now.";
     PointInFlightMax: "sds_point_in_flight_max", Gauge, POINT,
         "The most requests in flight at once at a point during the last whole 10 s cycle.";
+    PointAdaptiveLimit: "sds_point_adaptive_limit", Gauge, POINT,
+        "The in-flight limit a point's adaptive concurrency found (points with adaptiveConcurrency only).";
     TablePoints: "sds_table_points", Gauge, TABLE,
         "Points in the table.";
     TablePointsCapacity: "sds_table_points_capacity", Gauge, TABLE,

@@ -128,6 +128,38 @@ fn in_flight_and_its_cycle_maximum_are_gauges() {
 }
 
 #[test]
+fn an_adaptive_point_shows_its_limit_and_others_show_none() {
+    let table = AnyTable::private(4).unwrap();
+    table
+        .with_points(|points| {
+            let point = points.point(points.insert(b"api").unwrap()).unwrap();
+            let mut s = Strategy::DEFAULT;
+            s.adaptive_concurrency = 1; // AIMD, initial limit 20
+            point.set_strategy(Some(&s)).unwrap();
+            let entries: Vec<_> = (0..20).map(|_| point.enter(T0, Flags::NONE)).collect();
+            for e in &entries {
+                point.exit(e, T0 + 5, Outcome::Ok);
+            }
+            points.insert(b"plain").unwrap();
+        })
+        .unwrap();
+    let sources = Sources {
+        table: Some(&table),
+        ..Sources::default()
+    };
+    let got = Exporter::new().collect(&sources, T0 + 10);
+    // 20 in flight ending one by one grow AIMD's 20 by 7 (adaptive README).
+    assert_eq!(
+        value(&got, "sds_point_adaptive_limit", &["private", "api"]),
+        Some(27.0)
+    );
+    assert_eq!(
+        value(&got, "sds_point_adaptive_limit", &["private", "plain"]),
+        None
+    );
+}
+
+#[test]
 fn a_shared_table_shows_the_counts_of_every_handle_once() {
     let dir = TempDir::new("metrics-shared");
     let one = AnyTable::shared(dir.join("host"), 16, &Options::new()).unwrap();
