@@ -230,6 +230,24 @@ class AdaptiveTest {
         }
     }
 
+    @Test
+    void theLimitIsAGaugeForAdaptivePointsOnly() {
+        try (Client client = client(aimd(4))) {
+            client.setStrategy("plain", Strategy.builder().concurrentThreshold(3).build());
+            enter(client, T, 4).forEach(e -> e.exit(T + 10));
+            MetricFamily family = client.metrics(T + 10).stream()
+                    .filter(f -> f.name().equals("sds_point_adaptive_limit")).findFirst()
+                    .orElseThrow(AssertionError::new);
+            assertEquals(MetricFamily.Type.GAUGE, family.type());
+            assertEquals(1, family.samples().size(), family.toString());
+            MetricFamily.Sample sample = family.samples().get(0);
+            assertTrue(sample.labelValues().contains("p"), sample.toString());
+            assertEquals(6.0, sample.value(), "the same limit as stats: 4 grown to 6");
+            assertEquals(client.stats("p", T + 10).adaptiveLimit(), (long) sample.value());
+            assertTrue(client.prometheusText(false, T + 10).contains("# TYPE sds_point_adaptive_limit gauge"));
+        }
+    }
+
     /** Enters and forgets the entry: nothing refers to it once this returns. */
     private static void dropAnEntry(Client client) {
         assertFalse(client.enter("p", T).isDowngraded());
