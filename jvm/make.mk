@@ -20,6 +20,7 @@ jvm-jar:
 demo-java: jvm-jar
 	java -cp $(JVM_JAR) examples/java/Demo.java
 	java -cp $(JVM_JAR) examples/java/Shaping.java
+	java -cp $(JVM_JAR) examples/java/Adaptive.java
 	@# Shared.java starts worker JVMs of its own class: compiled, so they find it.
 	javac -cp $(JVM_JAR) -d jvm/sds-native/target/examples examples/java/Shared.java
 	java -cp $(JVM_JAR):jvm/sds-native/target/examples Shared

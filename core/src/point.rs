@@ -405,7 +405,9 @@ impl Point {
         if failed || timed_out || entry.is_probe() {
             self.settle(entry, now_ms, failed, timed_out, holder);
         }
-        if sampled {
+        // An exit before the request's slot is a wait cut short: the request
+        // never ran, so its time says nothing about the load.
+        if sampled && now_ms >= entry.run_at_ms() {
             self.sample(entry, now_ms, failed || timed_out);
         }
     }

@@ -73,6 +73,25 @@ fn a_timeout_is_a_drop_and_refusals_are_no_samples() {
 }
 
 #[test]
+fn a_paced_request_that_never_ran_is_no_sample() {
+    let p = adaptive(|s| {
+        s.adaptive_concurrency = 2; // Vegas: a 0 ms sample would become its no-load RTT
+        s.token_bucket_generated_tokens_in_second = 10;
+        s.max_queueing_time_ms = 1_000;
+    });
+    let first = p.enter(T, Flags::NONE);
+    p.exit(&first, T + 30, Outcome::Ok);
+    assert_eq!(p.stats(T + 30).adaptive_min_rtt_us, 30_000);
+    let queued = p.enter(T + 30, Flags::NONE);
+    assert_eq!(queued.wait_ms(), 70);
+    // Its wait is cut short at T + 50 (a cancelled task, an interrupt).
+    p.exit(&queued, T + 50, Outcome::Ok);
+    let stats = p.stats(T + 50);
+    assert_eq!(stats.adaptive_min_rtt_us, 30_000, "no 0 ms sample");
+    assert_eq!(stats.concurrent, 0, "its permit came back");
+}
+
+#[test]
 fn stats_show_the_algorithms_inputs() {
     let p = adaptive(|s| s.adaptive_concurrency = 2); // Vegas
     for k in 0..5 {
