@@ -239,13 +239,13 @@ static void test_text(void) {
     CHECK_RESULT(sds_result_message(SDS_RESULT_OK, buf, 0, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_result_message(SDS_RESULT_OK, NULL, sizeof buf, &len), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_result_message(SDS_RESULT_OK, buf, sizeof buf, NULL), SDS_RESULT_NULL_ARGUMENT);
-    CHECK_RESULT(sds_reason_name(9, buf, sizeof buf, &len), SDS_RESULT_INVALID_ARGUMENT);
+    CHECK_RESULT(sds_reason_name(10, buf, sizeof buf, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_reason_name(256 + SDS_REASON_VISIT, buf, sizeof buf, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_last_error_message(buf, 0, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_last_error_message(NULL, 1, &len), SDS_RESULT_NULL_ARGUMENT);
     CHECK(untouched(buf, sizeof buf) && untouched(&len, sizeof len));
     /* A bad call to read the last error keeps it for a good one. */
-    CHECK(strstr(sds_check_last_error(), "9 is no sds_reason") == NULL);
+    CHECK(strstr(sds_check_last_error(), "10 is no sds_reason") == NULL);
     CHECK_RESULT(sds_reason_name(42, buf, sizeof buf, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_last_error_message(buf, 0, &len), SDS_RESULT_INVALID_ARGUMENT);
     CHECK_RESULT(sds_last_error_message(buf, sizeof buf, NULL), SDS_RESULT_NULL_ARGUMENT);
