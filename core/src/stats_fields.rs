@@ -2,12 +2,16 @@
 //! the README and SDS's admin upload spell them) and values in one table,
 //! in a fixed order, so no binding keeps its own list or positions.
 //!
+//! A key table's counters have their table too: `capacity`, `resident`,
+//! `evictions`, `lossyEvictions`, `admitted`, `refused`.
+//!
 //! ```text
 //! { visit, exception, timeout, downgrade, concurrent,
 //!   adaptiveLimit, adaptiveMinRttUs, adaptiveRttUs, adaptiveLongRttUs,
 //!   lastCycle: { visitNum, exceptionNum, timeoutNum, downgradeNum, concurrentNum } }
 //! ```
 
+use crate::keyed::KeyTableStats;
 use crate::point::{CycleStats, Stats};
 
 /// `NAMES` and `fields()` of a statistics struct, from one list of (name,
@@ -51,6 +55,19 @@ named_fields!(CycleStats, 5,
         "timeoutNum" => timeout_num,
         "downgradeNum" => downgrade_num,
         "concurrentNum" => concurrent_num,
+    }
+);
+
+named_fields!(KeyTableStats, 6,
+    /// A key table's counters, named ([`KeyTableStats::NAMES`]) as every
+    /// binding shows them.
+    {
+        "capacity" => capacity,
+        "resident" => resident,
+        "evictions" => evictions,
+        "lossyEvictions" => lossy_evictions,
+        "admitted" => admitted,
+        "refused" => refused,
     }
 );
 

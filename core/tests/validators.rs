@@ -153,5 +153,24 @@ fn stats_are_one_named_table() {
         ]
     );
     assert_eq!(stats.fields().map(|(n, _)| n), Stats::NAMES);
+    let keys = sds_core::keyed::KeyTableStats {
+        capacity: 1,
+        resident: 2,
+        evictions: 3,
+        lossy_evictions: 4,
+        admitted: 5,
+        refused: 6,
+    };
+    assert_eq!(
+        keys.fields(),
+        [
+            ("capacity", 1),
+            ("resident", 2),
+            ("evictions", 3),
+            ("lossyEvictions", 4),
+            ("admitted", 5),
+            ("refused", 6)
+        ]
+    );
     assert_eq!(stats.last_cycle.fields().map(|(n, _)| n), CycleStats::NAMES);
 }
