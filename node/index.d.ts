@@ -578,6 +578,10 @@ export interface KeyStats {
   evictions: number
   /** Of those, keys whose state was not a fresh key's (a limit forgotten). */
   lossyEvictions: number
+  /** Calls of `decide` admitted since the table was opened (a shared table's: every process's, since its first opening). */
+  admitted: number
+  /** Calls of `decide` refused since then (an error such as a full table is neither). */
+  refused: number
 }
 
 /** Limits per key by one rule, in a fixed-size table private or shared by the host. */

@@ -149,7 +149,10 @@ class KeyedLimit {
     return this._counts();
   }
 
-  /** `{ capacity, resident, evictions, lossyEvictions }` (a shared table's: every process's keys). */
+  /**
+   * `{ capacity, resident, evictions, lossyEvictions, admitted, refused }`, the core's names
+   * in its order (a shared table's: every process's keys and decisions).
+   */
   stats() {
     return this._table.stats();
   }

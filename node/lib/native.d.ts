@@ -59,10 +59,11 @@ export declare namespace native {
     /** Forgets every key; how many were held. */
     resetAll(): number
     /**
-     * The table's counters (a shared table's are the file's: every
-     * process's keys).
+     * The table's counters, named and ordered by the core
+     * (`KeyTableStats::NAMES`; a shared table's are the file's: every
+     * process's keys and decisions).
      */
-    stats(): native.KeyStats
+    stats(): Record<string, number>
     /** How many keys fit (the capacity asked for, rounded up to 4). */
     get capacity(): number
     /** The rule's kind, named by the core. */
@@ -295,17 +296,6 @@ export declare namespace native {
      * locally (false).
      */
     exact: boolean
-  }
-  /** A table's counters, as `stats()` returns them. */
-  export interface KeyStats {
-    /** How many keys fit (the capacity asked for, rounded up to 4). */
-    capacity: number
-    /** Keys holding a cell. */
-    resident: number
-    /** Keys whose cell was given to another key. */
-    evictions: number
-    /** Of those, keys whose state was not a fresh key's. */
-    lossyEvictions: number
   }
   /** A bucket's value and the window's sum after a write. */
   export interface NativeTally {

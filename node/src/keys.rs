@@ -41,7 +41,7 @@ use sds_shm::AnyKeys;
 
 use crate::arguments::{self, is_undefined, time_number};
 use crate::entry_bits::whole_up_to;
-use crate::errors::{invalid_argument, js_error, SdsError};
+use crate::errors::{internal, invalid_argument, js_error, SdsError};
 use crate::external_memory::adjust;
 use crate::hot_path::NOW;
 use crate::raw::{self, check, Callback, Shared};
@@ -402,19 +402,6 @@ unsafe extern "C" fn key_callback<const OP: u8>(
 
 // --- The class ----------------------------------------------------------
 
-/// A table's counters, as `stats()` returns them.
-#[napi(object, object_from_js = false, namespace = "native")]
-pub struct KeyStats {
-    /// How many keys fit (the capacity asked for, rounded up to 4).
-    pub capacity: f64,
-    /// Keys holding a cell.
-    pub resident: f64,
-    /// Keys whose cell was given to another key.
-    pub evictions: f64,
-    /// Of those, keys whose state was not a fresh key's.
-    pub lossy_evictions: f64,
-}
-
 /// One per-key limit: a key table and its rule.
 #[napi(namespace = "native", custom_finalize)]
 pub struct NativeKeys {
@@ -549,19 +536,17 @@ impl NativeKeys {
         self.keys.with(|t| Ok(t.reset_all() as f64))
     }
 
-    /// The table's counters (a shared table's are the file's: every
-    /// process's keys).
-    #[napi]
-    pub fn stats(&self) -> Result<KeyStats, SdsError> {
-        self.keys.with(|t| {
-            let s = t.stats();
-            Ok(KeyStats {
-                capacity: s.capacity as f64,
-                resident: s.resident as f64,
-                evictions: s.evictions as f64,
-                lossy_evictions: s.lossy_evictions as f64,
-            })
-        })
+    /// The table's counters, named and ordered by the core
+    /// (`KeyTableStats::NAMES`; a shared table's are the file's: every
+    /// process's keys and decisions).
+    #[napi(ts_return_type = "Record<string, number>")]
+    pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>, SdsError> {
+        let stats = self.keys.with(|t| Ok(t.stats()))?;
+        let mut object = Object::new(env).map_err(internal)?;
+        for (name, value) in stats.fields() {
+            object.set(name, value as f64).map_err(internal)?;
+        }
+        Ok(object)
     }
 
     /// How many keys fit (the capacity asked for, rounded up to 4).

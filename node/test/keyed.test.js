@@ -174,7 +174,40 @@ test('in flight: release gives units back; reset and resetAll forget keys', () =
   window.decide('c', 1, 1000);
   assert.equal(window.resetAll(), 2);
   assert.equal(window.resetAll(), 0);
-  assert.deepEqual(window.stats(), { capacity: 16, resident: 0, evictions: 0, lossyEvictions: 0 });
+  assert.deepEqual(window.stats(), {
+    capacity: 16, resident: 0, evictions: 0, lossyEvictions: 0, admitted: 3, refused: 0,
+  });
+});
+
+test('stats count admitted and refused decisions exactly, in the core\'s names and order', (t) => {
+  const RATE3 = { kind: 'rate', limit: 3, periodMs: 60000 };
+  const limit = new KeyedLimit(RATE3, { capacity: 16 });
+  assert.deepEqual(limit.stats(), {
+    capacity: 16, resident: 0, evictions: 0, lossyEvictions: 0, admitted: 0, refused: 0,
+  });
+  const admitted = [1, 2, 3, 4, 5].map(() => limit.decide('k', 1, 1000).admitted);
+  assert.deepEqual(admitted, [true, true, true, false, false]);
+  limit.peek('k', 1000);
+  throwsCode(() => limit.decide('k', 0, 1000), 'SDS_INVALID_ARGUMENT');
+  assert.deepEqual(limit.stats(), {
+    capacity: 16, resident: 1, evictions: 0, lossyEvictions: 0, admitted: 3, refused: 2,
+  }, 'peek and a throwing call are not decisions');
+  const typings = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8');
+  const body = typings.match(/export interface KeyStats \{([\s\S]*?)\n\}/)[1];
+  const declared = [...body.matchAll(/^ {2}(\w+): /gm)].map((m) => m[1]);
+  assert.deepEqual(Object.keys(limit.stats()), declared, 'index.d.ts declares every field in order');
+
+  // Two handles on one shared file: one table, so one set of counts.
+  const file = path.join(tmpDir(t), 'stats.sds');
+  const a = KeyedLimit.shared(file, RATE3, { capacity: 16 });
+  const b = KeyedLimit.shared(file, RATE3, { capacity: 16 });
+  for (const handle of [a, b, a, b, a]) handle.decide('k', 1, 1000);
+  b.decide('other', 4, 1000);
+  const expected = { capacity: 16, resident: 1, evictions: 0, lossyEvictions: 0, admitted: 3, refused: 3 };
+  assert.deepEqual(a.stats(), expected);
+  assert.deepEqual(b.stats(), expected);
+  a.close();
+  b.close();
 });
 
 test('bad rules are refused with the core\'s code and message', () => {
