@@ -18,7 +18,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyMapping, PyString, PyTuple, PyType};
 use sds_core::keyed::{
     units_from_i128, units_from_value, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError,
-    UnitsError, NEVER,
+    KeyTableStats, UnitsError, NEVER,
 };
 use sds_core::{ErrorCode, Value};
 use sds_settings::KeyRuleTextError;
@@ -38,7 +38,9 @@ struct Results {
 static RESULTS: PyOnceLock<Results> = PyOnceLock::new();
 
 /// Registers the classes of the answers: named tuples of the fields in
-/// the core's order (checked here: the answers are built in place).
+/// the core's order (checked here: the answers are built in place;
+/// `KeyStats`' fields by name too, the core's `KeyTableStats::NAMES` in
+/// snake_case).
 #[pyfunction]
 pub fn _register_key_results(
     py: Python<'_>,
@@ -46,8 +48,18 @@ pub fn _register_key_results(
     count: Bound<'_, PyType>,
     stats: Bound<'_, PyType>,
 ) -> PyResult<()> {
-    for (class, fields) in [(&decision, 6), (&count, 3), (&stats, 4)] {
+    for (class, fields) in [
+        (&decision, 6),
+        (&count, 3),
+        (&stats, KeyTableStats::NAMES.len()),
+    ] {
         plain_tuple_of(class, fields)?;
+    }
+    let names: Vec<String> = KeyTableStats::NAMES.iter().map(|n| snake_case(n)).collect();
+    if stats.getattr("_fields")?.extract::<Vec<String>>()? != names {
+        return Err(PyTypeError::new_err(format!(
+            "{stats} must name its fields {names:?}"
+        )));
     }
     // A second import (a reload) keeps the first registration.
     let _ = RESULTS.set(
@@ -59,6 +71,19 @@ pub fn _register_key_results(
         },
     );
     Ok(())
+}
+
+/// A core name (camelCase) as this binding spells attributes:
+/// `lossyEvictions` is `lossy_evictions`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// Checks that `class` is a tuple subclass of `fields` fields whose
@@ -531,12 +556,15 @@ impl Keys {
         self.count_add(py, key, 0, now_ms)
     }
 
-    /// The table's counters (a shared table's: every process's keys).
+    /// The table's counters (a shared table's: every process's keys), in
+    /// the order of the core's table (`KeyTableStats::fields`).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = self.keys.stats();
-        let [a, b, c, d] = [s.capacity, s.resident, s.evictions, s.lossy_evictions]
-            .map(|n| n.into_pyobject(py).map(Bound::into_any));
-        result(py, |r| &r.stats, [a?, b?, c?, d?])
+        let values = self
+            .keys
+            .stats()
+            .fields()
+            .map(|(_, n)| PyInt::new(py, n).into_any());
+        result(py, |r| &r.stats, values)
     }
 
     /// How many keys fit (the capacity asked for, rounded up to buckets

@@ -206,10 +206,49 @@ def test_store_counts() -> None:
 def test_capacity_stats_path_and_repr() -> None:
     keys = sds.KeyedLimit(RATE, 5)
     assert keys.capacity == 8, "rounded up to buckets of 4"
-    assert keys.stats() == sds.KeyStats(capacity=8, resident=0, evictions=0, lossy_evictions=0)
+    assert keys.stats() == sds.KeyStats(
+        capacity=8, resident=0, evictions=0, lossy_evictions=0, admitted=0, refused=0
+    )
     assert keys.path is None
     assert repr(keys) == "sds.KeyedLimit(kind='rate', capacity=8)"
     assert sds.KeyedLimit(RATE).capacity == 65536
+
+
+def test_stats_count_decisions_exactly(tmp_path: pathlib.Path) -> None:
+    keys = sds.KeyedLimit({"kind": "rate", "limit": 3, "periodMs": 60000}, 16)
+    answers = [keys.decide("k", now_ms=1000).admitted for _ in range(5)]
+    assert answers == [True, True, True, False, False]
+    keys.peek("k", now_ms=1000)
+    with pytest.raises(sds.InvalidArgument):
+        keys.decide("k", 0, now_ms=1000)
+    stats = keys.stats()
+    assert (stats.admitted, stats.refused) == (3, 2), "peek and a raising call are no decisions"
+    assert stats._fields == ("capacity", "resident", "evictions", "lossy_evictions", "admitted", "refused")
+    assert stats == (16, 1, 0, 0, 3, 2)
+    # A shared table counts every handle's decisions: each sees the host's.
+    rule = {"kind": "rate", "limit": 3, "periodMs": 60000}
+    first = sds.KeyedLimit.shared(tmp_path / "keys", rule, 16)
+    second = sds.KeyedLimit.shared(tmp_path / "keys", rule, 16)
+    assert [first.decide("k", now_ms=1000).admitted for _ in range(2)] == [True, True]
+    assert [second.decide("k", now_ms=1000).admitted for _ in range(3)] == [True, False, False]
+    assert first.stats()[-2:] == second.stats()[-2:] == (3, 2)
+
+
+def test_key_stats_must_name_the_core_fields() -> None:
+    from typing import NamedTuple
+
+    from sds import _native
+
+    class Renamed(NamedTuple):
+        capacity: int
+        resident: int
+        evictions: int
+        lossy_evictions: int
+        allowed: int
+        refused: int
+
+    with pytest.raises(TypeError, match="must name its fields"):
+        _native._register_key_results(sds.KeyDecision, sds.KeyCount, Renamed)
 
 
 def test_a_bad_capacity_or_mode_raises() -> None:
@@ -301,6 +340,8 @@ def test_processes_count_once_host_wide(tmp_path: pathlib.Path) -> None:
     assert sum(admitted) == 200, f"400 calls after 100 of 300 admitted {admitted}"
     assert keys.peek("k", now_ms=1000).remaining == 0
     assert keys.count("k", now_ms=1000).count == 300
+    # Every process's decisions, seen from this one: 1 + 400, 200 refused.
+    assert (keys.stats().admitted, keys.stats().refused) == (201, 200)
 
 
 def test_a_fork_child_uses_the_shared_table(tmp_path: pathlib.Path) -> None:

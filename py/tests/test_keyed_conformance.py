@@ -7,6 +7,7 @@ the step and both values."""
 from __future__ import annotations
 
 import json
+import re
 import pathlib
 from typing import Any, Callable, Dict, List, Optional, Union
 
@@ -54,12 +55,8 @@ def counts(c: sds.KeyCount) -> Dict[str, Any]:
 
 
 def stats(s: sds.KeyStats) -> Dict[str, Any]:
-    return {
-        "capacity": s.capacity,
-        "resident": s.resident,
-        "evictions": s.evictions,
-        "lossyEvictions": s.lossy_evictions,
-    }
+    """The core's names (camelCase) of every field."""
+    return {re.sub(r"_(.)", lambda m: m.group(1).upper(), name): value for name, value in s._asdict().items()}
 
 
 def check(where: str, step: Dict[str, Any], call: Callable[[], Any]) -> None:

@@ -325,7 +325,8 @@ class Keys:
     def count(self, key: str | bytes, now_ms: Optional[int] = None) -> KeyCount:
         """Window rules: the key's counts, nothing taken."""
     def stats(self) -> KeyStats:
-        """The table's counters (a shared table's: every process's keys)."""
+        """The table's counters (a shared table's: every process's keys), in
+        the order of the core's table (`KeyTableStats::fields`)."""
     @property
     def capacity(self) -> int:
         """How many keys fit (the capacity asked for, rounded up to buckets

@@ -62,7 +62,9 @@ class KeyCount(NamedTuple):
 
 
 class KeyStats(NamedTuple):
-    """A key table's counters (a shared table's: every process's keys)."""
+    """A key table's counters (a shared table's: every process's keys), in
+    the core's order: its names (``KeyTableStats::NAMES``) in snake_case,
+    which ``sds`` checks at import."""
 
     capacity: int
     """How many keys fit (the capacity asked for, rounded up to buckets
@@ -74,6 +76,13 @@ class KeyStats(NamedTuple):
     lossy_evictions: int
     """Of those, keys whose state was not a fresh key's: their next call
     starts fresh (the only way the table forgets a limit)."""
+    admitted: int
+    """Calls of ``decide`` admitted since the table was opened (a shared
+    table's: by every process, since the first opened it); ``peek`` is not
+    a decision."""
+    refused: int
+    """Calls of ``decide`` refused since then (a call that raises, such as
+    on a full table, is neither)."""
 
 
 _native._register_key_results(KeyDecision, KeyCount, KeyStats)
