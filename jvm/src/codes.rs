@@ -4,6 +4,7 @@
 
 use jni::objects::{JObject, JObjectArray};
 use jni::{jni_str, Env};
+use sds_core::keyed::KeyTableStats;
 use sds_core::{packed, Algorithm, ErrorCode, Field, Reason};
 use sds_settings::{camel_case, Fields};
 
@@ -54,7 +55,9 @@ setup_native! {
     ///   `Native.stats` writes them (`visit,...,lastCycle.visitNum,...`);
     /// - the agent's and then the cluster sync's status field names;
     /// - every adaptive concurrency algorithm's code and name
-    ///   (`"1\tAIMD\n2\tVEGAS\n..."`).
+    ///   (`"1\tAIMD\n2\tVEGAS\n..."`);
+    /// - the names of a key table's counters, comma-separated, in the order
+    ///   `Native.keysStats` writes them (`capacity,resident,...,refused`).
     fn Java_io_sdsnative_Native_tables(env) -> JObjectArray<'l> {
         let codes = ErrorCode::ALL.iter().map(|c| format!("{}\t{}\t{}", c.as_u32(), c.as_str(), c.description()));
         let reasons = Reason::ALL.iter().map(|r| format!("{}\t{}", r.code(), r.as_str()));
@@ -73,6 +76,7 @@ setup_native! {
             status_names::<sds_agent::Status>(),
             status_names::<sds_cluster::Status>(),
             algorithms.collect::<Vec<_>>().join("\n"),
+            KeyTableStats::NAMES.join(","),
         ];
         strings(env, tables.into_iter().map(Some))
     }

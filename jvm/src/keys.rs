@@ -147,13 +147,14 @@ setup_native! {
         Ok(env.get_direct_buffer_address(&buffer)? as jlong)
     }
 
-    /// Writes the table's counters to `out`: capacity, resident, evictions,
-    /// lossy evictions.
+    /// Writes the table's counters to `out`, a `long[6]`, in the order of
+    /// the core's table (`KeyTableStats::NAMES`, which `Native.tables`
+    /// hands to Java): capacity, resident, evictions, lossy evictions,
+    /// admitted, refused.
     fn Java_io_sdsnative_Native_keysStats(env, handle: jlong, _owner: JObject<'l>, out: JLongArray<'l>) {
         // SAFETY: as for `keysPath`.
         let keys = unsafe { borrow::<AnyKeys>(handle) }.map_err(Fail::code)?;
-        let s = keys.stats();
-        let values = [s.capacity, s.resident, s.evictions, s.lossy_evictions].map(clamp);
+        let values = keys.stats().fields().map(|(_, v)| clamp(v));
         out.set_region(env, 0, &values)?;
         Ok(())
     }

@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -15,7 +16,7 @@ final class CoreTables {
     /**
      * The library's tables, in this order: error codes, reasons, the packed entry's layout, the strategy
      * fields' names, the stats names, the agent's and the cluster sync's status field names, the adaptive
-     * concurrency algorithms.
+     * concurrency algorithms, the key table counters' names.
      */
     private static final String[] TABLES = Native.tables();
 
@@ -40,6 +41,8 @@ final class CoreTables {
     static final String[] CLUSTER_STATUS_NAMES = TABLES[6].split(",");
     /** Adaptive concurrency algorithm code to {name}. */
     static final Map<Integer, String[]> ALGORITHMS = rows(TABLES[7]);
+    /** The names of a key table's counters, in the order the native side writes them. */
+    static final String[] KEY_STATS_NAMES = TABLES[8].split(",");
 
     private static long[] longs(String row) {
         String[] columns = row.split("\t");
@@ -69,6 +72,18 @@ final class CoreTables {
             }
         }
         throw new IllegalStateException("the native library has no stats value \"" + name + "\"");
+    }
+
+    /** The indexes of these key table counters' names ({@code "admitted"}) in {@link #KEY_STATS_NAMES}. */
+    static int[] keyStatsIndexes(String... names) {
+        int[] at = new int[names.length];
+        for (int i = 0; i < names.length; i++) {
+            at[i] = Arrays.asList(KEY_STATS_NAMES).indexOf(names[i]);
+            if (at[i] < 0) {
+                throw new IllegalStateException("the native library has no key stats value \"" + names[i] + "\"");
+            }
+        }
+        return at;
     }
 
     private static Map<String, Integer> indexOf(String[] names) {

@@ -1,21 +1,29 @@
 package io.sdsnative;
 
 /**
- * A key table's counters ({@link KeyedLimit#stats()}); a shared table's are
- * the file's, every process's keys. Immutable; equal when every field is.
+ * A key table's counters ({@link KeyedLimit#stats()}), the core's table of
+ * them ({@code capacity}, {@code resident}, {@code evictions},
+ * {@code lossyEvictions}, {@code admitted}, {@code refused}); a shared
+ * table's are the file's, every process's keys and decisions. Immutable;
+ * equal when every field is.
  */
 public final class KeyStats {
     private final long capacity;
     private final long resident;
     private final long evictions;
     private final long lossyEvictions;
+    private final long admitted;
+    private final long refused;
 
-    /** Stats of these values (the library makes them; public for tests and stubs). */
-    public KeyStats(long capacity, long resident, long evictions, long lossyEvictions) {
+    /** Stats of these values, in the core's order (the library makes them; public for tests and stubs). */
+    public KeyStats(long capacity, long resident, long evictions, long lossyEvictions, long admitted,
+            long refused) {
         this.capacity = capacity;
         this.resident = resident;
         this.evictions = evictions;
         this.lossyEvictions = lossyEvictions;
+        this.admitted = admitted;
+        this.refused = refused;
     }
 
     /** How many keys fit (the capacity asked for, rounded up to buckets of 4 keys). */
@@ -38,6 +46,19 @@ public final class KeyStats {
         return lossyEvictions;
     }
 
+    /**
+     * Calls of {@code decide} admitted since the table was opened (a shared
+     * table's: by every process, since the file was first opened).
+     */
+    public long admitted() {
+        return admitted;
+    }
+
+    /** Calls of {@code decide} refused since then (one that throws, a full table say, is neither). */
+    public long refused() {
+        return refused;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof KeyStats)) {
@@ -45,17 +66,21 @@ public final class KeyStats {
         }
         KeyStats s = (KeyStats) o;
         return capacity == s.capacity && resident == s.resident && evictions == s.evictions
-                && lossyEvictions == s.lossyEvictions;
+                && lossyEvictions == s.lossyEvictions && admitted == s.admitted && refused == s.refused;
     }
 
     @Override
     public int hashCode() {
-        return Long.hashCode(((capacity * 31 + resident) * 31 + evictions) * 31 + lossyEvictions);
+        long h = capacity;
+        for (long v : new long[] {resident, evictions, lossyEvictions, admitted, refused}) {
+            h = h * 31 + v;
+        }
+        return Long.hashCode(h);
     }
 
     @Override
     public String toString() {
         return "KeyStats[capacity=" + capacity + ", resident=" + resident + ", evictions=" + evictions
-                + ", lossyEvictions=" + lossyEvictions + "]";
+                + ", lossyEvictions=" + lossyEvictions + ", admitted=" + admitted + ", refused=" + refused + "]";
     }
 }

@@ -35,6 +35,9 @@ import java.util.Optional;
 public final class KeyedLimit implements AutoCloseable {
     /** The numbers of an answer, filled by the native call: one array per thread, so no allocation. */
     private static final ThreadLocal<long[]> OUT = ThreadLocal.withInitial(() -> new long[5]);
+    /** Where the core's table of a key table's counters puts each of {@link KeyStats}'s, found by name. */
+    private static final int[] KEY_STATS = CoreTables.keyStatsIndexes(
+            "capacity", "resident", "evictions", "lossyEvictions", "admitted", "refused");
     /** The hot path's memory: one per platform thread (see {@link Scratch}). */
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     /** {@code Thread.isVirtual()} on Java 21+, null before. */
@@ -370,11 +373,12 @@ public final class KeyedLimit implements AutoCloseable {
         return new KeyCount(out[0], out[1], out[2]);
     }
 
-    /** The table's counters (a shared table's: every process's keys). */
+    /** The table's counters (a shared table's: every process's keys and decisions). */
     public KeyStats stats() {
-        long[] out = new long[4];
+        long[] out = new long[CoreTables.KEY_STATS_NAMES.length];
         keys.run(h -> Native.keysStats(h, this, out));
-        return new KeyStats(out[0], out[1], out[2], out[3]);
+        int[] at = KEY_STATS;
+        return new KeyStats(out[at[0]], out[at[1]], out[at[2]], out[at[3]], out[at[4]], out[at[5]]);
     }
 
     /** How many keys fit: the capacity asked for, rounded up to buckets of 4. */

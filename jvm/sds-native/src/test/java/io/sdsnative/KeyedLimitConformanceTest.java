@@ -246,6 +246,8 @@ class KeyedLimitConformanceTest {
             f.put("resident", s.resident());
             f.put("evictions", s.evictions());
             f.put("lossyEvictions", s.lossyEvictions());
+            f.put("admitted", s.admitted());
+            f.put("refused", s.refused());
         } else {
             f.put("value", answer);
         }

@@ -1,5 +1,6 @@
 package io.sdsnative;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -243,9 +244,9 @@ class KeyedLimitTest {
         KeyedLimit keys = KeyedLimit.create(KeyRule.slidingWindow(5, 1000), 5);
         assertEquals(8, keys.capacity());
         assertEquals(Optional.empty(), keys.path());
-        assertEquals(new KeyStats(8, 0, 0, 0), keys.stats());
+        assertEquals(new KeyStats(8, 0, 0, 0, 0, 0), keys.stats());
         keys.decide("a", 1, T);
-        assertEquals(new KeyStats(8, 1, 0, 0), keys.stats());
+        assertEquals(new KeyStats(8, 1, 0, 0, 1, 0), keys.stats());
         keys.close();
         keys.close();
         assertTrue(keys.isClosed());
@@ -253,6 +254,48 @@ class KeyedLimitTest {
         assertCode(ErrorCode.CLOSED, ErrorCode.CLOSED.description(), () -> keys.decide("a", 1, T));
         assertCode(ErrorCode.CLOSED, ErrorCode.CLOSED.description(), keys::stats);
         assertEquals(8, keys.capacity());
+    }
+
+    @Test
+    void keyStatsAreTheCoresTableInItsOrder() {
+        // The core's KeyTableStats::NAMES as the native side writes them: a rename or a new order fails here.
+        assertArrayEquals(new String[] {"capacity", "resident", "evictions", "lossyEvictions", "admitted", "refused"},
+                CoreTables.KEY_STATS_NAMES);
+        KeyStats s = new KeyStats(8, 1, 2, 3, 4, 5);
+        assertEquals(4, s.admitted());
+        assertEquals(5, s.refused());
+        assertEquals(new KeyStats(8, 1, 2, 3, 4, 5), s);
+        assertEquals(new KeyStats(8, 1, 2, 3, 4, 5).hashCode(), s.hashCode());
+        assertNotEquals(new KeyStats(8, 1, 2, 3, 5, 5), s);
+        assertNotEquals(new KeyStats(8, 1, 2, 3, 4, 4), s);
+        assertNotEquals(new KeyStats(8, 1, 2, 3, 5, 4).hashCode(), s.hashCode());
+        assertEquals("KeyStats[capacity=8, resident=1, evictions=2, lossyEvictions=3, admitted=4, refused=5]",
+                s.toString());
+    }
+
+    @Test
+    void admittedAndRefusedCountEveryDecideOnceAcrossObjectsOfOneFile() {
+        try (KeyedLimit keys = KeyedLimit.create(KeyRule.rate(3, 60_000), 8)) {
+            for (int i = 0; i < 5; i++) {
+                keys.decide("k", 1, T);
+            }
+            // Neither a peek, a read of the count, nor a refused argument is a decision.
+            keys.peek("k", T);
+            assertThrows(SdsException.class, () -> keys.decide("k", 0, T));
+            assertEquals(new KeyStats(8, 1, 0, 0, 3, 2), keys.stats());
+        }
+        String file = dir.resolve("counted.sds").toString();
+        try (KeyedLimit a = KeyedLimit.shared(file, KeyRule.rate(3, 60_000), 16);
+                KeyedLimit b = KeyedLimit.shared(file, KeyRule.rate(3, 60_000), 16)) {
+            assertTrue(a.decide("k", 1, T).admitted());
+            assertTrue(b.decide("k", 1, T).admitted());
+            assertTrue(a.decide("k", 1, T).admitted());
+            assertFalse(b.decide("k", 1, T).admitted());
+            assertFalse(a.decide("k", 1, T).admitted());
+            KeyStats want = new KeyStats(16, 1, 0, 0, 3, 2);
+            assertEquals(want, a.stats());
+            assertEquals(want, b.stats());
+        }
     }
 
     @Test
@@ -301,7 +344,8 @@ class KeyedLimitTest {
             // 10 per minute host-wide: the child got what this JVM left.
             assertEquals("admitted 6 remaining 0 resident 1", text);
             assertFalse(keys.decide("user-1", 1, T).admitted());
-            assertEquals(new KeyStats(64, 1, 0, 0), keys.stats());
+            // Every decision on the file, both JVMs': 4 + 6 admitted, the child's 4 and this one refused.
+            assertEquals(new KeyStats(64, 1, 0, 0, 10, 5), keys.stats());
             assertTrue(keys.decide("user-2", 1, T).admitted());
         }
     }
