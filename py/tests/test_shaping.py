@@ -22,7 +22,7 @@ NEW_FIELDS = ["slow_call_rate_threshold", "slow_call_rate_start", "warm_up_perio
               "max_queueing_time_ms"]
 # How much later than its slot the sugar may run the code: the enter time
 # is the ms clock rounded down (up to 1 ms), the sleep wakes a little late.
-LATE_MS = 6.0
+LATE_MS = 40.0
 
 
 def pace(client: sds.Client, rate: int, queue_ms: int, point: str = "p", **more: int) -> sds.Point:

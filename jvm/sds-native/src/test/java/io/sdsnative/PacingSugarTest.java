@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class PacingSugarTest {
     /** Below: the ms clock truncates. Above: a loaded machine oversleeps. */
     private static final long EARLY_MS = 2;
-    private static final long LATE_MS = 15;
+    private static final long LATE_MS = 40;
 
     private final Client client = new Client(8);
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
