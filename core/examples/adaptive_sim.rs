@@ -401,7 +401,7 @@ fn main() {
     for algorithm in Algorithm::ALL {
         let params = AdaptiveParams::defaults(algorithm);
         rows.push((
-            format!("sds {}", algorithm.name()),
+            format!("sds {}", algorithm.as_str()),
             Limiter::Ours(Box::new(AdaptiveLimit::new()), params, false),
         ));
     }
@@ -411,7 +411,7 @@ fn main() {
         let point = Point::new();
         point.set_strategy(Some(&s)).unwrap();
         rows.push((
-            format!("point {}", algorithm.name()),
+            format!("point {}", algorithm.as_str()),
             Limiter::Point(Box::new(point)),
         ));
     }

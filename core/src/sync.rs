@@ -45,3 +45,15 @@ pub(crate) const fn zeroed<const N: usize>() -> [AtomicU64; N] {
 pub(crate) fn zeroed<const N: usize>() -> [AtomicU64; N] {
     core::array::from_fn(|_| AtomicU64::new(0))
 }
+
+/// `N` 32-bit atomics holding 0, in a `const` context except under loom.
+#[cfg(not(loom))]
+pub(crate) const fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    [const { AtomicU32::new(0) }; N]
+}
+
+/// `N` 32-bit atomics holding 0, in a `const` context except under loom.
+#[cfg(loom)]
+pub(crate) fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
+    core::array::from_fn(|_| AtomicU32::new(0))
+}

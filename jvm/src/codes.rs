@@ -65,7 +65,7 @@ setup_native! {
         let high = u64::from(packed::GENERATION_SHIFT);
         let bits = u64::from(packed::BITS);
         let layout = [packed::DOWNGRADED, shift, packed::REASON_MASK, packed::PERMIT, packed::PROBE, high, bits];
-        let algorithms = Algorithm::ALL.iter().map(|a| format!("{}\t{}", a.code(), a.name()));
+        let algorithms = Algorithm::ALL.iter().map(|a| format!("{}\t{}", a.code(), a.as_str()));
         let fields: Vec<&str> = Field::ALL.iter().map(|f| f.json_name()).collect();
         let tables = [
             codes.collect::<Vec<_>>().join("\n"),

@@ -82,39 +82,27 @@ pub enum Algorithm {
     Gradient = 4,
 }
 
-impl Algorithm {
-    /// Every algorithm, by code.
-    pub const ALL: [Algorithm; 4] = [
-        Algorithm::Aimd,
-        Algorithm::Vegas,
-        Algorithm::Gradient2,
-        Algorithm::Gradient,
-    ];
+crate::error::names!(Algorithm {
+    Aimd => "AIMD",
+    Vegas => "VEGAS",
+    Gradient2 => "GRADIENT2",
+    Gradient => "GRADIENT",
+});
 
-    /// The algorithm of a strategy code, `None` for any other number.
+impl Algorithm {
+    /// The algorithm of a strategy code, `None` for any other number
+    /// (codes follow [`Algorithm::ALL`] from 1).
     pub const fn from_code(code: i64) -> Option<Algorithm> {
-        match code {
-            1 => Some(Algorithm::Aimd),
-            2 => Some(Algorithm::Vegas),
-            3 => Some(Algorithm::Gradient2),
-            4 => Some(Algorithm::Gradient),
-            _ => None,
+        if code >= 1 && code <= Algorithm::ALL.len() as i64 {
+            Some(Algorithm::ALL[code as usize - 1])
+        } else {
+            None
         }
     }
 
     /// Its code in the strategy.
     pub const fn code(self) -> i64 {
         self as i64
-    }
-
-    /// Its name in stats and docs.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Algorithm::Aimd => "AIMD",
-            Algorithm::Vegas => "VEGAS",
-            Algorithm::Gradient2 => "GRADIENT2",
-            Algorithm::Gradient => "GRADIENT",
-        }
     }
 }
 
@@ -289,33 +277,19 @@ impl Default for AdaptiveLimit {
 }
 
 impl AdaptiveLimit {
-    /// A fresh state (all zero): the limit is the initial limit.
-    #[cfg(not(loom))]
-    pub const fn new() -> AdaptiveLimit {
-        AdaptiveLimit {
-            limit: AtomicU64::new(0),
-            rtt_base: AtomicU64::new(0),
-            rtt_last: AtomicU64::new(0),
-            samples: AtomicU64::new(0),
-            probe: AtomicU64::new(0),
-            window: AtomicU64::new(0),
-            aux: AtomicU64::new(0),
-            hist: [const { AtomicU32::new(0) }; HIST_BUCKETS],
-        }
-    }
-
-    /// A fresh state (all zero): the limit is the initial limit.
-    #[cfg(loom)]
-    pub fn new() -> AdaptiveLimit {
-        AdaptiveLimit {
-            limit: AtomicU64::new(0),
-            rtt_base: AtomicU64::new(0),
-            rtt_last: AtomicU64::new(0),
-            samples: AtomicU64::new(0),
-            probe: AtomicU64::new(0),
-            window: AtomicU64::new(0),
-            aux: AtomicU64::new(0),
-            hist: core::array::from_fn(|_| AtomicU32::new(0)),
+    crate::sync::const_fn! {
+        /// A fresh state (all zero): the limit is the initial limit.
+        pub fn new() -> AdaptiveLimit {
+            AdaptiveLimit {
+                limit: AtomicU64::new(0),
+                rtt_base: AtomicU64::new(0),
+                rtt_last: AtomicU64::new(0),
+                samples: AtomicU64::new(0),
+                probe: AtomicU64::new(0),
+                window: AtomicU64::new(0),
+                aux: AtomicU64::new(0),
+                hist: crate::sync::zeroed_u32(),
+            }
         }
     }
 
