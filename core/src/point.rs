@@ -124,10 +124,6 @@ pub struct Point {
     /// Non-zero: a cluster point. Next to `in_flight`, which every decision
     /// with a strategy touches, so reading it costs no other cache line.
     cluster: AtomicU32,
-    /// Non-zero: the strategy has an adaptive limit, so exits feed it
-    /// samples. Set with the strategy; next to `in_flight` for the same
-    /// reason as `cluster`.
-    adapts: AtomicU32,
     remote: Remote,
     /// Warm-up and pacing of the token-bucket rate.
     shaping: Shaping,
@@ -154,7 +150,6 @@ impl Point {
                 in_flight: InFlight::new(),
                 downgrades: zeroed(),
                 cluster: AtomicU32::new(0),
-                adapts: AtomicU32::new(0),
                 remote: Remote::new(),
                 shaping: Shaping::new(),
                 adaptive: AdaptiveLimit::new(),
@@ -209,8 +204,6 @@ impl Point {
             // Another algorithm's words mean nothing to this one.
             self.adaptive.reset();
         }
-        self.adapts
-            .store(u32::from(params.is_some()), Ordering::Relaxed);
         Ok(())
     }
 
@@ -379,7 +372,6 @@ impl Point {
         holder: &Holder<'_>,
         held: Option<&Held>,
     ) {
-        let mut sampled = false;
         if entry.holds_permit() {
             if held.is_some_and(|row| row.get() == 0) {
                 // This process holds no permit on the point: the entry was
@@ -388,13 +380,12 @@ impl Point {
                 return;
             }
             self.release(held, holder);
-            // Only admitted requests are samples of an adaptive limit.
-            sampled = self.adapts.load(Ordering::Relaxed) != 0;
         }
-        let timeout = self
-            .strategy
-            .field(Field::TimeoutThreshold)
-            .filter(|&t| t > 0);
+        // The timeout and whether exits feed an adaptive limit, from one
+        // copy; only admitted requests are samples of an adaptive limit.
+        let (timeout, adaptive) = self.strategy.field_marked(Field::TimeoutThreshold);
+        let timeout = timeout.filter(|&t| t > 0);
+        let sampled = adaptive && entry.holds_permit();
         let failed = outcome == Outcome::Error;
         if !(failed || timeout.is_some() || entry.is_probe() || sampled) {
             return;
@@ -483,10 +474,7 @@ impl Point {
         let now = self.counters.sums(bucket);
         let last = self.counters.last_whole_cycle(bucket);
         let of = |sums: &Sums, c: Counter| sums[c as usize];
-        let adaptive = match self.adapts.load(Ordering::Relaxed) {
-            0 => None,
-            _ => self.adaptive_stats(),
-        };
+        let adaptive = self.adaptive_stats();
         Stats {
             visit: of(&now, Counter::Visit),
             exception: of(&now, Counter::Exception),

@@ -32,13 +32,17 @@ const ABSENT: u32 = 0;
 const PRESENT: u32 = 1;
 /// A strategy with at least one newer row on.
 const PRESENT_WITH_ROWS: u32 = 3;
+/// A strategy with an adaptive concurrency limit (one of the newer rows):
+/// exits feed it samples.
+const PRESENT_ADAPTIVE: u32 = 7;
 
 /// One copy (`repr(C)`, 152 bytes).
 #[repr(C)]
 pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
     pub(crate) version: AtomicU32,
-    /// PRESENT, PRESENT_WITH_ROWS or ABSENT (any other value reads as absent).
+    /// PRESENT, PRESENT_WITH_ROWS, PRESENT_ADAPTIVE or ABSENT (any other
+    /// value reads as absent).
     present: AtomicU32,
     values: [AtomicU64; FIELDS],
 }
@@ -66,6 +70,11 @@ pub(crate) struct StrategyCell {
     pub(crate) copies: [Replica; 2],
 }
 
+/// Whether a copy's `present` word holds a strategy.
+const fn is_present(present: u32) -> bool {
+    matches!(present, PRESENT | PRESENT_WITH_ROWS | PRESENT_ADAPTIVE)
+}
+
 impl StrategyCell {
     const_fn! {
         pub(crate) fn new() -> StrategyCell {
@@ -88,7 +97,7 @@ impl StrategyCell {
                 let s = Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64);
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some(s);
+                    return is_present(present).then_some(s);
                 }
             }
             spin();
@@ -107,7 +116,7 @@ impl StrategyCell {
             let before = copy.version.load(Ordering::Acquire);
             if before & 1 == 0 {
                 let present = copy.present.load(Ordering::Relaxed);
-                let rows = present == PRESENT_WITH_ROWS;
+                let rows = matches!(present, PRESENT_WITH_ROWS | PRESENT_ADAPTIVE);
                 let s = match rows {
                     true => Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64),
                     false => Strategy::from_fn(|i| match i < SDS_FIELDS {
@@ -117,7 +126,7 @@ impl StrategyCell {
                 };
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some((s, rows));
+                    return is_present(present).then_some((s, rows));
                 }
             }
             spin();
@@ -125,10 +134,11 @@ impl StrategyCell {
         None
     }
 
-    /// One field of the current strategy (`None`: no strategy): what an exit
-    /// reads, without copying the other twelve.
+    /// What an exit reads: one field of the current strategy (`None`: no
+    /// strategy) and whether the strategy has an adaptive limit, from the
+    /// same copy.
     #[inline]
-    pub(crate) fn field(&self, field: Field) -> Option<i64> {
+    pub(crate) fn field_marked(&self, field: Field) -> (Option<i64>, bool) {
         for _ in 0..MAX_READ_ATTEMPTS {
             let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
             let before = copy.version.load(Ordering::Acquire);
@@ -138,12 +148,13 @@ impl StrategyCell {
                 let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return matches!(present, PRESENT | PRESENT_WITH_ROWS).then_some(value);
+                    let adaptive = present == PRESENT_ADAPTIVE;
+                    return (is_present(present).then_some(value), adaptive);
                 }
             }
             spin();
         }
-        None
+        (None, false)
     }
 
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
@@ -165,6 +176,7 @@ impl StrategyCell {
         let s = strategy.copied().unwrap_or(Strategy::DEFAULT);
         let present = match strategy {
             None => ABSENT,
+            Some(s) if s.adaptive_concurrency >= 0 => PRESENT_ADAPTIVE,
             Some(s) if s.has_new_rows() => PRESENT_WITH_ROWS,
             Some(_) => PRESENT,
         };
@@ -212,7 +224,7 @@ mod tests {
             copy.version.store(1, Ordering::Relaxed);
         }
         assert_eq!(cell.load(), None);
-        assert_eq!(cell.field(Field::VisitThreshold), None);
+        assert_eq!(cell.field_marked(Field::VisitThreshold).0, None);
     }
 
     #[test]
@@ -226,13 +238,13 @@ mod tests {
     #[test]
     fn one_field_reads_like_the_whole() {
         let cell = StrategyCell::new();
-        assert_eq!(cell.field(Field::TimeoutThreshold), None);
+        assert_eq!(cell.field_marked(Field::TimeoutThreshold).0, None);
         let mut s = Strategy::DEFAULT;
         s.timeout_threshold = 250;
         s.retry_interval = 2_000;
         cell.store(Some(&s), &Holder::PRIVATE);
         for f in Field::ALL {
-            assert_eq!(cell.field(*f), Some(s.get(*f)), "{f:?}");
+            assert_eq!(cell.field_marked(*f).0, Some(s.get(*f)), "{f:?}");
         }
     }
 }
