@@ -1,7 +1,10 @@
 //! `adaptiveConcurrency` through `Point`: the adaptive limit replaces
 //! `concurrentThreshold`, exits feed it, stats show it (explicit times).
 
-use sds_core::{Entry, Error, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
+use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
+
+mod common;
+use common::{assert_refused, with_fields};
 
 const T: u64 = 1_700_000_000_000;
 
@@ -132,69 +135,48 @@ fn a_new_algorithm_starts_fresh_and_other_changes_keep_the_limit() {
 
 #[test]
 fn the_row_is_validated_once() {
-    let check = |f: &dyn Fn(&mut Strategy)| {
-        let mut s = Strategy::DEFAULT;
-        f(&mut s);
-        s.validate()
-    };
-    let invalid = |field, rule| Err(Error::InvalidStrategy { field, rule });
-    assert_eq!(
-        check(&|s| s.adaptive_concurrency = 5),
-        invalid(Field::AdaptiveConcurrency, Rule::UnknownAlgorithm)
-    );
-    assert_eq!(
-        check(&|s| s.adaptive_concurrency = 0),
-        invalid(Field::AdaptiveConcurrency, Rule::UnknownAlgorithm)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.adaptive_concurrency = 1;
-            s.concurrent_threshold = 10;
-        }),
-        invalid(Field::ConcurrentThreshold, Rule::ThresholdWithAdaptive)
-    );
-    assert_eq!(
-        check(&|s| s.adaptive_max_limit = 10),
-        invalid(Field::AdaptiveMaxLimit, Rule::NeedsAdaptive)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.adaptive_concurrency = 1;
-            s.adaptive_min_limit = 0;
-        }),
-        invalid(Field::AdaptiveMinLimit, Rule::LimitBelowOne)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.adaptive_concurrency = 1;
-            s.adaptive_max_limit = 1_000_001;
-        }),
-        invalid(Field::AdaptiveMaxLimit, Rule::LimitTooLarge)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.adaptive_concurrency = 1; // AIMD's minimum is 20
-            s.adaptive_max_limit = 10;
-        }),
-        invalid(Field::AdaptiveMaxLimit, Rule::MaxBelowMin)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.adaptive_concurrency = 3;
-            s.adaptive_initial_limit = 500;
-        }),
-        invalid(Field::AdaptiveInitialLimit, Rule::InitialOutsideLimits)
-    );
+    use Field::*;
+    let algo = |code| (AdaptiveConcurrency, code);
+    assert_refused(&[
+        (&[algo(5)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
+        (&[algo(0)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
+        (
+            &[algo(1), (ConcurrentThreshold, 10)],
+            ConcurrentThreshold,
+            Rule::ThresholdWithAdaptive,
+        ),
+        (
+            &[(AdaptiveMaxLimit, 10)],
+            AdaptiveMaxLimit,
+            Rule::NeedsAdaptive,
+        ),
+        (
+            &[algo(1), (AdaptiveMinLimit, 0)],
+            AdaptiveMinLimit,
+            Rule::LimitBelowOne,
+        ),
+        (
+            &[algo(1), (AdaptiveMaxLimit, 1_000_001)],
+            AdaptiveMaxLimit,
+            Rule::LimitTooLarge,
+        ),
+        // AIMD's minimum is 20.
+        (
+            &[algo(1), (AdaptiveMaxLimit, 10)],
+            AdaptiveMaxLimit,
+            Rule::MaxBelowMin,
+        ),
+        (
+            &[algo(3), (AdaptiveInitialLimit, 500)],
+            AdaptiveInitialLimit,
+            Rule::InitialOutsideLimits,
+        ),
+    ]);
     // Bounds that move the default initial limit out take it along.
-    let mut s = Strategy::DEFAULT;
-    s.adaptive_concurrency = 1;
-    s.adaptive_min_limit = 50;
-    s.adaptive_max_limit = 80;
+    let s = with_fields(&[algo(1), (AdaptiveMinLimit, 50), (AdaptiveMaxLimit, 80)]);
     assert_eq!(s.validate(), Ok(()));
     assert_eq!(s.adaptive_params().unwrap().initial_limit, 50);
-    let message = check(&|s| s.adaptive_concurrency = 9)
-        .unwrap_err()
-        .to_string();
+    let message = with_fields(&[algo(9)]).validate().unwrap_err().to_string();
     assert_eq!(
         message,
         "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 \

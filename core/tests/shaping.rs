@@ -5,7 +5,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use sds_core::{Entry, Error, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
+use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
+
+mod common;
+use common::{assert_refused, with_fields};
 
 const T: u64 = 1_700_000_000_000;
 
@@ -249,62 +252,56 @@ fn slow_call_rate_opens_a_delay_with_probes() {
 
 #[test]
 fn the_new_fields_are_validated_once() {
-    let invalid = |field, rule| Err(Error::InvalidStrategy { field, rule });
-    let check = |f: &dyn Fn(&mut Strategy)| {
-        let mut s = Strategy::DEFAULT;
-        f(&mut s);
-        s.validate()
-    };
-    assert_eq!(
-        check(&|s| s.slow_call_rate_threshold = 10),
-        invalid(Field::SlowCallRateThreshold, Rule::SlowCallWithoutTimeout)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.timeout_threshold = 5;
-            s.slow_call_rate_threshold = 101;
-        }),
-        invalid(Field::SlowCallRateThreshold, Rule::PercentOutOfRange)
-    );
-    assert_eq!(
-        check(&|s| s.cold_factor = 1),
-        invalid(Field::ColdFactor, Rule::ColdFactorTooSmall)
-    );
-    assert_eq!(
-        check(&|s| s.warm_up_period_sec = 10),
-        invalid(Field::WarmUpPeriodSec, Rule::ShapingWithoutRate)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.token_bucket_generated_tokens_in_second = 0;
-            s.warm_up_period_sec = 10;
-        }),
-        invalid(Field::WarmUpPeriodSec, Rule::ShapingWithoutRate)
-    );
-    assert_eq!(
-        check(&warming(10, 0, 3)),
-        invalid(Field::WarmUpPeriodSec, Rule::ZeroWarmUp)
-    );
-    assert_eq!(
-        check(&|s| s.max_queueing_time_ms = 100),
-        invalid(Field::MaxQueueingTimeMs, Rule::ShapingWithoutRate)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.token_bucket_generated_tokens_in_second = 10;
-            s.max_queueing_time_ms = 65_536;
-        }),
-        invalid(Field::MaxQueueingTimeMs, Rule::QueueTooLong)
-    );
-    assert_eq!(
-        check(&|s| {
-            s.token_bucket_generated_tokens_in_second = 10;
-            s.token_bucket_size = 20;
-            s.max_queueing_time_ms = 100;
-        }),
-        invalid(Field::TokenBucketSize, Rule::BurstWithShaping)
-    );
-    assert_eq!(check(&warming(10, 5, 5)), Ok(()));
-    let message = check(&|s| s.cold_factor = 0).unwrap_err().to_string();
+    use Field::*;
+    let rate = |r| (TokenBucketGeneratedTokensInSecond, r);
+    assert_refused(&[
+        (
+            &[(SlowCallRateThreshold, 10)],
+            SlowCallRateThreshold,
+            Rule::SlowCallWithoutTimeout,
+        ),
+        (
+            &[(TimeoutThreshold, 5), (SlowCallRateThreshold, 101)],
+            SlowCallRateThreshold,
+            Rule::PercentOutOfRange,
+        ),
+        (&[(ColdFactor, 1)], ColdFactor, Rule::ColdFactorTooSmall),
+        (
+            &[(WarmUpPeriodSec, 10)],
+            WarmUpPeriodSec,
+            Rule::ShapingWithoutRate,
+        ),
+        (
+            &[rate(0), (WarmUpPeriodSec, 10)],
+            WarmUpPeriodSec,
+            Rule::ShapingWithoutRate,
+        ),
+        (
+            &[rate(10), (WarmUpPeriodSec, 0)],
+            WarmUpPeriodSec,
+            Rule::ZeroWarmUp,
+        ),
+        (
+            &[(MaxQueueingTimeMs, 100)],
+            MaxQueueingTimeMs,
+            Rule::ShapingWithoutRate,
+        ),
+        (
+            &[rate(10), (MaxQueueingTimeMs, 65_536)],
+            MaxQueueingTimeMs,
+            Rule::QueueTooLong,
+        ),
+        (
+            &[rate(10), (TokenBucketSize, 20), (MaxQueueingTimeMs, 100)],
+            TokenBucketSize,
+            Rule::BurstWithShaping,
+        ),
+    ]);
+    let ok = with_fields(&[rate(10), (WarmUpPeriodSec, 5), (ColdFactor, 5)]);
+    assert_eq!(ok.validate(), Ok(()));
+    let message = with_fields(&[(ColdFactor, 0)])
+        .validate()
+        .unwrap_err()
+        .to_string();
     assert_eq!(message, "invalid strategy: coldFactor must be > 1");
 }

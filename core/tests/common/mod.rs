@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sds_core::{Field, Strategy};
+use sds_core::{Error, Field, Rule, Strategy};
 
 /// The thresholds a uniform strategy sets to one value: a reader that sees
 /// two different values among them saw a half-replaced strategy.
@@ -61,5 +61,26 @@ impl Holders {
     /// Holders in all.
     pub fn admitted(&self) -> usize {
         self.admitted.load(Ordering::Relaxed)
+    }
+}
+
+/// The default strategy with `fields` set.
+pub fn with_fields(fields: &[(Field, i64)]) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    for &(field, value) in fields {
+        s.set(field, value);
+    }
+    s
+}
+
+/// Asserts that each case's strategy (`with_fields`) is refused naming that
+/// field and rule.
+pub fn assert_refused(cases: &[(&[(Field, i64)], Field, Rule)]) {
+    for &(fields, field, rule) in cases {
+        assert_eq!(
+            with_fields(fields).validate(),
+            Err(Error::InvalidStrategy { field, rule }),
+            "{fields:?}"
+        );
     }
 }
