@@ -73,9 +73,12 @@ pub fn with_fields(fields: &[(Field, i64)]) -> Strategy {
     s
 }
 
+/// A strategy's fields and the field and rule its refusal names.
+pub type Refusal<'a> = (&'a [(Field, i64)], Field, Rule);
+
 /// Asserts that each case's strategy (`with_fields`) is refused naming that
 /// field and rule.
-pub fn assert_refused(cases: &[(&[(Field, i64)], Field, Rule)]) {
+pub fn assert_refused(cases: &[Refusal<'_>]) {
     for &(fields, field, rule) in cases {
         assert_eq!(
             with_fields(fields).validate(),
