@@ -101,27 +101,30 @@ fn exception_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
 
 fn exception_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     let (threshold, start) = (s.exception_rate_threshold, s.exception_rate_start);
-    rate_fails(threshold, start, r, || r.exception())
+    rate_fails(threshold, start, r, false)
 }
 
 /// Slow calls are the requests the timeout counter counts (slower than
 /// `timeoutThreshold`), judged as exceptions are by the exception rate.
 fn slow_call_rate_fails<R: Reading>(s: &Strategy, r: &R) -> bool {
     let (threshold, start) = (s.slow_call_rate_threshold, s.slow_call_rate_start);
-    rate_fails(threshold, start, r, || r.timeout())
+    rate_fails(threshold, start, r, true)
 }
 
-/// Whether `events` reach `threshold` percent of the admitted requests, once
-/// the window's visits pass `start` (a negative start or a threshold outside
-/// 0..=100: off).
+/// Whether the events (timeouts if `slow`, else exceptions) reach
+/// `threshold` percent of the admitted requests, once the window's visits
+/// pass `start` (a negative start or a threshold outside 0..=100: off). A
+/// flag, not a closure: a closure is not always inlined, and then the
+/// reading leaves registers for the stack on every decision.
 #[inline(always)]
-fn rate_fails<R: Reading>(threshold: i64, start: i64, r: &R, events: impl FnOnce() -> u64) -> bool {
+fn rate_fails<R: Reading>(threshold: i64, start: i64, r: &R, slow: bool) -> bool {
     if start < 0 || !(0..=100).contains(&threshold) || wide(r.visit()) <= start as i128 {
         return false;
     }
     let inputs = wide(r.visit()) - wide(r.downgrade());
     // events / inputs * 100 < threshold, without the division.
-    inputs != 0 && wide(events()) * 100 >= threshold as i128 * inputs
+    let events = if slow { r.timeout() } else { r.exception() };
+    inputs != 0 && wide(events) * 100 >= threshold as i128 * inputs
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ impl InFlight {
 
     /// Takes a permit unless `limit` (negative: none) is reached, counting
     /// it in `row` first. `Ok(count with it)` or `Err(count seen)`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn acquire(
         &self,
         limit: i64,

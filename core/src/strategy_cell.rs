@@ -27,22 +27,23 @@ const MAX_READ_ATTEMPTS: u32 = 1 << 16;
 
 pub(crate) const FIELDS: usize = Field::COUNT;
 const ABSENT: u32 = 0;
-/// A strategy whose newer rows ([`Strategy::has_new_rows`]) are all off:
-/// a decision reads SDS's own fields only.
+/// Bit of a copy's `present` word: the copy holds a strategy.
 const PRESENT: u32 = 1;
-/// A strategy with at least one newer row on.
-const PRESENT_WITH_ROWS: u32 = 3;
-/// A strategy with an adaptive concurrency limit (one of the newer rows):
-/// exits feed it samples.
-const PRESENT_ADAPTIVE: u32 = 7;
+/// Bit: the strategy has at least one newer row on
+/// ([`Strategy::has_new_rows`]); without it a decision reads SDS's own
+/// fields only.
+const ROWS: u32 = 2;
+/// Bit: the strategy has an adaptive concurrency limit (one of the newer
+/// rows): exits feed it samples.
+const ADAPTIVE: u32 = 4;
 
 /// One copy (`repr(C)`, 152 bytes).
 #[repr(C)]
 pub(crate) struct Replica {
     /// Even: stable. Odd: being written.
     pub(crate) version: AtomicU32,
-    /// PRESENT, PRESENT_WITH_ROWS, PRESENT_ADAPTIVE or ABSENT (any other
-    /// value reads as absent).
+    /// ABSENT, or PRESENT with the ROWS and ADAPTIVE bits (a value with any
+    /// other bit reads as absent).
     present: AtomicU32,
     values: [AtomicU64; FIELDS],
 }
@@ -70,9 +71,23 @@ pub(crate) struct StrategyCell {
     pub(crate) copies: [Replica; 2],
 }
 
-/// Whether a copy's `present` word holds a strategy.
+/// Whether a copy's `present` word holds a strategy: one test, as the
+/// usual exit asks it.
 const fn is_present(present: u32) -> bool {
-    matches!(present, PRESENT | PRESENT_WITH_ROWS | PRESENT_ADAPTIVE)
+    present & !(ROWS | ADAPTIVE) == PRESENT
+}
+
+/// What a decision reads of the strategy.
+pub(crate) enum ForDecision {
+    /// No strategy.
+    Absent,
+    /// A strategy without the newer rows: SDS's own fields were read, the
+    /// others hold their defaults (constants to the compiler, so the usual
+    /// decision keeps no register or stack slot for them).
+    Sds(Strategy),
+    /// A strategy with some of the newer rows on: read it whole with
+    /// [`StrategyCell::load`].
+    WithRows,
 }
 
 impl StrategyCell {
@@ -105,33 +120,32 @@ impl StrategyCell {
         None
     }
 
-    /// The current strategy for a decision, and whether it has any of the
-    /// newer rows on. Without them only SDS's own fields are read (the
-    /// others take their defaults, which turn them off), so the usual
-    /// decision loads what it loaded before those rows existed.
+    /// The current strategy for a decision, if it has none of the newer
+    /// rows; only SDS's own fields are loaded, so the usual decision loads
+    /// what it loaded before those rows existed.
     #[inline(always)]
-    pub(crate) fn load_for_decision(&self) -> Option<(Strategy, bool)> {
+    pub(crate) fn load_for_decision(&self) -> ForDecision {
         for _ in 0..MAX_READ_ATTEMPTS {
             let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
             let before = copy.version.load(Ordering::Acquire);
             if before & 1 == 0 {
                 let present = copy.present.load(Ordering::Relaxed);
-                let rows = matches!(present, PRESENT_WITH_ROWS | PRESENT_ADAPTIVE);
-                let s = match rows {
-                    true => Strategy::from_fn(|i| copy.values[i].load(Ordering::Relaxed) as i64),
-                    false => Strategy::from_fn(|i| match i < SDS_FIELDS {
+                let read = match present {
+                    PRESENT => ForDecision::Sds(Strategy::from_fn(|i| match i < SDS_FIELDS {
                         true => copy.values[i].load(Ordering::Relaxed) as i64,
                         false => Strategy::DEFAULT.get(Field::ALL[i]),
-                    }),
+                    })),
+                    _ if is_present(present) => ForDecision::WithRows,
+                    _ => ForDecision::Absent,
                 };
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    return is_present(present).then_some((s, rows));
+                    return read;
                 }
             }
             spin();
         }
-        None
+        ForDecision::Absent
     }
 
     /// What an exit reads: one field of the current strategy (`None`: no
@@ -148,7 +162,8 @@ impl StrategyCell {
                 let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    let adaptive = present == PRESENT_ADAPTIVE;
+                    // Only `store` writes the mark, always whole.
+                    let adaptive = present == PRESENT | ROWS | ADAPTIVE;
                     return (is_present(present).then_some(value), adaptive);
                 }
             }
@@ -176,8 +191,8 @@ impl StrategyCell {
         let s = strategy.copied().unwrap_or(Strategy::DEFAULT);
         let present = match strategy {
             None => ABSENT,
-            Some(s) if s.adaptive_concurrency >= 0 => PRESENT_ADAPTIVE,
-            Some(s) if s.has_new_rows() => PRESENT_WITH_ROWS,
+            Some(s) if s.adaptive_concurrency >= 0 => PRESENT | ROWS | ADAPTIVE,
+            Some(s) if s.has_new_rows() => PRESENT | ROWS,
             Some(_) => PRESENT,
         };
         copy.present.store(present, Ordering::Relaxed);
@@ -225,6 +240,33 @@ mod tests {
         }
         assert_eq!(cell.load(), None);
         assert_eq!(cell.field_marked(Field::VisitThreshold).0, None);
+    }
+
+    #[test]
+    fn the_present_word_is_read_as_marked_and_anything_else_as_absent() {
+        let cell = StrategyCell::new();
+        let mut s = Strategy::DEFAULT;
+        s.visit_threshold = 7;
+        cell.store(Some(&s), &Holder::PRIVATE);
+        let copy = &cell.copies[(cell.readable.load(Ordering::Relaxed) & 1) as usize];
+        let read = |present: u32| {
+            copy.present.store(present, Ordering::Relaxed);
+            let decision = match cell.load_for_decision() {
+                ForDecision::Absent => "absent",
+                ForDecision::Sds(d) if d == s => "sds",
+                ForDecision::Sds(_) => "sds, other values",
+                ForDecision::WithRows => "rows",
+            };
+            (decision, cell.load().is_some(), cell.field_marked(Field::VisitThreshold))
+        };
+        assert_eq!(read(PRESENT), ("sds", true, (Some(7), false)));
+        assert_eq!(read(PRESENT | ROWS), ("rows", true, (Some(7), false)));
+        assert_eq!(read(PRESENT | ROWS | ADAPTIVE), ("rows", true, (Some(7), true)));
+        // Never written, but harmless: rows read whole, no samples.
+        assert_eq!(read(PRESENT | ADAPTIVE), ("rows", true, (Some(7), false)));
+        for hostile in [ABSENT, ROWS, ADAPTIVE, 8, 9, u32::MAX] {
+            assert_eq!(read(hostile), ("absent", false, (None, false)), "{hostile}");
+        }
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl SumCache {
 
     /// The completed seconds' sums for current second `b`, if the cache
     /// holds them and no late write came since.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, b: u64) -> Option<[u64; KINDS]> {
         let before = self.seq.load(Ordering::Acquire);
         if before & 1 != 0 || self.tag.load(Ordering::Relaxed) != b + 1 {

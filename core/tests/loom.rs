@@ -31,6 +31,10 @@ const NEXT_LAP: u64 = T + 30_000; // the same slot, one lap of the ring later
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(3);
+    // Atomic operations one execution may take: a decision under the newer
+    // rows reads the strategy twice, and the warm-up model makes ten of
+    // them (the default, 1 000, is a cap, not what is explored).
+    builder.max_branches = 5_000;
     builder.check(f);
 }
 

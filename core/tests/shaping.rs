@@ -116,6 +116,32 @@ fn a_paced_request_is_timed_from_when_it_may_run() {
 }
 
 #[test]
+fn a_wait_still_counts_once_the_pacing_is_gone() {
+    let p = point(|s| {
+        s.token_bucket_generated_tokens_in_second = 2;
+        s.max_queueing_time_ms = 1_000;
+        s.timeout_threshold = 100;
+    });
+    let first = p.enter(T, Flags::NONE);
+    let second = p.enter(T, Flags::NONE);
+    assert_eq!(second.wait_ms(), 500);
+    // Replaced by a strategy without the newer rows while both are in flight:
+    // its exits run the usual code, and the queued one is still timed from
+    // when it could run.
+    let mut plain = Strategy::DEFAULT;
+    plain.timeout_threshold = 100;
+    p.set_strategy(Some(&plain)).unwrap();
+    p.exit(&first, T + 50, Outcome::Ok);
+    p.exit(&second, T + 550, Outcome::Ok);
+    assert_eq!(p.stats(T + 600).timeout, 0);
+    let third = p.enter(T + 600, Flags::NONE);
+    assert_eq!(third.wait_ms(), 0, "no pacing any more");
+    p.exit(&third, T + 701, Outcome::Ok);
+    assert_eq!(p.stats(T + 800).timeout, 1);
+    assert_eq!(p.in_flight(), 0);
+}
+
+#[test]
 fn threads_racing_for_slots_never_share_one() {
     let p = Arc::new(paced(100, 1_000));
     let handles: Vec<_> = (0..4)
