@@ -257,11 +257,18 @@ mod tests {
                 ForDecision::Sds(_) => "sds, other values",
                 ForDecision::WithRows => "rows",
             };
-            (decision, cell.load().is_some(), cell.field_marked(Field::VisitThreshold))
+            (
+                decision,
+                cell.load().is_some(),
+                cell.field_marked(Field::VisitThreshold),
+            )
         };
         assert_eq!(read(PRESENT), ("sds", true, (Some(7), false)));
         assert_eq!(read(PRESENT | ROWS), ("rows", true, (Some(7), false)));
-        assert_eq!(read(PRESENT | ROWS | ADAPTIVE), ("rows", true, (Some(7), true)));
+        assert_eq!(
+            read(PRESENT | ROWS | ADAPTIVE),
+            ("rows", true, (Some(7), true))
+        );
         // Never written, but harmless: rows read whole, no samples.
         assert_eq!(read(PRESENT | ADAPTIVE), ("rows", true, (Some(7), false)));
         for hostile in [ABSENT, ROWS, ADAPTIVE, 8, 9, u32::MAX] {
