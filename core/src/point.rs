@@ -24,7 +24,7 @@ use crate::reason::Reason;
 use crate::remote::{Remote, SecondCounts};
 use crate::shaping::{Shape, Shaping};
 use crate::strategy::{adaptive_params_of, Field, Strategy};
-use crate::strategy_cell::{ForDecision, StrategyCell};
+use crate::strategy_cell::{ForDecision, ForExit, StrategyCell};
 use crate::sync::{const_fn, zeroed, AtomicU32, AtomicU64, Ordering};
 
 /// The sums of the last whole 10 s cycle, as SDS uploads them.
@@ -437,12 +437,17 @@ impl Point {
         }
         // The timeout and whether exits feed an adaptive limit, from one
         // copy; only admitted requests are samples of an adaptive limit.
-        let (timeout, adaptive) = self.strategy.field_marked(Field::TimeoutThreshold);
-        let timeout = timeout.filter(|&t| t > 0);
         let failed = outcome == Outcome::Error;
-        if adaptive && entry.holds_permit() {
-            return self.exit_sampled(entry, clock(), failed, timeout, holder);
-        }
+        let timeout = match self.strategy.field_for_exit(Field::TimeoutThreshold) {
+            ForExit::Sds(timeout) => Some(timeout),
+            ForExit::Other { value, adaptive } => {
+                if adaptive && entry.holds_permit() {
+                    return self.exit_sampled(entry, clock(), failed, value, holder);
+                }
+                value
+            }
+        };
+        let timeout = timeout.filter(|&t| t > 0);
         if !(failed || timeout.is_some() || entry.is_probe()) {
             return;
         }
@@ -464,7 +469,7 @@ impl Point {
         timeout: Option<i64>,
         holder: &Holder<'_>,
     ) {
-        let timed_out = timed_out(entry, now_ms, timeout);
+        let timed_out = timed_out(entry, now_ms, timeout.filter(|&t| t > 0));
         if failed || timed_out || entry.is_probe() {
             self.settle(entry, now_ms, failed, timed_out, holder);
         }

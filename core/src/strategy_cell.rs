@@ -77,6 +77,16 @@ const fn is_present(present: u32) -> bool {
     present & !(ROWS | ADAPTIVE) == PRESENT
 }
 
+/// What an exit reads of the strategy.
+pub(crate) enum ForExit {
+    /// A strategy without the newer rows, and the field's value: the usual
+    /// exit, told apart by one comparison.
+    Sds(i64),
+    /// Any other: the field's value (`None`: no strategy) and whether the
+    /// strategy has an adaptive limit.
+    Other { value: Option<i64>, adaptive: bool },
+}
+
 /// What a decision reads of the strategy.
 pub(crate) enum ForDecision {
     /// No strategy.
@@ -148,11 +158,10 @@ impl StrategyCell {
         ForDecision::Absent
     }
 
-    /// What an exit reads: one field of the current strategy (`None`: no
-    /// strategy) and whether the strategy has an adaptive limit, from the
-    /// same copy.
+    /// What an exit reads: one field of the current strategy, and whether
+    /// the strategy has the newer rows or an adaptive limit, from one copy.
     #[inline]
-    pub(crate) fn field_marked(&self, field: Field) -> (Option<i64>, bool) {
+    pub(crate) fn field_for_exit(&self, field: Field) -> ForExit {
         for _ in 0..MAX_READ_ATTEMPTS {
             let copy = &self.copies[(self.readable.load(Ordering::Acquire) & 1) as usize];
             let before = copy.version.load(Ordering::Acquire);
@@ -162,14 +171,22 @@ impl StrategyCell {
                 let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
-                    // Only `store` writes the mark, always whole.
-                    let adaptive = present == PRESENT | ROWS | ADAPTIVE;
-                    return (is_present(present).then_some(value), adaptive);
+                    return match present {
+                        PRESENT => ForExit::Sds(value),
+                        _ => ForExit::Other {
+                            value: is_present(present).then_some(value),
+                            // Only `store` writes the mark, always whole.
+                            adaptive: present == PRESENT | ROWS | ADAPTIVE,
+                        },
+                    };
                 }
             }
             spin();
         }
-        (None, false)
+        ForExit::Other {
+            value: None,
+            adaptive: false,
+        }
     }
 
     /// Replaces the strategy (`None`: no strategy) and returns the old one.
@@ -239,7 +256,10 @@ mod tests {
             copy.version.store(1, Ordering::Relaxed);
         }
         assert_eq!(cell.load(), None);
-        assert_eq!(cell.field_marked(Field::VisitThreshold).0, None);
+        assert!(matches!(
+            cell.field_for_exit(Field::VisitThreshold),
+            ForExit::Other { value: None, .. }
+        ));
     }
 
     #[test]
@@ -257,11 +277,11 @@ mod tests {
                 ForDecision::Sds(_) => "sds, other values",
                 ForDecision::WithRows => "rows",
             };
-            (
-                decision,
-                cell.load().is_some(),
-                cell.field_marked(Field::VisitThreshold),
-            )
+            let exit = match cell.field_for_exit(Field::VisitThreshold) {
+                ForExit::Sds(value) => (Some(value), false),
+                ForExit::Other { value, adaptive } => (value, adaptive),
+            };
+            (decision, cell.load().is_some(), exit)
         };
         assert_eq!(read(PRESENT), ("sds", true, (Some(7), false)));
         assert_eq!(read(PRESENT | ROWS), ("rows", true, (Some(7), false)));
@@ -287,13 +307,19 @@ mod tests {
     #[test]
     fn one_field_reads_like_the_whole() {
         let cell = StrategyCell::new();
-        assert_eq!(cell.field_marked(Field::TimeoutThreshold).0, None);
+        assert!(matches!(
+            cell.field_for_exit(Field::TimeoutThreshold),
+            ForExit::Other { value: None, .. }
+        ));
         let mut s = Strategy::DEFAULT;
         s.timeout_threshold = 250;
         s.retry_interval = 2_000;
         cell.store(Some(&s), &Holder::PRIVATE);
         for f in Field::ALL {
-            assert_eq!(cell.field_marked(*f).0, Some(s.get(*f)), "{f:?}");
+            assert!(
+                matches!(cell.field_for_exit(*f), ForExit::Sds(v) if v == s.get(*f)),
+                "{f:?}"
+            );
         }
     }
 }
