@@ -440,12 +440,12 @@ impl Point {
         let failed = outcome == Outcome::Error;
         let timeout = match self.strategy.field_for_exit(Field::TimeoutThreshold) {
             ForExit::Sds(timeout) => Some(timeout),
-            ForExit::Other { value, adaptive } => {
-                if adaptive && entry.holds_permit() {
-                    return self.exit_sampled(entry, clock(), failed, value, holder);
+            ForExit::Other { value, adaptive } => match adaptive {
+                Some(fields) if entry.holds_permit() => {
+                    return self.exit_sampled(entry, clock(), failed, value, fields, holder);
                 }
-                value
-            }
+                _ => value,
+            },
         };
         let timeout = timeout.filter(|&t| t > 0);
         if !(failed || timeout.is_some() || entry.is_probe()) {
@@ -467,6 +467,7 @@ impl Point {
         now_ms: u64,
         failed: bool,
         timeout: Option<i64>,
+        adaptive_fields: [i64; 4],
         holder: &Holder<'_>,
     ) {
         let timed_out = timed_out(entry, now_ms, timeout.filter(|&t| t > 0));
@@ -476,7 +477,7 @@ impl Point {
         // An exit before the request's slot is a wait cut short: the request
         // never ran, so its time says nothing about the load.
         if now_ms >= entry.run_at_ms() {
-            self.sample(entry, now_ms, failed || timed_out);
+            self.sample(entry, now_ms, failed || timed_out, adaptive_fields);
         }
     }
 
@@ -495,8 +496,8 @@ impl Point {
     /// timeout: the limit's sign of overload).
     #[cold]
     #[inline(never)]
-    fn sample(&self, entry: &Entry, now_ms: u64, failed: bool) {
-        let Some(p) = self.strategy().and_then(|s| s.adaptive_params()) else {
+    fn sample(&self, entry: &Entry, now_ms: u64, failed: bool, adaptive_fields: [i64; 4]) {
+        let Some(p) = adaptive_params_of(adaptive_fields) else {
             return;
         };
         let rtt_us = now_ms

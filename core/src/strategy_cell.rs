@@ -77,14 +77,25 @@ const fn is_present(present: u32) -> bool {
     present & !(ROWS | ADAPTIVE) == PRESENT
 }
 
+/// The fields of [`Strategy::adaptive_fields`], in its order.
+const ADAPTIVE_FIELDS: [Field; 4] = [
+    Field::AdaptiveConcurrency,
+    Field::AdaptiveMinLimit,
+    Field::AdaptiveMaxLimit,
+    Field::AdaptiveInitialLimit,
+];
+
 /// What an exit reads of the strategy.
 pub(crate) enum ForExit {
     /// A strategy without the newer rows, and the field's value: the usual
     /// exit, told apart by one comparison.
     Sds(i64),
-    /// Any other: the field's value (`None`: no strategy) and whether the
-    /// strategy has an adaptive limit.
-    Other { value: Option<i64>, adaptive: bool },
+    /// Any other: the field's value (`None`: no strategy) and, when the
+    /// strategy has an adaptive limit, its [`Strategy::adaptive_fields`].
+    Other {
+        value: Option<i64>,
+        adaptive: Option<[i64; 4]>,
+    },
 }
 
 /// What a decision reads of the strategy.
@@ -158,8 +169,9 @@ impl StrategyCell {
         ForDecision::Absent
     }
 
-    /// What an exit reads: one field of the current strategy, and whether
-    /// the strategy has the newer rows or an adaptive limit, from one copy.
+    /// What an exit reads: one field of the current strategy, whether the
+    /// strategy has the newer rows, and its adaptive limit's fields, from
+    /// one copy.
     #[inline]
     pub(crate) fn field_for_exit(&self, field: Field) -> ForExit {
         for _ in 0..MAX_READ_ATTEMPTS {
@@ -169,14 +181,17 @@ impl StrategyCell {
                 let present = copy.present.load(Ordering::Relaxed);
                 // `Field` discriminants follow `Field::ALL`, the order of `values`.
                 let value = copy.values[field as usize].load(Ordering::Relaxed) as i64;
+                // Only `store` writes the mark, always whole.
+                let adaptive = (present == PRESENT | ROWS | ADAPTIVE).then(|| {
+                    ADAPTIVE_FIELDS.map(|f| copy.values[f as usize].load(Ordering::Relaxed) as i64)
+                });
                 crate::sync::fence(Ordering::Acquire);
                 if copy.version.load(Ordering::Relaxed) == before {
                     return match present {
                         PRESENT => ForExit::Sds(value),
                         _ => ForExit::Other {
                             value: is_present(present).then_some(value),
-                            // Only `store` writes the mark, always whole.
-                            adaptive: present == PRESENT | ROWS | ADAPTIVE,
+                            adaptive,
                         },
                     };
                 }
@@ -185,7 +200,7 @@ impl StrategyCell {
         }
         ForExit::Other {
             value: None,
-            adaptive: false,
+            adaptive: None,
         }
     }
 
@@ -279,7 +294,7 @@ mod tests {
             };
             let exit = match cell.field_for_exit(Field::VisitThreshold) {
                 ForExit::Sds(value) => (Some(value), false),
-                ForExit::Other { value, adaptive } => (value, adaptive),
+                ForExit::Other { value, adaptive } => (value, adaptive.is_some()),
             };
             (decision, cell.load().is_some(), exit)
         };
