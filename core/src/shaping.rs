@@ -80,10 +80,14 @@ impl Curve {
         let period = s.warm_up_period_sec as f64;
         let cold_factor = s.cold_factor;
         // Sentinel casts the product to an integer before dividing.
-        let warning = (period * count) as i64 / (cold_factor - 1);
+        // Checked and saturating where `validate` rules values out: a
+        // corrupted shared file may hold any fields (none may panic).
+        let warning = ((period * count) as i64)
+            .checked_div(cold_factor.saturating_sub(1))
+            .unwrap_or(0);
         let max =
             warning.saturating_add((2.0 * period * count / (1.0 + cold_factor as f64)) as i64);
-        let slope = (cold_factor as f64 - 1.0) / count / (max - warning) as f64;
+        let slope = (cold_factor as f64 - 1.0) / count / max.saturating_sub(warning) as f64;
         Curve {
             count,
             cold_factor,
@@ -98,7 +102,7 @@ impl Curve {
         if stored < self.warning || self.max <= self.warning {
             return self.count;
         }
-        let above = (stored - self.warning) as f64;
+        let above = stored.saturating_sub(self.warning) as f64;
         next_up(1.0 / (above * self.slope + 1.0 / self.count))
     }
 
@@ -106,7 +110,9 @@ impl Curve {
     /// `coolDownTokens`: refilled while below the warning line, or above it
     /// while the traffic stays under the cold rate.
     fn cooled(&self, stored: i64, elapsed_ms: u64, previous_pass: u64) -> i64 {
-        let cold_rate = self.count as i64 / self.cold_factor;
+        let cold_rate = (self.count as i64)
+            .checked_div(self.cold_factor)
+            .unwrap_or(0);
         let refills =
             stored < self.warning || (stored > self.warning && (previous_pass as i64) < cold_rate);
         let grown = match refills {
@@ -191,7 +197,7 @@ impl Shaping {
     /// ms (rounded up), or `None` when that would pass `max_ms`.
     fn pace(&self, now_ms: u64, cost_ns: u64, max_ms: u64) -> Option<u16> {
         let now_ns = now_ms.saturating_mul(NS_PER_MS);
-        let max_ns = max_ms * NS_PER_MS;
+        let max_ns = max_ms.saturating_mul(NS_PER_MS);
         loop {
             let latest = self.latest_ns.load(Ordering::Acquire);
             let due = (latest.saturating_sub(1)).saturating_add(cost_ns);
@@ -239,5 +245,38 @@ impl Shaping {
     /// The stored tokens, within `0..=max` whatever the word holds.
     fn stored(&self, c: &Curve) -> i64 {
         (self.stored.load(Ordering::Acquire).min(i64::MAX as u64) as i64).min(c.max)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_fields_a_corrupted_file_holds_compute_without_a_panic() {
+        // `validate` never lets these in, but a shared file's bytes can be
+        // anything; tests build with overflow checks on.
+        let edges = [i64::MIN, -2, -1, 0, 1, 2, 3, 1_000, i64::MAX];
+        for rate in edges {
+            for warm_up_period_sec in edges {
+                for cold_factor in edges {
+                    for max_queueing_time_ms in [-1, 0, 500, i64::MAX] {
+                        let shape = Shape {
+                            rate,
+                            warm_up_period_sec,
+                            cold_factor,
+                            max_queueing_time_ms,
+                        };
+                        let shaping = Shaping::new();
+                        let mut wait_ms = 0;
+                        for (now, token, passed) in
+                            [(1_000, 1, 0), (3_500, 9, u64::MAX), (u64::MAX, u64::MAX, 5)]
+                        {
+                            shaping.fails(shape, now, token, passed, &mut wait_ms);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
