@@ -25,6 +25,10 @@ use crate::sync::{const_fn, spin, AtomicU64, Ordering};
 
 const NS_PER_MS: u64 = 1_000_000;
 
+/// 2^-47: how far apart the two sides of [`Curve::admits`] must be for the
+/// answer to be sure without the division.
+const MARGIN: f64 = 1.0 / (1u64 << 47) as f64;
+
 /// The shaping state of one point (`repr(C)`, 24 bytes, all zero: cold and
 /// never paced).
 #[repr(C)]
@@ -68,10 +72,14 @@ impl Shape {
 /// Sentinel's warm-up constants for a rate, a period and a cold factor.
 struct Curve {
     count: f64,
+    /// `1 / count`: computed with the others from the strategy's fields
+    /// alone, before the stored tokens are read.
+    inverse_count: f64,
     cold_factor: i64,
     warning: i64,
     max: i64,
-    slope: f64,
+    /// `max - warning`, the tokens the slope spreads the cold factor over.
+    gap: i64,
 }
 
 impl Curve {
@@ -82,28 +90,77 @@ impl Curve {
         // Sentinel casts the product to an integer before dividing.
         // Checked and saturating where `validate` rules values out: a
         // corrupted shared file may hold any fields (none may panic).
-        let warning = ((period * count) as i64)
-            .checked_div(cold_factor.saturating_sub(1))
-            .unwrap_or(0);
-        let max =
-            warning.saturating_add((2.0 * period * count / (1.0 + cold_factor as f64)) as i64);
-        let slope = (cold_factor as f64 - 1.0) / count / max.saturating_sub(warning) as f64;
+        let warning = whole_quotient((period * count) as i64, cold_factor.saturating_sub(1));
+        let span = (2.0 * period * count / (1.0 + cold_factor as f64)) as i64;
+        // max - warning is the span unless the sum saturates.
+        let (max, gap) = match warning.checked_add(span) {
+            Some(max) => (max, span),
+            None => {
+                let max = warning.saturating_add(span);
+                (max, max.saturating_sub(warning))
+            }
+        };
         Curve {
             count,
+            inverse_count: 1.0 / count,
             cold_factor,
             warning,
             max,
-            slope,
+            gap,
         }
     }
 
     /// The admitted rate per second with `stored` tokens left.
     fn qps(&self, stored: i64) -> f64 {
+        match self.cold_interval(stored) {
+            Some(interval) => next_up(1.0 / interval),
+            None => self.count,
+        }
+    }
+
+    /// Above the warning line, the seconds per request the cold rate is the
+    /// reciprocal of; `None` below it (the full rate).
+    fn cold_interval(&self, stored: i64) -> Option<f64> {
         if stored < self.warning || self.max <= self.warning {
-            return self.count;
+            return None;
         }
         let above = stored.saturating_sub(self.warning) as f64;
-        next_up(1.0 / (above * self.slope + 1.0 / self.count))
+        Some(above * self.slope() + self.inverse_count)
+    }
+
+    /// Sentinel's slope: how much slower each stored token above the
+    /// warning line makes a request.
+    fn slope(&self) -> f64 {
+        (self.cold_factor as f64 - 1.0) / self.count / self.gap as f64
+    }
+
+    /// Whether `token` requests in a second are within the rate with
+    /// `stored` tokens left: `token <= qps(stored)`, the comparison Sentinel
+    /// makes. Multiplied out (`qps` is about `count * gap / (above *
+    /// (coldFactor - 1) + gap)`), the comparison needs no division unless
+    /// the two sides are within 2^-47 of each other: then `qps` decides.
+    /// The margin is far above the rounding of either side and of `qps`
+    /// (a few dozen roundings of 2^-53 at most).
+    fn admits(&self, stored: i64, token: u64) -> bool {
+        let t = token as f64;
+        let exact = || matches!(t.partial_cmp(&self.qps(stored)), Some(Less | Equal));
+        if stored < self.warning || self.max <= self.warning {
+            return exact(); // the full rate: no division either
+        }
+        let above = stored.saturating_sub(self.warning) as f64;
+        let (rise, gap) = (self.cold_factor as f64 - 1.0, self.gap as f64);
+        let sane = self.count > 0.0 && rise > 0.0 && gap > 0.0;
+        let asked = t * (above * rise + gap);
+        let room = self.count * gap;
+        if !(sane && asked.is_finite() && room.is_finite()) {
+            exact()
+        } else if asked <= room * (1.0 - MARGIN) {
+            true
+        } else if asked >= room * (1.0 + MARGIN) {
+            false
+        } else {
+            exact()
+        }
     }
 
     /// Stored tokens after `elapsed_ms` of refill, as Sentinel's
@@ -120,6 +177,19 @@ impl Curve {
             false => stored,
         };
         grown.min(self.max)
+    }
+}
+
+/// `a / b` rounded toward zero as Java's `long` division (0 for a zero
+/// divisor or an overflow), by a float division when both are below 2^52:
+/// exact there (a non-whole quotient is at least 1/b from the next whole,
+/// more than its rounding), and a few times quicker than the integer
+/// division on the decision's path.
+fn whole_quotient(a: i64, b: i64) -> i64 {
+    const EXACT: i64 = 1 << 52;
+    match (0..EXACT).contains(&a) && (1..EXACT).contains(&b) {
+        true => (a as f64 / b as f64) as i64,
+        false => a.checked_div(b).unwrap_or(0),
     }
 }
 
@@ -168,15 +238,18 @@ impl Shaping {
         wait_ms: &mut u16,
     ) -> bool {
         let curve = s.warms_up().then(|| Curve::of(&s));
-        let qps = curve.as_ref().map(|c| {
+        let stored = curve.as_ref().map(|c| {
             self.sync(c, now_ms, previous_pass);
-            c.qps(self.stored(c))
+            self.stored(c)
         });
         if !s.paces() {
             // Warm-up alone: this second admits up to the current rate.
-            let within = |q: f64| matches!((token as f64).partial_cmp(&q), Some(Less | Equal));
-            return qps.is_some_and(|q| !within(q));
+            return curve
+                .as_ref()
+                .zip(stored)
+                .is_some_and(|(c, stored)| !c.admits(stored, token));
         }
+        let qps = curve.as_ref().zip(stored).map(|(c, stored)| c.qps(stored));
         let rate = s.rate;
         let cost_ns = match qps {
             // Sentinel's warm pacing rounds the interval to whole ms.
@@ -251,6 +324,86 @@ impl Shaping {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_quotient_is_the_integer_division() {
+        let mut x: u64 = 0x5d52026;
+        for _ in 0..100_000 {
+            // splitmix64: numerators and divisors of every size up to 2^52.
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let a = (z >> (z % 40)) as i64 & ((1 << 52) - 1);
+            let b = ((z.rotate_left(17) >> (z % 52)) as i64 & ((1 << 52) - 1)).max(1);
+            assert_eq!(whole_quotient(a, b), a / b, "{a} / {b}");
+        }
+        let edge = (1i64 << 52) - 1;
+        for (a, b) in [
+            (edge, 1),
+            (edge, 3),
+            (edge, edge),
+            (edge - 1, edge),
+            (0, 7),
+            (i64::MAX, 2),
+            (-9, 2),
+            (i64::MIN, -1),
+            (5, 0),
+        ] {
+            assert_eq!(
+                whole_quotient(a, b),
+                a.checked_div(b).unwrap_or(0),
+                "{a} / {b}"
+            );
+        }
+    }
+
+    #[test]
+    fn admitting_by_a_product_answers_as_the_division() {
+        // Stored levels of a few curves (every one of the small ones), and
+        // counts right at and around the cold rate, where the two sides are
+        // within the margin and the division decides.
+        let curves = [
+            (10, 1, 3),
+            (7, 3, 4),
+            (100, 10, 3),
+            (3, 60, 2),
+            (1_000, 7, 9),
+            (i64::MAX / 20, 10, 3),
+            (1 << 40, 3_600, 1_000),
+        ];
+        let mut checked = 0;
+        for (rate, period, cold) in curves {
+            let c = Curve::of(&Shape {
+                rate,
+                warm_up_period_sec: period,
+                cold_factor: cold,
+                max_queueing_time_ms: -1,
+            });
+            let levels: std::vec::Vec<i64> = match c.max < 100_000 {
+                true => (0..=c.max).collect(),
+                false => (0..=64)
+                    .map(|i| c.warning.saturating_add((c.max - c.warning) / 64 * i))
+                    .chain([c.warning - 1, c.warning + 1, c.max - 1, c.max])
+                    .collect(),
+            };
+            for stored in levels {
+                let q = c.qps(stored);
+                let near = q.floor() as u64;
+                for token in [1, near.saturating_sub(1), near, near + 1, near + 2] {
+                    let by_division = (token as f64) <= q;
+                    assert_eq!(
+                        c.admits(stored, token),
+                        by_division,
+                        "{rate} {period} {cold} {stored} {token}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
 
     #[test]
     fn any_fields_a_corrupted_file_holds_compute_without_a_panic() {
