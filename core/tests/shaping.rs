@@ -96,8 +96,9 @@ fn pacing_with_no_queue_is_a_strict_rate() {
     assert_eq!(waits(&closed, T, 1), [None], "rate 0 closes the point");
 }
 
-#[test]
-fn a_paced_request_is_timed_from_when_it_may_run() {
+/// A point paced at 2 a second with a 100 ms timeout, and two requests
+/// entered at `T`: the second waits 500 ms.
+fn two_paced_at_2_a_second() -> (Point, Entry, Entry) {
     let p = point(|s| {
         s.token_bucket_generated_tokens_in_second = 2;
         s.max_queueing_time_ms = 1_000;
@@ -105,6 +106,12 @@ fn a_paced_request_is_timed_from_when_it_may_run() {
     });
     let first = p.enter(T, Flags::NONE);
     let second = p.enter(T, Flags::NONE);
+    (p, first, second)
+}
+
+#[test]
+fn a_paced_request_is_timed_from_when_it_may_run() {
+    let (p, first, second) = two_paced_at_2_a_second();
     assert_eq!((second.wait_ms(), second.run_at_ms()), (500, T + 500));
     p.exit(&first, T + 50, Outcome::Ok);
     // 550 ms after enter, 50 ms after it could start: not a timeout.
@@ -117,13 +124,7 @@ fn a_paced_request_is_timed_from_when_it_may_run() {
 
 #[test]
 fn a_wait_still_counts_once_the_pacing_is_gone() {
-    let p = point(|s| {
-        s.token_bucket_generated_tokens_in_second = 2;
-        s.max_queueing_time_ms = 1_000;
-        s.timeout_threshold = 100;
-    });
-    let first = p.enter(T, Flags::NONE);
-    let second = p.enter(T, Flags::NONE);
+    let (p, first, second) = two_paced_at_2_a_second();
     assert_eq!(second.wait_ms(), 500);
     // Replaced by a strategy without the newer rows while both are in flight:
     // its exits run the usual code, and the queued one is still timed from
