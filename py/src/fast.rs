@@ -259,8 +259,30 @@ fast_method!(
     }
 );
 
+/// `Keys.decide`: the usual call, a key alone, goes to the table with
+/// nothing parsed and no reference taken (`self` and the key are borrowed
+/// for the call); any other is parsed by `keys_decide_parsed`.
+unsafe extern "C" fn keys_decide(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    if nargs != 1 || !kwnames.is_null() {
+        // SAFETY: as CPython passed them.
+        return unsafe { keys_decide_parsed(slf, args, nargs, kwnames) };
+    }
+    call(|py| {
+        // SAFETY: CPython passes a live `self` and one live argument, both
+        // held for the call; `self` is a `Keys`, as in `keys_decide_parsed`.
+        let (slf, key) = unsafe { (Borrowed::from_ptr(py, slf), Borrowed::from_ptr(py, *args)) };
+        let keys = unsafe { slf.cast_unchecked::<Keys>() }.get();
+        Ok(keys.decide(py, &key, None, None)?.unbind())
+    })
+}
+
 fast_method!(
-    keys_decide,
+    keys_decide_parsed,
     Params::pyo3("Keys.decide", ["key", "cost", "now_ms"], 3, 1),
     |py, slf, [key, cost, now_ms]| {
         let key = key.ok_or_else(|| PyTypeError::new_err("Keys.decide() missing 'key'"))?;

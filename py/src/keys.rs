@@ -167,6 +167,24 @@ impl CachedInt {
             false => Ok(value.into_pyobject(py)?.into_any()),
         }
     }
+
+    /// Puts `value` as an `int` in the item at `slot` (see [`put_owned`]).
+    ///
+    /// # Safety
+    /// As [`put_owned`].
+    #[inline]
+    unsafe fn put(
+        &self,
+        py: Python<'_>,
+        slot: *mut *mut ffi::PyObject,
+        value: u64,
+    ) -> PyResult<()> {
+        match value == self.value {
+            true => put_borrowed(slot, self.int.as_ptr()),
+            false => put_owned(slot, new_int(py, value)?),
+        }
+        Ok(())
+    }
 }
 
 /// The `int`s of the answers of a key with no exception: what a fresh
@@ -195,21 +213,61 @@ impl UsualInts {
 /// Only before Python 3.14: from 3.14 a tuple caches its hash, which a
 /// refill through the stable ABI cannot clear.
 struct Spare {
-    enabled: bool,
-    /// A strong reference, or null; taken by a swap, so no two calls ever
-    /// fill the same one.
+    mode: SpareMode,
+    /// Where a tuple's items start: its type's `__basicsize__` (CPython
+    /// lays a tuple's items out right after it).
+    items_at: usize,
+    /// A strong reference, or null.
     tuple: AtomicPtr<ffi::PyObject>,
 }
 
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum SpareMode {
+    /// Python 3.14 and later: every decision is a new tuple.
+    Off,
+    /// Under the GIL (every build but a free-threaded one): only the thread
+    /// holding it runs a decision, and nothing between reading the slot and
+    /// refilling its tuple can let another thread in (ints and the decision
+    /// tuple's own items run no Python code when freed), so the slot is read
+    /// and left as it is: no atomic swap (two locked instructions a call).
+    Gil,
+    /// Free-threaded: the slot is taken by a swap, so no two calls ever
+    /// fill the same tuple.
+    Swap,
+}
+
 impl Spare {
-    fn new(py: Python<'_>) -> Spare {
-        Spare {
-            enabled: py.version_info() < (3, 14),
+    fn new(py: Python<'_>) -> PyResult<Spare> {
+        let mode = if py.version_info() >= (3, 14) {
+            SpareMode::Off
+        } else if free_threaded(py)? {
+            SpareMode::Swap
+        } else {
+            SpareMode::Gil
+        };
+        let items_at = py
+            .get_type::<PyTuple>()
+            .getattr("__basicsize__")?
+            .extract::<usize>()?;
+        Ok(Spare {
+            mode,
+            items_at,
             tuple: AtomicPtr::new(ptr::null_mut()),
-        }
+        })
     }
 
-    /// The kept decision if no one else holds it (only then may it change).
+    /// The kept decision, borrowed, if no one else holds it (only then may
+    /// it change): under the GIL it stays kept (the caller returns a new
+    /// reference to it).
+    #[inline]
+    fn unshared_gil(&self) -> Option<*mut ffi::PyObject> {
+        let kept = self.tuple.load(Ordering::Relaxed);
+        // SAFETY: a live object, which the slot holds a reference to.
+        (!kept.is_null() && unsafe { ffi::Py_REFCNT(kept) } == 1).then_some(kept)
+    }
+
+    /// Swap mode: the kept decision, taken out of the slot, if no one else
+    /// holds it.
     #[inline]
     fn take_unshared<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
         let kept = self.tuple.swap(ptr::null_mut(), Ordering::Acquire);
@@ -225,12 +283,18 @@ impl Spare {
     /// Keeps `decision` for a later call (a reference of its own).
     #[inline]
     fn keep(&self, decision: &Bound<'_, PyAny>) {
-        if !self.enabled {
-            return;
-        }
-        let old = self
-            .tuple
-            .swap(decision.clone().into_ptr(), Ordering::Release);
+        let old = match self.mode {
+            SpareMode::Off => return,
+            SpareMode::Gil => {
+                let old = self.tuple.load(Ordering::Relaxed);
+                self.tuple
+                    .store(decision.clone().into_ptr(), Ordering::Relaxed);
+                old
+            }
+            SpareMode::Swap => self
+                .tuple
+                .swap(decision.clone().into_ptr(), Ordering::Release),
+        };
         if !old.is_null() {
             // SAFETY: the slot's strong reference, now ours to drop.
             drop(unsafe { Bound::from_owned_ptr(decision.py(), old) });
@@ -249,12 +313,31 @@ impl Drop for Spare {
     }
 }
 
+/// Whether this interpreter is a free-threaded build (the GIL may be off).
+fn free_threaded(py: Python<'_>) -> PyResult<bool> {
+    if py.version_info() < (3, 13) {
+        return Ok(false);
+    }
+    let var = py
+        .import("sysconfig")?
+        .call_method1("get_config_var", ("Py_GIL_DISABLED",))?;
+    Ok(!var.is_none() && var.is_truthy()?)
+}
+
 fn decision<'py>(
     py: Python<'py>,
     usual: &UsualInts,
     spare: &Spare,
     d: KeyDecision,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if spare.mode == SpareMode::Gil {
+        if let Some(kept) = spare.unshared_gil() {
+            // SAFETY: a decision tuple of 6 items that only the slot holds,
+            // its items at `items_at`; under the GIL, which nothing here
+            // releases.
+            return unsafe { refill_gil(py, usual, spare.items_at, kept, &d) };
+        }
+    }
     // A cost that no wait admits is `None`: there is no time to retry at.
     let retry = (d.retry_after_ms != NEVER).then_some(d.retry_after_ms);
     let items = [
@@ -265,14 +348,103 @@ fn decision<'py>(
         retry.into_pyobject(py)?.into_any(),
         usual.window_ms.get(py, d.window_ms)?,
     ];
-    if let Some(kept) = spare.take_unshared(py) {
-        refill(&kept, items)?;
-        spare.keep(&kept);
-        return Ok(kept);
+    if spare.mode == SpareMode::Swap {
+        if let Some(kept) = spare.take_unshared(py) {
+            refill(&kept, items)?;
+            spare.keep(&kept);
+            return Ok(kept);
+        }
     }
     let fresh = result(py, |r| &r.decision, items)?;
     spare.keep(&fresh);
     Ok(fresh)
+}
+
+/// Refills the kept decision `tuple` with `d` and returns a new reference
+/// to it. An item already holding the right object (the same bool, the
+/// rule's cached `limit` and `window_ms`, `None`) is left as it is; a new
+/// `int` goes in place of the old one, which is then released. When the
+/// retry is the reset (a refused window), the one `int` serves both.
+///
+/// # Safety
+/// Attached under the GIL; `tuple` is a live tuple of 6 items whose only
+/// reference is the spare slot's, its items starting `items_at` bytes in.
+#[inline]
+unsafe fn refill_gil<'py>(
+    py: Python<'py>,
+    usual: &UsualInts,
+    items_at: usize,
+    tuple: *mut ffi::PyObject,
+    d: &KeyDecision,
+) -> PyResult<Bound<'py, PyAny>> {
+    let items = tuple
+        .cast::<u8>()
+        .add(items_at)
+        .cast::<*mut ffi::PyObject>();
+    let admitted = match d.admitted {
+        true => ffi::Py_True(),
+        false => ffi::Py_False(),
+    };
+    put_borrowed(items, admitted);
+    usual.limit.put(py, items.add(1), d.limit.into())?;
+    put_owned(items.add(2), new_int(py, d.remaining.into())?);
+    let reset = new_int(py, d.reset_ms)?;
+    match d.retry_after_ms {
+        NEVER => put_borrowed(items.add(4), ffi::Py_None()),
+        ms if ms == d.reset_ms => put_borrowed(items.add(4), reset),
+        ms => match new_int(py, ms) {
+            Ok(retry) => put_owned(items.add(4), retry),
+            Err(e) => {
+                ffi::Py_DECREF(reset);
+                return Err(e);
+            }
+        },
+    }
+    put_owned(items.add(3), reset);
+    usual.window_ms.put(py, items.add(5), d.window_ms)?;
+    Ok(Bound::from_borrowed_ptr(py, tuple))
+}
+
+/// A new `int` of `n` (a new reference).
+#[inline]
+fn new_int(py: Python<'_>, n: u64) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: attached; the result is a new reference or null with the
+    // exception set.
+    let int = unsafe { ffi::PyLong_FromUnsignedLongLong(n) };
+    match int.is_null() {
+        true => Err(PyErr::fetch(py)),
+        false => Ok(int),
+    }
+}
+
+/// Puts `new` (a reference the caller owns, now the tuple's) in the item
+/// at `slot` in place of the one there, released after.
+///
+/// # Safety
+/// `slot` is an item of a tuple no one else holds, holding a live object.
+#[inline]
+unsafe fn put_owned(slot: *mut *mut ffi::PyObject, new: *mut ffi::PyObject) {
+    let old = *slot;
+    if old == new {
+        ffi::Py_DECREF(new);
+    } else {
+        *slot = new;
+        ffi::Py_DECREF(old);
+    }
+}
+
+/// Puts `new` (borrowed) in the item at `slot`, unless it is there already.
+///
+/// # Safety
+/// As [`put_owned`]; `new` is live.
+#[inline]
+unsafe fn put_borrowed(slot: *mut *mut ffi::PyObject, new: *mut ffi::PyObject) {
+    let old = *slot;
+    if old != new {
+        ffi::Py_INCREF(new);
+        *slot = new;
+        ffi::Py_DECREF(old);
+    }
 }
 
 /// Puts `items` in place of the items of `tuple`, which no one else holds.
@@ -308,6 +480,16 @@ fn rule_error(py: Python<'_>, e: KeyRuleError) -> PyErr {
 /// reading it again allocates nothing) or a `bytes` object's own.
 #[inline]
 fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    // A `str` itself first: its type compared, where `cast` asks CPython
+    // for the type's flags (a call through the stable ABI).
+    if key.is_exact_instance_of::<PyString>() {
+        // SAFETY: just checked.
+        let s = unsafe { key.cast_unchecked::<PyString>() };
+        return match s.to_str() {
+            Ok(text) => Ok(text.as_bytes()),
+            Err(_) => Err(lone_surrogate(s)),
+        };
+    }
     if let Ok(s) = key.cast::<PyString>() {
         return match s.to_str() {
             Ok(text) => Ok(text.as_bytes()),
@@ -483,7 +665,7 @@ impl Keys {
             keys,
             label,
             usual,
-            spare: Spare::new(py),
+            spare: Spare::new(py)?,
         })
     }
 

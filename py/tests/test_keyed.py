@@ -34,6 +34,44 @@ def test_a_decision_is_a_named_tuple_of_the_core_fields() -> None:
     assert (refused.admitted, refused.remaining, refused.retry_after_ms) == (False, 0, 500)
 
 
+def test_the_usual_call_answers_every_field_and_never_changes_a_held_decision() -> None:
+    # `decide(key)` alone takes the method's shortest way and refills the
+    # decision the caller dropped in place: the same answers as a parsed
+    # call, each field, and a decision still held stays as it was.
+    rule = {"kind": "fixedWindow", "limit": 2, "periodMs": 60000, "windowFromFirstHit": True}
+    usual, parsed = sds.KeyedLimit(rule, 16), sds.KeyedLimit(rule, 16)
+    answers = []
+    for _ in range(4):
+        d = usual.decide("k")
+        answers.append(tuple(d))
+        assert type(d) is sds.KeyDecision
+        del d
+        other = parsed.decide("k", 1, now_ms=None)
+        assert (tuple(other)[:3], other.window_ms) == (answers[-1][:3], answers[-1][5])
+    assert [a[:3] for a in answers] == [(True, 2, 1), (True, 2, 0), (False, 2, 0), (False, 2, 0)]
+    for admitted, _, _, reset_ms, retry_after_ms, window_ms in answers:
+        assert 59000 < reset_ms <= 60000 and window_ms == 60000
+        # Refused in a window: retry when it ends.
+        assert retry_after_ms == (0 if admitted else reset_ms)
+    held = usual.decide("h")
+    again = usual.decide("h")
+    assert held is not again and (held.remaining, again.remaining) == (1, 0)
+    assert usual.decide("h").admitted is False and held == (True, 2, 1, held.reset_ms, 0, 60000)
+    rate = sds.KeyedLimit({"kind": "rate", "limit": 1, "periodMs": 1000}, 16)
+    assert rate.decide(b"k")[:3] == (True, 1, 0)
+    refused = tuple(rate.decide("k"))
+    assert refused[:3] == (False, 1, 0) and 0 < refused[4] <= refused[3] <= 1000
+
+    class Key(str):
+        pass
+
+    assert usual.decide(Key("k")).admitted is False, "a str subclass is its text"
+    with pytest.raises(sds.InvalidArgument, match="key must be a str or bytes, not int"):
+        usual.decide(1)  # type: ignore[arg-type]
+    with pytest.raises(sds.InvalidArgument, match="lone surrogate"):
+        usual.decide("\udc00")
+
+
 def test_a_cost_no_wait_admits_retries_never() -> None:
     keys = sds.KeyedLimit(RATE, 16)
     d = keys.decide("a", 3, now_ms=1000)
