@@ -315,8 +315,9 @@ impl AdaptiveLimit {
         {
             return min;
         }
-        let l = trunc(self.estimate(params, self.limit.load(Ordering::Relaxed)));
-        // The estimate is clamped already; the cast saturates anyway.
+        let l = self.estimate(params, self.limit.load(Ordering::Relaxed));
+        // `as` truncates toward zero (as `trunc` would) and saturates; the
+        // estimate is clamped already.
         (l as u32).clamp(min, max)
     }
 
