@@ -578,9 +578,14 @@ public final class Client implements AutoCloseable {
         return table.isClosed();
     }
 
-    /** How many watches of permit holders are kept, settled or not (tests). */
-    int watchStackSize() {
-        return dropped.stackSize();
+    /** How many watches of permit holders are not settled yet (tests). */
+    int watching() {
+        return dropped.watching();
+    }
+
+    /** Slots of the newest array of watches, 0 before the first (tests). */
+    int watchCapacity() {
+        return dropped.capacity();
     }
 
     /** Whether the native memory was freed (tests). */

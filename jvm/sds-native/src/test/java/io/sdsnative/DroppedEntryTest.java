@@ -101,18 +101,64 @@ class DroppedEntryTest {
             for (int i = 0; i < 10_000; i++) {
                 client.enter("p", T).exit(T);
             }
-            assertTrue(client.watchStackSize() <= 512, "kept " + client.watchStackSize());
+            assertEquals(5, client.watching(), "an exit frees its watch's slot");
+            assertEquals(DroppedEntries.FIRST_SLOTS, client.watchCapacity(), "so the slots never run out");
             client.removeStrategy("p");
-            int watched = client.watchStackSize();
             client.setStrategy("free", Strategy.builder().visitThreshold(100).build());
             client.enter("free", T).exit(T);
-            client.enter("p", T).exit(T);
-            assertEquals(watched, client.watchStackSize(), "no limit, no watch");
+            Entry unwatched = client.enter("p", T);
+            assertEquals(5, client.watching(), "no limit, no watch");
+            unwatched.exit(T);
             assertEquals(5, client.stats("p", T).concurrent());
             for (Entry e : open) {
                 e.exit(T);
             }
+            assertEquals(0, client.watching());
             assertEquals(0, client.stats("p", T).concurrent());
+        }
+    }
+
+    /** Enters {@code n} times and keeps the entries. */
+    private static List<Entry> enterMany(Client client, String point, int n) {
+        List<Entry> entries = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Entry e = client.enter(point, T);
+            assertFalse(e.isDowngraded());
+            entries.add(e);
+        }
+        return entries;
+    }
+
+    @Test
+    void watchesInTheArraysAGrowthReplacedStillReturnTheirPermits() throws InterruptedException {
+        Logger logger = Logger.getLogger(Log.NAME);
+        Collected log = new Collected();
+        boolean parents = logger.getUseParentHandlers();
+        logger.addHandler(log);
+        logger.setUseParentHandlers(false); // 300 warnings
+        try (Client client = new Client(4)) {
+            client.setStrategy("many", Strategy.builder().concurrentThreshold(10_000).build());
+            List<Entry> entries = enterMany(client, "many", 600);
+            assertEquals(600, client.watching());
+            int capacity = client.watchCapacity();
+            assertTrue(capacity >= 1024 && capacity <= 4096, "600 watches of one thread in " + capacity + " slots");
+            // The first entries' watches sit in the first array, which new watches no longer use.
+            for (int i = 0; i < entries.size(); i += 2) {
+                entries.get(i).exit(T);
+            }
+            assertEquals(300, client.watching());
+            assertEquals(300, client.stats("many", T).concurrent());
+            entries = null;
+
+            assertEquals(0, concurrentAfterGc(client, "many"), "every dropped entry's permit came back");
+            assertEquals(0, client.watching());
+            assertEquals(300, log.warnings().size());
+            Stats s = client.stats("many", T);
+            assertEquals(0, s.exception());
+            assertEquals(600, s.visit());
+        } finally {
+            logger.setUseParentHandlers(parents);
+            logger.removeHandler(log);
         }
     }
 }
