@@ -95,6 +95,14 @@ enum sds_outcome
      * It failed with an error that counts as an exception.
      */
     SDS_OUTCOME_ERROR = 1,
+    /**
+     * The caller lost the entry without exiting it (a binding exits an
+     * entry garbage-collected open with this). Its permit is returned; a
+     * request that was not downgraded counts as an exception (it never
+     * said it succeeded), a probe as a failed one. When it ended is
+     * unknown, so it is no timeout and no sample of an adaptive limit.
+     */
+    SDS_OUTCOME_ABANDONED = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1008,7 +1016,9 @@ sds_result sds_enter_point(const struct sds_table *table,
 /**
  * Settles an entry at `now_ms` with `outcome` (an `sds_outcome`): returns
  * its concurrency permit, counts its exception and its timeout, and settles
- * a probe. Thread-safe; any thread may exit any entry.
+ * a probe. `SDS_OUTCOME_ABANDONED` is for an entry its caller lost (a
+ * handle freed without exit): no timeout or latency sample is taken from
+ * it. Thread-safe; any thread may exit any entry.
  *
  * Returns `SDS_RESULT_INVALID_ARGUMENT` for an unknown outcome,
  * `SDS_RESULT_INVALID_ENTRY` for an entry whose point is not in this table,

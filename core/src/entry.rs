@@ -53,16 +53,23 @@ pub enum Outcome {
     Ok = 0,
     /// It failed with an error that counts as an exception.
     Error = 1,
+    /// The caller lost the entry without exiting it (a binding exits an
+    /// entry garbage-collected open with this). Its permit is returned; a
+    /// request that was not downgraded counts as an exception (it never
+    /// said it succeeded), a probe as a failed one. When it ended is
+    /// unknown, so it is no timeout and no sample of an adaptive limit.
+    Abandoned = 2,
 }
 
 impl Outcome {
-    /// The outcome with this code (0 ok, 1 error); any other number is
+    /// The outcome with this code (0 ok, 1 error, 2 abandoned); any other number is
     /// [`ArgumentRule::UnknownOutcome`]. Takes `i64` so that a C `uint32_t`,
     /// a Java `int` and a whole JavaScript number all fit unchanged.
     pub const fn from_code(code: i64) -> Result<Outcome, Error> {
         match code {
             0 => Ok(Outcome::Ok),
             1 => Ok(Outcome::Error),
+            2 => Ok(Outcome::Abandoned),
             _ => Err(Error::InvalidArgument(ArgumentRule::UnknownOutcome)),
         }
     }

@@ -255,7 +255,7 @@ pub enum ArgumentRule {
     Time,
     /// Flag bits that are no [`crate::Flags`] ([`crate::Flags::from_known_bits`]).
     UnknownFlags,
-    /// An outcome code other than 0 or 1 ([`crate::Outcome::from_code`]).
+    /// An outcome code other than 0, 1 or 2 ([`crate::Outcome::from_code`]).
     UnknownOutcome,
     /// A ledger row whose length is not the table's capacity
     /// ([`crate::Shared::ledger`], [`crate::PointTable::reclaim`]).
@@ -268,7 +268,7 @@ impl ArgumentRule {
         match self {
             ArgumentRule::Time => "time must be a whole number of ms within 0..2^64",
             ArgumentRule::UnknownFlags => "flags may only hold the pressure-test bit (1)",
-            ArgumentRule::UnknownOutcome => "outcome must be 0 (ok) or 1 (error)",
+            ArgumentRule::UnknownOutcome => "outcome must be 0 (ok), 1 (error) or 2 (abandoned)",
             ArgumentRule::LedgerRowLength => {
                 "a ledger row must hold one counter per slot (its length is the capacity)"
             }

@@ -437,12 +437,12 @@ impl Point {
         }
         // The timeout and whether exits feed an adaptive limit, from one
         // copy; only admitted requests are samples of an adaptive limit.
-        let failed = outcome == Outcome::Error;
+        let failed = outcome != Outcome::Ok; // abandoned: `settle` tells
         let timeout = match self.strategy.field_for_exit(Field::TimeoutThreshold) {
             ForExit::Sds(timeout) => Some(timeout),
             ForExit::Other { value, adaptive } => match adaptive {
                 Some(fields) if entry.holds_permit() => {
-                    return self.exit_sampled(entry, clock(), failed, value, fields, holder);
+                    return self.exit_sampled(entry, clock(), outcome, value, fields, holder);
                 }
                 _ => value,
             },
@@ -454,7 +454,7 @@ impl Point {
         let now_ms = clock();
         let timed_out = timed_out(entry, now_ms, timeout);
         if failed || timed_out || entry.is_probe() {
-            self.settle(entry, now_ms, failed, timed_out, holder);
+            self.settle(entry, now_ms, outcome, timed_out, holder);
         }
     }
 
@@ -465,18 +465,20 @@ impl Point {
         &self,
         entry: &Entry,
         now_ms: u64,
-        failed: bool,
+        outcome: Outcome,
         timeout: Option<i64>,
         adaptive_fields: [i64; 4],
         holder: &Holder<'_>,
     ) {
         let timed_out = timed_out(entry, now_ms, timeout.filter(|&t| t > 0));
+        let failed = outcome != Outcome::Ok;
         if failed || timed_out || entry.is_probe() {
-            self.settle(entry, now_ms, failed, timed_out, holder);
+            self.settle(entry, now_ms, outcome, timed_out, holder);
         }
-        // An exit before the request's slot is a wait cut short: the request
-        // never ran, so its time says nothing about the load.
-        if now_ms >= entry.run_at_ms() {
+        // An exit before the request's slot is a wait cut short, and an
+        // abandoned request ended when nobody knows: neither time says
+        // anything about the load.
+        if outcome != Outcome::Abandoned && now_ms >= entry.run_at_ms() {
             self.sample(entry, now_ms, failed || timed_out, adaptive_fields);
         }
     }
@@ -524,10 +526,18 @@ impl Point {
         &self,
         entry: &Entry,
         now_ms: u64,
-        failed: bool,
+        outcome: Outcome,
         timed_out: bool,
         holder: &Holder<'_>,
     ) {
+        // An abandoned request never said it succeeded; a downgraded one ran
+        // nothing that could fail. When it ended is unknown: no timeout.
+        let failed = match outcome {
+            Outcome::Ok => false,
+            Outcome::Error => true,
+            Outcome::Abandoned => !entry.downgraded(),
+        };
+        let timed_out = timed_out && outcome != Outcome::Abandoned;
         if failed {
             self.record(Counter::Exception, entry.start_ms, now_ms);
         }
@@ -539,7 +549,7 @@ impl Point {
             self.delay.settle(
                 entry.probe_generation,
                 now_ms,
-                failed,
+                outcome != Outcome::Ok,
                 strategy.as_ref(),
                 holder,
             );

@@ -398,3 +398,70 @@ fn exit_with_asks_for_the_time_only_when_it_is_used() {
         "5 s > 1 s is a timeout"
     );
 }
+
+#[test]
+fn an_abandoned_entry_returns_its_permit_and_counts_an_exception_but_no_time() {
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| {
+        s.concurrent_threshold = 1;
+        s.timeout_threshold = 100;
+    })))
+    .unwrap();
+    let lost = p.enter(T, Flags::NONE);
+    let refused = p.enter(T + 1, Flags::NONE);
+    assert!(!lost.downgraded() && refused.downgraded());
+    // Found by a collector 5 s later: an exception at its start second, no
+    // timeout (its end is unknown); a downgraded one ran nothing.
+    p.exit(&lost, T + 5_000, Outcome::Abandoned);
+    p.exit(&refused, T + 5_000, Outcome::Abandoned);
+    assert_eq!(p.in_flight(), 0);
+    let stats = p.stats(T + 5_000);
+    assert_eq!((stats.exception, stats.timeout), (1, 0));
+    assert_eq!(
+        p.stats(T + 10_000).exception,
+        0,
+        "counted at its start second"
+    );
+    assert_eq!(Outcome::from_code(2), Ok(Outcome::Abandoned));
+}
+
+#[test]
+fn an_abandoned_entry_is_no_sample_of_an_adaptive_limit() {
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| {
+        s.concurrent_threshold = -1;
+        s.adaptive_concurrency = 1;
+    })))
+    .unwrap();
+    let samples = |p: &Point| p.adaptive_stats().unwrap().samples;
+    let e = p.enter(T, Flags::NONE);
+    p.exit(&e, T + 20, Outcome::Ok);
+    assert_eq!(samples(&p), 1);
+    let e = p.enter(T + 30, Flags::NONE);
+    p.exit(&e, T + 5_000, Outcome::Abandoned);
+    assert_eq!((samples(&p), p.in_flight()), (1, 0));
+    assert_eq!(p.stats(T + 5_000).exception, 1);
+}
+
+#[test]
+fn an_abandoned_probe_fails() {
+    let p = Point::new();
+    p.set_strategy(Some(&with(|s| {
+        s.visit_threshold = 1;
+        s.delay_time = 10_000;
+        s.retry_interval = 1_000;
+    })))
+    .unwrap();
+    p.enter(T, Flags::NONE);
+    assert_eq!(p.enter(T, Flags::NONE).reason(), Some(Reason::Visit));
+    let probe = p.enter(T + 1_000, Flags::NONE);
+    assert!(probe.is_probe());
+    p.exit(&probe, T + 1_100, Outcome::Abandoned);
+    // Not a success: the delay goes on, its next probe a retry later.
+    assert!(p.delayed(T + 1_200));
+    assert_eq!(
+        p.enter(T + 1_200, Flags::NONE).reason(),
+        Some(Reason::Delay)
+    );
+    assert!(p.enter(T + 2_100, Flags::NONE).is_probe());
+}

@@ -75,15 +75,19 @@ fn flags_with_unknown_bits_are_rejected() {
 }
 
 #[test]
-fn outcomes_are_zero_or_one() {
+fn outcomes_are_zero_one_or_two() {
     assert_eq!(Outcome::from_code(0), Ok(Outcome::Ok));
     assert_eq!(Outcome::from_code(1), Ok(Outcome::Error));
+    assert_eq!(Outcome::from_code(2), Ok(Outcome::Abandoned));
     let bad = Error::InvalidArgument(ArgumentRule::UnknownOutcome);
-    for code in [2, -1, i64::from(u32::MAX), i64::MIN] {
+    for code in [3, -1, i64::from(u32::MAX), i64::MIN] {
         assert_eq!(Outcome::from_code(code), Err(bad), "{code}");
     }
     assert_eq!(bad.code(), ErrorCode::InvalidArgument);
-    assert_eq!(bad.to_string(), "outcome must be 0 (ok) or 1 (error)");
+    assert_eq!(
+        bad.to_string(),
+        "outcome must be 0 (ok), 1 (error) or 2 (abandoned)"
+    );
 }
 
 #[test]

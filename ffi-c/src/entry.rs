@@ -119,7 +119,9 @@ pub unsafe extern "C" fn sds_enter_point(
 
 /// Settles an entry at `now_ms` with `outcome` (an `sds_outcome`): returns
 /// its concurrency permit, counts its exception and its timeout, and settles
-/// a probe. Thread-safe; any thread may exit any entry.
+/// a probe. `SDS_OUTCOME_ABANDONED` is for an entry its caller lost (a
+/// handle freed without exit): no timeout or latency sample is taken from
+/// it. Thread-safe; any thread may exit any entry.
 ///
 /// Returns `SDS_RESULT_INVALID_ARGUMENT` for an unknown outcome,
 /// `SDS_RESULT_INVALID_ENTRY` for an entry whose point is not in this table,

@@ -55,7 +55,7 @@ fn an_unknown_outcome_is_the_cores_verdict() {
     let mut entry = EntryParts::default();
     let r = unsafe { sds_enter(t.0, "p".as_ptr().cast(), 1, 1000, 0, &mut entry) };
     assert_eq!(r, sds_result::Ok);
-    for code in [2, 7, u32::MAX] {
+    for code in [3, 7, u32::MAX] {
         let want = Outcome::from_code(code.into()).unwrap_err();
         assert_core_error(unsafe { sds_exit(t.0, &entry, 1000, code) }, want);
     }

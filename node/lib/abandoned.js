@@ -21,7 +21,7 @@ const recent = new Array(SWEEP_AT).fill(undefined);
 let recentCount = 0;
 let sweepQueued = false;
 
-/** Settles an entry that was collected open: exits its failed copy now. */
+/** Settles an entry that was collected open: exits its abandoned copy now. */
 function settleCollected(held) {
   held.exit();
   process.emitWarning(
@@ -41,7 +41,7 @@ function sweep() {
     recent[i] = undefined;
     if (!entry.exited) {
       // Open past the end of its tick: let the collector tell if it is lost.
-      registry.register(entry, entry._failedCopy(), entry);
+      registry.register(entry, entry._abandonedCopy(), entry);
       entry._registered = true;
     }
   }

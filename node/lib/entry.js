@@ -6,6 +6,7 @@ const { untrack } = require('./abandoned.js');
 const OPEN = 0;
 const FAILED = 1;
 const EXITED = 2;
+const ABANDONED = 3;
 
 /**
  * Whether `err` is the library's own downgrade signal. `instanceof` walks the
@@ -73,13 +74,14 @@ class Entry {
   }
 
   /**
-   * A copy of this open entry, marked failed (the request never said it
-   * succeeded), that does not reach this one: what lib/abandoned.js exits
-   * when this one is collected.
+   * A copy of this open entry, marked abandoned, that does not reach this
+   * one: what lib/abandoned.js exits when this one is collected. The core
+   * counts an abandoned request as failed, never as a timeout or a latency
+   * sample (when it ended is unknown).
    */
-  _failedCopy() {
+  _abandonedCopy() {
     const copy = new Entry(this._hot, this.point, this._packed, this.startMs);
-    copy._state = FAILED;
+    copy._state = ABANDONED;
     return copy;
   }
 
@@ -95,8 +97,10 @@ class Entry {
     io[0] = this._packed;
     io[1] = this.startMs;
     io[2] = nowMs === undefined ? NOW : ioTime(nowMs);
-    if (this._state === FAILED) hot.exitError();
-    else hot.exitOk();
+    const state = this._state;
+    if (state === OPEN) hot.exitOk();
+    else if (state === FAILED) hot.exitError();
+    else hot.exitAbandoned();
     // Only now: an exit the addon refused (a bad time) leaves the entry open.
     this._state = EXITED;
     if (this._registered) untrack(this);

@@ -170,11 +170,12 @@ export declare namespace native {
      * This table's hot-path functions, which take and give their numbers
      * through `io` (see node/src/hot_path.rs): `enter()` reads the point key
      * `2 * pointId + pressureTest` and the time from `io[0..2]` and leaves
-     * the packed entry and the time used there; `exitOk()` / `exitError()`
-     * read the packed entry, its start time and the time from `io[0..3]`.
+     * the packed entry and the time used there; `exitOk()` / `exitError()` /
+     * `exitAbandoned()` read the packed entry, its start time and the time
+     * from `io[0..3]`.
      * `-1` for a time means now.
      */
-    hotPath(): { enter(): void; exitOk(): void; exitError(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }
+    hotPath(): { enter(): void; exitOk(): void; exitError(): void; exitAbandoned(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }
     /** The id of the point `name`, created if needed. */
     insert(name: string): number
     /**

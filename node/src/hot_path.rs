@@ -16,8 +16,8 @@
 //! - `enter()`: in `io[0]` the point key (`2 * pointId + pressureTest`),
 //!   `io[1]` the time or [`NOW`]; out `io[0]` the packed entry, and `io[1]`
 //!   the clock's time when it was [`NOW`] (a given time stays as it was).
-//! - `exitOk()` / `exitError()`: in `io[0]` the packed entry, `io[1]` its
-//!   start time, `io[2]` the time or [`NOW`].
+//! - `exitOk()` / `exitError()` / `exitAbandoned()`: in `io[0]` the packed
+//!   entry, `io[1]` its start time, `io[2]` the time or [`NOW`].
 //!
 //! Times are checked by the core's rule (`sds_core::time`), like every other
 //! time the addon takes (see [`crate::arguments`]).
@@ -177,12 +177,17 @@ unsafe extern "C" fn enter_callback(
     unsafe { call(env, info, step) }
 }
 
-/// `exitOk` (`FAILED` false) and `exitError`.
-unsafe extern "C" fn exit_callback<const FAILED: bool>(
+/// `exitOk`, `exitError` and `exitAbandoned`: the exit with the core's
+/// outcome code `CODE`.
+unsafe extern "C" fn exit_callback<const CODE: u32>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let outcome = if FAILED { Outcome::Error } else { Outcome::Ok };
+    let outcome = match CODE {
+        1 => Outcome::Error,
+        2 => Outcome::Abandoned,
+        _ => Outcome::Ok,
+    };
     unsafe {
         call(env, info, |hot| {
             exit_numbers(&hot.table, hot.read(), outcome)
@@ -210,7 +215,7 @@ unsafe extern "C" fn clock_callback(
     unsafe { call(env, info, step) }
 }
 
-/// `{ enter, exitOk, exitError, io }` bound to `table` (and the benchmark's
+/// `{ enter, exitOk, exitError, exitAbandoned, io }` bound to `table` (and the benchmark's
 /// `emptyCall`, `readClock` with the feature `bench-hooks`).
 pub fn hot_functions<'env>(env: &'env Env, table: &Arc<AnyTable>) -> napi::Result<Object<'env>> {
     let env = env.raw();
@@ -232,8 +237,18 @@ unsafe fn functions_of(env: sys::napi_env, hot: &Rc<Hot>) -> Result<sys::napi_va
     unsafe {
         let object = raw::new_object(env)?;
         raw::add_function(env, object, c"enter", enter_callback, hot)?;
-        raw::add_function(env, object, c"exitOk", exit_callback::<false>, hot)?;
-        raw::add_function(env, object, c"exitError", exit_callback::<true>, hot)?;
+        const OK: u32 = Outcome::Ok as u32;
+        const ERROR: u32 = Outcome::Error as u32;
+        const ABANDONED: u32 = Outcome::Abandoned as u32;
+        raw::add_function(env, object, c"exitOk", exit_callback::<OK>, hot)?;
+        raw::add_function(env, object, c"exitError", exit_callback::<ERROR>, hot)?;
+        raw::add_function(
+            env,
+            object,
+            c"exitAbandoned",
+            exit_callback::<ABANDONED>,
+            hot,
+        )?;
         #[cfg(feature = "bench-hooks")]
         {
             raw::add_function(env, object, c"emptyCall", empty_callback, hot)?;

@@ -99,11 +99,12 @@ impl NativeTable {
     /// This table's hot-path functions, which take and give their numbers
     /// through `io` (see node/src/hot_path.rs): `enter()` reads the point key
     /// `2 * pointId + pressureTest` and the time from `io[0..2]` and leaves
-    /// the packed entry and the time used there; `exitOk()` / `exitError()`
-    /// read the packed entry, its start time and the time from `io[0..3]`.
+    /// the packed entry and the time used there; `exitOk()` / `exitError()` /
+    /// `exitAbandoned()` read the packed entry, its start time and the time
+    /// from `io[0..3]`.
     /// `-1` for a time means now.
     #[napi(
-        ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }"
+        ts_return_type = "{ enter(): void; exitOk(): void; exitError(): void; exitAbandoned(): void; io: Float64Array; emptyCall?(): void; readClock?(): void }"
     )]
     pub fn hot_path<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
         hot_functions(env, &self.table)

@@ -41,6 +41,25 @@ test('a dropped entry returns its permit and warns with the point name', () => {
   assert.match(out.warnings[0].message, /"leaky"/);
 });
 
+test('a dropped entry is no timeout and no latency sample: when it ended is unknown', () => {
+  const out = inChild(`
+    const client = new Client();
+    client.setStrategy('slow', { timeoutThreshold: 1 });
+    client.setStrategy('adaptive', {
+      concurrentThreshold: -1, adaptiveConcurrency: 1, adaptiveMinLimit: 1, adaptiveInitialLimit: 20,
+    });
+    (() => { client.enter('slow'); client.enter('adaptive'); })();
+    await collect();
+    const slow = client.stats('slow');
+    const adaptive = client.stats('adaptive');
+    console.log(JSON.stringify({ slow: [slow.exception, slow.timeout, slow.concurrent],
+      adaptive: [adaptive.exception, adaptive.adaptiveLimit, adaptive.concurrent], warnings: warnings.length }));
+  `);
+  // Exited as failed (exitError), the adaptive entry would be an AIMD drop
+  // (limit 20 -> 18) and the slow one a timeout (collected >= 20 ms later).
+  assert.deepEqual(out, { slow: [1, 0, 0], adaptive: [1, 20, 0], warnings: 2 });
+});
+
 test('many entries dropped in one tick all come back', () => {
   const out = inChild(`
     const client = new Client();

@@ -23,7 +23,7 @@ test('only the public API is exported: no addon internals, no benchmark hooks', 
   assert.deepEqual(Object.keys(byName).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort());
   // The package build leaves out the benchmark's hooks (cargo feature bench-hooks).
   const hot = new Client()._hot;
-  assert.deepEqual(Object.keys(hot).sort(), ['enter', 'exitError', 'exitOk', 'io']);
+  assert.deepEqual(Object.keys(hot).sort(), ['enter', 'exitAbandoned', 'exitError', 'exitOk', 'io']);
 });
 
 test('an ESM client decides', () => {

@@ -26,6 +26,8 @@ const EXITED: u8 = 2;
 /// `with`, the finaliser) is at its start, not at the wall clock (which
 /// would count a timeout of that timeline's distance to now).
 const GIVEN_TIME: u8 = 4;
+/// Collected without `exit`: exited with the core's `Outcome::Abandoned`.
+const ABANDONED: u8 = 8;
 
 static REASON_NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
 
@@ -103,7 +105,10 @@ impl Entry {
         if before & EXITED != 0 || self.inherited() {
             return Ok(());
         }
-        let outcome = if (before | extra) & FAILED != 0 {
+        let marks = before | extra;
+        let outcome = if marks & ABANDONED != 0 {
+            Outcome::Abandoned
+        } else if marks & FAILED != 0 {
             Outcome::Error
         } else {
             Outcome::Ok
@@ -153,13 +158,12 @@ impl Entry {
         unsafe { ffi::PyErr_Fetch(&mut kind, &mut value, &mut traceback) };
         // Reported "in" the class: the instance is being destroyed.
         let class = py.get_type::<Entry>();
-        // The request never said it succeeded. A downgraded one ran nothing
-        // that could fail, so it counts nothing.
-        let failed = if self.entry.downgraded() { 0 } else { FAILED };
-        if let Err(err) = self.settle(py, None, failed) {
+        // The core counts it failed unless it was downgraded (then it ran
+        // nothing that could fail), and takes no time from it.
+        if let Err(err) = self.settle(py, None, ABANDONED) {
             err.write_unraisable(py, Some(class.as_any()));
         }
-        let counted = if failed != 0 {
+        let counted = if !self.entry.downgraded() {
             " as failed, so its permit is returned"
         } else {
             ""

@@ -244,14 +244,16 @@ def test_aimd_guarded_functions_that_raise_back_off_on_the_wall_clock() -> None:
     assert point.stats()["adaptiveLimit"] == 1
 
 
-def test_an_entry_dropped_without_exit_is_a_failure_for_the_limit() -> None:
+def test_an_entry_dropped_without_exit_is_no_sample_for_the_limit() -> None:
+    # Exited as abandoned: an exception, but its latency is unknown, so the
+    # limit neither backs off (as concurrency-limits' onIgnore) nor grows.
     client = sds.Client(4)
     client.set_strategy("p", sds.Strategy(adaptive_concurrency=AIMD, adaptive_min_limit=1, adaptive_initial_limit=50))
     with pytest.warns(ResourceWarning):
-        client.enter("p", now_ms=T)  # dropped at once: exited as failed
+        client.enter("p", now_ms=T)  # dropped at once
         gc.collect()
     stats = client.stats("p", now_ms=T)
-    assert (stats["adaptiveLimit"], stats["exception"], stats["concurrent"]) == (45, 1, 0)
+    assert (stats["adaptiveLimit"], stats["exception"], stats["concurrent"]) == (50, 1, 0)
 
 
 def test_a_paced_request_is_a_sample_from_its_slot() -> None:

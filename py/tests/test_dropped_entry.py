@@ -1,11 +1,13 @@
-"""An entry collected without `exit()` is exited then as failed (its permit
-comes back, an exception is counted) and a `ResourceWarning` names its
-point, as an unclosed file warns."""
+"""An entry collected without `exit()` is exited then as abandoned (its
+permit comes back, an exception is counted, but no timeout and no adaptive
+sample: when it ended is unknown) and a `ResourceWarning` names its point,
+as an unclosed file warns."""
 
 from __future__ import annotations
 
 import gc
 import sys
+import time
 import warnings
 from typing import Any, List
 
@@ -46,6 +48,29 @@ def test_a_dropped_downgraded_entry_counts_nothing(client: sds.Client) -> None:
         del entry
     assert [str(w.message) for w in caught] == ["sds.Entry of point 'p' was never exited; exited now"]
     assert failures(client) == 0
+
+
+def test_a_dropped_entry_is_no_timeout_and_no_latency_sample(client: sds.Client) -> None:
+    client.set_strategy("slow", {"timeoutThreshold": 1})
+    client.set_strategy(
+        "adaptive",
+        {
+            "concurrentThreshold": -1,
+            "adaptiveConcurrency": 1,
+            "adaptiveMinLimit": 1,
+            "adaptiveInitialLimit": 20,
+        },
+    )
+    slow, adaptive = client.enter("slow"), client.enter("adaptive")
+    time.sleep(0.02)
+    with pytest.warns(ResourceWarning):
+        del slow, adaptive
+    # Exited as failed, the slow one would be a timeout (20 ms > 1) and the
+    # adaptive one an AIMD drop (limit 20 -> 18).
+    now = sds.now_ms()
+    slow_stats, adaptive_stats = client.stats("slow", now_ms=now), client.stats("adaptive", now_ms=now)
+    assert (slow_stats["exception"], slow_stats["timeout"], slow_stats["concurrent"]) == (1, 0, 0)
+    assert (adaptive_stats["exception"], adaptive_stats["adaptiveLimit"], adaptive_stats["concurrent"]) == (1, 20, 0)
 
 
 def test_an_exited_entry_is_dropped_silently(client: sds.Client) -> None:

@@ -276,11 +276,30 @@ static void test_metrics(void) {
     sds_table_free(t);
 }
 
+/* An entry its caller lost (a garbage-collected handle in a binding): the
+ * permit comes back, it counts as an exception, never as a timeout. */
+static void test_abandoned_entry(void) {
+    sds_table *t = new_table(8);
+    static const char json[] = "{\"point\": \"pay\", \"concurrentThreshold\": 1, \"timeoutThreshold\": 50}";
+    CHECK_OK(sds_table_set_strategy_json(t, NAME("pay"), json, sizeof json - 1));
+    sds_entry e;
+    CHECK_OK(sds_enter(t, NAME("pay"), 5000, SDS_FLAG_NONE, &e));
+    CHECK(!sds_entry_downgraded(&e));
+    CHECK_OK(sds_exit(t, &e, 9000, SDS_OUTCOME_ABANDONED));
+    sds_stats st;
+    CHECK_OK(sds_stats_get(t, NAME("pay"), 9000, &st));
+    CHECK(st.concurrent == 0);
+    CHECK(st.exception == 1);
+    CHECK(st.timeout == 0);
+    sds_table_free(t);
+}
+
 int main(void) {
     test_table();
     test_point_handles();
     test_visit_threshold_struct();
     test_json_and_entry();
+    test_abandoned_entry();
     test_pressure_flag();
     test_names_are_bytes();
     test_text();

@@ -86,7 +86,7 @@ static void test_enter_exit(sds_table *t) {
     CHECK(before.p.concurrent == 1);
     CHECK_RESULT(sds_exit(NULL, &e, 1000, SDS_OUTCOME_OK), SDS_RESULT_NULL_ARGUMENT);
     CHECK_RESULT(sds_exit(t, NULL, 1000, SDS_OUTCOME_OK), SDS_RESULT_NULL_ARGUMENT);
-    CHECK_RESULT(sds_exit(t, &e, 1000, 2), SDS_RESULT_INVALID_ARGUMENT);
+    CHECK_RESULT(sds_exit(t, &e, 1000, 3), SDS_RESULT_INVALID_ARGUMENT);
     {
         sds_entry foreign = e;
         foreign.point = 1000000; /* beyond this table */
