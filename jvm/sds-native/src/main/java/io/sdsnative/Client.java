@@ -39,7 +39,8 @@ public final class Client implements AutoCloseable {
     private static final int PRESSURE_TEST = 1;
     /** The core's packed-entry bit of an entry that holds a concurrency permit. */
     private static final long PERMIT = CoreTables.PACKED_LAYOUT[3];
-    private static final long PROBE = CoreTables.PACKED_LAYOUT[4];
+    /** The core's outcome code for an entry its caller lost. */
+    private static final int ABANDONED = 2;
     private static final long DOWNGRADED = CoreTables.PACKED_LAYOUT[0];
 
     private final NativeHandle table;
@@ -205,7 +206,10 @@ public final class Client implements AutoCloseable {
      */
     private void returnDroppedPermits(long handle) {
         for (DroppedEntries.Watch w; (w = dropped.nextDropped()) != null; ) {
-            Native.exit(handle, this, w.startMs, w.packed & ~PROBE, w.startMs, 0);
+            // The core's outcome "abandoned": an exception (the request never
+            // said it succeeded), a failed probe, no timeout and no adaptive
+            // sample (when it ended is unknown), so its start serves as the time.
+            Native.exit(handle, this, w.startMs, w.packed, w.startMs, ABANDONED);
             Log.warning("sds-native: an entry of point \"" + w.point + "\" (entered at " + w.startMs
                     + " ms) was garbage collected without exit(); its concurrency permit is returned now."
                     + " Exit every entry, e.g. with try-with-resources.");

@@ -340,8 +340,8 @@ class ClientTest {
             assertRefused(ErrorCode.INVALID_ARGUMENT, "flags may only hold the pressure-test bit (1)",
                     () -> Native.enter(table, owner, point, T, -1));
             long packed = Native.check(Native.enter(table, owner, point, T, 1));
-            assertRefused(ErrorCode.INVALID_ARGUMENT, "outcome must be 0 (ok) or 1 (error)",
-                    () -> Native.exit(table, owner, T, packed, T, 2));
+            assertRefused(ErrorCode.INVALID_ARGUMENT, "outcome must be 0 (ok), 1 (error) or 2 (abandoned)",
+                    () -> Native.exit(table, owner, T, packed, T, 3));
             assertEquals(0, Native.exit(table, owner, T, packed, T, 1));
         } finally {
             Native.tableFree(table);

@@ -58,6 +58,20 @@ class DroppedEntryTest {
     }
 
     @Test
+    void aDroppedEntryIsNoSampleOfAnAdaptiveLimit() throws InterruptedException {
+        try (Client client = new Client(4)) {
+            client.setStrategy("adaptive", Strategy.builder().concurrentThreshold(-1).adaptiveConcurrency(1)
+                    .adaptiveMinLimit(1).adaptiveInitialLimit(20).build());
+            dropAnEntry(client, "adaptive");
+            assertEquals(0, concurrentAfterGc(client, "adaptive"), "the collected entry's permit came back");
+            Stats s = client.stats("adaptive", T);
+            // Exited as failed, it would be an AIMD drop: 20 -> 18.
+            assertEquals(20, s.adaptiveLimit(), "when it ended is unknown: no sample");
+            assertEquals(1, s.exception());
+        }
+    }
+
+    @Test
     void aDroppedEntryReturnsItsPermitAndIsLoggedOnce() throws InterruptedException {
         Logger logger = Logger.getLogger(Log.NAME);
         Collected log = new Collected();
@@ -73,7 +87,7 @@ class DroppedEntryTest {
                 assertFalse(next.isDowngraded());
             }
             Stats s = client.stats("dropped.point", T);
-            assertEquals(0, s.exception(), "returning a permit counts nothing");
+            assertEquals(1, s.exception(), "abandoned: it never said it succeeded");
             assertEquals(0, s.timeout());
             List<LogRecord> warnings = log.warnings();
             assertEquals(1, warnings.size(), warnings.toString());
@@ -154,7 +168,7 @@ class DroppedEntryTest {
             assertEquals(0, client.watching());
             assertEquals(300, log.warnings().size());
             Stats s = client.stats("many", T);
-            assertEquals(0, s.exception());
+            assertEquals(300, s.exception(), "one per abandoned entry");
             assertEquals(600, s.visit());
         } finally {
             logger.setUseParentHandlers(parents);
