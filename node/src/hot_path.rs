@@ -183,10 +183,10 @@ unsafe extern "C" fn exit_callback<const CODE: u32>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let outcome = match CODE {
-        1 => Outcome::Error,
-        2 => Outcome::Abandoned,
-        _ => Outcome::Ok,
+    // The core's table of codes; `CODE` is one of its own (see below).
+    let outcome = match Outcome::from_code(CODE as i64) {
+        Ok(outcome) => outcome,
+        Err(_) => Outcome::Ok,
     };
     unsafe {
         call(env, info, |hot| {
