@@ -323,6 +323,28 @@ fn temp_dir() -> PathBuf {
     dir
 }
 
+/// The columns of both tables; the last two say what the rows check.
+fn header(counted: &str, check: &str) {
+    println!(
+        "{:<9} {:>2} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>17} {:>5}",
+        "keys", "N", "cpu ns sh", "cpu ns pr", "ratio", "wall sh", "wall pr", counted, check
+    );
+}
+
+/// One row: `processes` on `name`'s keys, shared beside private, then
+/// `counted` and whether it is what the check wants.
+fn row(name: &str, processes: usize, shared: &Side, private: &Side, counted: u64, ok: bool) {
+    println!(
+        "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x | {:>9.1} {:>9.1} | {counted:>17} {:>5}",
+        shared.cpu_ns,
+        private.cpu_ns,
+        shared.cpu_ns / private.cpu_ns,
+        shared.wall_ns,
+        private.wall_ns,
+        if ok { "yes" } else { "NO" },
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("child") {
@@ -333,18 +355,7 @@ fn main() {
     println!(
         "{calls} decisions per process, {cores} cores (more processes than cores: oversubscribed)"
     );
-    println!(
-        "{:<9} {:>2} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>17} {:>5}",
-        "keys",
-        "N",
-        "cpu ns sh",
-        "cpu ns pr",
-        "ratio",
-        "wall sh",
-        "wall pr",
-        "counted (N×calls)",
-        "exact"
-    );
+    header("counted (N×calls)", "exact");
     let dir = temp_dir();
     let mut all_exact = true;
     for (name, keys) in DRAWS {
@@ -357,33 +368,13 @@ fn main() {
                 && shared.lossy == 0
                 && private.lossy == 0;
             all_exact &= exact;
-            println!(
-                "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x | {:>9.1} {:>9.1} | {:>17} {:>5}",
-                shared.cpu_ns,
-                private.cpu_ns,
-                shared.cpu_ns / private.cpu_ns,
-                shared.wall_ns,
-                private.wall_ns,
-                shared.counted,
-                if exact { "yes" } else { "NO" },
-            );
+            row(name, processes, &shared, &private, shared.counted, exact);
         }
     }
     let mut all_zero = true;
     println!();
     println!("in flight: {calls} rounds of decide + release of one unit per process, keys in turn");
-    println!(
-        "{:<9} {:>2} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>17} {:>5}",
-        "keys",
-        "N",
-        "cpu ns sh",
-        "cpu ns pr",
-        "ratio",
-        "wall sh",
-        "wall pr",
-        "units held after",
-        "zero"
-    );
+    header("units held after", "zero");
     for (name, keys) in IN_FLIGHT_KEYS {
         for processes in IN_FLIGHT_PROCESSES {
             let shared = run(&dir, Bench::InFlight, true, processes, keys, calls);
@@ -393,15 +384,13 @@ fn main() {
                 && shared.lossy == 0
                 && private.lossy == 0;
             all_zero &= zero;
-            println!(
-                "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x | {:>9.1} {:>9.1} | {:>17} {:>5}",
-                shared.cpu_ns,
-                private.cpu_ns,
-                shared.cpu_ns / private.cpu_ns,
-                shared.wall_ns,
-                private.wall_ns,
+            row(
+                name,
+                processes,
+                &shared,
+                &private,
                 shared.counted + private.counted,
-                if zero { "yes" } else { "NO" },
+                zero,
             );
         }
     }
