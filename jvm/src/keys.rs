@@ -21,9 +21,8 @@
 //! `long[]` the caller reuses (one `SetLongArrayRegion`).
 
 use std::ffi::OsStr;
-use std::mem::{ManuallyDrop, MaybeUninit};
+use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::Arc;
 
 use jni::objects::{JByteArray, JByteBuffer, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
@@ -34,7 +33,7 @@ use sds_core::{time, ErrorCode};
 use sds_shm::AnyKeys;
 
 use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
-use crate::handle::borrow;
+use crate::handle::{arc_into_handle, arc_of, borrow, free_arc};
 use crate::settings::pairs;
 use crate::strategy::text_of;
 
@@ -66,11 +65,6 @@ fn rule(env: &mut jni::Env, tokens: &JObjectArray) -> Result<sds_core::keyed::Ke
     sds_settings::key_rule(&pairs(env, tokens)?).map_err(|e| Fail::Sds(e.code(), e.to_string()))
 }
 
-/// The handle of a new key table: `Arc::into_raw`, freed by `keysFree`.
-fn keys_into_handle(keys: AnyKeys) -> jlong {
-    Arc::into_raw(Arc::new(keys)) as jlong
-}
-
 /// A Java `long` capacity as the tables take it: a negative one reads as 0,
 /// which they refuse with their own message.
 fn capacity(capacity: jlong) -> usize {
@@ -82,7 +76,7 @@ setup_native! {
     fn Java_io_sdsnative_Native_keysNew(env, rule_tokens: JObjectArray<'l>, capacity_keys: jlong) -> jlong {
         let rule = rule(env, &rule_tokens)?;
         let keys = AnyKeys::private(rule, capacity(capacity_keys)).map_err(key_fail)?;
-        Ok(keys_into_handle(keys))
+        Ok(arc_into_handle(keys))
     }
 
     /// Opens (creating if needed) the key table file of `name_or_path`
@@ -98,7 +92,7 @@ setup_native! {
         let rule = rule(env, &rule_tokens)?;
         // A negative mode keeps its bits, and is refused like any other.
         let name = OsStr::from_bytes(&bytes);
-        Ok(keys_into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
+        Ok(arc_into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
     }
 
     /// Lists the table in the process's metrics under `name` (null: the
@@ -108,11 +102,8 @@ setup_native! {
     ) -> JString<'l> {
         use jni::refs::Reference;
         let name = if name.is_null() { None } else { Some(text_of(env, &name)?) };
-        // SAFETY: as for `keysPath`; a live handle is a strong reference
-        // `Arc::into_raw` made, which stays the handle's.
-        let keys = ManuallyDrop::new(unsafe {
-            Arc::from_raw(borrow::<AnyKeys>(handle).map_err(Fail::code)?)
-        });
+        // SAFETY: as for `keysPath`.
+        let keys = unsafe { arc_of::<AnyKeys>(handle) }.map_err(Fail::code)?;
         let label = sds_metrics::keyed_label(&keys, name.as_deref());
         sds_metrics::register_keyed(&keys, label.clone());
         Ok(env.new_string(label)?)
@@ -167,12 +158,9 @@ pub extern "system" fn Java_io_sdsnative_Native_keysFree(
     _class: jclass,
     handle: jlong,
 ) {
-    if handle != 0 {
-        // SAFETY: called once per table, by its `NativeHandle` once no call
-        // is using it: the strong reference `Arc::into_raw` made.
-        let _ =
-            std::panic::catch_unwind(|| drop(unsafe { Arc::from_raw(handle as *const AnyKeys) }));
-    }
+    // SAFETY: called once per table, by its `NativeHandle` once no call is
+    // using it.
+    unsafe { free_arc::<AnyKeys>(handle) }
 }
 
 /// Runs `f` on the key: the `len` bytes of `bytes`, or when `bytes` is null

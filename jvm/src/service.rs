@@ -16,9 +16,9 @@ use sds_settings::{FieldValue, Fields, Service};
 use crate::agent::log_fn;
 use crate::boundary::{clamp, setup_native, Fail};
 use crate::codes::strings;
+use crate::handle::arc_of;
 use crate::handle::{borrow, into_handle};
 use crate::settings::pairs;
-use crate::table::table_arc;
 
 /// `Native.AGENT` and `Native.CLUSTER`: which service `serviceStart` starts.
 const AGENT: jint = 0;
@@ -95,7 +95,7 @@ setup_native! {
         let settings = pairs(env, &settings)?;
         // SAFETY: the Java `Client` passes its own handle and itself as owner,
         // which keeps it reachable, so its table is not freed during the call.
-        let table = unsafe { table_arc(table) }.map_err(Fail::code)?;
+        let table = unsafe { arc_of::<sds_shm::AnyTable>(table) }.map_err(Fail::code)?;
         let running = match kind {
             AGENT => {
                 let mut config = AgentConfig::from_settings(settings)?;

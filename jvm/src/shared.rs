@@ -14,8 +14,8 @@ use sds_core::{capacity_from_i128, ErrorCode};
 use sds_shm::{table_path, AnyTable, Options};
 
 use crate::boundary::{setup_native, Fail};
+use crate::handle::arc_into_handle;
 use crate::handle::borrow;
-use crate::table::table_into_handle;
 
 setup_native! {
     /// Opens (creating if needed) the table file of `name_or_path` (UTF-8
@@ -34,7 +34,7 @@ setup_native! {
         let options = Options::of_mode(mode as u32)?;
         // The core's verdict and message, as for a private table.
         let capacity = capacity_from_i128(capacity.into())?;
-        Ok(table_into_handle(AnyTable::shared(&path, capacity, &options)?))
+        Ok(arc_into_handle(AnyTable::shared(&path, capacity, &options)?))
     }
 
     /// The path of a shared table's file; `null` for a private table.

@@ -6,9 +6,6 @@
 //! Point names cross once, as UTF-8 bytes, to get a point id; Java caches the
 //! id per name, so `enter` and `exit` take only integers.
 
-use std::mem::ManuallyDrop;
-use std::sync::Arc;
-
 use jni::objects::{JByteArray, JLongArray, JObject};
 use jni::sys::{jclass, jint, jlong, JNIEnv};
 use sds_core::{
@@ -18,25 +15,8 @@ use sds_core::{
 use sds_shm::AnyTable;
 
 use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
-use crate::handle::borrow;
+use crate::handle::{arc_into_handle, borrow, free_arc};
 use crate::strategy::strategy_from_values;
-
-/// The handle of a new table: `Arc::into_raw`, freed by `tableFree`.
-pub(crate) fn table_into_handle(table: AnyTable) -> jlong {
-    Arc::into_raw(Arc::new(table)) as jlong
-}
-
-/// Another reference to the table of a live handle (for the agent); `Closed`
-/// for the handle 0.
-///
-/// # Safety
-/// As for [`borrow`]: `handle` is 0 or a live table handle.
-pub(crate) unsafe fn table_arc(handle: jlong) -> Result<Arc<AnyTable>, ErrorCode> {
-    // SAFETY: see the function's contract; a live handle is a strong
-    // reference made by `Arc::into_raw`, which stays the handle's.
-    let handle = ManuallyDrop::new(unsafe { Arc::from_raw(borrow::<AnyTable>(handle)?) });
-    Ok(Arc::clone(&handle))
-}
 
 /// Runs `$body` with `$t` bound to the core's table of `$table` (an
 /// `&AnyTable`): the private one, or this process's view of the shared one
@@ -82,7 +62,7 @@ setup_native! {
         // Checked before the slots are allocated.
         let capacity = capacity_from_i128(capacity.into())?;
         let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-        Ok(table_into_handle(AnyTable::Private(PointTable::new(slots)?)))
+        Ok(arc_into_handle(AnyTable::Private(PointTable::new(slots)?)))
     }
 
     /// The id of the point `name`, created if needed.
@@ -146,12 +126,9 @@ pub extern "system" fn Java_io_sdsnative_Native_tableFree(
     _class: jclass,
     handle: jlong,
 ) {
-    if handle != 0 {
-        // SAFETY: called once per table, by its `NativeHandle` once no call
-        // is using it: a strong reference `Arc::into_raw` made.
-        let _ =
-            std::panic::catch_unwind(|| drop(unsafe { Arc::from_raw(handle as *const AnyTable) }));
-    }
+    // SAFETY: called once per table, by its `NativeHandle` once no call is
+    // using it.
+    unsafe { free_arc::<AnyTable>(handle) }
 }
 
 hot_native! {
