@@ -50,6 +50,19 @@ class SdsFilterTest {
         }
     }
 
+    /**
+     * The filter over point {@code point} of a new client (5 permits) and a
+     * policy of one request in flight per {@code X-User}.
+     */
+    private void startInFlightUnderPoint(String point) throws Exception {
+        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
+        client = new Client(64);
+        client.setStrategy(point, Strategy.builder().concurrentThreshold(5).build());
+        web = WebServer.start(SdsFilter.builder().client(client).point(point)
+                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                .build(), servlet);
+    }
+
     private static long seconds(long ms) {
         return (ms + 999) / 1000;
     }
@@ -251,12 +264,7 @@ class SdsFilterTest {
 
     @Test
     void anAsyncRequestHoldsItsUnitsAndPermitUntilItCompletes() throws Exception {
-        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
-        client = new Client(64);
-        client.setStrategy("async", Strategy.builder().concurrentThreshold(5).build());
-        web = WebServer.start(SdsFilter.builder().client(client).point("async")
-                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
-                .build(), servlet);
+        startInFlightUnderPoint("async");
         CompletableFuture<Result> first = send("/async", "X-User", "u");
         assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
         assertEquals(429, web.get("/ok", "X-User", "u").getStatus());
@@ -269,12 +277,7 @@ class SdsFilterTest {
 
     @Test
     void anAsyncTimeoutGivesBackTheUnitsAndCountsAnError() throws Exception {
-        limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
-        client = new Client(64);
-        client.setStrategy("stall", Strategy.builder().concurrentThreshold(5).build());
-        web = WebServer.start(SdsFilter.builder().client(client).point("stall")
-                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
-                .build(), servlet);
+        startInFlightUnderPoint("stall");
         ContentResponse r = web.get("/stall", "X-User", "u");
         assertTrue(r.getStatus() >= 500, String.valueOf(r.getStatus()));
         eventually(() -> limit.peek("u").remaining() == 1 && client.stats("stall").concurrent() == 0);
