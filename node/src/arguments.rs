@@ -150,6 +150,27 @@ pub fn text(value: Unknown, what: &str) -> Result<String, SdsError> {
         })
 }
 
+/// The `shared` and `mode` options of a table (points or keys): `None` for
+/// a private one, which takes no mode; else the file's name or path and its
+/// mode (0o600 unless given; one beyond u32 is refused by the file's open).
+pub fn shared_file(shared: Unknown, mode: Unknown) -> Result<Option<(String, u32)>, SdsError> {
+    if is_undefined(&shared) {
+        if !is_undefined(&mode) {
+            return Err(invalid_argument(
+                "mode applies to a shared table only (give `shared` too)",
+            ));
+        }
+        return Ok(None);
+    }
+    let name = text(shared, "shared")?;
+    let mode = if is_undefined(&mode) {
+        0o600
+    } else {
+        u32::try_from(count(mode, "mode")?).unwrap_or(u32::MAX)
+    };
+    Ok(Some((name, mode)))
+}
+
 /// A point name (see [`text`]).
 pub fn name(value: Unknown) -> Result<String, SdsError> {
     text(value, "point name")

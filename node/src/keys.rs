@@ -464,21 +464,11 @@ impl NativeKeys {
         } else {
             Some(arguments::text(name, "name")?)
         };
-        let table = if is_undefined(&shared) {
-            if !is_undefined(&mode) {
-                return Err(invalid_argument(
-                    "mode applies to a shared table only (give `shared` too)",
-                ));
+        let table = match arguments::shared_file(shared, mode)? {
+            None => AnyKeys::private(rule, capacity).map_err(from_key)?,
+            Some((name, mode)) => {
+                AnyKeys::open_named(name, capacity, rule, mode).map_err(|e| from_shm(&e))?
             }
-            AnyKeys::private(rule, capacity).map_err(from_key)?
-        } else {
-            let name = arguments::text(shared, "shared")?;
-            let mode = if is_undefined(&mode) {
-                0o600
-            } else {
-                u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
-            };
-            AnyKeys::open_named(name, capacity, rule, mode).map_err(|e| from_shm(&e))?
         };
         adjust(env.raw(), heap_bytes(&table));
         let label = sds_metrics::keyed_label(&table, name.as_deref());

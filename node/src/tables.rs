@@ -9,8 +9,8 @@ use napi_derive::napi;
 use sds_core::{PointTable, Slot, Stats, Strategy};
 use sds_shm::AnyTable;
 
-use crate::arguments::{self, is_undefined};
-use crate::errors::{from_core, from_strategy, internal, invalid_argument, SdsError};
+use crate::arguments;
+use crate::errors::{from_core, from_strategy, internal, SdsError};
 use crate::external_memory::{adjust, release_table, table_bytes};
 use crate::hot_path::hot_functions;
 use crate::strategy_object::{strategy_from_object, strategy_to_object};
@@ -64,22 +64,12 @@ impl NativeTable {
     ) -> Result<NativeTable, SdsError> {
         // Checked before the slots are allocated, the same for a shared table.
         let capacity = arguments::capacity(capacity)?;
-        let table = if is_undefined(&shared) {
-            if !is_undefined(&mode) {
-                return Err(invalid_argument(
-                    "mode applies to a shared table only (give `shared` too)",
-                ));
+        let table = match arguments::shared_file(shared, mode)? {
+            None => {
+                let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
+                AnyTable::Private(PointTable::new(slots).map_err(from_core)?)
             }
-            let slots: Box<[Slot]> = (0..capacity).map(|_| Slot::new()).collect();
-            AnyTable::Private(PointTable::new(slots).map_err(from_core)?)
-        } else {
-            let name = arguments::text(shared, "shared")?;
-            let mode = if is_undefined(&mode) {
-                0o600
-            } else {
-                u32::try_from(arguments::count(mode, "mode")?).unwrap_or(u32::MAX)
-            };
-            AnyTable::Shared(crate::table::open(&name, capacity, mode)?)
+            Some((name, mode)) => AnyTable::Shared(crate::table::open(&name, capacity, mode)?),
         };
         adjust(env.raw(), table_bytes(table.capacity()));
         Ok(NativeTable {
