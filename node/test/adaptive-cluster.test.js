@@ -78,6 +78,7 @@ function primary() {
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
   const os = require('node:os');
+  const { stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-adaptive-'));
   const file = path.join(dir, 'table.sds');
@@ -113,11 +114,7 @@ function primary() {
   });
 
   test.after(async () => {
-    await Promise.all(workers.map((w) => new Promise((resolve) => {
-      if (w.isDead()) return resolve();
-      w.once('exit', resolve);
-      w.kill('SIGTERM');
-    })));
+    await stopWorkers({ signal: 'SIGTERM' });
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -49,6 +49,7 @@ function primary() {
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
   const { freePort } = require('../testing/redis-server.js');
+  const { forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
   const os = require('node:os');
   const path = require('node:path');
   const { spawn } = require('node:child_process');
@@ -65,38 +66,12 @@ function primary() {
   let promLog = '';
 
 
-  function get(port, route) {
-    return new Promise((resolve, reject) => {
-      // A connection per request, so the primary hands them round-robin.
-      const req = http.get({ host: '127.0.0.1', port, path: route, agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => { body += chunk; });
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
-      });
-      req.on('error', reject);
-      req.setTimeout(10_000, () => req.destroy(new Error(`${route} timed out`)));
-    });
-  }
-
-  function listening(worker) {
-    return new Promise((resolve, reject) => {
-      worker.once('listening', (address) => resolve(address.port));
-      worker.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-    });
-  }
-
   const replace = () => { if (!stopping) cluster.fork(env); };
 
   test.after(async () => {
     stopping = true;
     cluster.off('exit', replace);
-    const workers = Object.values(cluster.workers);
-    const gone = Promise.all(workers.map((w) => new Promise((resolve) => {
-      if (w.isDead()) resolve();
-      else w.once('exit', resolve);
-    })));
-    for (const w of workers) w.process.kill('SIGKILL');
+    const gone = stopWorkers();
     if (prometheus !== null && prometheus.exitCode === null) {
       const exited = new Promise((resolve) => prometheus.once('exit', resolve));
       prometheus.kill('SIGTERM');
@@ -119,10 +94,7 @@ function primary() {
 
   test('Prometheus scrapes 4 workers on a shared table: exact counts across a SIGKILLed worker, no counter reset', { timeout: 60_000 }, async (t) => {
     const started = Date.now();
-    cluster.setupPrimary({ exec: __filename, silent: false });
-    const ports = await Promise.all(Array.from({ length: WORKERS }, () => listening(cluster.fork(env))));
-    assert.equal(new Set(ports).size, 1);
-    const [port] = ports;
+    const port = await forkListening(__filename, WORKERS, env);
     cluster.on('exit', replace);
 
     const promPort = await freePort();
@@ -179,11 +151,7 @@ function primary() {
     const first = await drive(port, HALF);
     await scrapedAs(requests, HALF, 'first half');
     const victim = Number(first[first.length - 1].headers['x-pid']);
-    const worker = Object.values(cluster.workers).find((w) => w.process.pid === victim);
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    const replaced = new Promise((resolve) => cluster.once('listening', resolve));
-    process.kill(victim, 'SIGKILL');
-    await Promise.all([exited, replaced]);
+    await killReplaced(victim);
     const second = await drive(port, HALF);
     const answers = [...first, ...second];
 

@@ -58,6 +58,7 @@ function primary() {
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
   const os = require('node:os');
+  const { forkListening, killReplaced, stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-cluster-'));
   const file = path.join(dir, 'table.sds');
@@ -66,17 +67,8 @@ function primary() {
   let port;
   let stopping = false;
 
-  function fork() {
-    // The workers are no test processes of the runner.
-    return cluster.fork({ SDS_TEST_TABLE: file, NODE_TEST_CONTEXT: '' });
-  }
-
-  function listening(worker) {
-    return new Promise((resolve, reject) => {
-      worker.once('listening', (address) => resolve(address.port));
-      worker.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-    });
-  }
+  // The workers are no test processes of the runner.
+  const env = { SDS_TEST_TABLE: file, NODE_TEST_CONTEXT: '' };
 
   function get(route) {
     return new Promise((resolve, reject) => {
@@ -98,30 +90,16 @@ function primary() {
   }
 
   test.before(async () => {
-    cluster.setupPrimary({ exec: __filename, silent: false });
-    const ports = await Promise.all(Array.from({ length: WORKERS }, () => listening(fork())));
-    // listen(0) in cluster workers: one random port for all of them.
-    assert.equal(new Set(ports).size, 1);
-    [port] = ports;
+    port = await forkListening(__filename, WORKERS, env);
     // A worker that dies is replaced, as a service's primary does.
     cluster.on('exit', () => {
-      if (!stopping) fork();
+      if (!stopping) cluster.fork(env);
     });
   });
 
   test.after(async () => {
     stopping = true;
-    const workers = Object.values(cluster.workers);
-    const gone = Promise.all(workers.map((w) => new Promise((resolve) => {
-      if (w.isDead()) resolve();
-      else w.once('exit', resolve);
-    })));
-    for (const w of workers) w.kill('SIGTERM');
-    let timer;
-    const late = new Promise((resolve) => { timer = setTimeout(resolve, 5000); });
-    await Promise.race([gone, late]);
-    clearTimeout(timer);
-    for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
+    await stopWorkers({ signal: 'SIGTERM', graceMs: 5000 });
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -160,9 +138,7 @@ function primary() {
     const held = await get('/hold');
     assert.equal(held.admitted, true);
     assert.equal(host.stats('crash').concurrent, 1);
-    const replaced = new Promise((resolve) => cluster.once('fork', (w) => resolve(listening(w))));
-    process.kill(held.pid, 'SIGKILL');
-    await replaced;
+    await killReplaced(held.pid);
     // The permit is given back by whichever process notices: bounded wait.
     const deadline = Date.now() + 3000;
     let answer = await get('/crash');

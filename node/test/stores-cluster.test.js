@@ -9,7 +9,6 @@
 // nothing. This file is the test (the cluster's primary) and, run by
 // cluster.fork, the workers' server (SDS_TEST_SERVER says which).
 const cluster = require('node:cluster');
-const http = require('node:http');
 const path = require('node:path');
 const { ExpressRateLimitStore, FastifyRateLimitStore } = require('..');
 
@@ -64,50 +63,30 @@ function primary() {
   const fs = require('node:fs');
   const os = require('node:os');
   const { parseList, parseItem } = require('structured-headers');
+  const { forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-stores-cluster-'));
   test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  function listening(worker) {
-    return new Promise((resolve, reject) => {
-      worker.once('listening', (address) => resolve(address.port));
-      worker.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-    });
-  }
-
   /** WORKERS workers of `server` on `table`, each one that dies replaced; `stop()` ends them all. */
   async function startCluster(server, table) {
     const env = { SDS_TEST_SERVER: server, SDS_TEST_TABLE: table, NODE_TEST_CONTEXT: '' };
-    cluster.setupPrimary({ exec: __filename, silent: false });
     let stopping = false;
     const replace = () => { if (!stopping) cluster.fork(env); };
-    const ports = await Promise.all(Array.from({ length: WORKERS }, () => listening(cluster.fork(env))));
-    assert.equal(new Set(ports).size, 1);
+    const port = await forkListening(__filename, WORKERS, env);
     cluster.on('exit', replace);
     const stop = async () => {
       stopping = true;
       cluster.off('exit', replace);
-      const workers = Object.values(cluster.workers);
-      const gone = Promise.all(workers.map((w) => new Promise((resolve) => {
-        if (w.isDead()) resolve();
-        else w.once('exit', resolve);
-      })));
-      for (const w of workers) w.process.kill('SIGKILL');
-      await gone;
+      await stopWorkers();
     };
-    return { port: ports[0], stop };
+    return { port, stop };
   }
 
-  function get(port, headers) {
-    return new Promise((resolve, reject) => {
-      // A connection per request, so the primary hands them round-robin.
-      const req = http.get({ host: '127.0.0.1', port, path: '/', headers, agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, pid: Number(res.headers['x-pid']) }));
-      });
-      req.on('error', reject);
-      req.setTimeout(10_000, () => req.destroy(new Error('request timed out')));
-    });
+  /** GET / with `headers`: its status, headers and the pid of the worker that answered. */
+  async function request(port, headers) {
+    const { status, headers: answered } = await get(port, '/', headers);
+    return { status, headers: answered, pid: Number(answered['x-pid']) };
   }
 
   /**
@@ -120,14 +99,10 @@ function primary() {
     let killed = null;
     while (answers.length < count) {
       const batch = Math.min(10, count - answers.length);
-      answers.push(...await Promise.all(Array.from({ length: batch }, () => get(port, headers))));
+      answers.push(...await Promise.all(Array.from({ length: batch }, () => request(port, headers))));
       if (killed === null && answers.length >= killAfter) {
         killed = answers[answers.length - 1].pid;
-        const worker = Object.values(cluster.workers).find((w) => w.process.pid === killed);
-        const exited = new Promise((resolve) => worker.once('exit', resolve));
-        const replaced = new Promise((resolve) => cluster.once('listening', resolve));
-        process.kill(killed, 'SIGKILL');
-        await Promise.all([exited, replaced]);
+        await killReplaced(killed);
       }
     }
     return { answers, killed };

@@ -8,20 +8,9 @@ const os = require('node:os');
 const path = require('node:path');
 const { MemoryStore } = require('express-rate-limit');
 const { ExpressRateLimitStore } = require('..');
+const { random } = require('../testing/random.js');
 
 const T0 = 1_700_000_000_000;
-
-/** A small seeded generator (mulberry32), so a failing sequence repeats. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An answer as plain data: MemoryStore hands out its live record, which later calls change. */
 function snapshot(info) {

@@ -5,11 +5,9 @@
 // `tsc --noEmit` (the TypeScript pinned in package.json) on a file written
 // to a temporary directory that sees the package's node_modules.
 const test = require('node:test');
-const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { typeCheck } = require('../testing/tsc.js');
 
 const packageDir = path.join(__dirname, '..');
 
@@ -42,30 +40,14 @@ console.log(hits, resetAt, local)
 `;
 
 test('the stores type-check where express-rate-limit and @fastify/rate-limit take a store', { timeout: 120000 }, () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-stores-typings-'));
-  try {
+  typeCheck('sds-stores-typings-', (dir) => {
     fs.symlinkSync(path.join(packageDir, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     const entry = path.relative(dir, path.join(packageDir, 'index.js')).split(path.sep).join('/');
-    fs.writeFileSync(path.join(dir, 'usage.ts'), USAGE(entry));
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        target: 'es2022',
-        types: ['node'],
-        // express-rate-limit's typings import express's, which the package
-        // does not install (@types/express): they resolve to any. Our own
-        // .d.ts files are checked strictly by test/typings.test.js.
-        skipLibCheck: true,
-      },
-      files: ['usage.ts'],
-    }));
-    const tsc = require.resolve('typescript/bin/tsc');
-    const { status, stdout, stderr } = spawnSync(process.execPath, [tsc, '--noEmit', '-p', dir], { encoding: 'utf8' });
-    assert.equal(status, 0, `${stdout}${stderr}`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+    return USAGE(entry);
+  }, {
+    // express-rate-limit's typings import express's, which the package
+    // does not install (@types/express): they resolve to any. Our own
+    // .d.ts files are checked strictly by test/typings.test.js.
+    skipLibCheck: true,
+  });
 });

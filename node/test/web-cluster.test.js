@@ -5,7 +5,6 @@
 // table (its quota holds host-wide). This file is both the test (the
 // primary) and, run by cluster.fork, the workers' server (`serve`).
 const cluster = require('node:cluster');
-const http = require('node:http');
 const path = require('node:path');
 
 const WORKERS = 4;
@@ -44,45 +43,22 @@ function primary() {
   const os = require('node:os');
   const { parseList } = require('structured-headers');
   const { Client } = require('..');
+  const { forkListening, get: request, stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-web-cluster-'));
   const env = { SDS_TEST_POINTS: path.join(dir, 'points.sds'), SDS_TEST_KEYS: path.join(dir, 'keys.sds'), NODE_TEST_CONTEXT: '' };
   let port;
   let host;
 
-  function get(route, headers = {}) {
-    return new Promise((resolve, reject) => {
-      // A connection per request, so the primary hands them round-robin.
-      const req = http.get({ host: '127.0.0.1', port, path: route, headers, agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => { body += chunk; });
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
-      });
-      req.on('error', reject);
-      req.setTimeout(10000, () => req.destroy(new Error(`${route} timed out`)));
-    });
-  }
+  const get = (route, headers) => request(port, route, headers);
 
   test.before(async () => {
-    cluster.setupPrimary({ exec: __filename, silent: false });
-    const ports = await Promise.all(Array.from({ length: WORKERS }, () => new Promise((resolve, reject) => {
-      const worker = cluster.fork(env);
-      worker.once('listening', (address) => resolve(address.port));
-      worker.once('exit', (code, signal) => reject(new Error(`worker exited early (${code ?? signal})`)));
-    })));
-    assert.equal(new Set(ports).size, 1);
-    [port] = ports;
+    port = await forkListening(__filename, WORKERS, env);
     host = new Client({ capacity: 64, shared: env.SDS_TEST_POINTS });
   });
 
   test.after(async () => {
-    const workers = Object.values(cluster.workers);
-    await Promise.all(workers.map((w) => new Promise((resolve) => {
-      if (w.isDead()) return resolve();
-      w.once('exit', resolve);
-      w.kill('SIGTERM');
-    })));
+    await stopWorkers({ signal: 'SIGTERM' });
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

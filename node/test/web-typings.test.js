@@ -5,11 +5,8 @@
 // FastifyContextConfig) and node:http (Express ships no typings here), and
 // the misuse it must refuse. `tsc --noEmit` over a file written to a temp dir.
 const test = require('node:test');
-const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { typeCheck } = require('../testing/tsc.js');
 
 const root = path.join(__dirname, '..');
 
@@ -71,27 +68,9 @@ console.log(on, misspelt);
 `;
 
 test('tsc --noEmit: the web namespace with Fastify typings', { timeout: 120000 }, () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-web-typings-'));
-  try {
-    fs.writeFileSync(path.join(dir, 'usage.ts'), usage);
-    const modules = path.join(root, 'node_modules');
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        target: 'es2022',
-        types: ['node'],
-        typeRoots: [path.join(modules, '@types')],
-        paths: { 'sds-native': [path.join(root, 'index.d.ts')], fastify: [path.join(modules, 'fastify', 'fastify.d.ts')] },
-      },
-      files: ['usage.ts'],
-    }));
-    const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
-    const { status, stdout, stderr } = spawnSync(process.execPath, [tsc, '--noEmit', '-p', dir], { encoding: 'utf8' });
-    assert.equal(status, 0, `${stdout}${stderr}`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const modules = path.join(root, 'node_modules');
+  typeCheck('sds-web-typings-', () => usage, {
+    typeRoots: [path.join(modules, '@types')],
+    paths: { 'sds-native': [path.join(root, 'index.d.ts')], fastify: [path.join(modules, 'fastify', 'fastify.d.ts')] },
+  });
 });
