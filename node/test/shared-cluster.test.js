@@ -58,7 +58,7 @@ function primary() {
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
   const os = require('node:os');
-  const { forkListening, killReplaced, stopWorkers } = require('../testing/cluster.js');
+  const { forkListening, killReplaced, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-cluster-'));
   const file = path.join(dir, 'table.sds');
@@ -118,16 +118,7 @@ function primary() {
     const admitted = answers.filter((a) => a.admitted);
     assert.ok(admitted.length >= 2, `admitted ${admitted.length}`);
     assert.ok(answers.length - admitted.length >= 1);
-    // The most intervals in the handler at one time (an exit before an
-    // entry at the same nanosecond).
-    const events = admitted.flatMap((a) => [[BigInt(a.inNs), 1], [BigInt(a.outNs), -1]]);
-    events.sort((x, y) => (x[0] === y[0] ? x[1] - y[1] : (x[0] < y[0] ? -1 : 1)));
-    let inside = 0;
-    let peak = 0;
-    for (const [, step] of events) {
-      inside += step;
-      peak = Math.max(peak, inside);
-    }
+    const peak = mostAtOnce(admitted);
     assert.ok(peak <= 2, `peak ${peak}`);
     assert.equal(host.stats('slow').concurrent, 0);
   });

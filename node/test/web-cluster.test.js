@@ -43,7 +43,7 @@ function primary() {
   const os = require('node:os');
   const { parseList } = require('structured-headers');
   const { Client } = require('..');
-  const { forkListening, get: request, stopWorkers } = require('../testing/cluster.js');
+  const { forkListening, get: request, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-web-cluster-'));
   const env = { SDS_TEST_POINTS: path.join(dir, 'points.sds'), SDS_TEST_KEYS: path.join(dir, 'keys.sds'), NODE_TEST_CONTEXT: '' };
@@ -83,14 +83,7 @@ function primary() {
     const admitted = answers.filter((a) => a.status === 200).map((a) => JSON.parse(a.body));
     assert.ok(admitted.length >= 2, `admitted ${admitted.length}`);
     assert.ok(answers.some((a) => a.status === 503), 'some were downgraded');
-    const events = admitted.flatMap((a) => [[BigInt(a.inNs), 1], [BigInt(a.outNs), -1]]);
-    events.sort((x, y) => (x[0] === y[0] ? x[1] - y[1] : (x[0] < y[0] ? -1 : 1)));
-    let inside = 0;
-    let peak = 0;
-    for (const [, step] of events) {
-      inside += step;
-      peak = Math.max(peak, inside);
-    }
+    const peak = mostAtOnce(admitted);
     assert.ok(peak <= 2, `peak ${peak}`);
     // Every permit came back once the responses were over.
     const deadline = Date.now() + 2000;

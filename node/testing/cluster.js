@@ -1,8 +1,9 @@
 'use strict';
 // The primary's side of the `node:cluster` tests: workers (the test file
 // itself, run by cluster.fork) forked until they listen, requests each on a
-// connection of its own, a worker killed and its replacement awaited, and
-// every worker stopped at the end.
+// connection of its own, a worker killed and its replacement awaited, every
+// worker stopped at the end, and how many requests were in the handlers at
+// once.
 const assert = require('node:assert/strict');
 const cluster = require('node:cluster');
 const http = require('node:http');
@@ -81,4 +82,21 @@ async function stopWorkers({ signal = 'SIGKILL', graceMs = Infinity } = {}) {
   for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
 }
 
-module.exports = { listening, forkListening, get, killReplaced, stopWorkers };
+/**
+ * The most of the answers' intervals in a handler at one time: each answer
+ * has `inNs` and `outNs`, decimal text of the host's monotonic clock (one
+ * for every process); an exit comes before an entry at the same nanosecond.
+ */
+function mostAtOnce(answers) {
+  const events = answers.flatMap((a) => [[BigInt(a.inNs), 1], [BigInt(a.outNs), -1]]);
+  events.sort((x, y) => (x[0] === y[0] ? x[1] - y[1] : (x[0] < y[0] ? -1 : 1)));
+  let inside = 0;
+  let peak = 0;
+  for (const [, step] of events) {
+    inside += step;
+    peak = Math.max(peak, inside);
+  }
+  return peak;
+}
+
+module.exports = { listening, forkListening, get, killReplaced, stopWorkers, mostAtOnce };
