@@ -25,6 +25,14 @@ fn value(families: &[Collected], name: &str, labels: &[&str]) -> Option<f64> {
         .map(|s| s.value)
 }
 
+/// What a collection reads: the point table `table`, nothing else.
+fn table_only(table: &AnyTable) -> Sources<'_> {
+    Sources {
+        table: Some(table),
+        ..Sources::default()
+    }
+}
+
 /// `n` requests a second for `seconds` seconds at `name` (visitThreshold
 /// 5 in 10 s), every third one failing: returns (visits, downgrades, exceptions).
 fn drive(points: &dyn Points, name: &[u8], seconds: u64, n: u64) -> (u64, u64, u64) {
@@ -60,10 +68,7 @@ fn point_counters_hold_every_request_across_many_laps_of_the_window() {
     assert_eq!(visits, 380);
     assert!(downgrades > 0 && downgrades < visits);
     let exporter = Exporter::new();
-    let sources = Sources {
-        table: Some(&table),
-        ..Sources::default()
-    };
+    let sources = table_only(&table);
     let got = exporter.collect(&sources, T0 + 95_000);
     let api = ["private", "api"];
     assert_eq!(value(&got, "sds_point_requests", &api), Some(visits as f64));
@@ -110,10 +115,7 @@ fn in_flight_and_its_cycle_maximum_are_gauges() {
             entries
         })
         .unwrap();
-    let sources = Sources {
-        table: Some(&table),
-        ..Sources::default()
-    };
+    let sources = table_only(&table);
     let got = Exporter::new().collect(&sources, T0 + 10_000);
     // Cycles are aligned to 10 s: T0 (…000 000 ms) starts one.
     assert_eq!(
@@ -143,10 +145,7 @@ fn an_adaptive_point_shows_its_limit_and_others_show_none() {
             points.insert(b"plain").unwrap();
         })
         .unwrap();
-    let sources = Sources {
-        table: Some(&table),
-        ..Sources::default()
-    };
+    let sources = table_only(&table);
     let got = Exporter::new().collect(&sources, T0 + 10);
     // 20 in flight ending one by one grow AIMD's 20 by 7 (adaptive README).
     assert_eq!(
@@ -225,10 +224,7 @@ fn the_text_formats_name_counters_as_each_expects() {
     table
         .with_points(|points| drive(points, "say \"hi\"\\\n".as_bytes(), 1, 1))
         .unwrap();
-    let sources = Sources {
-        table: Some(&table),
-        ..Sources::default()
-    };
+    let sources = table_only(&table);
     let exporter = Exporter::new();
     let prom = exposition(&exporter, &sources, T0, Format::Prometheus);
     assert!(
