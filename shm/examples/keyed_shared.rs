@@ -14,6 +14,11 @@
 //! shared file's, read by the parent; each private table's, read by its
 //! process), and no key may have been evicted with a count.
 //!
+//! A third side puts the N deciders in one process as N threads on one
+//! private table: the same keys counted together as on the shared file, so
+//! the same cache lines move between cores; what the file adds beyond that
+//! is the shared side against this one ("sh/th").
+//!
 //! The children start together (each waits for a byte on its stdin) and
 //! report the CPU time of their loop (`CLOCK_THREAD_CPUTIME_ID`) and its
 //! wall time, per decision; the row gives their means. CPU time is the
@@ -204,10 +209,22 @@ fn child(args: &[String]) {
         std::io::stdout().flush().unwrap();
         let _ = std::io::stdin().read_to_end(&mut Vec::new());
         return;
+    } else if let Some(threads) = target.strip_prefix("threads:") {
+        let table = private_table(keys);
+        start();
+        let seeds = (0..parse(threads)).map(|t| seed.wrapping_add(t.wrapping_mul(0x9e37_79b9)));
+        let times: Vec<(u64, u64)> = std::thread::scope(|s| {
+            let table = &table;
+            let runs: Vec<_> = seeds
+                .map(|seed| s.spawn(move || decide_all(table, keys, calls, seed)))
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let (cpu, wall) = times.iter().fold((0, 0), |(c, w), t| (c + t.0, w + t.1));
+        let (sum, lossy) = counted(&table, keys);
+        format!("{cpu} {wall} {sum} {lossy}")
     } else if target == "private" {
-        let buckets = capacity(keys).div_ceil(BUCKET_CELLS);
-        let storage: Box<[KeyBucket]> = (0..buckets).map(|_| KeyBucket::new()).collect();
-        let table = KeyTable::new(storage, rule()).unwrap();
+        let table = private_table(keys);
         start();
         let (cpu, wall) = decide_all(&table, keys, calls, seed);
         let (sum, lossy) = counted(&table, keys);
@@ -219,6 +236,13 @@ fn child(args: &[String]) {
         format!("{cpu} {wall} 0 0")
     };
     println!("{line}");
+}
+
+/// A window rule's table in this process's own memory.
+fn private_table(keys: u64) -> KeyTable<Box<[KeyBucket]>> {
+    let buckets = capacity(keys).div_ceil(BUCKET_CELLS);
+    let storage: Box<[KeyBucket]> = (0..buckets).map(|_| KeyBucket::new()).collect();
+    KeyTable::new(storage, rule()).unwrap()
 }
 
 fn parse(s: &str) -> u64 {
@@ -235,20 +259,31 @@ struct Side {
     lossy: u64,
 }
 
-fn run(dir: &Path, bench: Bench, shared: bool, processes: usize, keys: u64, calls: u64) -> Side {
+/// Where the deciders of a side decide: processes on one shared file,
+/// processes on a private table each, or threads of one process on one
+/// private table (window rows only).
+#[derive(Clone, Copy, PartialEq)]
+enum On {
+    SharedFile,
+    PrivateEach,
+    Threads,
+}
+
+fn run(dir: &Path, bench: Bench, on: On, processes: usize, keys: u64, calls: u64) -> Side {
     let file = dir.join(format!("keys-{}-{processes}-{keys}", bench.name()));
     let _ = std::fs::remove_file(&file);
-    let target = if shared {
-        file.to_string_lossy().into_owned()
-    } else {
-        "private".to_owned()
+    let shared = on == On::SharedFile;
+    let (target, kids) = match on {
+        On::SharedFile => (file.to_string_lossy().into_owned(), processes),
+        On::PrivateEach => ("private".to_owned(), processes),
+        On::Threads => (format!("threads:{processes}"), 1),
     };
     // Created before the children so none of them waits on the init lock.
     let table = shared.then(|| {
         SharedKeyTable::open(&file, capacity(keys), bench.rule(), &Options::new()).unwrap()
     });
     let exe = std::env::current_exe().unwrap();
-    let mut kids: Vec<Child> = (0..processes)
+    let mut kids: Vec<Child> = (0..kids)
         .map(|p| {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(p as u64 + 1);
             Command::new(&exe)
@@ -323,19 +358,35 @@ fn temp_dir() -> PathBuf {
     dir
 }
 
-/// The columns of both tables; the last two say what the rows check.
-fn header(counted: &str, check: &str) {
+/// The columns of both tables; the last two say what the rows check. The
+/// window rows add the threads side ("th") and the shared side against it.
+fn header(counted: &str, check: &str, threads: bool) {
+    let th = if threads {
+        format!(" {:>9} {:>6} |", "cpu ns th", "sh/th")
+    } else {
+        String::new()
+    };
     println!(
-        "{:<9} {:>2} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>17} {:>5}",
+        "{:<9} {:>2} | {:>9} {:>9} {:>6} |{th} {:>9} {:>9} | {:>17} {:>5}",
         "keys", "N", "cpu ns sh", "cpu ns pr", "ratio", "wall sh", "wall pr", counted, check
     );
 }
 
-/// One row: `processes` on `name`'s keys, shared beside private, then
-/// `counted` and whether it is what the check wants.
-fn row(name: &str, processes: usize, shared: &Side, private: &Side, counted: u64, ok: bool) {
+/// One row: `processes` on `name`'s keys, shared beside private (and
+/// threads), then `counted` and whether it is what the check wants.
+fn row(
+    name: &str,
+    processes: usize,
+    [shared, private]: [&Side; 2],
+    threads: Option<&Side>,
+    counted: u64,
+    ok: bool,
+) {
+    let th = threads.map_or(String::new(), |t| {
+        format!(" {:>9.1} {:>5.2}x |", t.cpu_ns, shared.cpu_ns / t.cpu_ns)
+    });
     println!(
-        "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x | {:>9.1} {:>9.1} | {counted:>17} {:>5}",
+        "{name:<9} {processes:>2} | {:>9.1} {:>9.1} {:>5.2}x |{th} {:>9.1} {:>9.1} | {counted:>17} {:>5}",
         shared.cpu_ns,
         private.cpu_ns,
         shared.cpu_ns / private.cpu_ns,
@@ -355,43 +406,60 @@ fn main() {
     println!(
         "{calls} decisions per process, {cores} cores (more processes than cores: oversubscribed)"
     );
-    header("counted (N×calls)", "exact");
+    header("counted (N×calls)", "exact", true);
     let dir = temp_dir();
     let mut all_exact = true;
     for (name, keys) in DRAWS {
         for processes in PROCESSES {
-            let shared = run(&dir, Bench::Window, true, processes, keys, calls);
-            let private = run(&dir, Bench::Window, false, processes, keys, calls);
+            let shared = run(&dir, Bench::Window, On::SharedFile, processes, keys, calls);
+            let private = run(&dir, Bench::Window, On::PrivateEach, processes, keys, calls);
+            let threads = run(&dir, Bench::Window, On::Threads, processes, keys, calls);
             let expected = processes as u64 * calls;
-            let exact = shared.counted == expected
-                && private.counted == expected
-                && shared.lossy == 0
-                && private.lossy == 0;
+            let exact = [&shared, &private, &threads]
+                .iter()
+                .all(|side| side.counted == expected && side.lossy == 0);
             all_exact &= exact;
-            row(name, processes, &shared, &private, shared.counted, exact);
+            let sides = [&shared, &private];
+            row(
+                name,
+                processes,
+                sides,
+                Some(&threads),
+                shared.counted,
+                exact,
+            );
         }
     }
     let mut all_zero = true;
     println!();
     println!("in flight: {calls} rounds of decide + release of one unit per process, keys in turn");
-    header("units held after", "zero");
+    header("units held after", "zero", false);
     for (name, keys) in IN_FLIGHT_KEYS {
         for processes in IN_FLIGHT_PROCESSES {
-            let shared = run(&dir, Bench::InFlight, true, processes, keys, calls);
-            let private = run(&dir, Bench::InFlight, false, processes, keys, calls);
+            let shared = run(
+                &dir,
+                Bench::InFlight,
+                On::SharedFile,
+                processes,
+                keys,
+                calls,
+            );
+            let private = run(
+                &dir,
+                Bench::InFlight,
+                On::PrivateEach,
+                processes,
+                keys,
+                calls,
+            );
             let zero = shared.counted == 0
                 && private.counted == 0
                 && shared.lossy == 0
                 && private.lossy == 0;
             all_zero &= zero;
-            row(
-                name,
-                processes,
-                &shared,
-                &private,
-                shared.counted + private.counted,
-                zero,
-            );
+            let sides = [&shared, &private];
+            let held = shared.counted + private.counted;
+            row(name, processes, sides, None, held, zero);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
