@@ -5,10 +5,8 @@
 //! mutual TLS through `tls_cert_file`/`tls_key_file`; a `UINT64_MAX` pull
 //! interval pulls once; `sds_agent_stop` from the agent's own log callback.
 
-use std::io::{BufRead, BufReader};
 use std::os::raw::c_char;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
@@ -18,63 +16,10 @@ use sds_testkit::{TempDir, Tls};
 use serde_json::{json, Value as Json};
 
 mod common;
-use common::{pki, start_agent, table, text};
+use common::{agent_status, pki, start_agent, table, text, FakeConsole};
 
 /// How the last error message starts when the agent refuses its config.
 const REFUSED: &str = "SDS_INVALID_ARGUMENT: cannot start the SDS agent: ";
-
-const APP: &str = r#"{"appGroupName": "g", "appName": "a",
-                      "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
-
-/// The fake console on HTTPS with `tls`'s server certificate and app "g"/"a"
-/// (version 1: "pay" at 1 visit per second); killed on drop.
-struct FakeConsole {
-    child: Child,
-    _stdin: ChildStdin,
-    url: String,
-}
-
-impl FakeConsole {
-    fn start(tls: &Tls) -> FakeConsole {
-        FakeConsole::spawn(tls, false)
-    }
-
-    /// A console that requires a client certificate of `tls.ca`.
-    fn start_mutual(tls: &Tls) -> FakeConsole {
-        FakeConsole::spawn(tls, true)
-    }
-
-    fn spawn(tls: &Tls, mutual: bool) -> FakeConsole {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
-        let mut command = Command::new("python3");
-        command.args([script, "--app", APP]);
-        command
-            .arg("--tls-cert")
-            .arg(&tls.cert)
-            .arg("--tls-key")
-            .arg(&tls.key);
-        if mutual {
-            command.arg("--tls-client-ca").arg(&tls.ca);
-        }
-        let mut child = (command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn())
-            .expect("python3 runs the fake console");
-        let mut port = String::new();
-        let stdout = child.stdout.take().unwrap();
-        BufReader::new(stdout).read_line(&mut port).unwrap();
-        FakeConsole {
-            _stdin: child.stdin.take().unwrap(),
-            child,
-            url: format!("https://127.0.0.1:{}", port.trim()),
-        }
-    }
-}
-
-impl Drop for FakeConsole {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The settings of an agent of app "g"/"a" pulling from `servers` every
 /// 100 ms, trusting `ca`, with the members of `more` (an object).
@@ -95,12 +40,7 @@ fn status_until(
 ) -> sds_agent_status {
     let started = Instant::now();
     loop {
-        let mut s = std::mem::MaybeUninit::<sds_agent_status>::uninit();
-        assert_eq!(
-            unsafe { sds_agent_status_get(agent, s.as_mut_ptr()) },
-            sds_result::Ok
-        );
-        let s = unsafe { s.assume_init() };
+        let s = agent_status(agent);
         if until(&s) {
             return s;
         }
@@ -136,7 +76,7 @@ fn table_and_agent(fake: &FakeConsole, trusted: &Tls) -> (*mut sds_table, *mut s
 #[test]
 fn tls_ca_file_trusts_the_consoles_own_ca() {
     let (_dir, tls) = pki("agent-tls");
-    let fake = FakeConsole::start(&tls);
+    let fake = FakeConsole::https(&tls);
     unsafe {
         let (t, agent) = table_and_agent(&fake, &tls);
         let s = status_until(agent, |s| s.version == 1);
@@ -155,7 +95,7 @@ fn a_console_of_another_ca_is_a_pull_failure_in_the_status() {
     let dir = TempDir::new("agent-tls");
     let ours = Tls::generate(&dir.path().join("ours"));
     let theirs = Tls::generate(&dir.path().join("theirs"));
-    let fake = FakeConsole::start(&theirs);
+    let fake = FakeConsole::https(&theirs);
     unsafe {
         let (t, agent) = table_and_agent(&fake, &ours);
         let s = status_until(agent, |s| s.pull_failures >= 1);
@@ -208,7 +148,7 @@ fn a_bad_tls_ca_file_is_refused_at_start() {
 #[test]
 fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() {
     let (_dir, tls) = pki("agent-tls");
-    let fake = FakeConsole::start_mutual(&tls);
+    let fake = FakeConsole::https_mutual(&tls);
     let t = table(8);
     let with = |more: Json| start_agent(t, &settings(&fake.url, &tls.ca, more));
     let cert = json!({"tls_cert_file": tls.client_cert, "tls_key_file": tls.client_key});
@@ -240,7 +180,7 @@ fn tls_cert_and_key_files_answer_a_console_that_requires_a_client_certificate() 
 #[test]
 fn a_uint64_max_pull_interval_pulls_once() {
     let (_dir, tls) = pki("agent-tls");
-    let fake = FakeConsole::start(&tls);
+    let fake = FakeConsole::https(&tls);
     let forever = json!({"pull_interval_ms": u64::MAX, "timeout_ms": u64::MAX});
     let t = table(8);
     unsafe {
@@ -277,7 +217,7 @@ unsafe extern "C" fn stop_on_log(
 #[test]
 fn sds_agent_stop_from_the_agents_own_log_callback_returns() {
     let (_dir, tls) = pki("agent-tls");
-    let fake = FakeConsole::start(&tls);
+    let fake = FakeConsole::https(&tls);
     let settings = settings(&fake.url, &tls.ca, json!({}));
     let stop = StopFromLog {
         agent: std::sync::Mutex::new(null_mut()),

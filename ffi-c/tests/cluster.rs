@@ -12,7 +12,7 @@ use sds_testkit::{wait_until, Redis};
 use serde_json::{json, Value as Json};
 
 mod common;
-use common::{last_error, pki, start_cluster};
+use common::{cluster_state, last_error, pki, start_cluster};
 
 const NAME: &[u8] = b"pay";
 
@@ -55,7 +55,7 @@ fn settings(url: &str, more: Json) -> String {
 
 /// Waits (5 s at most) until the state of `c` satisfies `done`.
 fn wait_for_state(c: *const sds_cluster, what: &str, done: impl Fn(&sds_cluster_state) -> bool) {
-    wait_until(Duration::from_secs(5), what, || done(&state(c)));
+    wait_until(Duration::from_secs(5), what, || done(&cluster_state(c)));
 }
 
 /// Two tables, each with a cluster started with `settings`, given to
@@ -77,17 +77,8 @@ fn two_clusters(settings: &str, body: impl FnOnce([(*mut sds_table, *mut sds_clu
 /// Waits until `b` has synced twice and `a` within the last 5 ms.
 fn wait_for_syncs(a: *const sds_cluster, b: *const sds_cluster) {
     wait_until(Duration::from_secs(5), "syncs of both", || {
-        state(b).syncs >= 2 && state(a).last_sync_ms > sds_now_ms() - 5
+        cluster_state(b).syncs >= 2 && cluster_state(a).last_sync_ms > sds_now_ms() - 5
     });
-}
-
-fn state(c: *const sds_cluster) -> sds_cluster_state {
-    let mut s = std::mem::MaybeUninit::<sds_cluster_state>::uninit();
-    assert_eq!(
-        unsafe { sds_cluster_status(c, s.as_mut_ptr()) },
-        sds_result::Ok
-    );
-    unsafe { s.assume_init() }
 }
 
 /// [`two_clusters`] on a redis-server started here, with no more settings.
@@ -103,7 +94,7 @@ fn two_tables_share_a_limit_through_redis() {
         wait_for_syncs(ca, cb);
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(admit(b, 10), 3, "10 for both tables together");
-        let s = state(ca);
+        let s = cluster_state(ca);
         assert!(s.connected && s.syncing && s.points == 1 && s.last_error[0] == 0);
         assert_eq!(s.points_failing, 0);
         assert_eq!(s.round_trips, s.syncs);
@@ -159,7 +150,7 @@ fn a_configuration_out_of_range_is_refused() {
         // An unreachable server is no error of start: the state says it.
         let out = start_cluster(t, &json!({ "urls": url }).to_string()).unwrap();
         wait_for_state(out, "a failure", |s| s.failures > 0);
-        let s = state(out);
+        let s = cluster_state(out);
         assert!(!s.connected && s.last_error[0] != 0);
         sds_cluster_stop(out);
         sds_table_free(t);
@@ -177,10 +168,10 @@ fn tls_with_a_ca_file_and_mutual_tls() {
     two_clusters(&settings(&url, mutual), |[(a, ca), (b, cb)]| unsafe {
         assert_eq!(admit(a, 7), 7);
         wait_for_syncs(ca, cb);
-        let after_a = state(ca).syncs;
+        let after_a = cluster_state(ca).syncs;
         wait_for_state(cb, "two more syncs", |s| s.syncs >= after_a + 2);
         assert_eq!(admit(b, 10), 3, "10 for both tables together");
-        let s = state(cb);
+        let s = cluster_state(cb);
         assert!(s.connected && s.last_error[0] == 0);
     });
     // Without the client certificate, the server refuses the client.
@@ -189,7 +180,7 @@ fn tls_with_a_ca_file_and_mutual_tls() {
         let t = table();
         let cc = start_cluster(t, &no_cert).unwrap();
         wait_for_state(cc, "a sync attempt", |s| s.syncs + s.failures > 0);
-        let s = state(cc);
+        let s = cluster_state(cc);
         assert!(!s.connected && s.syncs == 0 && s.last_error[0] != 0);
         sds_cluster_stop(cc);
         sds_table_free(t);

@@ -10,9 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::CStr;
-use std::io::{BufRead, BufReader};
 use std::os::raw::c_char;
-use std::process::{Command, Stdio};
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -24,7 +22,9 @@ use sds_metrics::{Format, FAMILIES};
 use sds_testkit::{promtool, wait_until, Redis, TempDir};
 
 mod common;
-use common::{last_error, start_agent, start_cluster, table};
+use common::{
+    agent_status, cluster_state, last_error, start_agent, start_cluster, table, FakeConsole,
+};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -219,18 +219,15 @@ fn a_buffer_too_small_says_how_much_is_needed_and_the_retry_fits() {
     unsafe {
         set_strategy(t, "pay", r#"{"visitThreshold": 3}"#);
         enter(t, "pay", T0);
-        let mut needed = 0usize;
+        // The text at T0 into `buf`: the result and the bytes the text needs.
+        let text_into = |buf: &mut [c_char]| {
+            let mut needed = 0usize;
+            let (at, len) = (buf.as_mut_ptr(), buf.len());
+            let r = sds_metrics_text(t, null(), null(), 0, T0, at, len, &mut needed);
+            (r, needed)
+        };
         let mut small = [0x55 as c_char; 64];
-        let r = sds_metrics_text(
-            t,
-            null(),
-            null(),
-            0,
-            T0,
-            small.as_mut_ptr(),
-            64,
-            &mut needed,
-        );
+        let (r, needed) = text_into(&mut small);
         assert_eq!(r, sds_result::Ok);
         assert!(needed > 64, "{needed}");
         assert_eq!(small[0], 0, "an empty string, never a cut exposition");
@@ -240,30 +237,11 @@ fn a_buffer_too_small_says_how_much_is_needed_and_the_retry_fits() {
         );
         // Exactly `needed` bytes leave no room for the NUL: still too small.
         let mut exact = vec![0x55 as c_char; needed];
-        let mut again = 0usize;
-        let r = sds_metrics_text(
-            t,
-            null(),
-            null(),
-            0,
-            T0,
-            exact.as_mut_ptr(),
-            needed,
-            &mut again,
-        );
+        let (r, again) = text_into(&mut exact);
         assert_eq!((r, again, exact[0]), (sds_result::Ok, needed, 0));
         // One more byte holds it, the same text as `exposition` reads.
         let mut fits = vec![0x55 as c_char; needed + 1];
-        let r = sds_metrics_text(
-            t,
-            null(),
-            null(),
-            0,
-            T0,
-            fits.as_mut_ptr(),
-            needed + 1,
-            &mut again,
-        );
+        let (r, again) = text_into(&mut fits);
         assert_eq!((r, again), (sds_result::Ok, needed));
         let text = CStr::from_ptr(fits.as_ptr()).to_str().unwrap();
         assert_eq!(text, prometheus(t, T0));
@@ -536,66 +514,10 @@ fn null_and_invalid_arguments_are_refused_and_write_nothing() {
     );
 }
 
-/// The fake console (tools/fake-sds-admin.py) on plain HTTP with app
-/// "g"/"a" at strategy version 1; killed on drop.
-struct FakeConsole {
-    child: std::process::Child,
-    _stdin: std::process::ChildStdin,
-    url: String,
-}
-
-impl FakeConsole {
-    fn start() -> FakeConsole {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
-        let app = r#"{"appGroupName": "g", "appName": "a",
-                      "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
-        let mut child = Command::new("python3")
-            .args([script, "--app", app])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the fake console");
-        let mut port = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut port)
-            .unwrap();
-        FakeConsole {
-            _stdin: child.stdin.take().unwrap(),
-            child,
-            url: format!("http://127.0.0.1:{}", port.trim()),
-        }
-    }
-}
-
-impl Drop for FakeConsole {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn agent_status(agent: *const sds_agent) -> sds_agent_status {
-    let mut s = std::mem::MaybeUninit::<sds_agent_status>::uninit();
-    assert_eq!(
-        unsafe { sds_agent_status_get(agent, s.as_mut_ptr()) },
-        sds_result::Ok
-    );
-    unsafe { s.assume_init() }
-}
-
-fn cluster_status(cluster: *const sds_cluster) -> sds_cluster_state {
-    let mut s = std::mem::MaybeUninit::<sds_cluster_state>::uninit();
-    assert_eq!(
-        unsafe { sds_cluster_status(cluster, s.as_mut_ptr()) },
-        sds_result::Ok
-    );
-    unsafe { s.assume_init() }
-}
-
 #[test]
 fn the_agent_and_cluster_of_the_table_show_and_promtool_finds_nothing() {
     let _serial = serial();
-    let console = FakeConsole::start();
+    let console = FakeConsole::http();
     let mut redis = Redis::start();
     let t = table(16);
     // One pull (an interval never reached), then the status stands still.
@@ -615,7 +537,7 @@ fn the_agent_and_cluster_of_the_table_show_and_promtool_finds_nothing() {
     );
     let cluster = start_cluster(t, &settings).unwrap();
     wait_until(Duration::from_secs(10), "a sync", || {
-        cluster_status(cluster).syncs >= 2
+        cluster_state(cluster).syncs >= 2
     });
     let keys = keys_named(RATE, Some("promtool"));
     assert!(decide(keys, "k", T0));
@@ -625,9 +547,9 @@ fn the_agent_and_cluster_of_the_table_show_and_promtool_finds_nothing() {
     }
 
     let now = sds_now_ms();
-    let before = cluster_status(cluster);
+    let before = cluster_state(cluster);
     let text = exposition(t, agent, cluster, SDS_METRICS_PROMETHEUS, now);
-    let after = cluster_status(cluster);
+    let after = cluster_state(cluster);
     let s = samples(&text);
     let a = agent_status(agent);
     let l = r#"{table="private"}"#;

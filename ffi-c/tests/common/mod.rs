@@ -1,20 +1,24 @@
 //! Helpers shared by the C ABI's Rust tests: C strings and buffers to Rust
 //! and back, this thread's last error, a table, the services started from
-//! their JSON settings.
+//! their JSON settings and their statuses, the fake SDS console.
 
 // Not every test file uses every helper.
 #![allow(dead_code)]
 
 use std::ffi::CString;
+use std::io::{BufRead, BufReader};
+use std::mem::MaybeUninit;
 use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
 
 use sds_core::ErrorCode;
 use sds_testkit::{TempDir, Tls};
 
 use sds::{
-    sds_agent, sds_agent_start, sds_cluster, sds_cluster_start, sds_last_error_message, sds_result,
+    sds_agent, sds_agent_start, sds_agent_status, sds_agent_status_get, sds_cluster,
+    sds_cluster_start, sds_cluster_state, sds_cluster_status, sds_last_error_message, sds_result,
     sds_table, sds_table_new, SDS_MESSAGE_MAX,
 };
 
@@ -81,4 +85,91 @@ pub fn pki(name: &str) -> (TempDir, Tls) {
     let dir = TempDir::new(name);
     let tls = Tls::generate(dir.path());
     (dir, tls)
+}
+
+/// The struct `get` writes through its pointer, which must return SDS_OK.
+fn written<T>(get: impl FnOnce(*mut T) -> sds_result) -> T {
+    let mut out = MaybeUninit::<T>::uninit();
+    assert_eq!(get(out.as_mut_ptr()), sds_result::Ok);
+    // SAFETY: a getter that returns SDS_OK has written the whole struct.
+    unsafe { out.assume_init() }
+}
+
+/// The agent's status, as `sds_agent_status_get` writes it.
+pub fn agent_status(agent: *const sds_agent) -> sds_agent_status {
+    written(|out| unsafe { sds_agent_status_get(agent, out) })
+}
+
+/// The cluster's status, as `sds_cluster_status` writes it.
+pub fn cluster_state(cluster: *const sds_cluster) -> sds_cluster_state {
+    written(|out| unsafe { sds_cluster_status(cluster, out) })
+}
+
+/// The app the fake console serves: "g"/"a" at strategy version 1, "pay"
+/// at 1 visit per second.
+const CONSOLE_APP: &str = r#"{"appGroupName": "g", "appName": "a",
+                      "strategies": [{"point": "pay", "visitThreshold": 1}]}"#;
+
+/// The fake SDS console (tools/fake-sds-admin.py) serving app "g"/"a"
+/// ([`CONSOLE_APP`]) at `url`; killed on drop.
+pub struct FakeConsole {
+    child: Child,
+    _stdin: ChildStdin,
+    pub url: String,
+}
+
+impl FakeConsole {
+    /// The console on plain HTTP.
+    pub fn http() -> FakeConsole {
+        FakeConsole::start(None)
+    }
+
+    /// The console on HTTPS with `tls`'s server certificate.
+    pub fn https(tls: &Tls) -> FakeConsole {
+        FakeConsole::start(Some((tls, false)))
+    }
+
+    /// As [`FakeConsole::https`], requiring a client certificate of
+    /// `tls.ca`.
+    pub fn https_mutual(tls: &Tls) -> FakeConsole {
+        FakeConsole::start(Some((tls, true)))
+    }
+
+    fn start(tls: Option<(&Tls, bool)>) -> FakeConsole {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/fake-sds-admin.py");
+        let mut command = Command::new("python3");
+        command.args([script, "--app", CONSOLE_APP]);
+        let scheme = match tls {
+            None => "http",
+            Some((tls, mutual)) => {
+                command
+                    .arg("--tls-cert")
+                    .arg(&tls.cert)
+                    .arg("--tls-key")
+                    .arg(&tls.key);
+                if mutual {
+                    command.arg("--tls-client-ca").arg(&tls.ca);
+                }
+                "https"
+            }
+        };
+        let mut child = (command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn())
+            .expect("python3 runs the fake console");
+        let mut port = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        FakeConsole {
+            _stdin: child.stdin.take().unwrap(),
+            child,
+            url: format!("{scheme}://127.0.0.1:{}", port.trim()),
+        }
+    }
+}
+
+impl Drop for FakeConsole {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
