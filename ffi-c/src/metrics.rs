@@ -16,6 +16,7 @@ use std::os::raw::c_char;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use sds_metrics::{exposition, Exporter, Format, ServiceState, Sources};
+use sds_settings::Service;
 use sds_shm::AnyTable;
 
 use crate::agent::sds_agent;
@@ -65,6 +66,21 @@ fn format(format: u32) -> Option<Format> {
         SDS_METRICS_OPENMETRICS => Some(Format::OpenMetrics),
         _ => None,
     }
+}
+
+/// What the exposition shows of `service`, started on the table at
+/// `started_on` (`what` names it when `table` is not that one).
+fn state<S: Service>(
+    what: &'static str,
+    service: &S,
+    started_on: usize,
+    table: Option<&AnyTable>,
+) -> Result<ServiceState<S::Status>, Failure> {
+    same_table(what, started_on, table)?;
+    Ok(ServiceState {
+        status: service.status(),
+        running: service.is_running(),
+    })
 }
 
 /// Checks that a service handle was started on `table` (its label is the
@@ -137,26 +153,14 @@ pub unsafe extern "C" fn sds_metrics_text(
             ))
         })?;
         let table = (table as *const AnyTable).as_ref();
-        let agent = match agent.as_ref() {
-            Some(a) => {
-                same_table("agent", a.table, table)?;
-                Some(ServiceState {
-                    status: a.agent.status(),
-                    running: a.agent.is_running(),
-                })
-            }
-            None => None,
-        };
-        let cluster = match cluster.as_ref() {
-            Some(c) => {
-                same_table("cluster", c.table, table)?;
-                Some(ServiceState {
-                    status: c.cluster.status(),
-                    running: c.cluster.is_running(),
-                })
-            }
-            None => None,
-        };
+        let agent = agent.as_ref();
+        let agent = agent
+            .map(|a| state("agent", &a.agent, a.table, table))
+            .transpose()?;
+        let cluster = cluster.as_ref();
+        let cluster = cluster
+            .map(|c| state("cluster", &c.cluster, c.table, table))
+            .transpose()?;
         let exporter = exporter(table);
         let sources = Sources {
             table,
