@@ -147,6 +147,15 @@ pub fn path_text<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, 
         .map_err(|_| wrong(v, &expected))
 }
 
+/// The `mode` a shared table's file is created with: 0o600 unless given;
+/// one that is no u32 reads as 0, which the open refuses like any other.
+pub fn file_mode(mode: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
+    match mode {
+        Some(m) => Ok(int(m, "mode")?.extract::<u32>().unwrap_or(0)),
+        None => Ok(0o600),
+    }
+}
+
 /// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8
 /// encodes) raises `code`, naming `what`, the surrogate and where it is.
 pub fn utf8<'a>(v: &'a Bound<'_, PyString>, what: &str, code: ErrorCode) -> PyResult<Cow<'a, str>> {

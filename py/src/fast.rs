@@ -57,17 +57,12 @@ impl<const N: usize> Params<N> {
         }
     }
 
-    /// As [`Params::new`], with pyo3's wording of the errors; `method` is
-    /// `Class.method`.
-    const fn pyo3(
-        method: &'static str,
-        names: [&'static str; N],
-        positional: usize,
-        required: usize,
-    ) -> Params<N> {
+    /// These parameters with pyo3's wording of the errors; `method` is
+    /// then `Class.method`.
+    const fn pyo3_words(self) -> Params<N> {
         Params {
             pyo3_words: true,
-            ..Params::new(method, names, positional, required)
+            ..self
         }
     }
 
@@ -283,7 +278,7 @@ unsafe extern "C" fn keys_decide(
 
 fast_method!(
     keys_decide_parsed,
-    Params::pyo3("Keys.decide", ["key", "cost", "now_ms"], 3, 1),
+    Params::new("Keys.decide", ["key", "cost", "now_ms"], 3, 1).pyo3_words(),
     |py, slf, [key, cost, now_ms]| {
         let key = key.ok_or_else(|| PyTypeError::new_err("Keys.decide() missing 'key'"))?;
         let now_ms = args::optional_time(now_ms.as_ref())?;
@@ -297,7 +292,7 @@ fast_method!(
 
 fast_method!(
     keys_peek,
-    Params::pyo3("Keys.peek", ["key", "now_ms"], 2, 1),
+    Params::new("Keys.peek", ["key", "now_ms"], 2, 1).pyo3_words(),
     |py, slf, [key, now_ms]| {
         let key = key.ok_or_else(|| PyTypeError::new_err("Keys.peek() missing 'key'"))?;
         let now_ms = args::optional_time(now_ms.as_ref())?;

@@ -585,10 +585,7 @@ fn open_shared(
 ) -> PyResult<AnyKeys> {
     let py = name_or_path.py();
     let path = args::path_text(name_or_path, "shared")?;
-    let mode = match mode {
-        Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
-        None => 0o600,
-    };
+    let mode = args::file_mode(mode)?;
     let name = path.to_str()?;
     // Opening may wait for another process initialising the file.
     py.detach(|| AnyKeys::open_named(name, capacity, rule, mode))

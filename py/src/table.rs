@@ -222,10 +222,7 @@ fn open_shared(
 ) -> PyResult<AnyTable> {
     let py = name_or_path.py();
     let path = args::path_text(name_or_path, "shared")?;
-    let mode = match mode {
-        Some(m) => args::int(m, "mode")?.extract::<u32>().unwrap_or(0),
-        None => 0o600,
-    };
+    let mode = args::file_mode(mode)?;
     let shm = |e| errors::shm(py, &e);
     let path = table_path(path.to_str()?).map_err(shm)?;
     let options = Options::of_mode(mode).map_err(shm)?;
