@@ -54,7 +54,7 @@ from limits.storage import SlidingWindowCounterSupport, Storage
 
 from . import _native
 from .errors import SdsError
-from .keyed import KeyedLimit
+from .keyed import KeyCount, KeyedLimit
 
 __all__ = ["SdsStorage", "MovingWindowUnsupported"]
 
@@ -244,6 +244,15 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         expiry = _expiry_of(key)
         return [self._fixed_table(expiry)] if expiry is not None else self._fixed_tables()
 
+    def _live(self, key: str, now: int) -> Optional[Tuple[KeyedLimit, KeyCount]]:
+        """The table in which ``key`` has a live window at ``now``, and its
+        counts there; None when it has none."""
+        for table in self._tables_of(key):
+            count = table.count(key, now)
+            if count.reset_ms:
+                return table, count
+        return None
+
     # -- Storage: the fixed window -----------------------------------------
 
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
@@ -272,26 +281,17 @@ class SdsStorage(Storage, SlidingWindowCounterSupport):
         """As ``MemoryStorage.decr``: at most ``amount`` off a live count,
         never below 0."""
         now = self._now()
-        for table in self._tables_of(key):
-            if table.count(key, now).reset_ms:
-                return int(table.decrement(key, _units(amount), now).count)
-        return 0
+        live = self._live(key, now)
+        return int(live[0].decrement(key, _units(amount), now).count) if live else 0
 
     def get(self, key: str) -> int:
-        now = self._now()
-        for table in self._tables_of(key):
-            count = table.count(key, now)
-            if count.reset_ms:
-                return int(count.count)
-        return 0
+        live = self._live(key, self._now())
+        return int(live[1].count) if live else 0
 
     def get_expiry(self, key: str) -> float:
         now = self._now()
-        for table in self._tables_of(key):
-            count = table.count(key, now)
-            if count.reset_ms:
-                return (now + count.reset_ms) / 1000
-        return now / 1000
+        live = self._live(key, now)
+        return (now + live[1].reset_ms if live else now) / 1000
 
     def clear(self, key: str) -> None:
         for table in self._tables_of(key):
