@@ -1,14 +1,20 @@
 """What the tests share: counting this process's threads by the name the
-Rust side gives them, waiting for a condition, and stopping a server the
-test started."""
+Rust side gives them, waiting for a condition, and starting and stopping a
+server the test started."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import signal
 import subprocess
 import time
-from typing import IO, Any, Callable
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any, Callable, Dict, List, Set, Tuple
+
+from redis_server import free_port
 
 
 def named_threads(name: str) -> int:
@@ -46,3 +52,65 @@ def stop_server(process: "subprocess.Popen[Any]", log: IO[str], grace: float = 1
         process.kill()
         process.wait(10)
     log.close()
+
+
+def worker_pids(process: "subprocess.Popen[Any]") -> List[int]:
+    """The children of a server process: its workers."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(process.pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+class WorkerServer:
+    """A server of `workers` processes (`command`, with {port}) started in
+    `tmp` with `env` added to ours, its output in tmp/log. Its apps name
+    the worker that answered in the header ``X-Worker`` and answer
+    ``/health``. As a context manager: ready on entry, stopped on exit."""
+
+    def __init__(self, tmp: pathlib.Path, command: List[str], env: Dict[str, str], workers: int) -> None:
+        self.dir = tmp
+        self.expected = workers
+        self.port = free_port()
+        self.log = open(tmp / "log", "w")
+        self.process = subprocess.Popen([a.format(port=self.port) for a in command], env=dict(os.environ, **env),
+                                        cwd=tmp, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def __enter__(self) -> "WorkerServer":
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def get(self, path: str, headers: Dict[str, str] = {}) -> Tuple[int, int, Any]:
+        """(status, the answering worker's pid, the headers: any case)."""
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return int(response.status), int(response.headers["X-Worker"]), response.headers
+        except urllib.error.HTTPError as err:
+            return int(err.code), int(err.headers["X-Worker"]), err.headers
+
+    def workers(self) -> List[int]:
+        return worker_pids(self.process)
+
+    def wait_ready(self) -> None:
+        """Until every worker has answered (each loads the app itself)."""
+        deadline = time.monotonic() + 40
+        seen: Set[int] = set()
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, (self.dir / "log").read_text()
+            try:
+                with ThreadPoolExecutor(8) as pool:
+                    seen |= {pid for _, pid, _ in pool.map(lambda _: self.get("/health"), range(16))}
+                if len(seen & set(self.workers())) >= self.expected:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"not ready in 40 s:\n{(self.dir / 'log').read_text()}")
+
+    def stop(self) -> None:
+        stop_server(self.process, self.log, grace=15)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 from collections import Counter
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -68,6 +68,33 @@ def subset(expected: Any, actual: Any, path: str) -> None:
         assert expected == actual, f"{path}: expected {expected}, got {actual}"
 
 
+def enter_step(enter: Callable[[], sds.Entry], step: Dict[str, Any],
+               open_entries: Dict[str, List[sds.Entry]]) -> Tuple[Counter[str], List[int]]:
+    """An enter step's `repeat` calls of `enter`: how many got each word,
+    and their waits. With an id the entries stay open for its exit step;
+    without, each exits at once, at the step's time."""
+    words: Counter[str] = Counter()
+    waits: List[int] = []
+    for _ in range(step.get("repeat", 1)):
+        entry = enter()
+        words[word(entry)] += 1
+        waits.append(entry.wait_ms)
+        if "id" in step:
+            open_entries.setdefault(step["id"], []).append(entry)
+        else:
+            entry.exit(now_ms=step["at"])
+    return words, waits
+
+
+def exit_step(step: Dict[str, Any], open_entries: Dict[str, List[sds.Entry]]) -> None:
+    """Exits the entries of the step's id at its time, failed for an
+    outcome "error"."""
+    for entry in open_entries.pop(step["id"]):
+        if step.get("outcome", "ok") == "error":
+            entry.error(RuntimeError("the scenario's error outcome"))
+        entry.exit(now_ms=step["at"])
+
+
 def run(scenario: Dict[str, Any]) -> None:
     client = sds.Client(capacity=16)
     default_point = scenario.get("point", "p")
@@ -80,26 +107,13 @@ def run(scenario: Dict[str, Any]) -> None:
         point = step.get("point", default_point)
         op = step["op"]
         if op == "enter":
-            repeat = step.get("repeat", 1)
-            tally: Counter[str] = Counter()
-            waits: List[int] = []
-            for _ in range(repeat):
-                entry = client.enter(point, now_ms=at, pressure_test=step.get("pressure_test", False))
-                tally[word(entry)] += 1
-                waits.append(entry.wait_ms)
-                if "id" in step:
-                    open_entries.setdefault(step["id"], []).append(entry)
-                else:
-                    entry.exit(now_ms=at)
-            got: Any = next(iter(tally)) if repeat == 1 else dict(tally)
+            pressure = step.get("pressure_test", False)
+            tally, waits = enter_step(lambda: client.enter(point, now_ms=at, pressure_test=pressure), step, open_entries)
+            got: Any = next(iter(tally)) if step.get("repeat", 1) == 1 else dict(tally)
             assert got == step["expect"], f"{where}: expected {step['expect']}, got {got}"
             check_waits(step.get("waitMs"), waits, where)
         elif op == "exit":
-            failed = step.get("outcome", "ok") == "error"
-            for entry in open_entries.pop(step["id"]):
-                if failed:
-                    entry.error(RuntimeError("the scenario's error outcome"))
-                entry.exit(now_ms=at)
+            exit_step(step, open_entries)
         elif op == "set_strategy":
             got_error = set_strategy(client, point, step["strategy"])
             assert got_error == step.get("error"), f"{where}: expected error {step.get('error')}, got {got_error}"
@@ -130,24 +144,13 @@ def test_scenario_through_a_point_handle(path: pathlib.Path) -> None:
         handle = handles.setdefault(point, client.point(point))
         at = step["at"]
         if step["op"] == "enter":
-            words: Counter[str] = Counter()
-            waits: List[int] = []
-            for _ in range(step.get("repeat", 1)):
-                entry = handle.enter(now_ms=at, pressure_test=step.get("pressure_test", False))
-                words[word(entry)] += 1
-                waits.append(entry.wait_ms)
-                if "id" in step:
-                    open_entries.setdefault(step["id"], []).append(entry)
-                else:
-                    entry.exit(now_ms=at)
+            pressure = step.get("pressure_test", False)
+            words, waits = enter_step(lambda: handle.enter(now_ms=at, pressure_test=pressure), step, open_entries)
             expect = step["expect"]
             assert dict(words) == (expect if isinstance(expect, dict) else {expect: 1})
             check_waits(step.get("waitMs"), waits, f"step {i}")
         elif step["op"] == "exit":
-            for entry in open_entries.pop(step["id"]):
-                if step.get("outcome") == "error":
-                    entry.error(RuntimeError("boom"))
-                entry.exit(now_ms=at)
+            exit_step(step, open_entries)
         elif step["op"] == "set_strategy":
             if step["strategy"] is None:
                 client.remove_strategy(point)

@@ -15,20 +15,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator, List, Set, Tuple
+from typing import Any, Iterator, List, Tuple
 
 import pytest
 from fastapi import Request  # FastAPI reads the route's annotations from the module
 
-from helpers import stop_server
-from redis_server import free_port
+from helpers import WorkerServer
 
 WORKERS = 4
 LIMIT = 100
@@ -99,51 +95,17 @@ def fastapi_app() -> Any:
     return app
 
 
-class Server:
-    """A server process (`command` with {port}) started in `tmp`. Its apps
-    name the worker that answered in the header ``X-Worker``."""
+class Server(WorkerServer):
+    """A server process (`command` with {port}) started in `tmp` on the
+    limits storage of `tmp` (``SDS_LIMITS_URI``)."""
 
     def __init__(self, tmp: Path, command: List[str]) -> None:
-        self.dir = tmp
-        self.port = free_port()
-        self.log = open(tmp / "log", "w")
-        env = dict(os.environ, SDS_LIMITS_URI=f"sds://{tmp}/limits")
-        self.process = subprocess.Popen([a.format(port=self.port) for a in command], env=env, cwd=tmp,
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-
-    def get(self, path: str) -> Tuple[int, int]:
-        """(status, the answering worker's pid)."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=30) as response:
-                return int(response.status), int(response.headers["X-Worker"])
-        except urllib.error.HTTPError as err:
-            return int(err.code), int(err.headers["X-Worker"])
-
-    def workers(self) -> List[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
-
-    def wait_ready(self) -> None:
-        """Until every worker has answered (each loads the app itself)."""
-        deadline = time.monotonic() + 40
-        seen: Set[int] = set()
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, (self.dir / "log").read_text()
-            try:
-                with ThreadPoolExecutor(8) as pool:
-                    seen |= {pid for _, pid in pool.map(lambda _: self.get("/health"), range(16))}
-                if len(seen & set(self.workers())) >= WORKERS:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError(f"not ready in 40 s:\n{(self.dir / 'log').read_text()}")
+        super().__init__(tmp, command, {"SDS_LIMITS_URI": f"sds://{tmp}/limits"}, WORKERS)
 
     def burst(self, n: int) -> List[Tuple[int, int]]:
+        """(status, the answering worker's pid) of `n` limited requests, 8 at a time."""
         with ThreadPoolExecutor(8) as pool:
-            return list(pool.map(lambda _: self.get("/?key=k"), range(n)))
-
-    def stop(self) -> None:
-        stop_server(self.process, self.log, grace=15)
+            return [(status, pid) for status, pid, _ in pool.map(lambda _: self.get("/?key=k"), range(n))]
 
 
 GUNICORN = [sys.executable, "-m", "gunicorn", "-w", str(WORKERS), "-b", "127.0.0.1:{port}", "--chdir", str(TESTS),
@@ -160,12 +122,8 @@ SERVERS = {
 
 @pytest.fixture(params=list(SERVERS))
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Server]:
-    started = Server(tmp_path, SERVERS[request.param])
-    try:
-        started.wait_ready()
+    with Server(tmp_path, SERVERS[request.param]) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def test_a_limit_holds_for_the_host_across_workers_and_a_kill(server: Server) -> None:

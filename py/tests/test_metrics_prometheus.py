@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import sds
-from helpers import stop_server, wait_for
+from helpers import stop_server, wait_for, worker_pids
 from redis_server import free_port
 
 WORKERS = 4
@@ -88,8 +88,7 @@ class Gunicorn:
         )
 
     def workers(self) -> List[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
+        return worker_pids(self.process)
 
     def wait_ready(self) -> None:
         def ready() -> bool:

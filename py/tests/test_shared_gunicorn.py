@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,24 +18,19 @@ from typing import Iterator, List
 import pytest
 
 import sds
-from helpers import stop_server
+from helpers import stop_server, worker_pids
+from redis_server import free_port
 
 WORKERS = 4
 CAPACITY = 64
 TESTS = Path(__file__).resolve().parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
     def __init__(self, tmp: Path, preload: bool) -> None:
         self.table = str(tmp / "table.sds")
         self.dir = tmp
-        self.port = _free_port()
+        self.port = free_port()
         self.log = open(tmp / "log", "w")
         env = dict(os.environ, SDS_TEST_TABLE=self.table, SDS_TEST_CAPACITY=str(CAPACITY), SDS_TEST_DIR=str(tmp))
         command = [sys.executable, "-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{self.port}"]
@@ -68,8 +62,7 @@ class Server:
             return int(err.code)
 
     def workers(self) -> List[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
+        return worker_pids(self.process)
 
     def stop(self) -> None:
         stop_server(self.process, self.log)

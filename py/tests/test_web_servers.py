@@ -14,21 +14,17 @@ This module is also the apps the servers load (``starlette_app()``,
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Set, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
 import sds
-from helpers import stop_server, wait_for
-from redis_server import free_port
+from helpers import WorkerServer, wait_for
 from sds.web import Policy, Route, header
 
 WORKERS = 4
@@ -109,47 +105,12 @@ def flask_app() -> Any:
     return worker
 
 
-class Server:
-    """A server process (``command`` with {port}) started in ``tmp``."""
+class Server(WorkerServer):
+    """A server process (``command`` with {port}) started in ``tmp``, its
+    shared tables there (``SDS_WEB_DIR``)."""
 
     def __init__(self, tmp: Path, command: List[str]) -> None:
-        self.dir = tmp
-        self.port = free_port()
-        self.log = open(tmp / "log", "w")
-        env = dict(os.environ, SDS_WEB_DIR=str(tmp))
-        self.process = subprocess.Popen([a.format(port=self.port) for a in command], env=env, cwd=tmp,
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-
-    def get(self, path: str, headers: Dict[str, str] = {}) -> Tuple[int, int, Any]:
-        """(status, the answering worker's pid, the headers: any case)."""
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return int(response.status), int(response.headers["X-Worker"]), response.headers
-        except urllib.error.HTTPError as err:
-            return int(err.code), int(err.headers["X-Worker"]), err.headers
-
-    def workers(self) -> List[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True)
-        return [int(p) for p in out.stdout.split()]
-
-    def wait_ready(self) -> None:
-        """Until every worker has answered (each opens the tables itself)."""
-        deadline = time.monotonic() + 40
-        seen: Set[int] = set()
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, (self.dir / "log").read_text()
-            try:
-                with ThreadPoolExecutor(8) as pool:
-                    seen |= {pid for _, pid, _ in pool.map(lambda _: self.get("/health"), range(16))}
-                if len(seen & set(self.workers())) >= WORKERS:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError(f"not ready in 40 s:\n{(self.dir / 'log').read_text()}")
-
-    def stop(self) -> None:
-        stop_server(self.process, self.log, grace=15)
+        super().__init__(tmp, command, {"SDS_WEB_DIR": str(tmp)}, WORKERS)
 
 
 SERVERS = {
@@ -164,12 +125,8 @@ SERVERS = {
 
 @pytest.fixture(scope="module", params=list(SERVERS))
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    started = Server(tmp_path_factory.mktemp(request.param), SERVERS[request.param])
-    try:
-        started.wait_ready()
+    with Server(tmp_path_factory.mktemp(request.param), SERVERS[request.param]) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def test_a_points_concurrency_limit_holds_across_workers(server: Server) -> None:
