@@ -20,9 +20,7 @@
 //! its UTF-16 units, encoded to UTF-8 on the stack), their numbers to a
 //! `long[]` the caller reuses (one `SetLongArrayRegion`).
 
-use std::ffi::OsStr;
 use std::mem::MaybeUninit;
-use std::os::unix::ffi::OsStrExt;
 
 use jni::objects::{JByteArray, JByteBuffer, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jsize, jstring, JNIEnv};
@@ -35,6 +33,7 @@ use sds_shm::AnyKeys;
 use crate::boundary::{clamp, hot_native, setup_native, thrown, Fail, Refusal};
 use crate::handle::{arc_into_handle, arc_of, borrow, free_arc};
 use crate::settings::pairs;
+use crate::shared::file_name;
 use crate::strategy::text_of;
 
 /// Keys up to this many bytes (`byte[]`) or UTF-16 units (`String`, three
@@ -84,15 +83,10 @@ setup_native! {
     fn Java_io_sdsnative_Native_keysOpenShared(
         env, name_or_path: JByteArray<'l>, rule_tokens: JObjectArray<'l>, capacity_keys: jlong, mode: jint,
     ) -> jlong {
-        use jni::refs::Reference;
-        if name_or_path.is_null() {
-            return Err(Fail::code(ErrorCode::NullArgument));
-        }
-        let bytes = env.convert_byte_array(&name_or_path)?;
+        let name = file_name(env, &name_or_path)?;
         let rule = rule(env, &rule_tokens)?;
         // A negative mode keeps its bits, and is refused like any other.
-        let name = OsStr::from_bytes(&bytes);
-        Ok(arc_into_handle(AnyKeys::open_named(name, capacity(capacity_keys), rule, mode as u32)?))
+        Ok(arc_into_handle(AnyKeys::open_named(&name, capacity(capacity_keys), rule, mode as u32)?))
     }
 
     /// Lists the table in the process's metrics under `name` (null: the

@@ -5,8 +5,8 @@
 //! `SharedFile::open` keeps one attachment per file per process, so several
 //! clients of one JVM on one file share it: one process slot, one owner id.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 
 use jni::objects::{JByteArray, JObject, JString};
 use jni::sys::{jint, jlong};
@@ -17,6 +17,17 @@ use crate::boundary::{setup_native, Fail};
 use crate::handle::arc_into_handle;
 use crate::handle::borrow;
 
+/// The name or path of a shared table's file (point or key table), as
+/// Java passes it: its UTF-8 bytes, not null.
+pub(crate) fn file_name(env: &jni::Env, name_or_path: &JByteArray) -> Result<OsString, Fail> {
+    use jni::refs::Reference;
+    if name_or_path.is_null() {
+        return Err(Fail::code(ErrorCode::NullArgument));
+    }
+    let bytes = env.convert_byte_array(name_or_path)?;
+    Ok(OsString::from_vec(bytes))
+}
+
 setup_native! {
     /// Opens (creating if needed) the table file of `name_or_path` (UTF-8
     /// bytes; a bare name is a file under /dev/shm) for `capacity` points,
@@ -24,12 +35,7 @@ setup_native! {
     fn Java_io_sdsnative_Native_tableOpenShared(
         env, name_or_path: JByteArray<'l>, capacity: jint, mode: jint,
     ) -> jlong {
-        use jni::refs::Reference;
-        if name_or_path.is_null() {
-            return Err(Fail::code(ErrorCode::NullArgument));
-        }
-        let bytes = env.convert_byte_array(&name_or_path)?;
-        let path = table_path(OsStr::from_bytes(&bytes))?;
+        let path = table_path(&file_name(env, &name_or_path)?)?;
         // A negative mode keeps its bits, and is refused like any other.
         let options = Options::of_mode(mode as u32)?;
         // The core's verdict and message, as for a private table.
