@@ -44,9 +44,13 @@ class ConformanceTest {
     }
 
     static File[] scenarioFiles() {
-        File dir = scenarioDir();
+        return jsonFiles(scenarioDir(), 3, "scenarios");
+    }
+
+    /** The {@code .json} files of {@code dir} by name; fails with fewer than {@code atLeast}. */
+    static File[] jsonFiles(File dir, int atLeast, String what) {
         File[] files = dir.listFiles((d, name) -> name.endsWith(".json"));
-        assertTrue(files != null && files.length >= 3, "scenarios are missing in " + dir);
+        assertTrue(files != null && files.length >= atLeast, what + " are missing in " + dir);
         Arrays.sort(files);
         return files;
     }

@@ -34,10 +34,7 @@ class KeyedLimitConformanceTest {
 
     static File[] keyedFiles() {
         File dir = new File(ConformanceTest.scenarioFiles()[0].getParentFile().getParentFile(), "keyed");
-        File[] files = dir.listFiles((d, name) -> name.endsWith(".json"));
-        assertTrue(files != null && files.length >= 30, "keyed scenarios are missing in " + dir);
-        Arrays.sort(files);
-        return files;
+        return ConformanceTest.jsonFiles(dir, 30, "keyed scenarios");
     }
 
     @TestFactory
