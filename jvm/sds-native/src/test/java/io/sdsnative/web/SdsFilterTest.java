@@ -50,6 +50,17 @@ class SdsFilterTest {
         }
     }
 
+    /** The policy most tests guard with: {@code limit} per {@code X-Api-Key}. */
+    private Policy perKey() {
+        return Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key"));
+    }
+
+    /** The filter with {@link #perKey()} alone, on a fixed window of {@code perMinute} a minute. */
+    private void startPerKey(int perMinute) throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(perMinute, 60_000), 64);
+        web = WebServer.start(SdsFilter.builder().policy(perKey()).build(), servlet);
+    }
+
     /**
      * The filter over point {@code point} of a new client (5 permits) and a
      * policy of one request in flight per {@code X-User}.
@@ -69,10 +80,7 @@ class SdsFilterTest {
 
     @Test
     void aKeyOverItsLimitGets429WithRetryAfterAndHeadersOfItsDecision() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(3, 60_000), 64);
-        web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
-                .build(), servlet);
+        startPerKey(3);
         for (int i = 0; i < 3; i++) {
             ContentResponse r = web.get("/ok", "X-Api-Key", "alice");
             assertEquals(200, r.getStatus());
@@ -104,10 +112,7 @@ class SdsFilterTest {
 
     @Test
     void aRequestWithoutItsKeyIsExemptAndGetsNoHeaders() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(1, 60_000), 64);
-        web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
-                .build(), servlet);
+        startPerKey(1);
         for (int i = 0; i < 3; i++) {
             ContentResponse r = web.get("/ok");
             assertEquals(200, r.getStatus());
@@ -121,7 +126,7 @@ class SdsFilterTest {
         limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
         try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 3_600_000), 64)) {
             web = WebServer.start(SdsFilter.builder()
-                    .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                    .policy(perKey())
                     .policy(Policy.of("per-ip", wide).cost(10))
                     .build(), servlet);
             web.get("/ok", "X-Api-Key", "k");
@@ -141,7 +146,7 @@ class SdsFilterTest {
     void theOlderHeaderStylesOnRequest() throws Exception {
         limit = KeyedLimit.create(KeyRule.fixedWindow(3, 60_000), 64);
         web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .policy(perKey())
                 .headers("draft-6")
                 .build(), servlet);
         ContentResponse r = web.get("/ok", "X-Api-Key", "a");
@@ -152,7 +157,7 @@ class SdsFilterTest {
         assertNull(r.getHeaders().get("RateLimit"));
         web.close();
         web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key")))
+                .policy(perKey())
                 .headers("x-ratelimit")
                 .build(), servlet);
         r = web.get("/ok", "X-Api-Key", "a");
