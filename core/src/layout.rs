@@ -18,7 +18,7 @@ use crate::Field;
 use core::mem::{align_of, size_of};
 
 /// The version of the shared layout described by [`LayoutDescriptor`].
-pub const LAYOUT_VERSION: u32 = 6;
+pub const LAYOUT_VERSION: u32 = 7;
 
 /// Written by the byte order of the machine that writes it: another byte
 /// order reads `0x0403_0201`.

@@ -18,7 +18,32 @@ fn sizes_and_alignments_are_pinned() {
     );
     assert_eq!((size_of::<Point>(), align_of::<Point>()), (2640, 8));
     assert_eq!(size_of::<LayoutDescriptor>(), 4 * LayoutField::ALL.len());
-    assert_eq!(LAYOUT_VERSION, 6);
+    assert_eq!(LAYOUT_VERSION, 7);
+}
+
+/// Where a name lands is part of the layout: a process hashing names
+/// another way would not find the points another process made, and would
+/// make them again. The slots of a few names in a fresh table are pinned;
+/// a new name hash must bump `LAYOUT_VERSION` and these slots together.
+#[test]
+fn the_slots_names_hash_to_are_pinned() {
+    let table = PointTable::new((0..4096).map(|_| Slot::new()).collect::<Vec<_>>()).unwrap();
+    let names: [&[u8]; 5] = [
+        b"a",
+        b"orderService",
+        b"orderService.process",
+        b"payment.refund.v2.partner-42",
+        b"inventory.reserve.warehouse-eu-west-3.v7",
+    ];
+    let slots: Vec<u32> = names
+        .iter()
+        .map(|n| table.insert(n).unwrap().index())
+        .collect();
+    assert_eq!(
+        slots,
+        [384, 800, 1952, 608, 385],
+        "LAYOUT_VERSION {LAYOUT_VERSION}"
+    );
 }
 
 /// The bytes of `v`. Every type read here is made of integer atomics with no
