@@ -182,25 +182,14 @@ pub fn reclaim_dead(
 ) -> io::Result<u64> {
     let mut returned = 0;
     let live = live_rows(records, memory);
-    for (index, record) in records.iter().enumerate().take(MAX_PROCESSES) {
-        if Some(index) == ours || record.state.load(Ordering::Acquire) == FREE {
-            continue;
-        }
-        let lock = PROCESS_LOCK_BASE + index as u64;
-        if !sys::try_lock(file, lock)? {
-            continue;
-        }
-        if record.state.load(Ordering::Acquire) != FREE {
-            // The slot's lock is ours, so no other process reclaims it at
-            // the same time, and it is still "in use", so none did before.
-            // The flags a dead process held need nothing here: waiters take
-            // them over (its id reads dead).
-            returned += memory.reclaim(index, owner, Others::new(file, records, owner), &live);
-            record.state.store(FREE, Ordering::Release);
-        }
-        // Closing the file drops it anyway if this fails.
-        let _ = sys::unlock(file, lock);
-    }
+    let slots = &records[..records.len().min(MAX_PROCESSES)];
+    free_dead_slots(file, slots, ours, |index| {
+        // The slot's lock is ours, so no other process reclaims it at the
+        // same time, and it is still "in use", so none did before. The
+        // flags a dead process held need nothing here: waiters take them
+        // over (its id reads dead).
+        returned += memory.reclaim(index, owner, Others::new(file, records, owner), &live);
+    })?;
     Ok(returned)
 }
 
