@@ -50,11 +50,12 @@ use sds_core::{Flags, Outcome, PointTable, Slot, Value};
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/draws.rs"]
+mod draws;
 
 const T0: u64 = 1_700_000_000_000;
 const BLOCK: u64 = 200_000;
 const CALLS_PER_MS: u64 = 20_000;
-const DRAWS: usize = 1 << 20;
 const RATE: u32 = 100;
 const ZIPF_KEYS: u64 = 1_000_000;
 const FLOOD_RESIDENT: u64 = 1_000_000;
@@ -148,46 +149,6 @@ fn rss() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
     pages * 4096
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn uniform_draws(n: u64) -> Vec<u64> {
-    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
-    (0..DRAWS).map(|_| rng.next() % n).collect()
-}
-
-/// Zipf with s = 1 over ranks 0..n (rank r drawn with weight 1 / (r + 1)),
-/// by inverting the cumulative weights.
-fn zipf_draws(n: u64) -> Vec<u64> {
-    let mut total = 0.0;
-    let cdf: Vec<f64> = (1..=n)
-        .map(|r| {
-            total += 1.0 / r as f64;
-            total
-        })
-        .collect();
-    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
-    (0..DRAWS)
-        .map(|_| {
-            let u = rng.unit() * total;
-            cdf.partition_point(|&c| c <= u).min(n as usize - 1) as u64
-        })
-        .collect()
 }
 
 /// One block: `threads` threads each make BLOCK decisions on keys read in
@@ -470,7 +431,7 @@ fn main() {
     }
     for &n in sizes {
         let (ours, gov, grown) = filled(n);
-        let draws = uniform_draws(n);
+        let draws = draws::uniform(n);
         let mem = format!("{} / {}", mib(ours_mem(&ours)), mib(grown));
         for threads in [1, 2] {
             let name = format!("{n} uniform");
@@ -484,7 +445,7 @@ fn main() {
     }
     {
         let (ours, gov, grown) = filled(ZIPF_KEYS);
-        let draws = zipf_draws(ZIPF_KEYS);
+        let draws = draws::zipf(ZIPF_KEYS);
         let mem = format!("{} / {}", mib(ours_mem(&ours)), mib(grown));
         for threads in [1, 2] {
             row(
@@ -502,7 +463,7 @@ fn main() {
 
     let mut quiet = quiet_samples(flood / 10, &hot);
     let [q50, q99, ..] = percentiles(&mut quiet);
-    let mut resident = quiet_samples(flood / 10, &uniform_draws(FLOOD_RESIDENT));
+    let mut resident = quiet_samples(flood / 10, &draws::uniform(FLOOD_RESIDENT));
     let [r50, r99, ..] = percentiles(&mut resident);
     println!("\nflood: {flood} new keys against a full table of {FLOOD_RESIDENT} keys (per-call times include Instant's cost)");
     println!("quiet one key, sampled: p50 {q50} ns, p99 {q99} ns");

@@ -23,9 +23,12 @@ use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyStorage, KeyTable, BUC
 use sds_core::Value;
 use sds_shm::{AnyKeys, Options};
 
+#[path = "../../core/examples/common/draws.rs"]
+mod draws;
+use draws::{XorShift, DRAWS};
+
 const T0: u64 = 1_700_000_000_000;
 const BLOCK: usize = 200_000;
-const DRAWS: usize = 1 << 20;
 const ZIPF_KEYS: u64 = 1_000_000;
 
 fn rule() -> KeyRule {
@@ -37,46 +40,6 @@ fn rule() -> KeyRule {
         ],
     )
     .unwrap()
-}
-
-/// xorshift64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-}
-
-fn uniform(keys: u64) -> Vec<u64> {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    (0..DRAWS).map(|_| rng.below(keys)).collect()
-}
-
-/// Zipf s = 1 over `n` ranks (rank r drawn with weight 1 / r), by the
-/// inverse of the harmonic CDF, as keyed_vs_governor draws it.
-fn zipf(n: u64) -> Vec<u64> {
-    let mut total = 0.0;
-    let cdf: Vec<f64> = (1..=n)
-        .map(|r| {
-            total += 1.0 / r as f64;
-            total
-        })
-        .collect();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    (0..DRAWS)
-        .map(|_| {
-            let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
-            cdf.partition_point(|&c| c <= u).min(n as usize - 1) as u64
-        })
-        .collect()
 }
 
 /// The best of 5 blocks, ns per decision.
@@ -206,7 +169,7 @@ fn miss_ns(bytes: usize, huge: bool) -> f64 {
     }
     words.resize(lines * LINE, 0);
     let mut order: Vec<usize> = (0..lines).collect();
-    let mut rng = Rng(0x6a09_e667_f3bc_c909);
+    let mut rng = XorShift(0x6a09_e667_f3bc_c909);
     for i in (1..lines).rev() {
         order.swap(i, rng.below(i as u64 + 1) as usize);
     }
@@ -234,8 +197,8 @@ fn main() {
     println!("{keys} keys in {capacity} cells; ns per decision, uniform and Zipf as multiples of the hot key's");
     let draws = Draws {
         hot: vec![7; DRAWS],
-        uniform: uniform(keys),
-        zipf: zipf(ZIPF_KEYS.min(keys)),
+        uniform: draws::uniform(keys),
+        zipf: draws::zipf(ZIPF_KEYS.min(keys)),
     };
     let path = std::path::Path::new("/dev/shm").join(format!("sds-lookup-{}", std::process::id()));
     let mut tables = Vec::new();
