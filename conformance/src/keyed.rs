@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use sds_core::keyed::KeyDecision;
 use serde_json::{json, Value};
 
 use crate::{assert_none_failed, json_files, subset, window_int};
@@ -67,6 +68,16 @@ pub fn answer_json(admitted: bool, numbers: [u64; 5]) -> Value {
         "admitted": admitted, "limit": limit, "remaining": remaining,
         "resetMs": reset, "retryAfterMs": retry, "windowMs": window,
     })
+}
+
+/// A core decision in the scenario format (what every Rust runner, the C
+/// ABI's included, gets back).
+pub fn decision_json(d: KeyDecision) -> Value {
+    let [limit, remaining] = [d.limit, d.remaining].map(u64::from);
+    answer_json(
+        d.admitted,
+        [limit, remaining, d.reset_ms, d.retry_after_ms, d.window_ms],
+    )
 }
 
 /// A window rule's counts in the scenario format, from `[count, previous,

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 mod keyed;
 pub use keyed::{
-    answer_json, counts_json, key_stats_json, keyed_files, run_keyed, run_keyed_all, CountCall,
-    KeySurface, KeyedRun, RuleFailure,
+    answer_json, counts_json, decision_json, key_stats_json, keyed_files, run_keyed, run_keyed_all,
+    CountCall, KeySurface, KeyedRun, RuleFailure,
 };
 mod settings;
 pub use settings::{run_config_cases, run_settings_cases, settings_cases, spelled, SettingsCase};

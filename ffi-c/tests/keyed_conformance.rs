@@ -38,26 +38,18 @@ fn failure((code, message): Refusal) -> RuleFailure {
     (code.as_str().to_string(), message.to_string())
 }
 
-fn answer(d: KeyDecision) -> Json {
-    let [limit, remaining] = [d.limit, d.remaining].map(u64::from);
-    driver::answer_json(
-        d.admitted,
-        [limit, remaining, d.reset_ms, d.retry_after_ms, d.window_ms],
-    )
-}
-
 impl KeySurface for Keys {
     fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<Json, String> {
         let mut d = KeyDecision::default();
         let (k, len) = (key.as_ptr().cast(), key.len());
         let r = unsafe { sds_keys_decide(self.0, k, len, at, cost, &mut d) };
-        made(r, d).map(answer).map_err(code)
+        made(r, d).map(driver::decision_json).map_err(code)
     }
 
     fn peek(&self, key: &[u8], at: u64) -> Result<Json, String> {
         let mut d = KeyDecision::default();
         let r = unsafe { sds_keys_peek(self.0, key.as_ptr().cast(), key.len(), at, &mut d) };
-        made(r, d).map(answer).map_err(code)
+        made(r, d).map(driver::decision_json).map_err(code)
     }
 
     fn release(&self, key: &[u8], units: u32) -> Result<bool, String> {

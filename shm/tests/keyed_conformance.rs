@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sds_conformance as driver;
-use sds_core::keyed::{KeyDecision, KeyError, KeyRuleKind};
+use sds_core::keyed::{KeyError, KeyRuleKind};
 use sds_settings::key_rule_json;
 use sds_shm::{AnyKeys, Options};
 use sds_testkit::TempDir;
@@ -20,21 +20,16 @@ fn code(e: KeyError) -> String {
     e.code().as_str().to_string()
 }
 
-fn answer(d: KeyDecision) -> Json {
-    let [limit, remaining] = [d.limit, d.remaining].map(u64::from);
-    driver::answer_json(
-        d.admitted,
-        [limit, remaining, d.reset_ms, d.retry_after_ms, d.window_ms],
-    )
-}
-
 impl KeySurface for Keys {
     fn decide(&self, key: &[u8], at: u64, cost: u32) -> Result<Json, String> {
-        self.0.decide(key, at, cost).map(answer).map_err(code)
+        self.0
+            .decide(key, at, cost)
+            .map(driver::decision_json)
+            .map_err(code)
     }
 
     fn peek(&self, key: &[u8], at: u64) -> Result<Json, String> {
-        Ok(answer(self.0.peek(key, at)))
+        Ok(driver::decision_json(self.0.peek(key, at)))
     }
 
     fn release(&self, key: &[u8], units: u32) -> Result<bool, String> {
