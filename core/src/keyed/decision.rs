@@ -100,10 +100,18 @@ pub(crate) fn debt(kind: KeyRuleKind, quota: &Quota, payload: u64, now_ms: u64) 
     }
 }
 
-/// `part / whole` in 1/2^32, at least 1 when `part > 0`.
+/// `part / whole` in 1/2^32, at least 1 when `part > 0`. A new key's claim
+/// weighs up to 8 candidates by it, so the usual sizes (a part under 2^32:
+/// 71 minutes of a rate's µs, or a count) divide in 64 bits, several times
+/// faster than a 128-bit division; the quotient is the same.
+#[inline]
 pub(crate) fn fraction(part: u128, whole: u128) -> u64 {
     if part == 0 {
         return 0;
     }
-    ((part << 32) / whole.max(1)).clamp(1, u64::MAX as u128) as u64
+    let whole = whole.max(1);
+    if part < 1 << 32 && whole <= u64::MAX as u128 {
+        return (((part as u64) << 32) / whole as u64).max(1);
+    }
+    ((part << 32) / whole).clamp(1, u64::MAX as u128) as u64
 }

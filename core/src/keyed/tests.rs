@@ -13,6 +13,20 @@ use crate::sync::Ordering;
 use crate::Value;
 
 proptest! {
+    /// A debt's fraction takes a 64-bit division for the usual sizes: the
+    /// same quotient as the 128-bit one, at and around every bound.
+    #[test]
+    fn a_fraction_divides_in_64_bits_as_in_128(
+        part in prop_oneof![0u128..1 << 33, any::<u64>().prop_map(u128::from), Just((1 << 32) - 1)],
+        whole in prop_oneof![0u128..1 << 33, any::<u64>().prop_map(u128::from), Just(u64::MAX as u128 + 1)],
+    ) {
+        let wide = match part {
+            0 => 0,
+            _ => ((part << 32) / whole.max(1)).clamp(1, u64::MAX as u128) as u64,
+        };
+        prop_assert_eq!(super::decision::fraction(part, whole), wide);
+    }
+
     #[test]
     fn any_bit_pattern_decides_within_the_quota(
         kind in prop::sample::select(KeyRuleKind::ALL.to_vec()),
