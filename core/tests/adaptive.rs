@@ -49,9 +49,11 @@ fn codes_and_names() {
         assert_eq!(Algorithm::from_code(a.code()), Some(a));
     }
     assert_eq!(Algorithm::from_code(0), None);
-    assert_eq!(Algorithm::from_code(5), None);
+    assert_eq!(Algorithm::from_code(6), None);
     assert_eq!(Algorithm::Gradient2.as_str(), "GRADIENT2");
     assert_eq!(Algorithm::Gradient.code(), 4);
+    assert_eq!(Algorithm::from_code(5), Some(Algorithm::Knee));
+    assert_eq!(Algorithm::Knee.as_str(), "KNEE");
     let p = params(Algorithm::Aimd);
     assert_eq!((p.min_limit, p.max_limit, p.initial_limit), (20, 200, 20));
     let odd = AdaptiveParams {

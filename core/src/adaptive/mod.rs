@@ -80,6 +80,10 @@ pub enum Algorithm {
     Gradient2 = 3,
     /// Envoy's adaptive concurrency filter, gradient controller.
     Gradient = 4,
+    /// Ours: Envoy's min-RTT sampling and windows, a limit that seeks the
+    /// knee (the concurrency where latency starts to grow) with a headroom
+    /// of 5 %, doubling until the first queue shows.
+    Knee = 5,
 }
 
 crate::error::names!(Algorithm {
@@ -87,6 +91,7 @@ crate::error::names!(Algorithm {
     Vegas => "VEGAS",
     Gradient2 => "GRADIENT2",
     Gradient => "GRADIENT",
+    Knee => "KNEE",
 });
 
 impl Algorithm {
@@ -130,12 +135,13 @@ impl AdaptiveParams {
     /// | Vegas | 1 | 1000 | 20 | `VegasLimit.Builder`: `maxConcurrency` 1000, `initialLimit` 20; the limit is kept ≥ 1 |
     /// | Gradient2 | 20 | 200 | 20 | `Gradient2Limit.Builder` |
     /// | Gradient | 3 | 1000 | 3 | Envoy `min_rtt_calc_params.min_concurrency` 3, `max_concurrency_limit` 1000; the controller starts at `min_concurrency` |
+    /// | Knee | 3 | 1000 | 3 | Envoy's gradient's, so the two compare on the same bounds |
     pub const fn defaults(algorithm: Algorithm) -> AdaptiveParams {
         let (min_limit, max_limit, initial_limit) = match algorithm {
             Algorithm::Aimd => (20, 200, 20),
             Algorithm::Vegas => (1, 1000, 20),
             Algorithm::Gradient2 => (20, 200, 20),
-            Algorithm::Gradient => (3, 1000, 3),
+            Algorithm::Gradient | Algorithm::Knee => (3, 1000, 3),
         };
         AdaptiveParams {
             algorithm,
@@ -205,6 +211,31 @@ pub const GRADIENT_BUFFER_PCT: u64 = 25;
 /// in a row starts a min-RTT measurement.
 pub const GRADIENT_MIN_WINDOWS: u32 = 5;
 
+/// Knee: the headroom h over the knee, in percent: each window the limit
+/// becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed point
+/// beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
+pub const KNEE_HEADROOM_PCT: u64 = 5;
+/// Knee: until the first window whose p50 is this much above the min RTT
+/// (a queue), the limit doubles per window (its slow start).
+pub const KNEE_QUEUE_PCT: u64 = 25;
+/// Knee: a window in which more than this share of samples were dropped
+/// (failed from overload) cuts the limit by [`KNEE_BACKOFF_RATIO`].
+pub const KNEE_DROP_PCT: u64 = 10;
+/// Knee: the cut of a window with drops.
+pub const KNEE_BACKOFF_RATIO: f64 = 0.9;
+/// Knee: a window closes after [`GRADIENT_UPDATE_INTERVAL_MS`] once it has
+/// this many samples (a p50 of fewer is too noisy to tell a 5 % queue).
+pub const KNEE_WINDOW_SAMPLES: u32 = 100;
+/// Knee: this many windows in a row in which the limit fell (or sat at its
+/// minimum) start a min-RTT measurement (Envoy's rule counts 5 at the
+/// minimum; at the knee's fixed point half the windows fall, so 10 in a row
+/// happen about once in 1000 windows).
+pub const KNEE_FALLING_WINDOWS: u32 = 10;
+/// Knee: the min RTT is the p50 of this many samples at the minimum limit
+/// (Envoy's `request_count`; its interval, jitter and update interval are
+/// the `GRADIENT_*` constants).
+pub const KNEE_MIN_RTT_REQUESTS: u32 = 100;
+
 /// Buckets of the latency histogram (Envoy's gradient): 8 per power of two
 /// of 16 µs units, so a bucket is at most 1/8 of its value wide; latencies
 /// from 4.19 s up share the last bucket.
@@ -216,16 +247,16 @@ const HIST_UNIT_US: u64 = 16;
 ///
 /// Words, by algorithm:
 ///
-/// | word | AIMD | Vegas | Gradient2 | Gradient (Envoy) |
-/// |---|---|---|---|---|
-/// | `limit` | limit, `f64` bits | estimated limit | estimated limit | limit (kept while measuring the min RTT) |
-/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs |
-/// | `rtt_last` | last RTT µs | last RTT µs | last (short) RTT µs | last window's percentile µs |
-/// | `samples` | samples seen | samples seen | samples seen | samples seen |
-/// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) |
-/// | `window` | – | – | – | window start ms |
-/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) |
-/// | `hist` | – | – | – | latency histogram |
+/// | word | AIMD | Vegas | Gradient2 | Gradient (Envoy) | Knee |
+/// |---|---|---|---|---|---|
+/// | `limit` | limit, `f64` bits | estimated limit | estimated limit | limit (kept while measuring the min RTT) | as Gradient |
+/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs | min RTT µs |
+/// | `rtt_last` | last RTT µs | last RTT µs | last (short) RTT µs | last window's percentile µs | as Gradient |
+/// | `samples` | samples seen | samples seen | samples seen | samples seen | samples seen |
+/// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) | as Gradient |
+/// | `window` | – | – | – | window start ms | window start ms (low 48), the window's most in flight (high 16, saturating) |
+/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) | window sample count (low 32), windows at the minimum (bits 32–39), window drops (bits 40–62), slow start over (bit 63) |
+/// | `hist` | – | – | – | latency histogram | latency histogram (samples not dropped) |
 #[repr(C)]
 pub struct AdaptiveLimit {
     limit: AtomicU64,
@@ -267,6 +298,15 @@ pub struct AdaptiveStats {
 }
 
 const MODE_MEASURING: u64 = 1 << 63;
+/// Knee's `aux`: the windows at the minimum (8 bits), the window's drops
+/// (23 bits), the slow start over (1 bit).
+const KNEE_AT_MIN_SHIFT: u32 = 32;
+const KNEE_DROP_SHIFT: u32 = 40;
+const KNEE_DROPS: u64 = ((1 << 23) - 1) << KNEE_DROP_SHIFT;
+const KNEE_GROWN: u64 = 1 << 63;
+/// Knee's `window`: the most in flight seen in the window, above the start.
+const PEAK_SHIFT: u32 = 48;
+const PEAK_MAX: u64 = 0xffff;
 const MS_MASK: u64 = (1 << 48) - 1;
 const LOW32: u64 = 0xffff_ffff;
 
@@ -310,7 +350,7 @@ impl AdaptiveLimit {
     #[inline]
     pub fn limit(&self, params: &AdaptiveParams) -> u32 {
         let (min, max, _) = params.bounds();
-        if params.algorithm == Algorithm::Gradient
+        if matches!(params.algorithm, Algorithm::Gradient | Algorithm::Knee)
             && self.probe.load(Ordering::Relaxed) & MODE_MEASURING != 0
         {
             return min;
@@ -339,6 +379,7 @@ impl AdaptiveLimit {
             Algorithm::Vegas => self.vegas(params, now_ms, rtt_us, in_flight, dropped),
             Algorithm::Gradient2 => self.gradient2(params, rtt_us, in_flight),
             Algorithm::Gradient => self.gradient(params, now_ms, rtt_us),
+            Algorithm::Knee => self.knee(params, now_ms, rtt_us, in_flight, dropped),
         }
     }
 
@@ -382,6 +423,17 @@ impl AdaptiveLimit {
                     short_rtt_us: last,
                     long_rtt_us: base
                         .saturating_add(base.saturating_mul(GRADIENT_BUFFER_PCT) / 100),
+                    samples,
+                }
+            }
+            Algorithm::Knee => {
+                let measuring = self.probe.load(Ordering::Relaxed) & MODE_MEASURING != 0;
+                AdaptiveStats {
+                    limit,
+                    measuring_min_rtt: measuring as u32,
+                    min_rtt_us: base,
+                    short_rtt_us: last,
+                    long_rtt_us: base.saturating_mul(100) / (100 - KNEE_HEADROOM_PCT),
                     samples,
                 }
             }
@@ -559,51 +611,9 @@ impl AdaptiveLimit {
     // Envoy's gradient controller (core/src/adaptive/README.md).
     fn gradient(&self, params: &AdaptiveParams, now_ms: u64, rtt_us: u64) {
         let now = now_ms & MS_MASK;
-        let mode = self.probe.load(Ordering::Relaxed);
-        if mode & MODE_MEASURING != 0 {
-            let epoch = mode & MS_MASK;
-            if epoch > now {
-                // A measurement from the future (garbage or a clock step):
-                // restart it now.
-                self.enter_measuring(mode, now);
-                return;
-            }
-            // Requests sent before the measurement began tell nothing of
-            // the latency at the minimum concurrency (Envoy's min_rtt_epoch).
-            if now.saturating_mul(1000).saturating_sub(rtt_us) < epoch.saturating_mul(1000) {
-                return;
-            }
-            self.hist_add(rtt_us);
-            self.rtt_last.store(rtt_us, Ordering::Relaxed);
-            let count = (self.aux.fetch_add(1, Ordering::Relaxed) & LOW32) + 1;
-            if count >= GRADIENT_MIN_RTT_REQUESTS as u64 {
-                let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
-                let range = ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
-                let jitter = splitmix64(mode ^ rtt_us ^ now.rotate_left(24)) % range;
-                let due = (now + GRADIENT_MIN_RTT_INTERVAL_MS + jitter) & MS_MASK;
-                if self
-                    .probe
-                    .compare_exchange(mode, due, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    if let Some(p) = percentile {
-                        self.rtt_base.store(p.max(1), Ordering::Relaxed);
-                    }
-                    self.clear_hist();
-                    self.aux.store(0, Ordering::Relaxed);
-                    self.window.store(now, Ordering::Relaxed);
-                }
-            }
+        let Some(mode) = self.min_rtt_phase(now, rtt_us, GRADIENT_MIN_RTT_REQUESTS, 0) else {
             return;
-        }
-
-        let due = mode & MS_MASK;
-        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
-            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
-        if now >= due || due - now > longest {
-            self.enter_measuring(mode, now);
-            return;
-        }
+        };
 
         self.hist_add(rtt_us);
         self.aux.fetch_add(1, Ordering::Relaxed);
@@ -638,14 +648,161 @@ impl AdaptiveLimit {
         let scaled = old * gradient;
         let new = clamp(trunc(scaled + sqrt(scaled)), min as f64, max as f64);
         self.limit.store(new.to_bits(), Ordering::Relaxed);
-
-        // The limit at its minimum for 5 windows in a row: measure the min
-        // RTT again (it may have been measured wrong).
         let at_min = old == min as f64 && new == min as f64;
-        let windows = if at_min { (aux >> 32) + 1 } else { 0 };
+        self.count_min_windows(
+            mode,
+            now,
+            aux >> 32,
+            at_min,
+            (0xffff_ffff, 32),
+            GRADIENT_MIN_WINDOWS,
+        );
+    }
+
+    // Ours (core/src/adaptive/README.md): Envoy's min-RTT sampling and
+    // windows; each window's p50 s against the min RTT m gives the limit
+    // g·L/(1 − h), g = clamp(m/s, 0.5, 1), doubled instead while no window
+    // has shown a queue yet; a window with over 10 % drops cuts it by 0.9;
+    // a window in which fewer than half the limit were ever in flight moves
+    // nothing (the traffic, not the server, bounded its latency).
+    fn knee(
+        &self,
+        params: &AdaptiveParams,
+        now_ms: u64,
+        rtt_us: u64,
+        in_flight: u32,
+        dropped: bool,
+    ) {
+        let now = now_ms & MS_MASK;
+        let Some(mode) = self.min_rtt_phase(now, rtt_us, KNEE_MIN_RTT_REQUESTS, KNEE_GROWN) else {
+            return;
+        };
+        let before = if dropped {
+            // Not a latency: an overload error may come back at once.
+            self.aux
+                .fetch_add(1 | (1 << KNEE_DROP_SHIFT), Ordering::Relaxed)
+        } else {
+            self.hist_add(rtt_us);
+            self.aux.fetch_add(1, Ordering::Relaxed)
+        };
+        // The slow start asks only whether latency rose by a quarter: a
+        // quarter of the samples tells that.
+        let needed = match before & KNEE_GROWN {
+            0 => KNEE_WINDOW_SAMPLES / 4,
+            _ => KNEE_WINDOW_SAMPLES,
+        };
+        let enough = (before & LOW32) + 1 >= needed as u64;
+
+        // The window's start and its most in flight are one word: the CAS
+        // that closes the window takes both.
+        let peak_now = (in_flight as u64).min(PEAK_MAX);
+        let mut word = self.window.load(Ordering::Relaxed);
+        let closed = loop {
+            let start = word & MS_MASK;
+            let closes =
+                (enough && now >= start.saturating_add(GRADIENT_UPDATE_INTERVAL_MS)) || start > now;
+            let next = if closes {
+                now | (peak_now << PEAK_SHIFT)
+            } else if word >> PEAK_SHIFT < peak_now {
+                start | (peak_now << PEAK_SHIFT)
+            } else {
+                return;
+            };
+            match self
+                .window
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) if closes => break word,
+                Ok(_) => return,
+                Err(seen) => word = seen,
+            }
+        };
+        // This caller closed the window.
+        let start = closed & MS_MASK;
+        let peak = closed >> PEAK_SHIFT;
+        let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
+        self.clear_hist();
+        let aux = self.aux.fetch_and(!(LOW32 | KNEE_DROPS), Ordering::Relaxed);
+        if start > now {
+            return; // a window from the future: restarted, not judged
+        }
+        let count = aux & LOW32;
+        let drops = (aux & KNEE_DROPS) >> KNEE_DROP_SHIFT;
+        let grown = aux & KNEE_GROWN != 0;
+        if let Some(s) = percentile {
+            self.rtt_last.store(s, Ordering::Relaxed);
+        }
+        let mut min_rtt = self.rtt_base.load(Ordering::Relaxed);
+        if min_rtt == 0 || count == 0 {
+            return;
+        }
+        let (min, max, _) = params.bounds();
+        let old = self.estimate(params, self.limit.load(Ordering::Relaxed));
+        let (new, grows_on) = if drops * 100 > count * KNEE_DROP_PCT {
+            (old * KNEE_BACKOFF_RATIO, true)
+        } else if let Some(s) = percentile {
+            if (peak as f64) < (old / 2.0).min(PEAK_MAX as f64) {
+                return; // the traffic kept the latency low, not the limit
+            }
+            // In the slow start (no queue yet), a busy window faster than
+            // the min RTT, over as many samples as a measurement: the
+            // measurement was high (a min RTT too high puts the limit above
+            // the knee in proportion). Halfway toward it, so one lucky
+            // window moves it by half its luck. Not later: beyond the knee
+            // the windows that happen to be fast would ratchet it down.
+            if !grown && s < min_rtt && count - drops >= KNEE_MIN_RTT_REQUESTS as u64 {
+                min_rtt = (min_rtt + s).div_ceil(2);
+                self.rtt_base.store(min_rtt, Ordering::Relaxed);
+            }
+            if !grown && s * 100 < min_rtt * (100 + KNEE_QUEUE_PCT) {
+                (old * 2.0, false)
+            } else {
+                let g = clamp(min_rtt as f64 / s.max(1) as f64, 0.5, 1.0);
+                (g * old * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64, true)
+            }
+        } else {
+            (old, grown)
+        };
+        let new = clamp(new, min as f64, max as f64);
+        self.limit.store(new.to_bits(), Ordering::Relaxed);
+        if grows_on && !grown {
+            self.aux.fetch_or(KNEE_GROWN, Ordering::Relaxed);
+        }
+        // Falling window after window (or sitting at the minimum) means
+        // the latency does not come down with the limit: the min RTT was
+        // measured low (the limit then falls by b / (1 − h) per window
+        // below the knee) or the server is degrading; either way, measure
+        // it again.
+        let at_min = trunc(old) == min as f64 && trunc(new) == min as f64;
+        let falls = at_min || new < old;
+        let windows = (aux >> KNEE_AT_MIN_SHIFT) & 0xff;
+        self.count_min_windows(
+            mode,
+            now,
+            windows,
+            falls,
+            (0xff, KNEE_AT_MIN_SHIFT),
+            KNEE_FALLING_WINDOWS,
+        );
+    }
+
+    /// Envoy's count of windows in a row with the limit at its minimum (for
+    /// Knee: falling), in the bits of `aux` given as (mask, shift); at
+    /// `limit` a min-RTT measurement starts (the min RTT may have been
+    /// measured wrong).
+    fn count_min_windows(
+        &self,
+        mode: u64,
+        now: u64,
+        before: u64,
+        counts: bool,
+        (mask, shift): (u64, u32),
+        limit: u32,
+    ) {
+        let windows = if counts { (before & mask) + 1 } else { 0 };
         let mut word = self.aux.load(Ordering::Relaxed);
         loop {
-            let next = (word & LOW32) | (windows.min(GRADIENT_MIN_WINDOWS as u64) << 32);
+            let next = (word & !(mask << shift)) | (windows.min(limit as u64) << shift);
             match self
                 .aux
                 .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
@@ -654,15 +811,69 @@ impl AdaptiveLimit {
                 Err(seen) => word = seen,
             }
         }
-        if windows >= GRADIENT_MIN_WINDOWS as u64 {
+        if windows >= limit as u64 {
             let _ = self
                 .probe
                 .compare_exchange(mode, now, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 
-    /// Starts a min-RTT measurement (the CAS from `mode` decides who).
-    fn enter_measuring(&self, mode: u64, now: u64) {
+    /// Envoy's min-RTT measurement, shared by Gradient and Knee: `None` when
+    /// this sample went to (or started) a measurement, else the mode word
+    /// (not measuring: the next measurement's due time).
+    fn min_rtt_phase(&self, now: u64, rtt_us: u64, requests: u32, keep: u64) -> Option<u64> {
+        let mode = self.probe.load(Ordering::Relaxed);
+        if mode & MODE_MEASURING != 0 {
+            let epoch = mode & MS_MASK;
+            if epoch > now {
+                // A measurement from the future (garbage or a clock step):
+                // restart it now.
+                self.enter_measuring(mode, now, keep);
+                return None;
+            }
+            // Requests sent before the measurement began tell nothing of
+            // the latency at the minimum concurrency (Envoy's min_rtt_epoch).
+            if now.saturating_mul(1000).saturating_sub(rtt_us) < epoch.saturating_mul(1000) {
+                return None;
+            }
+            self.hist_add(rtt_us);
+            self.rtt_last.store(rtt_us, Ordering::Relaxed);
+            let count = (self.aux.fetch_add(1, Ordering::Relaxed) & LOW32) + 1;
+            if count >= requests as u64 {
+                let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
+                let range = ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
+                let jitter = splitmix64(mode ^ rtt_us ^ now.rotate_left(24)) % range;
+                let due = (now + GRADIENT_MIN_RTT_INTERVAL_MS + jitter) & MS_MASK;
+                if self
+                    .probe
+                    .compare_exchange(mode, due, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    if let Some(p) = percentile {
+                        self.rtt_base.store(p.max(1), Ordering::Relaxed);
+                    }
+                    self.clear_hist();
+                    self.aux.fetch_and(keep, Ordering::Relaxed);
+                    self.window.store(now, Ordering::Relaxed);
+                }
+            }
+            return None;
+        }
+
+        let due = mode & MS_MASK;
+        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
+            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
+        if now >= due || due - now > longest {
+            self.enter_measuring(mode, now, keep);
+            return None;
+        }
+
+        Some(mode)
+    }
+
+    /// Starts a min-RTT measurement (the CAS from `mode` decides who);
+    /// `keep`: the bits of `aux` that survive it.
+    fn enter_measuring(&self, mode: u64, now: u64, keep: u64) {
         if self
             .probe
             .compare_exchange(
@@ -674,7 +885,7 @@ impl AdaptiveLimit {
             .is_ok()
         {
             self.clear_hist();
-            self.aux.store(0, Ordering::Relaxed);
+            self.aux.fetch_and(keep, Ordering::Relaxed);
         }
     }
 
