@@ -702,7 +702,7 @@ impl AdaptiveLimit {
             let closes =
                 (enough && now >= start.saturating_add(GRADIENT_UPDATE_INTERVAL_MS)) || start > now;
             let next = if closes {
-                now | (peak_now << PEAK_SHIFT)
+                now // this sample counted in the closing window
             } else if word >> PEAK_SHIFT < peak_now {
                 start | (peak_now << PEAK_SHIFT)
             } else {
@@ -719,7 +719,7 @@ impl AdaptiveLimit {
         };
         // This caller closed the window.
         let start = closed & MS_MASK;
-        let peak = closed >> PEAK_SHIFT;
+        let peak = (closed >> PEAK_SHIFT).max(peak_now);
         let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
         self.clear_hist();
         let aux = self.aux.fetch_and(!(LOW32 | KNEE_DROPS), Ordering::Relaxed);
