@@ -214,30 +214,6 @@ fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
         while next_tick <= t {
             let ph = (next_tick / PHASE_US) as usize;
             phases[ph].limits.push(limiter.limit());
-            if std::env::var("TRACE").is_ok() && next_tick % 100_000 == 0 {
-                let st = match limiter {
-                    Limiter::Ours(l, p, _)
-                        if p.algorithm == Algorithm::Knee
-                            && std::env::var("TRACE").unwrap() != "point" =>
-                    {
-                        Some(l.stats(p))
-                    }
-                    Limiter::Point(p) if std::env::var("TRACE").unwrap() == "point" => p
-                        .adaptive_stats()
-                        .filter(|_| p.strategy().unwrap().adaptive_concurrency == 5),
-                    _ => None,
-                };
-                if let Some(st) = st {
-                    eprintln!(
-                        "{} {} {} {} {}",
-                        next_tick / 1000,
-                        st.limit,
-                        st.min_rtt_us,
-                        st.short_rtt_us,
-                        in_flight
-                    );
-                }
-            }
             next_tick += SAMPLE_EVERY_US;
         }
         if t >= PHASE_US && workers == model.knee {

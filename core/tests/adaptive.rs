@@ -344,24 +344,28 @@ fn knee_measures_min_rtt_doubles_without_a_queue_then_seeks_the_knee() {
         assert_eq!(l.limit(&p), want);
     }
     // Twice the latency (a queue as long as the service): g = 0.5 and the
-    // slow start is over: 48 x 0.5 / 0.95 = 25.26.
+    // slow start is over: 48 x 0.5 / (1 - 4 %) = 25.
     t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 40_000, 48, 0);
     let min_rtt = l.stats(&p).min_rtt_us as f64;
     assert_eq!(l.limit(&p), 25);
     // At the min RTT again: only the headroom's growth now, L / (1 - h) x
     // min RTT / p50 (both in the same bucket: 1 within 0.1 %).
-    let mut limit = 48.0 * 0.5 / 0.95;
+    let mut limit = 48.0 * 0.5 * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
     for _ in 0..3 {
         t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 20_000, l.limit(&p), 0);
         let p50 = l.stats(&p).short_rtt_us as f64;
         limit *= (min_rtt / p50).min(1.0) * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
         assert_eq!(l.limit(&p), limit as u32);
     }
-    // Beyond the knee K the p50 is min RTT x L / K: with L = 30 and K = 20,
-    // the next limit is K / (1 - h) = 21.05 (the p50 interpolated: within 1).
-    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 30_000, 30, 0);
-    let got = l.limit(&p);
-    assert!((20..=22).contains(&got), "{got}");
+    // Beyond the knee K the p50 is min RTT x L / K: a p50 1.5 x the min RTT
+    // says K = L / 1.5, and the limit goes to K / (1 - h) in one window.
+    let busy = l.limit(&p);
+    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 30_000, busy, 0);
+    let p50 = l.stats(&p).short_rtt_us as f64;
+    assert!((28_672.0..30_720.0).contains(&p50), "{p50}");
+    limit *= (min_rtt / p50) * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
+    assert_eq!(l.limit(&p), limit as u32);
+    assert!((19..=20).contains(&l.limit(&p)), "28.3 / 1.5 / 0.96 = 19.7");
     // A window with over 10 % of its samples dropped: x 0.9, whatever the
     // latency.
     // (The limit word keeps the fraction: compare the floors within one.)

@@ -1,7 +1,7 @@
 //! Adaptive concurrency: an in-flight limit that finds itself from observed
 //! latency, so nobody has to guess a `concurrentThreshold`.
 //!
-//! Four algorithms, each with its peer's semantics and defaults
+//! Four algorithms with their peers' semantics and defaults, and one of ours
 //! ([`AdaptiveParams::defaults`]; core/src/adaptive/README.md has the formulas):
 //!
 //! - [`Algorithm::Aimd`], [`Algorithm::Vegas`], [`Algorithm::Gradient2`]:
@@ -11,6 +11,11 @@
 //!   controller: the limit recomputed once per `concurrency_update_interval`
 //!   from a percentile of that interval's latencies against a min RTT that is
 //!   measured periodically at a pinned low concurrency.
+//! - [`Algorithm::Knee`]: ours. Envoy's min-RTT sampling and windows, no
+//!   buffer: each window the limit becomes `min(1, minRTT / p50) × L /
+//!   (1 − h)`, whose one fixed point beyond the knee K is `K / (1 − h)`; it
+//!   doubles per window until a window shows a queue (README: derivation,
+//!   settle time, where it fails).
 //!
 //! # State and concurrency
 //!
@@ -82,7 +87,7 @@ pub enum Algorithm {
     Gradient = 4,
     /// Ours: Envoy's min-RTT sampling and windows, a limit that seeks the
     /// knee (the concurrency where latency starts to grow) with a headroom
-    /// of 5 %, doubling until the first queue shows.
+    /// of 4 %, doubling until the first queue shows.
     Knee = 5,
 }
 
@@ -214,7 +219,7 @@ pub const GRADIENT_MIN_WINDOWS: u32 = 5;
 /// Knee: the headroom h over the knee, in percent: each window the limit
 /// becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed point
 /// beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
-pub const KNEE_HEADROOM_PCT: u64 = 5;
+pub const KNEE_HEADROOM_PCT: u64 = 4;
 /// Knee: until the first window whose p50 is this much above the min RTT
 /// (a queue), the limit doubles per window (its slow start).
 pub const KNEE_QUEUE_PCT: u64 = 25;
@@ -224,7 +229,7 @@ pub const KNEE_DROP_PCT: u64 = 10;
 /// Knee: the cut of a window with drops.
 pub const KNEE_BACKOFF_RATIO: f64 = 0.9;
 /// Knee: a window closes after [`GRADIENT_UPDATE_INTERVAL_MS`] once it has
-/// this many samples (a p50 of fewer is too noisy to tell a 5 % queue).
+/// this many samples (a p50 of fewer is too noisy to tell a 4 % queue).
 pub const KNEE_WINDOW_SAMPLES: u32 = 100;
 /// Knee: this many windows in a row in which the limit fell (or sat at its
 /// minimum) start a min-RTT measurement (Envoy's rule counts 5 at the
@@ -255,8 +260,8 @@ const HIST_UNIT_US: u64 = 16;
 /// | `samples` | samples seen | samples seen | samples seen | samples seen | samples seen |
 /// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) | as Gradient |
 /// | `window` | – | – | – | window start ms | window start ms (low 48), the window's most in flight (high 16, saturating) |
-/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) | window sample count (low 32), windows at the minimum (bits 32–39), window drops (bits 40–62), slow start over (bit 63) |
-/// | `hist` | – | – | – | latency histogram | latency histogram (samples not dropped) |
+/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) | measurement's sample count (low 32), falling windows in a row (bits 32–39), the window's drops (bits 40–62), slow start over (bit 63) |
+/// | `hist` | – | – | – | latency histogram | latency histogram (samples not dropped; its total is the window's count) |
 #[repr(C)]
 pub struct AdaptiveLimit {
     limit: AtomicU64,
@@ -281,24 +286,26 @@ const _: () = assert!(core::mem::size_of::<AdaptiveLimit>() == 568);
 pub struct AdaptiveStats {
     /// The limit in force ([`AdaptiveLimit::limit`]).
     pub limit: u32,
-    /// 1 while Envoy's gradient measures its min RTT (the limit is then its
-    /// minimum), else 0.
+    /// 1 while Envoy's gradient or Knee measures its min RTT (the limit is
+    /// then its minimum), else 0.
     pub measuring_min_rtt: u32,
-    /// The reference RTT in µs: Vegas's no-load RTT, Envoy's min RTT (0 until
-    /// measured), Gradient2's long RTT (its "RTT no-load"); 0 for AIMD.
+    /// The reference RTT in µs: Vegas's no-load RTT, Envoy's and Knee's min
+    /// RTT (0 until measured), Gradient2's long RTT (its "RTT no-load"); 0
+    /// for AIMD.
     pub min_rtt_us: u64,
     /// The recent RTT in µs: the last sample's (AIMD, Vegas, Gradient2), the
-    /// last window's percentile (Gradient).
+    /// last window's percentile (Gradient, Knee).
     pub short_rtt_us: u64,
     /// Gradient2's long RTT in µs (exponential average over 600 samples);
-    /// for Gradient, the min RTT plus its 25 % buffer; 0 otherwise.
+    /// for Gradient, the min RTT plus its 25 % buffer; for Knee, the min RTT
+    /// / (1 − h), the latency at its fixed point; 0 otherwise.
     pub long_rtt_us: u64,
     /// Samples seen since the last reset (wrapping).
     pub samples: u64,
 }
 
 const MODE_MEASURING: u64 = 1 << 63;
-/// Knee's `aux`: the windows at the minimum (8 bits), the window's drops
+/// Knee's `aux`: the falling windows in a row (8 bits), the window's drops
 /// (23 bits), the slow start over (1 bit).
 const KNEE_AT_MIN_SHIFT: u32 = 32;
 const KNEE_DROP_SHIFT: u32 = 40;
@@ -677,21 +684,25 @@ impl AdaptiveLimit {
         let Some(mode) = self.min_rtt_phase(now, rtt_us, KNEE_MIN_RTT_REQUESTS, KNEE_GROWN) else {
             return;
         };
-        let before = if dropped {
+        // One add per sample: the histogram counts the window's latencies
+        // (its total is counted only when the window may close), `aux` its
+        // drops.
+        if dropped {
             // Not a latency: an overload error may come back at once.
-            self.aux
-                .fetch_add(1 | (1 << KNEE_DROP_SHIFT), Ordering::Relaxed)
+            self.aux.fetch_add(1 << KNEE_DROP_SHIFT, Ordering::Relaxed);
         } else {
             self.hist_add(rtt_us);
-            self.aux.fetch_add(1, Ordering::Relaxed)
+        }
+        let enough = || {
+            let aux = self.aux.load(Ordering::Relaxed);
+            // The slow start asks only whether latency rose by a quarter: a
+            // quarter of the samples tells that.
+            let needed = match aux & KNEE_GROWN {
+                0 => KNEE_WINDOW_SAMPLES / 4,
+                _ => KNEE_WINDOW_SAMPLES,
+            };
+            self.hist_total() + ((aux & KNEE_DROPS) >> KNEE_DROP_SHIFT) >= needed as u64
         };
-        // The slow start asks only whether latency rose by a quarter: a
-        // quarter of the samples tells that.
-        let needed = match before & KNEE_GROWN {
-            0 => KNEE_WINDOW_SAMPLES / 4,
-            _ => KNEE_WINDOW_SAMPLES,
-        };
-        let enough = (before & LOW32) + 1 >= needed as u64;
 
         // The window's start and its most in flight are one word: the CAS
         // that closes the window takes both.
@@ -699,8 +710,8 @@ impl AdaptiveLimit {
         let mut word = self.window.load(Ordering::Relaxed);
         let closed = loop {
             let start = word & MS_MASK;
-            let closes =
-                (enough && now >= start.saturating_add(GRADIENT_UPDATE_INTERVAL_MS)) || start > now;
+            let closes = start > now
+                || (now >= start.saturating_add(GRADIENT_UPDATE_INTERVAL_MS) && enough());
             let next = if closes {
                 now // this sample counted in the closing window
             } else if word >> PEAK_SHIFT < peak_now {
@@ -720,14 +731,15 @@ impl AdaptiveLimit {
         // This caller closed the window.
         let start = closed & MS_MASK;
         let peak = (closed >> PEAK_SHIFT).max(peak_now);
+        let latencies = self.hist_total();
         let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
         self.clear_hist();
         let aux = self.aux.fetch_and(!(LOW32 | KNEE_DROPS), Ordering::Relaxed);
         if start > now {
             return; // a window from the future: restarted, not judged
         }
-        let count = aux & LOW32;
         let drops = (aux & KNEE_DROPS) >> KNEE_DROP_SHIFT;
+        let count = latencies + drops;
         let grown = aux & KNEE_GROWN != 0;
         if let Some(s) = percentile {
             self.rtt_last.store(s, Ordering::Relaxed);
@@ -750,7 +762,7 @@ impl AdaptiveLimit {
             // the knee in proportion). Halfway toward it, so one lucky
             // window moves it by half its luck. Not later: beyond the knee
             // the windows that happen to be fast would ratchet it down.
-            if !grown && s < min_rtt && count - drops >= KNEE_MIN_RTT_REQUESTS as u64 {
+            if !grown && s < min_rtt && latencies >= KNEE_MIN_RTT_REQUESTS as u64 {
                 min_rtt = (min_rtt + s).div_ceil(2);
                 self.rtt_base.store(min_rtt, Ordering::Relaxed);
             }
@@ -891,6 +903,13 @@ impl AdaptiveLimit {
 
     fn hist_add(&self, rtt_us: u64) {
         self.hist[bucket_of(rtt_us)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn hist_total(&self) -> u64 {
+        self.hist
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed) as u64)
+            .sum()
     }
 
     fn clear_hist(&self) {
