@@ -833,20 +833,36 @@ impl AdaptiveLimit {
     /// Envoy's min-RTT measurement, shared by Gradient and Knee: `None` when
     /// this sample went to (or started) a measurement, else the mode word
     /// (not measuring: the next measurement's due time).
+    #[inline]
     fn min_rtt_phase(&self, now: u64, rtt_us: u64, requests: u32, keep: u64) -> Option<u64> {
         let mode = self.probe.load(Ordering::Relaxed);
+        let due = mode & MS_MASK;
+        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
+            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
+        if mode & MODE_MEASURING == 0 && now < due && due - now <= longest {
+            return Some(mode); // between measurements: the usual sample
+        }
+        self.measure_min_rtt(mode, now, rtt_us, requests, keep);
+        None
+    }
+
+    /// [`Self::min_rtt_phase`] out of the usual path: a sample while
+    /// measuring, or one that starts a measurement.
+    #[cold]
+    #[inline(never)]
+    fn measure_min_rtt(&self, mode: u64, now: u64, rtt_us: u64, requests: u32, keep: u64) {
         if mode & MODE_MEASURING != 0 {
             let epoch = mode & MS_MASK;
             if epoch > now {
                 // A measurement from the future (garbage or a clock step):
                 // restart it now.
                 self.enter_measuring(mode, now, keep);
-                return None;
+                return;
             }
             // Requests sent before the measurement began tell nothing of
             // the latency at the minimum concurrency (Envoy's min_rtt_epoch).
             if now.saturating_mul(1000).saturating_sub(rtt_us) < epoch.saturating_mul(1000) {
-                return None;
+                return;
             }
             self.hist_add(rtt_us);
             self.rtt_last.store(rtt_us, Ordering::Relaxed);
@@ -869,18 +885,11 @@ impl AdaptiveLimit {
                     self.window.store(now, Ordering::Relaxed);
                 }
             }
-            return None;
+            return;
         }
-
-        let due = mode & MS_MASK;
-        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
-            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
-        if now >= due || due - now > longest {
-            self.enter_measuring(mode, now, keep);
-            return None;
-        }
-
-        Some(mode)
+        // Due (or a due time further than one period: garbage or a clock
+        // step): a measurement starts.
+        self.enter_measuring(mode, now, keep);
     }
 
     /// Starts a min-RTT measurement (the CAS from `mode` decides who);
