@@ -415,6 +415,43 @@ fn knee_a_min_rtt_measured_high_is_corrected_in_the_slow_start() {
 }
 
 #[test]
+fn knee_a_noisier_latency_gets_a_wider_headroom() {
+    // Latencies spread evenly over [10, 30] ms: the measurement's IQR is
+    // half its p50, so a 100-sample window's p50 has a relative standard
+    // error of about 0.5 / 10 = 5 %; the headroom is twice that, 10 %,
+    // instead of 4 % (and the latency it settles at min RTT / 0.9).
+    let p = params(Algorithm::Knee);
+    let l = AdaptiveLimit::new();
+    l.on_sample(&p, T0, 10_000, 1, false);
+    let mut t = T0 + 30;
+    for i in 0..KNEE_MIN_RTT_REQUESTS as u64 {
+        t += 10;
+        l.on_sample(&p, t, 10_000 + (i * 7 % 100) * 200, 3, false);
+    }
+    let s = l.stats(&p);
+    assert_eq!(s.measuring_min_rtt, 0);
+    assert!((18_000..=22_000).contains(&s.min_rtt_us), "{s:?}");
+    let headroom = 1.0 - s.min_rtt_us as f64 / s.long_rtt_us as f64;
+    assert!((0.08..=0.12).contains(&headroom), "{headroom}: {s:?}");
+    // The same latency at the min RTT beyond the slow start: the limit
+    // grows by 1 / (1 - h) per window, not 1 / 0.96.
+    let mut limit = 3.0f64;
+    let mut at = t;
+    while limit < 400.0 {
+        at = knee_window(&l, &p, at, KNEE_WINDOW_SAMPLES, 10_000, limit as u32, 0);
+        limit = l.limit(&p) as f64;
+    }
+    at = knee_window(&l, &p, at, KNEE_WINDOW_SAMPLES, 40_000, limit as u32, 0);
+    // 768 x 0.5 / (1 - h): 427 at h = 10 % (400 at the usual 4 %), within
+    // what the window's 101 samples and the stats' rounding move h by.
+    let out = l.limit(&p) as f64;
+    let wide = limit * 0.5 / (1.0 - headroom);
+    assert!((out - wide).abs() <= 2.0, "{limit} -> {out}, not {wide}");
+    assert!(out > limit * 0.5 / 0.96 + 20.0, "{out}");
+    let _ = at;
+}
+
+#[test]
 fn knee_falling_windows_in_a_row_measure_the_min_rtt_again() {
     let p = params(Algorithm::Knee);
     let l = AdaptiveLimit::new();

@@ -220,6 +220,12 @@ pub const GRADIENT_MIN_WINDOWS: u32 = 5;
 /// becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed point
 /// beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
 pub const KNEE_HEADROOM_PCT: u64 = 4;
+/// Knee: the headroom grows with the latency's noise: at least
+/// [`KNEE_HEADROOM_PCT`], else twice the relative standard error of a
+/// window's p50, estimated as IQR / (p50 × √n) from the min-RTT
+/// measurement's interquartile range (exact for a uniform spread, 7 % high
+/// for a normal one), at most [`KNEE_HEADROOM_MAX_PCT`].
+pub const KNEE_HEADROOM_MAX_PCT: u64 = 25;
 /// Knee: until the first window whose p50 is this much above the min RTT
 /// (a queue), the limit doubles per window (its slow start).
 pub const KNEE_QUEUE_PCT: u64 = 25;
@@ -311,6 +317,11 @@ const KNEE_AT_MIN_SHIFT: u32 = 32;
 const KNEE_DROP_SHIFT: u32 = 40;
 const KNEE_DROPS: u64 = ((1 << 23) - 1) << KNEE_DROP_SHIFT;
 const KNEE_GROWN: u64 = 1 << 63;
+/// Knee's `rtt_base`: the min RTT µs (low 40 bits) and the measurement's
+/// interquartile range over its p50, in thousandths (high 24 bits).
+const KNEE_SPREAD_SHIFT: u32 = 40;
+const KNEE_RTT_MASK: u64 = (1 << KNEE_SPREAD_SHIFT) - 1;
+const KNEE_SPREAD_MAX: u64 = (1 << (64 - KNEE_SPREAD_SHIFT)) - 1;
 /// Knee's `window`: the most in flight seen in the window, above the start.
 const PEAK_SHIFT: u32 = 48;
 const PEAK_MAX: u64 = 0xffff;
@@ -435,12 +446,14 @@ impl AdaptiveLimit {
             }
             Algorithm::Knee => {
                 let measuring = self.probe.load(Ordering::Relaxed) & MODE_MEASURING != 0;
+                let min_rtt = base & KNEE_RTT_MASK;
+                let headroom = knee_headroom(base >> KNEE_SPREAD_SHIFT, KNEE_WINDOW_SAMPLES as u64);
                 AdaptiveStats {
                     limit,
                     measuring_min_rtt: measuring as u32,
-                    min_rtt_us: base,
+                    min_rtt_us: min_rtt,
                     short_rtt_us: last,
-                    long_rtt_us: base.saturating_mul(100) / (100 - KNEE_HEADROOM_PCT),
+                    long_rtt_us: to_u64(min_rtt as f64 / (1.0 - headroom)),
                     samples,
                 }
             }
@@ -744,10 +757,12 @@ impl AdaptiveLimit {
         if let Some(s) = percentile {
             self.rtt_last.store(s, Ordering::Relaxed);
         }
-        let mut min_rtt = self.rtt_base.load(Ordering::Relaxed);
+        let base = self.rtt_base.load(Ordering::Relaxed);
+        let mut min_rtt = base & KNEE_RTT_MASK;
         if min_rtt == 0 || count == 0 {
             return;
         }
+        let headroom = knee_headroom(base >> KNEE_SPREAD_SHIFT, latencies);
         let (min, max, _) = params.bounds();
         let old = self.estimate(params, self.limit.load(Ordering::Relaxed));
         let (new, grows_on) = if drops * 100 > count * KNEE_DROP_PCT {
@@ -764,13 +779,14 @@ impl AdaptiveLimit {
             // the windows that happen to be fast would ratchet it down.
             if !grown && s < min_rtt && latencies >= KNEE_MIN_RTT_REQUESTS as u64 {
                 min_rtt = (min_rtt + s).div_ceil(2);
-                self.rtt_base.store(min_rtt, Ordering::Relaxed);
+                self.rtt_base
+                    .store((base & !KNEE_RTT_MASK) | min_rtt, Ordering::Relaxed);
             }
             if !grown && s * 100 < min_rtt * (100 + KNEE_QUEUE_PCT) {
                 (old * 2.0, false)
             } else {
                 let g = clamp(min_rtt as f64 / s.max(1) as f64, 0.5, 1.0);
-                (g * old * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64, true)
+                (g * old / (1.0 - headroom), true)
             }
         } else {
             (old, grown)
@@ -878,7 +894,20 @@ impl AdaptiveLimit {
                     .is_ok()
                 {
                     if let Some(p) = percentile {
-                        self.rtt_base.store(p.max(1), Ordering::Relaxed);
+                        let p = p.max(1);
+                        let base = match keep {
+                            // Knee: the measurement's spread beside it.
+                            KNEE_GROWN => {
+                                let iqr = self
+                                    .hist_percentile(75)
+                                    .unwrap_or(p)
+                                    .saturating_sub(self.hist_percentile(25).unwrap_or(p));
+                                let spread = (iqr.saturating_mul(1000) / p).min(KNEE_SPREAD_MAX);
+                                p.min(KNEE_RTT_MASK) | (spread << KNEE_SPREAD_SHIFT)
+                            }
+                            _ => p,
+                        };
+                        self.rtt_base.store(base, Ordering::Relaxed);
                     }
                     self.clear_hist();
                     self.aux.fetch_and(keep, Ordering::Relaxed);
@@ -952,6 +981,14 @@ impl AdaptiveLimit {
         }
         None
     }
+}
+
+/// Knee's headroom h for a window of `n` latencies, given the min-RTT
+/// measurement's IQR / p50 in thousandths (`KNEE_HEADROOM_MAX_PCT`).
+fn knee_headroom(spread_milli: u64, n: u64) -> f64 {
+    let floor = KNEE_HEADROOM_PCT as f64 / 100.0;
+    let noise = 2.0 * spread_milli as f64 / 1000.0 / sqrt(n.max(1) as f64);
+    clamp(noise, floor, KNEE_HEADROOM_MAX_PCT as f64 / 100.0)
 }
 
 /// The histogram bucket of a latency: 8 buckets per power of two of 16 µs
