@@ -671,7 +671,7 @@ typedef struct sds_stats {
     /**
      * Gradient2's long RTT (an average over 600 samples), µs; for Envoy's
      * gradient its min RTT plus the 25 % buffer; for Knee its min RTT /
-     * 0.96 (the latency it settles at); 0 for AIMD and Vegas.
+     * (1 − h) (the latency it settles at); 0 for AIMD and Vegas.
      */
     uint64_t adaptive_long_rtt_us;
     /**

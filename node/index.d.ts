@@ -107,7 +107,7 @@ export interface Stats {
   adaptiveMinRttUs: number
   /** The latest (AIMD, Vegas), short-term (Gradient2) or windowed p50 (Envoy, KNEE) RTT, µs. */
   adaptiveRttUs: number
-  /** Gradient2's long-term RTT average, µs; Envoy's min RTT + 25 %; KNEE's min RTT / 0.96 (the latency it settles at); 0 for AIMD and Vegas. */
+  /** Gradient2's long-term RTT average, µs; Envoy's min RTT + 25 %; KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the latency it settles at); 0 for AIMD and Vegas. */
   adaptiveLongRttUs: number
   lastCycle: CycleStats
 }

@@ -70,7 +70,7 @@ pub struct Stats {
     pub adaptive_rtt_us: u64,
     /// Gradient2's long RTT (an average over 600 samples), µs; for Envoy's
     /// gradient its min RTT plus the 25 % buffer; for Knee its min RTT /
-    /// 0.96 (the latency it settles at); 0 for AIMD and Vegas.
+    /// (1 − h) (the latency it settles at); 0 for AIMD and Vegas.
     pub adaptive_long_rtt_us: u64,
     /// The last whole cycle before `now_ms`'s.
     pub last_cycle: CycleStats,

@@ -13,9 +13,10 @@
 //!   measured periodically at a pinned low concurrency.
 //! - [`Algorithm::Knee`]: ours. Envoy's min-RTT sampling and windows, no
 //!   buffer: each window the limit becomes `min(1, minRTT / p50) × L /
-//!   (1 − h)`, whose one fixed point beyond the knee K is `K / (1 − h)`; it
-//!   doubles per window until a window shows a queue (README: derivation,
-//!   settle time, where it fails).
+//!   (1 − h)`, whose one fixed point beyond the knee K is `K / (1 − h)`
+//!   (h = 4 %, wider when the latency is noisy); it doubles per window
+//!   until a window shows a queue (README: derivation, settle time, where
+//!   it fails).
 //!
 //! # State and concurrency
 //!
@@ -216,9 +217,9 @@ pub const GRADIENT_BUFFER_PCT: u64 = 25;
 /// in a row starts a min-RTT measurement.
 pub const GRADIENT_MIN_WINDOWS: u32 = 5;
 
-/// Knee: the headroom h over the knee, in percent: each window the limit
-/// becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed point
-/// beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
+/// Knee: the least headroom h over the knee, in percent: each window the
+/// limit becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed
+/// point beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
 pub const KNEE_HEADROOM_PCT: u64 = 4;
 /// Knee: the headroom grows with the latency's noise: at least
 /// [`KNEE_HEADROOM_PCT`], else twice the relative standard error of a
@@ -261,7 +262,7 @@ const HIST_UNIT_US: u64 = 16;
 /// | word | AIMD | Vegas | Gradient2 | Gradient (Envoy) | Knee |
 /// |---|---|---|---|---|---|
 /// | `limit` | limit, `f64` bits | estimated limit | estimated limit | limit (kept while measuring the min RTT) | as Gradient |
-/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs | min RTT µs |
+/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs | min RTT µs (low 40 bits), the measurement's IQR / p50 in thousandths (high 24) |
 /// | `rtt_last` | last RTT µs | last RTT µs | last (short) RTT µs | last window's percentile µs | as Gradient |
 /// | `samples` | samples seen | samples seen | samples seen | samples seen | samples seen |
 /// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) | as Gradient |

@@ -34,5 +34,6 @@ class Stats(TypedDict):
     window's p50)."""
     adaptiveLongRttUs: int
     """GRADIENT2's long RTT in µs; GRADIENT's min RTT plus its 25 % buffer;
-    KNEE's min RTT / 0.96 (the latency it settles at); 0 otherwise."""
+    KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the latency
+    it settles at); 0 otherwise."""
     lastCycle: CycleStats

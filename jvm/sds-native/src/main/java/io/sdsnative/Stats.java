@@ -77,7 +77,7 @@ public final class Stats {
 
     /**
      * The long RTT, in µs: GRADIENT2's exponential average over 600 samples,
-     * GRADIENT's min RTT plus its 25 % buffer, KNEE's min RTT / 0.96 (the
+     * GRADIENT's min RTT plus its 25 % buffer, KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the
      * latency it settles at); 0 for AIMD, VEGAS and without the row.
      */
     public long adaptiveLongRttUs() {
