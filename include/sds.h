@@ -659,18 +659,19 @@ typedef struct sds_stats {
     uint64_t adaptive_limit;
     /**
      * The reference RTT the adaptive limit compares with (µs): Vegas's
-     * no-load RTT, Envoy's min RTT (0 until measured), Gradient2's long
-     * RTT (its "no-load" RTT); 0 for AIMD.
+     * no-load RTT, Envoy's and Knee's min RTT (0 until measured),
+     * Gradient2's long RTT (its "no-load" RTT); 0 for AIMD.
      */
     uint64_t adaptive_min_rtt_us;
     /**
      * The recent RTT, µs: the last sample's (AIMD, Vegas, Gradient2), the
-     * last window's p50 (Envoy's gradient).
+     * last window's p50 (Envoy's gradient, Knee).
      */
     uint64_t adaptive_rtt_us;
     /**
      * Gradient2's long RTT (an average over 600 samples), µs; for Envoy's
-     * gradient its min RTT plus the 25 % buffer; 0 for AIMD and Vegas.
+     * gradient its min RTT plus the 25 % buffer; for Knee its min RTT /
+     * (1 − h) (the latency it settles at); 0 for AIMD and Vegas.
      */
     uint64_t adaptive_long_rtt_us;
     /**
@@ -760,7 +761,8 @@ typedef struct sds_strategy {
     int64_t max_queueing_time_ms;
     /**
      * `adaptiveConcurrency`: finds the in-flight limit from latency: 1 AIMD,
-     * 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's); replaces `concurrentThreshold`.
+     * 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's), 5 KNEE (ours); replaces
+     * `concurrentThreshold`.
      */
     int64_t adaptive_concurrency;
     /**

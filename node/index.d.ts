@@ -47,7 +47,8 @@ export interface Strategy {
   /**
    * An in-flight limit found from latency instead of `concurrentThreshold`
    * (which must then be negative): 1 AIMD, 2 VEGAS, 3 GRADIENT2 (Netflix
-   * concurrency-limits), 4 GRADIENT (Envoy's gradient controller); negative: off.
+   * concurrency-limits), 4 GRADIENT (Envoy's gradient controller), 5 KNEE
+   * (ours: settles 4 % above the knee); negative: off.
    */
   adaptiveConcurrency?: number | null
   /** The adaptive limit's floor (>= 1); negative: the algorithm's default. */
@@ -102,11 +103,11 @@ export interface Stats {
   concurrent: number
   /** The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one. */
   adaptiveLimit: number
-  /** The RTT the adaptive limit takes as its floor, µs: Vegas's no-load RTT, Envoy's min RTT; 0 for AIMD and Gradient2. */
+  /** The RTT the adaptive limit takes as its floor, µs: Vegas's no-load RTT, Gradient2's long RTT, Envoy's and KNEE's min RTT; 0 for AIMD. */
   adaptiveMinRttUs: number
-  /** The latest (AIMD, Vegas), short-term (Gradient2) or windowed p50 (Envoy) RTT, µs. */
+  /** The latest (AIMD, Vegas), short-term (Gradient2) or windowed p50 (Envoy, KNEE) RTT, µs. */
   adaptiveRttUs: number
-  /** Gradient2's long-term RTT average, µs; 0 for the others. */
+  /** Gradient2's long-term RTT average, µs; Envoy's min RTT + 25 %; KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the latency it settles at); 0 for AIMD and Vegas. */
   adaptiveLongRttUs: number
   lastCycle: CycleStats
 }

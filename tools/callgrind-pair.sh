@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 N=${N:-20000}
-MODES=${*:-point cluster id name ledger governor warm pace slow adaptive}
+MODES=${*:-point cluster id name ledger governor warm pace slow adaptive knee}
 ${CARGO:-cargo} build -q -p sds-core --release --locked --example pair_count
 BIN=${CARGO_TARGET_DIR:-target}/release/examples/pair_count
 OUT=$(mktemp -d)

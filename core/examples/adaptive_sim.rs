@@ -19,7 +19,10 @@
 //! - `--spread-us N`: service time uniform in 20 ms ± N/2 µs (default 8000);
 //! - `--queue N`: the server queues at most N requests and answers any
 //!   other at once (1 ms later) with an overload error: a dropped sample
-//!   (default: no bound, the server never fails).
+//!   (default: no bound, the server never fails);
+//! - `--knee N`: the first phase's workers (default 50; the second has N/2,
+//!   arrivals stay at 1.5 × the first capacity);
+//! - `--seed N`: the splitmix64 seed (default 0x5d52026; decimal here).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -30,6 +33,9 @@ use sds_core::{Entry, Flags, Outcome, Point, Strategy};
 /// The shared model (the Java twin has the same numbers).
 const SEED: u64 = 0x5d5_2026;
 const KNEE: u32 = 50;
+/// The largest `--knee`: 1.5 × its capacity must stay a whole number of
+/// µs between arrivals on average (K = 1000 is 75 000 arrivals per second).
+const MAX_KNEE: u64 = 1000;
 const MEAN_SERVICE_US: u64 = 20_000;
 /// The default spread: service uniform in [16, 24] ms.
 const SPREAD_US: u64 = 8_000;
@@ -52,6 +58,8 @@ const P99_BOUND_US: u64 = 2 * MEAN_SERVICE_US;
 struct Model {
     spread_us: u64,
     queue: Option<usize>,
+    knee: u32,
+    seed: u64,
 }
 
 impl Model {
@@ -59,6 +67,8 @@ impl Model {
         let mut model = Model {
             spread_us: SPREAD_US,
             queue: None,
+            knee: KNEE,
+            seed: SEED,
         };
         let args: Vec<String> = std::env::args().skip(1).collect();
         let mut i = 0;
@@ -67,8 +77,12 @@ impl Model {
             match (args[i].as_str(), value) {
                 ("--spread-us", Some(v)) if v <= 2 * MEAN_SERVICE_US => model.spread_us = v,
                 ("--queue", Some(v)) => model.queue = Some(v as usize),
+                ("--knee", Some(v)) if (2..=MAX_KNEE).contains(&v) => model.knee = v as u32,
+                ("--seed", Some(v)) => model.seed = v,
                 _ => {
-                    eprintln!("usage: adaptive_sim [--spread-us N (<= 40000)] [--queue N]");
+                    eprintln!(
+                        "usage: adaptive_sim [--spread-us N (<= 40000)] [--queue N] [--knee N (2..=1000)] [--seed N]"
+                    );
                     std::process::exit(2);
                 }
             }
@@ -173,14 +187,14 @@ struct Request {
 }
 
 fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
-    let mut rng = SplitMix64(SEED);
-    let capacity0 = KNEE as u64 * 1_000_000 / MEAN_SERVICE_US; // per second
+    let mut rng = SplitMix64(model.seed);
+    let capacity0 = model.knee as u64 * 1_000_000 / MEAN_SERVICE_US; // per second
     let rate = capacity0 * OVERLOAD_PCT / 100;
     let max_gap = 2 * 1_000_000 / rate; // mean gap = 1 / rate
     let end = 2 * PHASE_US;
 
     let mut phases = [Phase::default(), Phase::default()];
-    let mut workers = KNEE;
+    let mut workers = model.knee;
     let mut busy = 0u32;
     let mut in_flight = 0u32;
     let mut queue: VecDeque<Request> = VecDeque::new();
@@ -202,8 +216,8 @@ fn run(model: Model, limiter: &Limiter) -> [Phase; 2] {
             phases[ph].limits.push(limiter.limit());
             next_tick += SAMPLE_EVERY_US;
         }
-        if t >= PHASE_US && workers == KNEE {
-            workers = KNEE / 2;
+        if t >= PHASE_US && workers == model.knee {
+            workers = model.knee / 2;
         }
         let ph = (t / PHASE_US) as usize;
         if next_done <= next_arrival {
@@ -290,8 +304,12 @@ fn settle_tick(limits: &[u32], lo: f64, hi: f64) -> Option<usize> {
 }
 
 /// The row of one phase, and whether it meets the bounds.
-fn report(name: &str, phase: usize, p: &mut Phase) -> bool {
-    let knee = if phase == 0 { KNEE } else { KNEE / 2 };
+fn report(model: Model, name: &str, phase: usize, p: &mut Phase) -> bool {
+    let knee = if phase == 0 {
+        model.knee
+    } else {
+        model.knee / 2
+    };
     let capacity = knee as f64 * PHASE_US as f64 / MEAN_SERVICE_US as f64;
     let lo = knee as f64 * (1.0 - BAND_PCT / 100.0);
     let hi = knee as f64 * (1.0 + BAND_PCT / 100.0);
@@ -361,14 +379,14 @@ fn main() {
     let model = Model::from_args();
     println!(
         "adaptive concurrency simulation: knee {} then {} at {} s, service U[{},{}] µs, server queue {}, arrivals {} % of the first capacity, seed {:#x}",
-        KNEE,
-        KNEE / 2,
+        model.knee,
+        model.knee / 2,
         PHASE_US / 1_000_000,
         MEAN_SERVICE_US - model.spread_us / 2,
         MEAN_SERVICE_US - model.spread_us / 2 + model.spread_us,
         model.queue.map_or("unbounded".to_string(), |n| format!("<= {n}, then an overload error")),
         OVERLOAD_PCT,
-        SEED
+        model.seed
     );
     println!(
         "limit: its mean after settling (or over the phase's second half); eq, eq_ms: the mean of the phase's last 10 s \
@@ -424,17 +442,17 @@ fn main() {
         ),
     ));
     rows.push((
-        format!("sds fixed {} (4K)", 4 * KNEE),
-        Limiter::Fixed(4 * KNEE),
+        format!("sds fixed {} (4K)", 4 * model.knee),
+        Limiter::Fixed(4 * model.knee),
     ));
     rows.push((
-        format!("sds fixed {} (K/4)", KNEE / 4),
-        Limiter::Fixed(KNEE / 4),
+        format!("sds fixed {} (K/4)", model.knee / 4),
+        Limiter::Fixed(model.knee / 4),
     ));
     for (name, limiter) in &rows {
         let mut phases = run(model, limiter);
         for (i, p) in phases.iter_mut().enumerate() {
-            report(name, i, p);
+            report(model, name, i, p);
         }
     }
 }

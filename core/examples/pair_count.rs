@@ -9,7 +9,10 @@
 //! ledger row, by id), `governor` (governor's direct `check()`).
 //!
 //! Modes with one of issue 27's rows on top of the five rules: `warm`
-//! (warm-up), `pace` (pacing), `slow` (slow-call rate), `adaptive` (AIMD).
+//! (warm-up), `pace` (pacing), `slow` (slow-call rate), `adaptive` (AIMD),
+//! `knee` (adaptive KNEE: after its first 100 samples measure the min RTT,
+//! each exit adds to the window's histogram; the clock stands still, so no
+//! window closes, as in all but one exit per 100 ms).
 //! Each row is set so that every request passes, as the five rules are.
 //!
 //! `pair_count rows BLOCKS` times the private point without and with each
@@ -58,13 +61,17 @@ fn with_row(row: &str) -> Option<Strategy> {
             s.concurrent_threshold = -1;
             s.adaptive_concurrency = 1;
         }
+        "knee" => {
+            s.concurrent_threshold = -1;
+            s.adaptive_concurrency = 5;
+        }
         "none" => {}
         _ => return None,
     }
     Some(s)
 }
 
-const ROWS: [&str; 5] = ["none", "warm", "pace", "slow", "adaptive"];
+const ROWS: [&str; 6] = ["none", "warm", "pace", "slow", "adaptive", "knee"];
 
 fn with_strategy(strategy: &Strategy, n: u64) {
     let point = Point::new();
@@ -199,7 +206,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(Ok(n))) = (args.get(1), args.get(2).map(|n| n.parse::<u64>())) else {
         eprintln!(
-            "usage: pair_count point|cluster|id|name|ledger|governor|warm|pace|slow|adaptive|ns|rows N"
+            "usage: pair_count point|cluster|id|name|ledger|governor|warm|pace|slow|adaptive|knee|ns|rows N"
         );
         std::process::exit(2);
     };

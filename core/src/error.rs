@@ -207,7 +207,7 @@ impl Rule {
                 "must not exceed the rate with warmUpPeriodSec or maxQueueingTimeMs (they have no burst)"
             }
             Rule::UnknownAlgorithm => {
-                "must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 (GRADIENT), or negative: off"
+                "must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), 4 (GRADIENT) or 5 (KNEE), or negative: off"
             }
             Rule::ThresholdWithAdaptive => {
                 "must be negative with adaptiveConcurrency (the limit is found from latency)"

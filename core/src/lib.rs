@@ -23,7 +23,8 @@
 //!   only so far: the shared file, the C ABI and the bindings come next.
 //! - [`adaptive`]: an in-flight limit found from latency ([`AdaptiveLimit`]:
 //!   AIMD, Vegas and Gradient2 as Netflix concurrency-limits defines them,
-//!   Envoy's gradient controller), lock-free plain data like the rest.
+//!   Envoy's gradient controller, and Knee, ours, which settles 4 % above
+//!   the knee), lock-free plain data like the rest.
 //!
 //! ```
 //! use sds_core::{Flags, Outcome, PointTable, Slot, Strategy};

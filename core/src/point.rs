@@ -62,14 +62,15 @@ pub struct Stats {
     /// The adaptive in-flight limit now (`adaptiveConcurrency`); 0 without one.
     pub adaptive_limit: u64,
     /// The reference RTT the adaptive limit compares with (µs): Vegas's
-    /// no-load RTT, Envoy's min RTT (0 until measured), Gradient2's long
-    /// RTT (its "no-load" RTT); 0 for AIMD.
+    /// no-load RTT, Envoy's and Knee's min RTT (0 until measured),
+    /// Gradient2's long RTT (its "no-load" RTT); 0 for AIMD.
     pub adaptive_min_rtt_us: u64,
     /// The recent RTT, µs: the last sample's (AIMD, Vegas, Gradient2), the
-    /// last window's p50 (Envoy's gradient).
+    /// last window's p50 (Envoy's gradient, Knee).
     pub adaptive_rtt_us: u64,
     /// Gradient2's long RTT (an average over 600 samples), µs; for Envoy's
-    /// gradient its min RTT plus the 25 % buffer; 0 for AIMD and Vegas.
+    /// gradient its min RTT plus the 25 % buffer; for Knee its min RTT /
+    /// (1 − h) (the latency it settles at); 0 for AIMD and Vegas.
     pub adaptive_long_rtt_us: u64,
     /// The last whole cycle before `now_ms`'s.
     pub last_cycle: CycleStats,

@@ -51,7 +51,8 @@ pub struct Strategy {
     /// `maxQueueingTimeMs`: paces the token-bucket rate; a request waits at most this long (0..=65535).
     pub max_queueing_time_ms: i64,
     /// `adaptiveConcurrency`: finds the in-flight limit from latency: 1 AIMD,
-    /// 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's); replaces `concurrentThreshold`.
+    /// 2 VEGAS, 3 GRADIENT2, 4 GRADIENT (Envoy's), 5 KNEE (ours); replaces
+    /// `concurrentThreshold`.
     pub adaptive_concurrency: i64,
     /// `adaptiveMinLimit`: the lowest adaptive limit; negative: the algorithm's default.
     pub adaptive_min_limit: i64,

@@ -6,7 +6,8 @@ use std::thread;
 
 use sds_core::adaptive::{
     AdaptiveLimit, AdaptiveParams, Algorithm, GRADIENT_MIN_RTT_INTERVAL_MS,
-    GRADIENT_MIN_RTT_REQUESTS, GRADIENT_UPDATE_INTERVAL_MS,
+    GRADIENT_MIN_RTT_REQUESTS, GRADIENT_UPDATE_INTERVAL_MS, KNEE_FALLING_WINDOWS,
+    KNEE_HEADROOM_PCT, KNEE_MIN_RTT_REQUESTS, KNEE_WINDOW_SAMPLES,
 };
 
 const T0: u64 = 1_700_000_000_000;
@@ -49,9 +50,11 @@ fn codes_and_names() {
         assert_eq!(Algorithm::from_code(a.code()), Some(a));
     }
     assert_eq!(Algorithm::from_code(0), None);
-    assert_eq!(Algorithm::from_code(5), None);
+    assert_eq!(Algorithm::from_code(6), None);
     assert_eq!(Algorithm::Gradient2.as_str(), "GRADIENT2");
     assert_eq!(Algorithm::Gradient.code(), 4);
+    assert_eq!(Algorithm::from_code(5), Some(Algorithm::Knee));
+    assert_eq!(Algorithm::Knee.as_str(), "KNEE");
     let p = params(Algorithm::Aimd);
     assert_eq!((p.min_limit, p.max_limit, p.initial_limit), (20, 200, 20));
     let odd = AdaptiveParams {
@@ -70,6 +73,7 @@ fn fresh_is_the_initial_limit() {
     assert_eq!(l.limit(&params(Algorithm::Vegas)), 20);
     assert_eq!(l.limit(&params(Algorithm::Gradient2)), 20);
     assert_eq!(l.limit(&params(Algorithm::Gradient)), 3);
+    assert_eq!(l.limit(&params(Algorithm::Knee)), 3);
     let p = AdaptiveParams {
         initial_limit: 500,
         ..params(Algorithm::Aimd)
@@ -270,6 +274,214 @@ fn gradient_at_the_minimum_five_windows_measures_again() {
     assert_eq!(measuring_after, Some(4));
 }
 
+/// Knee: the first sample starts a min-RTT measurement at the minimum
+/// limit; 100 samples of requests sent after it end it. Returns the time
+/// after.
+fn knee_measure(l: &AdaptiveLimit, p: &AdaptiveParams, now: u64, rtt_us: u64) -> u64 {
+    l.on_sample(p, now, rtt_us, 1, false);
+    assert_eq!(l.stats(p).measuring_min_rtt, 1);
+    assert_eq!(l.limit(p), 3);
+    // Requests sent after it began: their exits come an RTT later.
+    let mut t = now + rtt_us / 1000 - 10;
+    for i in 0..KNEE_MIN_RTT_REQUESTS {
+        t += 10;
+        l.on_sample(p, t, rtt_us, 3, false);
+        let done = i + 1 == KNEE_MIN_RTT_REQUESTS;
+        assert_eq!(l.stats(p).measuring_min_rtt, u32::from(!done), "sample {i}");
+    }
+    t
+}
+
+/// Knee: one window of `n` samples of `rtt_us` (`dropped` of them failed)
+/// with `in_flight` in flight, closed by the sample after 100 ms. Returns
+/// the time after.
+fn knee_window(
+    l: &AdaptiveLimit,
+    p: &AdaptiveParams,
+    start: u64,
+    n: u32,
+    rtt_us: u64,
+    in_flight: u32,
+    dropped: u32,
+) -> u64 {
+    for k in 0..n {
+        l.on_sample(
+            p,
+            start + 1 + (k as u64 % 90),
+            rtt_us,
+            in_flight,
+            k < dropped,
+        );
+    }
+    let end = start + GRADIENT_UPDATE_INTERVAL_MS + 1;
+    l.on_sample(p, end, rtt_us, in_flight, false); // closes the window
+    end
+}
+
+#[test]
+fn knee_measures_min_rtt_doubles_without_a_queue_then_seeks_the_knee() {
+    let p = params(Algorithm::Knee);
+    assert_eq!((p.min_limit, p.max_limit, p.initial_limit), (3, 1000, 3));
+    let l = AdaptiveLimit::new();
+    assert_eq!(l.limit(&p), 3);
+    let mut t = knee_measure(&l, &p, T0, 20_000);
+    let s = l.stats(&p);
+    // The p50 of 100 samples of 20 ms, interpolated in its bucket (at most
+    // 1/8 of the value wide); the long RTT is the latency at the fixed
+    // point, min RTT / (1 - h).
+    assert!((18_432..=20_480).contains(&s.min_rtt_us), "{s:?}");
+    assert_eq!(
+        s.long_rtt_us,
+        s.min_rtt_us * 100 / (100 - KNEE_HEADROOM_PCT)
+    );
+    assert_eq!(l.limit(&p), 3, "back to the limit before the measurement");
+
+    // The slow start: the latency stays at the min RTT, the limit doubles
+    // per window (a quarter of the samples closes one).
+    for want in [6, 12, 24, 48] {
+        let busy = l.limit(&p);
+        t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES / 4, 20_000, busy, 0);
+        assert_eq!(l.limit(&p), want);
+    }
+    // Twice the latency (a queue as long as the service): g = 0.5 and the
+    // slow start is over: 48 x 0.5 / (1 - 4 %) = 25.
+    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 40_000, 48, 0);
+    let min_rtt = l.stats(&p).min_rtt_us as f64;
+    assert_eq!(l.limit(&p), 25);
+    // At the min RTT again: only the headroom's growth now, L / (1 - h) x
+    // min RTT / p50 (both in the same bucket: 1 within 0.1 %).
+    let mut limit = 48.0 * 0.5 * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
+    for _ in 0..3 {
+        t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 20_000, l.limit(&p), 0);
+        let p50 = l.stats(&p).short_rtt_us as f64;
+        limit *= (min_rtt / p50).min(1.0) * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
+        assert_eq!(l.limit(&p), limit as u32);
+    }
+    // Beyond the knee K the p50 is min RTT x L / K: a p50 1.5 x the min RTT
+    // says K = L / 1.5, and the limit goes to K / (1 - h) in one window.
+    let busy = l.limit(&p);
+    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 30_000, busy, 0);
+    let p50 = l.stats(&p).short_rtt_us as f64;
+    assert!((28_672.0..30_720.0).contains(&p50), "{p50}");
+    limit *= (min_rtt / p50) * 100.0 / (100 - KNEE_HEADROOM_PCT) as f64;
+    assert_eq!(l.limit(&p), limit as u32);
+    assert!((19..=20).contains(&l.limit(&p)), "28.3 / 1.5 / 0.96 = 19.7");
+    // A window with over 10 % of its samples dropped: x 0.9, whatever the
+    // latency.
+    // (The limit word keeps the fraction: compare the floors within one.)
+    let before = l.stats(&p).limit as f64;
+    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 10_000, 30, 20);
+    let after = l.limit(&p) as f64;
+    assert!(
+        after <= (before + 1.0) * 0.9 && after >= before * 0.9 - 1.0,
+        "{before} -> {after}"
+    );
+    // A window in which fewer than half the limit were ever in flight: the
+    // traffic, not the server, set its latency: nothing moves.
+    let quiet = l.limit(&p);
+    knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 80_000, quiet / 2 - 1, 0);
+    assert_eq!(l.limit(&p), quiet);
+}
+
+#[test]
+fn knee_a_window_needs_its_samples_and_its_100_ms() {
+    let p = params(Algorithm::Knee);
+    let l = AdaptiveLimit::new();
+    let mut t = knee_measure(&l, &p, T0, 20_000);
+    // 100 ms pass with too few samples for the slow start's p50: the window
+    // stays open until the 25th.
+    for k in 0..KNEE_WINDOW_SAMPLES / 4 - 1 {
+        t += 10;
+        l.on_sample(&p, t, 20_000, 3, false);
+        assert_eq!(l.limit(&p), 3, "sample {k}");
+    }
+    l.on_sample(&p, t + 1, 20_000, 3, false);
+    assert_eq!(l.limit(&p), 6);
+}
+
+#[test]
+fn knee_a_min_rtt_measured_high_is_corrected_in_the_slow_start() {
+    let p = params(Algorithm::Knee);
+    let l = AdaptiveLimit::new();
+    let t = knee_measure(&l, &p, T0, 24_000);
+    let measured = l.stats(&p).min_rtt_us;
+    // A busy slow-start window of as many samples as a measurement, faster:
+    // the min RTT moves halfway toward its p50.
+    knee_window(&l, &p, t, KNEE_MIN_RTT_REQUESTS, 16_000, 3, 0);
+    let p50 = l.stats(&p).short_rtt_us;
+    assert!(p50 < measured, "{p50} {measured}");
+    assert_eq!(l.stats(&p).min_rtt_us, (measured + p50).div_ceil(2));
+    assert_eq!(l.limit(&p), 6);
+}
+
+#[test]
+fn knee_a_noisier_latency_gets_a_wider_headroom() {
+    // Latencies spread evenly over [10, 30] ms: the measurement's IQR is
+    // half its p50, so a 100-sample window's p50 has a relative standard
+    // error of about 0.5 / 10 = 5 %; the headroom is twice that, 10 %,
+    // instead of 4 % (and the latency it settles at min RTT / 0.9).
+    let p = params(Algorithm::Knee);
+    let l = AdaptiveLimit::new();
+    l.on_sample(&p, T0, 10_000, 1, false);
+    let mut t = T0 + 30;
+    for i in 0..KNEE_MIN_RTT_REQUESTS as u64 {
+        t += 10;
+        l.on_sample(&p, t, 10_000 + (i * 7 % 100) * 200, 3, false);
+    }
+    let s = l.stats(&p);
+    assert_eq!(s.measuring_min_rtt, 0);
+    assert!((18_000..=22_000).contains(&s.min_rtt_us), "{s:?}");
+    let headroom = 1.0 - s.min_rtt_us as f64 / s.long_rtt_us as f64;
+    assert!((0.08..=0.12).contains(&headroom), "{headroom}: {s:?}");
+    // The same latency at the min RTT beyond the slow start: the limit
+    // grows by 1 / (1 - h) per window, not 1 / 0.96.
+    let mut limit = 3.0f64;
+    let mut at = t;
+    while limit < 400.0 {
+        at = knee_window(&l, &p, at, KNEE_WINDOW_SAMPLES, 10_000, limit as u32, 0);
+        limit = l.limit(&p) as f64;
+    }
+    at = knee_window(&l, &p, at, KNEE_WINDOW_SAMPLES, 40_000, limit as u32, 0);
+    // 768 x 0.5 / (1 - h): 427 at h = 10 % (400 at the usual 4 %), within
+    // what the window's 101 samples and the stats' rounding move h by.
+    let out = l.limit(&p) as f64;
+    let wide = limit * 0.5 / (1.0 - headroom);
+    assert!((out - wide).abs() <= 2.0, "{limit} -> {out}, not {wide}");
+    assert!(out > limit * 0.5 / 0.96 + 20.0, "{out}");
+    let _ = at;
+}
+
+#[test]
+fn knee_falling_windows_in_a_row_measure_the_min_rtt_again() {
+    let p = params(Algorithm::Knee);
+    let l = AdaptiveLimit::new();
+    let mut t = knee_measure(&l, &p, T0, 10_000);
+    // Out of the slow start at 400 (the latency twice the min RTT), then a
+    // latency that stays 1.2x the min RTT however far the limit falls (a
+    // min RTT measured low): 10 falling windows in a row start a
+    // measurement (the limit reads the minimum).
+    let mut limit = 3;
+    while limit < 400 {
+        t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 10_000, limit, 0);
+        limit = l.limit(&p);
+    }
+    t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 20_000, limit, 0);
+    let mut measuring_after = None;
+    for w in 0..KNEE_FALLING_WINDOWS + 2 {
+        let before = l.limit(&p);
+        t = knee_window(&l, &p, t, KNEE_WINDOW_SAMPLES, 12_000, before, 0);
+        l.on_sample(&p, t + 1, 12_000, before, false); // the due measurement starts
+        if l.stats(&p).measuring_min_rtt == 1 {
+            measuring_after = Some(w);
+            break;
+        }
+        assert!(l.limit(&p) < before, "window {w}");
+    }
+    // The window out of the slow start fell too: it is the first of 10.
+    assert_eq!(measuring_after, Some(KNEE_FALLING_WINDOWS - 2));
+    assert_eq!(l.limit(&p), 3);
+}
+
 #[test]
 fn every_limit_stays_in_bounds_under_random_samples() {
     let mut rng = SplitMix64(7);
@@ -369,9 +581,12 @@ fn any_bit_pattern_reads_as_a_valid_limit_and_recovers() {
 
 #[test]
 fn garbage_gradient_state_measures_min_rtt_within_one_interval() {
-    // A due time or measurement epoch far from now restarts the measurement.
-    let p = params(Algorithm::Gradient);
-    for seed in 0..50 {
+    // A due time or measurement epoch far from now restarts the measurement
+    // (Envoy's gradient and Knee share it).
+    for (p, seed) in [Algorithm::Gradient, Algorithm::Knee]
+        .into_iter()
+        .flat_map(|a| (0..50).map(move |seed| (params(a), seed)))
+    {
         let l = garbage(seed);
         let mut t = T0;
         let mut measured = false;

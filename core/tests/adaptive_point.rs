@@ -138,7 +138,7 @@ fn the_row_is_validated_once() {
     use Field::*;
     let algo = |code| (AdaptiveConcurrency, code);
     assert_refused(&[
-        (&[algo(5)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
+        (&[algo(6)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
         (&[algo(0)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
         (
             &[algo(1), (ConcurrentThreshold, 10)],
@@ -179,7 +179,7 @@ fn the_row_is_validated_once() {
     let message = with_fields(&[algo(9)]).validate().unwrap_err().to_string();
     assert_eq!(
         message,
-        "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 \
-         (GRADIENT), or negative: off"
+        "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), 4 \
+         (GRADIENT) or 5 (KNEE), or negative: off"
     );
 }

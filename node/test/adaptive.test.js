@@ -15,6 +15,7 @@ const AIMD = 1;
 const VEGAS = 2;
 const GRADIENT2 = 3;
 const GRADIENT = 4;
+const KNEE = 5;
 
 function adaptive(strategy) {
   const client = new Client({ capacity: 8 });
@@ -159,6 +160,38 @@ test('Gradient2 and Envoy\'s gradient show their inputs', () => {
   assert.equal(s.adaptiveLongRttUs, Math.floor(s.adaptiveMinRttUs * 1.25));
 });
 
+test('KNEE measures its min RTT, then doubles the limit per busy window without a queue; the decision follows', () => {
+  const point = adaptive({ adaptiveConcurrency: KNEE });
+  assert.deepEqual(inputs(point, T), { adaptiveLimit: 3, adaptiveMinRttUs: 0, adaptiveRttUs: 0, adaptiveLongRttUs: 0 });
+  // The min RTT: the p50 of 100 requests sent after the first sample, the
+  // limit at its minimum (3) meanwhile.
+  let at = T;
+  for (let i = 0; i < 101; i++) {
+    point.enter({ nowMs: at }).exit(at + 40);
+    at += 50;
+    if (i < 100) assert.equal(point.stats(at).adaptiveLimit, 3, `sample ${i}`);
+  }
+  const measured = inputs(point, at);
+  assert.equal(measured.adaptiveLimit, 3);
+  assert.equal(measured.adaptiveRttUs, 40_000);
+  assert.ok(measured.adaptiveMinRttUs >= 36_000 && measured.adaptiveMinRttUs <= 40_000, `min RTT ${measured.adaptiveMinRttUs}`);
+  // The long RTT is the latency it settles at: min RTT / (1 - 4 %).
+  assert.equal(measured.adaptiveLongRttUs, Math.floor((measured.adaptiveMinRttUs * 100) / 96));
+  // The slow start: a busy window (2 of 3 in flight), 25 samples over
+  // 100 ms at the min RTT: the limit doubles.
+  at += 100;
+  for (let i = 0; i < 13; i++, at += 10) {
+    const pair = enterAll(point, at, [null, null]);
+    for (const e of pair) e.exit(at + 40);
+  }
+  const doubled = inputs(point, at + 40);
+  assert.equal(doubled.adaptiveLimit, 6);
+  assert.equal(doubled.adaptiveMinRttUs, measured.adaptiveMinRttUs);
+  const seven = enterAll(point, at + 50, [null, null, null, null, null, null, 'CONCURRENT']);
+  assert.equal(point.stats(at + 50).concurrent, 6);
+  for (const e of seven) e.exit(at + 90);
+});
+
 test('changing the algorithm or its limits starts afresh; another field or the same row keeps the limit', () => {
   const client = new Client({ capacity: 4 });
   const row = { adaptiveConcurrency: AIMD, adaptiveMinLimit: 1, adaptiveInitialLimit: 2 };
@@ -200,7 +233,7 @@ test('changing the algorithm or its limits starts afresh; another field or the s
 // The adaptive row's verdicts, word for word (conformance/strategies.json's
 // last cases), as an object and as JSON text; the old strategy stays.
 const refusals = [
-  [{ adaptiveConcurrency: 5 }, 'invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 (GRADIENT), or negative: off'],
+  [{ adaptiveConcurrency: 6 }, 'invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), 4 (GRADIENT) or 5 (KNEE), or negative: off'],
   [{ adaptiveConcurrency: 1, concurrentThreshold: 10 }, 'invalid strategy: concurrentThreshold must be negative with adaptiveConcurrency (the limit is found from latency)'],
   [{ adaptiveMaxLimit: 10 }, 'invalid strategy: adaptiveMaxLimit needs adaptiveConcurrency'],
   [{ adaptiveConcurrency: 2, adaptiveMinLimit: 0 }, 'invalid strategy: adaptiveMinLimit must be >= 1 (or negative: the algorithm\'s default)'],

@@ -21,7 +21,7 @@ import sds
 T = 1_700_000_000_000
 ADAPTIVE_FIELDS = ["adaptive_concurrency", "adaptive_min_limit", "adaptive_max_limit", "adaptive_initial_limit"]
 ADAPTIVE_STATS = ["adaptiveLimit", "adaptiveMinRttUs", "adaptiveRttUs", "adaptiveLongRttUs"]
-AIMD, VEGAS, GRADIENT2, GRADIENT = 1, 2, 3, 4
+AIMD, VEGAS, GRADIENT2, GRADIENT, KNEE = 1, 2, 3, 4, 5
 
 
 def adaptive(stats: sds.Stats) -> List[int]:
@@ -44,7 +44,7 @@ def test_the_adaptive_fields_come_last_with_their_defaults() -> None:
     assert sds.Strategy.from_dict(s.to_dict()) == s
     assert repr(sds.Strategy(adaptive_concurrency=2)) == "Strategy(adaptive_concurrency=2)"
     # Every algorithm with its own defaults, and the edges that are valid.
-    for code in (AIMD, VEGAS, GRADIENT2, GRADIENT):
+    for code in (AIMD, VEGAS, GRADIENT2, GRADIENT, KNEE):
         sds.Strategy(adaptive_concurrency=code)
     sds.Strategy(adaptive_concurrency=VEGAS, adaptive_min_limit=1, adaptive_max_limit=1_000_000,
                  adaptive_initial_limit=1)
@@ -53,11 +53,11 @@ def test_the_adaptive_fields_come_last_with_their_defaults() -> None:
 
 INVALID = [
     # (keywords, field, the core's message), as conformance/strategies.json's last cases
-    (dict(adaptive_concurrency=5), "adaptiveConcurrency",
-     "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 (GRADIENT),"
+    (dict(adaptive_concurrency=6), "adaptiveConcurrency",
+     "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), 4 (GRADIENT) or 5 (KNEE),"
      " or negative: off"),
     (dict(adaptive_concurrency=0), "adaptiveConcurrency",
-     "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or 4 (GRADIENT),"
+     "invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), 4 (GRADIENT) or 5 (KNEE),"
      " or negative: off"),
     (dict(adaptive_concurrency=1, concurrent_threshold=10), "concurrentThreshold",
      "invalid strategy: concurrentThreshold must be negative with adaptiveConcurrency"
@@ -329,6 +329,42 @@ def test_gradient_measures_its_min_rtt_at_the_minimum_limit() -> None:
     assert (limit, rtt) == (10, 40_000)
     assert 35_000 <= min_rtt <= 40_000, min_rtt
     assert long_rtt == min_rtt * 125 // 100
+
+
+def test_knee_measures_its_min_rtt_then_doubles_while_there_is_no_queue() -> None:
+    client = sds.Client(4)
+    client.set_strategy("p", sds.Strategy(adaptive_concurrency=KNEE))
+    assert adaptive(client.stats("p", now_ms=T)) == [3, 0, 0, 0]
+    # As Envoy's gradient, a min-RTT measurement at the minimum limit (3)
+    # first; KNEE's takes the p50 of 100 requests sent after it began.
+    client.enter("p", now_ms=T).exit(now_ms=T + 40)
+    t = T
+    for i in range(100):
+        t = T + 100 + i * 50
+        client.enter("p", now_ms=t).exit(now_ms=t + 40)
+    limit, min_rtt, rtt, long_rtt = adaptive(client.stats("p", now_ms=t + 40))
+    # The p50 of 40 ms samples, within its histogram bucket; the long RTT
+    # is the latency at the fixed point, min RTT / (1 - 4 %).
+    assert (limit, rtt) == (3, 40_000)
+    assert 36_000 <= min_rtt <= 40_000, min_rtt
+    assert long_rtt == min_rtt * 100 // 96
+    # The slow start: a busy window (2 in flight of 3) of at least 25
+    # samples and 100 ms at the min RTT doubles the limit.
+    start = t + 100
+    for i in range(13):
+        t = start + i * 10
+        pair = [client.enter("p", now_ms=t), client.enter("p", now_ms=t)]
+        for e in pair:
+            e.exit(now_ms=t + 40)
+    limit, min_rtt_after, rtt, _ = adaptive(client.stats("p", now_ms=t + 40))
+    assert (limit, min_rtt_after) == (6, min_rtt)
+    assert 36_000 <= rtt <= 40_000, rtt
+    # The decision follows it: 6 admitted, the 7th refused.
+    held = [client.enter("p", now_ms=t + 50) for _ in range(7)]
+    assert [e.reason for e in held] == [None] * 6 + ["CONCURRENT"]
+    assert client.stats("p", now_ms=t + 50)["concurrent"] == 6
+    for e in held:
+        e.exit(now_ms=t + 90)
 
 
 def test_no_adaptive_row_shows_zeros_and_a_fixed_threshold_still_counts() -> None:

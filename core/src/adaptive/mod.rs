@@ -1,7 +1,7 @@
 //! Adaptive concurrency: an in-flight limit that finds itself from observed
 //! latency, so nobody has to guess a `concurrentThreshold`.
 //!
-//! Four algorithms, each with its peer's semantics and defaults
+//! Four algorithms with their peers' semantics and defaults, and one of ours
 //! ([`AdaptiveParams::defaults`]; core/src/adaptive/README.md has the formulas):
 //!
 //! - [`Algorithm::Aimd`], [`Algorithm::Vegas`], [`Algorithm::Gradient2`]:
@@ -11,6 +11,12 @@
 //!   controller: the limit recomputed once per `concurrency_update_interval`
 //!   from a percentile of that interval's latencies against a min RTT that is
 //!   measured periodically at a pinned low concurrency.
+//! - [`Algorithm::Knee`]: ours. Envoy's min-RTT sampling and windows, no
+//!   buffer: each window the limit becomes `min(1, minRTT / p50) × L /
+//!   (1 − h)`, whose one fixed point beyond the knee K is `K / (1 − h)`
+//!   (h = 4 %, wider when the latency is noisy); it doubles per window
+//!   until a window shows a queue (README: derivation, settle time, where
+//!   it fails).
 //!
 //! # State and concurrency
 //!
@@ -80,6 +86,10 @@ pub enum Algorithm {
     Gradient2 = 3,
     /// Envoy's adaptive concurrency filter, gradient controller.
     Gradient = 4,
+    /// Ours: Envoy's min-RTT sampling and windows, a limit that seeks the
+    /// knee (the concurrency where latency starts to grow) with a headroom
+    /// of 4 %, doubling until the first queue shows.
+    Knee = 5,
 }
 
 crate::error::names!(Algorithm {
@@ -87,6 +97,7 @@ crate::error::names!(Algorithm {
     Vegas => "VEGAS",
     Gradient2 => "GRADIENT2",
     Gradient => "GRADIENT",
+    Knee => "KNEE",
 });
 
 impl Algorithm {
@@ -130,12 +141,13 @@ impl AdaptiveParams {
     /// | Vegas | 1 | 1000 | 20 | `VegasLimit.Builder`: `maxConcurrency` 1000, `initialLimit` 20; the limit is kept ≥ 1 |
     /// | Gradient2 | 20 | 200 | 20 | `Gradient2Limit.Builder` |
     /// | Gradient | 3 | 1000 | 3 | Envoy `min_rtt_calc_params.min_concurrency` 3, `max_concurrency_limit` 1000; the controller starts at `min_concurrency` |
+    /// | Knee | 3 | 1000 | 3 | Envoy's gradient's, so the two compare on the same bounds |
     pub const fn defaults(algorithm: Algorithm) -> AdaptiveParams {
         let (min_limit, max_limit, initial_limit) = match algorithm {
             Algorithm::Aimd => (20, 200, 20),
             Algorithm::Vegas => (1, 1000, 20),
             Algorithm::Gradient2 => (20, 200, 20),
-            Algorithm::Gradient => (3, 1000, 3),
+            Algorithm::Gradient | Algorithm::Knee => (3, 1000, 3),
         };
         AdaptiveParams {
             algorithm,
@@ -205,6 +217,37 @@ pub const GRADIENT_BUFFER_PCT: u64 = 25;
 /// in a row starts a min-RTT measurement.
 pub const GRADIENT_MIN_WINDOWS: u32 = 5;
 
+/// Knee: the least headroom h over the knee, in percent: each window the
+/// limit becomes `g × L / (1 − h)` with `g = minRTT / p50`, whose fixed
+/// point beyond the knee K (where `p50 = minRTT × L / K`) is `K / (1 − h)`.
+pub const KNEE_HEADROOM_PCT: u64 = 4;
+/// Knee: the headroom grows with the latency's noise: at least
+/// [`KNEE_HEADROOM_PCT`], else twice the relative standard error of a
+/// window's p50, estimated as IQR / (p50 × √n) from the min-RTT
+/// measurement's interquartile range (exact for a uniform spread, 7 % high
+/// for a normal one), at most [`KNEE_HEADROOM_MAX_PCT`].
+pub const KNEE_HEADROOM_MAX_PCT: u64 = 25;
+/// Knee: until the first window whose p50 is this much above the min RTT
+/// (a queue), the limit doubles per window (its slow start).
+pub const KNEE_QUEUE_PCT: u64 = 25;
+/// Knee: a window in which more than this share of samples were dropped
+/// (failed from overload) cuts the limit by [`KNEE_BACKOFF_RATIO`].
+pub const KNEE_DROP_PCT: u64 = 10;
+/// Knee: the cut of a window with drops.
+pub const KNEE_BACKOFF_RATIO: f64 = 0.9;
+/// Knee: a window closes after [`GRADIENT_UPDATE_INTERVAL_MS`] once it has
+/// this many samples (a p50 of fewer is too noisy to tell a 4 % queue).
+pub const KNEE_WINDOW_SAMPLES: u32 = 100;
+/// Knee: this many windows in a row in which the limit fell (or sat at its
+/// minimum) start a min-RTT measurement (Envoy's rule counts 5 at the
+/// minimum; at the knee's fixed point half the windows fall, so 10 in a row
+/// happen about once in 1000 windows).
+pub const KNEE_FALLING_WINDOWS: u32 = 10;
+/// Knee: the min RTT is the p50 of this many samples at the minimum limit
+/// (Envoy's `request_count`; its interval, jitter and update interval are
+/// the `GRADIENT_*` constants).
+pub const KNEE_MIN_RTT_REQUESTS: u32 = 100;
+
 /// Buckets of the latency histogram (Envoy's gradient): 8 per power of two
 /// of 16 µs units, so a bucket is at most 1/8 of its value wide; latencies
 /// from 4.19 s up share the last bucket.
@@ -216,16 +259,16 @@ const HIST_UNIT_US: u64 = 16;
 ///
 /// Words, by algorithm:
 ///
-/// | word | AIMD | Vegas | Gradient2 | Gradient (Envoy) |
-/// |---|---|---|---|---|
-/// | `limit` | limit, `f64` bits | estimated limit | estimated limit | limit (kept while measuring the min RTT) |
-/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs |
-/// | `rtt_last` | last RTT µs | last RTT µs | last (short) RTT µs | last window's percentile µs |
-/// | `samples` | samples seen | samples seen | samples seen | samples seen |
-/// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) |
-/// | `window` | – | – | – | window start ms |
-/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) |
-/// | `hist` | – | – | – | latency histogram |
+/// | word | AIMD | Vegas | Gradient2 | Gradient (Envoy) | Knee |
+/// |---|---|---|---|---|---|
+/// | `limit` | limit, `f64` bits | estimated limit | estimated limit | limit (kept while measuring the min RTT) | as Gradient |
+/// | `rtt_base` | – | no-load RTT µs | long RTT, `f64` bits µs | min RTT µs | min RTT µs (low 40 bits), the measurement's IQR / p50 in thousandths (high 24) |
+/// | `rtt_last` | last RTT µs | last RTT µs | last (short) RTT µs | last window's percentile µs | as Gradient |
+/// | `samples` | samples seen | samples seen | samples seen | samples seen | samples seen |
+/// | `probe` | – | probe count (low 32), jitter (high 32) | – | mode: measuring bit (63), epoch or due time ms (low 48) | as Gradient |
+/// | `window` | – | – | – | window start ms | window start ms (low 48), the window's most in flight (high 16, saturating) |
+/// | `aux` | – | – | – | window sample count (low 32), windows at the minimum (high 32) | measurement's sample count (low 32), falling windows in a row (bits 32–39), the window's drops (bits 40–62), slow start over (bit 63) |
+/// | `hist` | – | – | – | latency histogram | latency histogram (samples not dropped; its total is the window's count) |
 #[repr(C)]
 pub struct AdaptiveLimit {
     limit: AtomicU64,
@@ -250,23 +293,39 @@ const _: () = assert!(core::mem::size_of::<AdaptiveLimit>() == 568);
 pub struct AdaptiveStats {
     /// The limit in force ([`AdaptiveLimit::limit`]).
     pub limit: u32,
-    /// 1 while Envoy's gradient measures its min RTT (the limit is then its
-    /// minimum), else 0.
+    /// 1 while Envoy's gradient or Knee measures its min RTT (the limit is
+    /// then its minimum), else 0.
     pub measuring_min_rtt: u32,
-    /// The reference RTT in µs: Vegas's no-load RTT, Envoy's min RTT (0 until
-    /// measured), Gradient2's long RTT (its "RTT no-load"); 0 for AIMD.
+    /// The reference RTT in µs: Vegas's no-load RTT, Envoy's and Knee's min
+    /// RTT (0 until measured), Gradient2's long RTT (its "RTT no-load"); 0
+    /// for AIMD.
     pub min_rtt_us: u64,
     /// The recent RTT in µs: the last sample's (AIMD, Vegas, Gradient2), the
-    /// last window's percentile (Gradient).
+    /// last window's percentile (Gradient, Knee).
     pub short_rtt_us: u64,
     /// Gradient2's long RTT in µs (exponential average over 600 samples);
-    /// for Gradient, the min RTT plus its 25 % buffer; 0 otherwise.
+    /// for Gradient, the min RTT plus its 25 % buffer; for Knee, the min RTT
+    /// / (1 − h), the latency at its fixed point; 0 otherwise.
     pub long_rtt_us: u64,
     /// Samples seen since the last reset (wrapping).
     pub samples: u64,
 }
 
 const MODE_MEASURING: u64 = 1 << 63;
+/// Knee's `aux`: the falling windows in a row (8 bits), the window's drops
+/// (23 bits), the slow start over (1 bit).
+const KNEE_AT_MIN_SHIFT: u32 = 32;
+const KNEE_DROP_SHIFT: u32 = 40;
+const KNEE_DROPS: u64 = ((1 << 23) - 1) << KNEE_DROP_SHIFT;
+const KNEE_GROWN: u64 = 1 << 63;
+/// Knee's `rtt_base`: the min RTT µs (low 40 bits) and the measurement's
+/// interquartile range over its p50, in thousandths (high 24 bits).
+const KNEE_SPREAD_SHIFT: u32 = 40;
+const KNEE_RTT_MASK: u64 = (1 << KNEE_SPREAD_SHIFT) - 1;
+const KNEE_SPREAD_MAX: u64 = (1 << (64 - KNEE_SPREAD_SHIFT)) - 1;
+/// Knee's `window`: the most in flight seen in the window, above the start.
+const PEAK_SHIFT: u32 = 48;
+const PEAK_MAX: u64 = 0xffff;
 const MS_MASK: u64 = (1 << 48) - 1;
 const LOW32: u64 = 0xffff_ffff;
 
@@ -310,7 +369,7 @@ impl AdaptiveLimit {
     #[inline]
     pub fn limit(&self, params: &AdaptiveParams) -> u32 {
         let (min, max, _) = params.bounds();
-        if params.algorithm == Algorithm::Gradient
+        if matches!(params.algorithm, Algorithm::Gradient | Algorithm::Knee)
             && self.probe.load(Ordering::Relaxed) & MODE_MEASURING != 0
         {
             return min;
@@ -339,6 +398,7 @@ impl AdaptiveLimit {
             Algorithm::Vegas => self.vegas(params, now_ms, rtt_us, in_flight, dropped),
             Algorithm::Gradient2 => self.gradient2(params, rtt_us, in_flight),
             Algorithm::Gradient => self.gradient(params, now_ms, rtt_us),
+            Algorithm::Knee => self.knee(params, now_ms, rtt_us, in_flight, dropped),
         }
     }
 
@@ -382,6 +442,19 @@ impl AdaptiveLimit {
                     short_rtt_us: last,
                     long_rtt_us: base
                         .saturating_add(base.saturating_mul(GRADIENT_BUFFER_PCT) / 100),
+                    samples,
+                }
+            }
+            Algorithm::Knee => {
+                let measuring = self.probe.load(Ordering::Relaxed) & MODE_MEASURING != 0;
+                let min_rtt = base & KNEE_RTT_MASK;
+                let headroom = knee_headroom(base >> KNEE_SPREAD_SHIFT, KNEE_WINDOW_SAMPLES as u64);
+                AdaptiveStats {
+                    limit,
+                    measuring_min_rtt: measuring as u32,
+                    min_rtt_us: min_rtt,
+                    short_rtt_us: last,
+                    long_rtt_us: to_u64(min_rtt as f64 / (1.0 - headroom)),
                     samples,
                 }
             }
@@ -559,51 +632,9 @@ impl AdaptiveLimit {
     // Envoy's gradient controller (core/src/adaptive/README.md).
     fn gradient(&self, params: &AdaptiveParams, now_ms: u64, rtt_us: u64) {
         let now = now_ms & MS_MASK;
-        let mode = self.probe.load(Ordering::Relaxed);
-        if mode & MODE_MEASURING != 0 {
-            let epoch = mode & MS_MASK;
-            if epoch > now {
-                // A measurement from the future (garbage or a clock step):
-                // restart it now.
-                self.enter_measuring(mode, now);
-                return;
-            }
-            // Requests sent before the measurement began tell nothing of
-            // the latency at the minimum concurrency (Envoy's min_rtt_epoch).
-            if now.saturating_mul(1000).saturating_sub(rtt_us) < epoch.saturating_mul(1000) {
-                return;
-            }
-            self.hist_add(rtt_us);
-            self.rtt_last.store(rtt_us, Ordering::Relaxed);
-            let count = (self.aux.fetch_add(1, Ordering::Relaxed) & LOW32) + 1;
-            if count >= GRADIENT_MIN_RTT_REQUESTS as u64 {
-                let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
-                let range = ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
-                let jitter = splitmix64(mode ^ rtt_us ^ now.rotate_left(24)) % range;
-                let due = (now + GRADIENT_MIN_RTT_INTERVAL_MS + jitter) & MS_MASK;
-                if self
-                    .probe
-                    .compare_exchange(mode, due, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    if let Some(p) = percentile {
-                        self.rtt_base.store(p.max(1), Ordering::Relaxed);
-                    }
-                    self.clear_hist();
-                    self.aux.store(0, Ordering::Relaxed);
-                    self.window.store(now, Ordering::Relaxed);
-                }
-            }
+        let Some(mode) = self.min_rtt_phase(now, rtt_us, GRADIENT_MIN_RTT_REQUESTS, 0) else {
             return;
-        }
-
-        let due = mode & MS_MASK;
-        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
-            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
-        if now >= due || due - now > longest {
-            self.enter_measuring(mode, now);
-            return;
-        }
+        };
 
         self.hist_add(rtt_us);
         self.aux.fetch_add(1, Ordering::Relaxed);
@@ -638,14 +669,169 @@ impl AdaptiveLimit {
         let scaled = old * gradient;
         let new = clamp(trunc(scaled + sqrt(scaled)), min as f64, max as f64);
         self.limit.store(new.to_bits(), Ordering::Relaxed);
-
-        // The limit at its minimum for 5 windows in a row: measure the min
-        // RTT again (it may have been measured wrong).
         let at_min = old == min as f64 && new == min as f64;
-        let windows = if at_min { (aux >> 32) + 1 } else { 0 };
+        self.count_min_windows(
+            mode,
+            now,
+            aux >> 32,
+            at_min,
+            (0xffff_ffff, 32),
+            GRADIENT_MIN_WINDOWS,
+        );
+    }
+
+    // Ours (core/src/adaptive/README.md): Envoy's min-RTT sampling and
+    // windows; each window's p50 s against the min RTT m gives the limit
+    // g·L/(1 − h), g = clamp(m/s, 0.5, 1), doubled instead while no window
+    // has shown a queue yet; a window with over 10 % drops cuts it by 0.9;
+    // a window in which fewer than half the limit were ever in flight moves
+    // nothing (the traffic, not the server, bounded its latency).
+    fn knee(
+        &self,
+        params: &AdaptiveParams,
+        now_ms: u64,
+        rtt_us: u64,
+        in_flight: u32,
+        dropped: bool,
+    ) {
+        let now = now_ms & MS_MASK;
+        let Some(mode) = self.min_rtt_phase(now, rtt_us, KNEE_MIN_RTT_REQUESTS, KNEE_GROWN) else {
+            return;
+        };
+        // One add per sample: the histogram counts the window's latencies
+        // (its total is counted only when the window may close), `aux` its
+        // drops.
+        if dropped {
+            // Not a latency: an overload error may come back at once.
+            self.aux.fetch_add(1 << KNEE_DROP_SHIFT, Ordering::Relaxed);
+        } else {
+            self.hist_add(rtt_us);
+        }
+        let enough = || {
+            let aux = self.aux.load(Ordering::Relaxed);
+            // The slow start asks only whether latency rose by a quarter: a
+            // quarter of the samples tells that.
+            let needed = match aux & KNEE_GROWN {
+                0 => KNEE_WINDOW_SAMPLES / 4,
+                _ => KNEE_WINDOW_SAMPLES,
+            };
+            self.hist_total() + ((aux & KNEE_DROPS) >> KNEE_DROP_SHIFT) >= needed as u64
+        };
+
+        // The window's start and its most in flight are one word: the CAS
+        // that closes the window takes both.
+        let peak_now = (in_flight as u64).min(PEAK_MAX);
+        let mut word = self.window.load(Ordering::Relaxed);
+        let closed = loop {
+            let start = word & MS_MASK;
+            let closes = start > now
+                || (now >= start.saturating_add(GRADIENT_UPDATE_INTERVAL_MS) && enough());
+            let next = if closes {
+                now // this sample counted in the closing window
+            } else if word >> PEAK_SHIFT < peak_now {
+                start | (peak_now << PEAK_SHIFT)
+            } else {
+                return;
+            };
+            match self
+                .window
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) if closes => break word,
+                Ok(_) => return,
+                Err(seen) => word = seen,
+            }
+        };
+        // This caller closed the window.
+        let start = closed & MS_MASK;
+        let peak = (closed >> PEAK_SHIFT).max(peak_now);
+        let latencies = self.hist_total();
+        let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
+        self.clear_hist();
+        let aux = self.aux.fetch_and(!(LOW32 | KNEE_DROPS), Ordering::Relaxed);
+        if start > now {
+            return; // a window from the future: restarted, not judged
+        }
+        let drops = (aux & KNEE_DROPS) >> KNEE_DROP_SHIFT;
+        let count = latencies + drops;
+        let grown = aux & KNEE_GROWN != 0;
+        if let Some(s) = percentile {
+            self.rtt_last.store(s, Ordering::Relaxed);
+        }
+        let base = self.rtt_base.load(Ordering::Relaxed);
+        let mut min_rtt = base & KNEE_RTT_MASK;
+        if min_rtt == 0 || count == 0 {
+            return;
+        }
+        let headroom = knee_headroom(base >> KNEE_SPREAD_SHIFT, latencies);
+        let (min, max, _) = params.bounds();
+        let old = self.estimate(params, self.limit.load(Ordering::Relaxed));
+        let (new, grows_on) = if drops * 100 > count * KNEE_DROP_PCT {
+            (old * KNEE_BACKOFF_RATIO, true)
+        } else if let Some(s) = percentile {
+            if (peak as f64) < (old / 2.0).min(PEAK_MAX as f64) {
+                return; // the traffic kept the latency low, not the limit
+            }
+            // In the slow start (no queue yet), a busy window faster than
+            // the min RTT, over as many samples as a measurement: the
+            // measurement was high (a min RTT too high puts the limit above
+            // the knee in proportion). Halfway toward it, so one lucky
+            // window moves it by half its luck. Not later: beyond the knee
+            // the windows that happen to be fast would ratchet it down.
+            if !grown && s < min_rtt && latencies >= KNEE_MIN_RTT_REQUESTS as u64 {
+                min_rtt = (min_rtt + s).div_ceil(2);
+                self.rtt_base
+                    .store((base & !KNEE_RTT_MASK) | min_rtt, Ordering::Relaxed);
+            }
+            if !grown && s * 100 < min_rtt * (100 + KNEE_QUEUE_PCT) {
+                (old * 2.0, false)
+            } else {
+                let g = clamp(min_rtt as f64 / s.max(1) as f64, 0.5, 1.0);
+                (g * old / (1.0 - headroom), true)
+            }
+        } else {
+            (old, grown)
+        };
+        let new = clamp(new, min as f64, max as f64);
+        self.limit.store(new.to_bits(), Ordering::Relaxed);
+        if grows_on && !grown {
+            self.aux.fetch_or(KNEE_GROWN, Ordering::Relaxed);
+        }
+        // Falling window after window (or sitting at the minimum) means
+        // the latency does not come down with the limit: the min RTT was
+        // measured low (the limit then falls by b / (1 − h) per window
+        // below the knee) or the server is degrading; either way, measure
+        // it again.
+        let at_min = trunc(old) == min as f64 && trunc(new) == min as f64;
+        let falls = at_min || new < old;
+        let windows = (aux >> KNEE_AT_MIN_SHIFT) & 0xff;
+        self.count_min_windows(
+            mode,
+            now,
+            windows,
+            falls,
+            (0xff, KNEE_AT_MIN_SHIFT),
+            KNEE_FALLING_WINDOWS,
+        );
+    }
+
+    /// Envoy's count of windows in a row with the limit at its minimum (for
+    /// Knee: falling), in the bits of `aux` given as (mask, shift); at
+    /// `limit` a min-RTT measurement starts (the min RTT may have been
+    /// measured wrong).
+    fn count_min_windows(
+        &self,
+        mode: u64,
+        now: u64,
+        before: u64,
+        counts: bool,
+        (mask, shift): (u64, u32),
+        limit: u32,
+    ) {
+        let windows = if counts { (before & mask) + 1 } else { 0 };
         let mut word = self.aux.load(Ordering::Relaxed);
         loop {
-            let next = (word & LOW32) | (windows.min(GRADIENT_MIN_WINDOWS as u64) << 32);
+            let next = (word & !(mask << shift)) | (windows.min(limit as u64) << shift);
             match self
                 .aux
                 .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
@@ -654,15 +840,91 @@ impl AdaptiveLimit {
                 Err(seen) => word = seen,
             }
         }
-        if windows >= GRADIENT_MIN_WINDOWS as u64 {
+        if windows >= limit as u64 {
             let _ = self
                 .probe
                 .compare_exchange(mode, now, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 
-    /// Starts a min-RTT measurement (the CAS from `mode` decides who).
-    fn enter_measuring(&self, mode: u64, now: u64) {
+    /// Envoy's min-RTT measurement, shared by Gradient and Knee: `None` when
+    /// this sample went to (or started) a measurement, else the mode word
+    /// (not measuring: the next measurement's due time).
+    #[inline]
+    fn min_rtt_phase(&self, now: u64, rtt_us: u64, requests: u32, keep: u64) -> Option<u64> {
+        let mode = self.probe.load(Ordering::Relaxed);
+        let due = mode & MS_MASK;
+        let longest = GRADIENT_MIN_RTT_INTERVAL_MS
+            + ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
+        if mode & MODE_MEASURING == 0 && now < due && due - now <= longest {
+            return Some(mode); // between measurements: the usual sample
+        }
+        self.measure_min_rtt(mode, now, rtt_us, requests, keep);
+        None
+    }
+
+    /// [`Self::min_rtt_phase`] out of the usual path: a sample while
+    /// measuring, or one that starts a measurement.
+    #[cold]
+    #[inline(never)]
+    fn measure_min_rtt(&self, mode: u64, now: u64, rtt_us: u64, requests: u32, keep: u64) {
+        if mode & MODE_MEASURING != 0 {
+            let epoch = mode & MS_MASK;
+            if epoch > now {
+                // A measurement from the future (garbage or a clock step):
+                // restart it now.
+                self.enter_measuring(mode, now, keep);
+                return;
+            }
+            // Requests sent before the measurement began tell nothing of
+            // the latency at the minimum concurrency (Envoy's min_rtt_epoch).
+            if now.saturating_mul(1000).saturating_sub(rtt_us) < epoch.saturating_mul(1000) {
+                return;
+            }
+            self.hist_add(rtt_us);
+            self.rtt_last.store(rtt_us, Ordering::Relaxed);
+            let count = (self.aux.fetch_add(1, Ordering::Relaxed) & LOW32) + 1;
+            if count >= requests as u64 {
+                let percentile = self.hist_percentile(GRADIENT_PERCENTILE);
+                let range = ceil_div(GRADIENT_MIN_RTT_INTERVAL_MS * GRADIENT_JITTER_PCT, 100);
+                let jitter = splitmix64(mode ^ rtt_us ^ now.rotate_left(24)) % range;
+                let due = (now + GRADIENT_MIN_RTT_INTERVAL_MS + jitter) & MS_MASK;
+                if self
+                    .probe
+                    .compare_exchange(mode, due, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    if let Some(p) = percentile {
+                        let p = p.max(1);
+                        let base = match keep {
+                            // Knee: the measurement's spread beside it.
+                            KNEE_GROWN => {
+                                let iqr = self
+                                    .hist_percentile(75)
+                                    .unwrap_or(p)
+                                    .saturating_sub(self.hist_percentile(25).unwrap_or(p));
+                                let spread = (iqr.saturating_mul(1000) / p).min(KNEE_SPREAD_MAX);
+                                p.min(KNEE_RTT_MASK) | (spread << KNEE_SPREAD_SHIFT)
+                            }
+                            _ => p,
+                        };
+                        self.rtt_base.store(base, Ordering::Relaxed);
+                    }
+                    self.clear_hist();
+                    self.aux.fetch_and(keep, Ordering::Relaxed);
+                    self.window.store(now, Ordering::Relaxed);
+                }
+            }
+            return;
+        }
+        // Due (or a due time further than one period: garbage or a clock
+        // step): a measurement starts.
+        self.enter_measuring(mode, now, keep);
+    }
+
+    /// Starts a min-RTT measurement (the CAS from `mode` decides who);
+    /// `keep`: the bits of `aux` that survive it.
+    fn enter_measuring(&self, mode: u64, now: u64, keep: u64) {
         if self
             .probe
             .compare_exchange(
@@ -674,12 +936,19 @@ impl AdaptiveLimit {
             .is_ok()
         {
             self.clear_hist();
-            self.aux.store(0, Ordering::Relaxed);
+            self.aux.fetch_and(keep, Ordering::Relaxed);
         }
     }
 
     fn hist_add(&self, rtt_us: u64) {
         self.hist[bucket_of(rtt_us)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn hist_total(&self) -> u64 {
+        self.hist
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed) as u64)
+            .sum()
     }
 
     fn clear_hist(&self) {
@@ -713,6 +982,14 @@ impl AdaptiveLimit {
         }
         None
     }
+}
+
+/// Knee's headroom h for a window of `n` latencies, given the min-RTT
+/// measurement's IQR / p50 in thousandths (`KNEE_HEADROOM_MAX_PCT`).
+fn knee_headroom(spread_milli: u64, n: u64) -> f64 {
+    let floor = KNEE_HEADROOM_PCT as f64 / 100.0;
+    let noise = 2.0 * spread_milli as f64 / 1000.0 / sqrt(n.max(1) as f64);
+    clamp(noise, floor, KNEE_HEADROOM_MAX_PCT as f64 / 100.0)
 }
 
 /// The histogram bucket of a latency: 8 buckets per power of two of 16 µs

@@ -28,11 +28,12 @@ class Stats(TypedDict):
     """The adaptive in-flight limit (0 without ``adaptive_concurrency``)."""
     adaptiveMinRttUs: int
     """The reference RTT in µs: VEGAS's no-load RTT, GRADIENT2's long RTT,
-    GRADIENT's measured min RTT; 0 for AIMD."""
+    GRADIENT's and KNEE's measured min RTT; 0 for AIMD."""
     adaptiveRttUs: int
-    """The recent RTT in µs: the last sample's (GRADIENT: the last 100 ms
+    """The recent RTT in µs: the last sample's (GRADIENT, KNEE: the last
     window's p50)."""
     adaptiveLongRttUs: int
     """GRADIENT2's long RTT in µs; GRADIENT's min RTT plus its 25 % buffer;
-    0 otherwise."""
+    KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the latency
+    it settles at); 0 otherwise."""
     lastCycle: CycleStats

@@ -18,7 +18,12 @@ public enum Algorithm {
      * Envoy's adaptive concurrency filter, gradient controller: a sampled min RTT against 100 ms windows'
      * p50; 3..1000, from 3.
      */
-    GRADIENT(4);
+    GRADIENT(4),
+    /**
+     * Ours: Envoy's min-RTT sampling, each window's p50 against it, settling 4 % above the knee (where latency
+     * starts to grow), doubling until the first queue; 3..1000, from 3.
+     */
+    KNEE(5);
 
     private final int code;
 

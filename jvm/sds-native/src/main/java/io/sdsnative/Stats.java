@@ -60,8 +60,8 @@ public final class Stats {
 
     /**
      * The reference RTT the adaptive limit compares against, in µs: VEGAS's
-     * no-load RTT, GRADIENT2's long-term average, GRADIENT's sampled min RTT
-     * (0 until measured); 0 for AIMD and without the row.
+     * no-load RTT, GRADIENT2's long-term average, GRADIENT's and KNEE's
+     * sampled min RTT (0 until measured); 0 for AIMD and without the row.
      */
     public long adaptiveMinRttUs() {
         return v[ADAPTIVE_MIN_RTT];
@@ -69,7 +69,7 @@ public final class Stats {
 
     /**
      * The recent RTT, in µs: the last sample's (AIMD, VEGAS, GRADIENT2), the
-     * last 100 ms window's p50 (GRADIENT); 0 without the row.
+     * last window's p50 (GRADIENT, KNEE); 0 without the row.
      */
     public long adaptiveRttUs() {
         return v[ADAPTIVE_RTT];
@@ -77,8 +77,8 @@ public final class Stats {
 
     /**
      * The long RTT, in µs: GRADIENT2's exponential average over 600 samples,
-     * GRADIENT's min RTT plus its 25 % buffer; 0 for AIMD, VEGAS and without
-     * the row.
+     * GRADIENT's min RTT plus its 25 % buffer, KNEE's min RTT / (1 - h), h its headroom of 4 % or more (the
+     * latency it settles at); 0 for AIMD, VEGAS and without the row.
      */
     public long adaptiveLongRttUs() {
         return v[ADAPTIVE_LONG_RTT];

@@ -227,7 +227,7 @@ public final class Strategy {
 
         /**
          * Finds the in-flight limit from latency with this algorithm code
-         * (1 AIMD, 2 VEGAS, 3 GRADIENT2, 4 GRADIENT; negative: off) instead of
+         * (1 AIMD, 2 VEGAS, 3 GRADIENT2, 4 GRADIENT, 5 KNEE; negative: off) instead of
          * {@code concurrentThreshold}, which must then stay negative.
          */
         public Builder adaptiveConcurrency(long v) {

@@ -160,6 +160,48 @@ class AdaptiveTest {
     }
 
     @Test
+    void kneeMeasuresItsMinRttThenDoublesWhileThereIsNoQueue() {
+        Strategy s = Strategy.builder().adaptiveConcurrency(Algorithm.KNEE).build();
+        assertEquals(Algorithm.KNEE, s.adaptiveConcurrency());
+        try (Client client = client(s)) {
+            assertEquals(3, client.stats("p", T).adaptiveLimit(), "KNEE starts at 3");
+            // The min RTT: the p50 of 100 requests sent after the first sample, the limit at its minimum (3)
+            // meanwhile.
+            long at = T;
+            for (int i = 0; i < 101; i++) {
+                client.enter("p", at).exit(at + 40);
+                at += 50;
+                if (i < 100) {
+                    assertEquals(3, client.stats("p", at).adaptiveLimit(), "sample " + i);
+                }
+            }
+            Stats measured = client.stats("p", at);
+            long minRtt = measured.adaptiveMinRttUs();
+            assertTrue(minRtt >= 36_000 && minRtt <= 40_000, "the p50 of 40 ms samples in its bucket: " + minRtt);
+            assertEquals(40_000, measured.adaptiveRttUs());
+            assertEquals(minRtt * 100 / 96, measured.adaptiveLongRttUs(), "the latency it settles at");
+            // The slow start: a busy window (2 of 3 in flight), 25 samples over 100 ms at the min RTT: doubled.
+            at += 100;
+            for (int i = 0; i < 13; i++, at += 10) {
+                long now = at;
+                enter(client, now, 2).forEach(e -> e.exit(now + 40));
+            }
+            Stats doubled = client.stats("p", at + 40);
+            assertEquals(6, doubled.adaptiveLimit());
+            assertEquals(minRtt, doubled.adaptiveMinRttUs());
+            // The decision follows: 6 admitted, the 7th refused.
+            List<Entry> seven = enter(client, at + 50, 7);
+            for (int i = 0; i < 6; i++) {
+                assertFalse(seven.get(i).isDowngraded(), "entry " + i);
+            }
+            assertEquals(Reason.CONCURRENT, seven.get(6).reason());
+            assertEquals(6, client.stats("p", at + 50).concurrent());
+            long end = at + 90;
+            seven.forEach(e -> e.exit(end));
+        }
+    }
+
+    @Test
     void aPacedRequestIsTimedFromWhenItMayRun() {
         Strategy s = Strategy.builder().adaptiveConcurrency(Algorithm.VEGAS).tokenBucketGeneratedTokensInSecond(10)
                 .maxQueueingTimeMs(1_000).build();
@@ -276,8 +318,8 @@ class AdaptiveTest {
     /** The adaptive row's messages, word for word as conformance/strategies.json has them. */
     @Test
     void theAdaptiveRowsMessages() {
-        assertInvalid("invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2) or "
-                + "4 (GRADIENT), or negative: off", () -> Strategy.builder().adaptiveConcurrency(5).build());
+        assertInvalid("invalid strategy: adaptiveConcurrency must be 1 (AIMD), 2 (VEGAS), 3 (GRADIENT2), "
+                + "4 (GRADIENT) or 5 (KNEE), or negative: off", () -> Strategy.builder().adaptiveConcurrency(6).build());
         assertInvalid("invalid strategy: concurrentThreshold must be negative with adaptiveConcurrency (the limit "
                 + "is found from latency)",
                 () -> Strategy.builder().adaptiveConcurrency(Algorithm.AIMD).concurrentThreshold(10).build());

@@ -429,6 +429,6 @@ class ClientTest {
             assertEquals(a, Algorithm.fromCode(a.code()));
         }
         assertNull(Algorithm.fromCode(-1));
-        assertNull(Algorithm.fromCode(5));
+        assertNull(Algorithm.fromCode(6));
     }
 }

@@ -24,11 +24,11 @@ import java.util.PriorityQueue;
  * (SimpleLimiter's rejection), a finished one calls the listener's onSuccess.
  * VegasLimit draws its probe jitter from ThreadLocalRandom, so its rows vary a little
  * between runs. Options as adaptive_sim.rs: --spread-us N, --queue N (a server overload
- * error is the listener's onDropped).
+ * error is the listener's onDropped), --knee N, --seed N.
  */
 public final class AdaptiveSim {
-    static final long SEED = 0x5d52026L;
-    static final int KNEE = 50;
+    static long seed = 0x5d52026L;
+    static int knee = 50;
     static final long MEAN_SERVICE_US = 20_000;
     static final long SPREAD_US = 8_000;
     static final long DROP_AFTER_US = 1_000;
@@ -92,14 +92,14 @@ public final class AdaptiveSim {
                 .limit(limit)
                 .nanoClock(() -> clockUs[0] * 1000)
                 .build();
-        SplitMix64 rng = new SplitMix64(SEED);
-        long capacity0 = KNEE * 1_000_000L / MEAN_SERVICE_US;
+        SplitMix64 rng = new SplitMix64(seed);
+        long capacity0 = knee * 1_000_000L / MEAN_SERVICE_US;
         long rate = capacity0 * OVERLOAD_PCT / 100;
         long maxGap = 2 * 1_000_000L / rate;
         long end = 2 * PHASE_US;
 
         Phase[] phases = {new Phase(), new Phase()};
-        int workers = KNEE;
+        int workers = knee;
         int busy = 0;
         ArrayDeque<Request> queue = new ArrayDeque<>();
         PriorityQueue<long[]> done = new PriorityQueue<>((a, b) ->
@@ -119,8 +119,8 @@ public final class AdaptiveSim {
                 phases[(int) (nextTick / PHASE_US)].limits.add(limiter.getLimit());
                 nextTick += SAMPLE_EVERY_US;
             }
-            if (t >= PHASE_US && workers == KNEE) {
-                workers = KNEE / 2;
+            if (t >= PHASE_US && workers == knee) {
+                workers = knee / 2;
             }
             clockUs[0] = t;
             Phase ph = phases[(int) (t / PHASE_US)];
@@ -201,10 +201,10 @@ public final class AdaptiveSim {
     }
 
     static void report(String name, int phase, Phase p) {
-        int knee = phase == 0 ? KNEE : KNEE / 2;
-        double capacity = knee * (double) PHASE_US / MEAN_SERVICE_US;
-        double lo = knee * (1 - BAND_PCT / 100);
-        double hi = knee * (1 + BAND_PCT / 100);
+        int phaseKnee = phase == 0 ? knee : knee / 2;
+        double capacity = phaseKnee * (double) PHASE_US / MEAN_SERVICE_US;
+        double lo = phaseKnee * (1 - BAND_PCT / 100);
+        double hi = phaseKnee * (1 + BAND_PCT / 100);
         int n = p.limits.size();
         int settled = settleTick(p.limits, lo, hi);
         int from = settled >= 0 ? settled : n / 2;
@@ -243,7 +243,7 @@ public final class AdaptiveSim {
         }
         boolean pass = okSettle && okMean && okGoodput && okP99;
         System.out.printf("%-20s %5d %4d %9s %7.1f %8s %7.1f %8.1f %7.1f %7.1f %6.1f %6.1f  %s%s%n",
-                name, phase + 1, knee, settleMs == null ? "never" : settleMs.toString(), mean, ownSettle, own,
+                name, phase + 1, phaseKnee, settleMs == null ? "never" : settleMs.toString(), mean, ownSettle, own,
                 goodput, p50 / 1000.0, p99 / 1000.0, rejected, dropped, pass ? "PASS" : "FAIL", why);
     }
 
@@ -253,12 +253,14 @@ public final class AdaptiveSim {
             switch (args[i]) {
                 case "--spread-us" -> spreadUs = v;
                 case "--queue" -> queueBound = v;
-                default -> throw new IllegalArgumentException("usage: [--spread-us N] [--queue N]");
+                case "--knee" -> knee = (int) v;
+                case "--seed" -> seed = v;
+                default -> throw new IllegalArgumentException("usage: [--spread-us N] [--queue N] [--knee N] [--seed N]");
             }
         }
         System.out.printf("concurrency-limits 0.5.4, the same simulation: knee %d then %d at %d s, service U[%d,%d] µs,"
-                + " server queue %s, seed %#x%n", KNEE, KNEE / 2, PHASE_US / 1_000_000, MEAN_SERVICE_US - spreadUs / 2,
-                MEAN_SERVICE_US - spreadUs / 2 + spreadUs, queueBound < 0 ? "unbounded" : "<= " + queueBound, SEED);
+                + " server queue %s, seed %#x%n", knee, knee / 2, PHASE_US / 1_000_000, MEAN_SERVICE_US - spreadUs / 2,
+                MEAN_SERVICE_US - spreadUs / 2 + spreadUs, queueBound < 0 ? "unbounded" : "<= " + queueBound, seed);
         System.out.printf("%-20s %5s %4s %9s %7s %8s %7s %8s %7s %7s %6s %6s  verdict%n",
                 "limiter", "phase", "knee", "settle_ms", "limit", "eq_ms", "eq", "goodput%", "p50_ms", "p99_ms",
                 "rej%", "drop%");
@@ -266,8 +268,8 @@ public final class AdaptiveSim {
             {"peer AIMD", AIMDLimit.newBuilder().build()},
             {"peer VEGAS", VegasLimit.newDefault()},
             {"peer GRADIENT2", Gradient2Limit.newDefault()},
-            {"peer fixed " + 4 * KNEE + " (4K)", FixedLimit.of(4 * KNEE)},
-            {"peer fixed " + KNEE / 4 + " (K/4)", FixedLimit.of(KNEE / 4)},
+            {"peer fixed " + 4 * knee + " (4K)", FixedLimit.of(4 * knee)},
+            {"peer fixed " + knee / 4 + " (K/4)", FixedLimit.of(knee / 4)},
         };
         for (Object[] row : rows) {
             Phase[] phases = run((Limit) row[1]);
