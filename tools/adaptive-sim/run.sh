@@ -10,7 +10,9 @@ sim="$root/tools/adaptive-sim"
 ours=$(mktemp) peer=$(mktemp)
 trap 'rm -f "$ours" "$peer"' EXIT
 cargo run --quiet --release --manifest-path "$root/Cargo.toml" -p sds-core --example adaptive_sim -- "$@" >"$ours"
-mvn -q ${MVN_OFFLINE:--o} -f "$sim/pom.xml" compile dependency:build-classpath \
+# Maven fetches concurrency-limits on the first run; MVN_OFFLINE=-o keeps
+# later runs off the network.
+mvn -q -B -ntp ${MVN_OFFLINE:-} -f "$sim/pom.xml" compile dependency:build-classpath \
     -Dmdep.outputFile="$sim/target/classpath.txt" >/dev/null
 java -cp "$sim/target/classes:$(cat "$sim/target/classpath.txt")" sds.adaptivesim.AdaptiveSim "$@" 2>/dev/null >"$peer"
 cat "$ours"
