@@ -102,16 +102,10 @@ def make_guard(
                 if entry.downgraded:
                     result = downgraded_call(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
-                try:
+                with _Held(entry, counts):
                     if entry.wait_ms:
                         await asyncio.sleep(entry.wait_ms / 1000)
                     return await fn(*args, **kwargs)
-                except BaseException as exc:
-                    if counts(exc):
-                        entry.error(exc)
-                    raise
-                finally:
-                    entry.exit()
 
             return cast(F, guarded_async)
 
@@ -127,6 +121,29 @@ Counts = Callable[[BaseException], bool]
 Downgrade = Callable[[Entry, Any, Any], Any]
 
 
+class _Held:
+    """The body of an admitted call, plain, async or generator: whatever
+    ends it exits the entry, and an exception that ``counts`` is the
+    point's exception first. A class, not ``contextlib.contextmanager``:
+    it runs on every guarded call."""
+
+    __slots__ = ("entry", "counts")
+
+    def __init__(self, entry: Entry, counts: Counts) -> None:
+        self.entry = entry
+        self.counts = counts
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind: object, exc: Optional[BaseException], tb: object) -> None:
+        try:
+            if exc is not None and self.counts(exc):
+                self.entry.error(exc)
+        finally:
+            self.entry.exit()
+
+
 def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade) -> Any:
     """A generator function whose entry spans the iteration: entered at the
     first ``next()``, exited when the generator returns, raises or is
@@ -137,17 +154,11 @@ def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Count
         entry = enter()
         if entry.downgraded:
             return (yield from downgraded(entry, args, kwargs))
-        try:
+        with _Held(entry, counts):
             if entry.wait_ms:
                 time.sleep(entry.wait_ms / 1000)
             # `yield from` forwards send(), throw() and close() to fn's generator.
             return (yield from fn(*args, **kwargs))
-        except BaseException as exc:
-            if counts(exc):
-                entry.error(exc)
-            raise
-        finally:
-            entry.exit()
 
     return guarded_generator
 
@@ -170,7 +181,7 @@ def _async_generator(
                 for item in result:
                     yield item
             return
-        try:
+        with _Held(entry, counts):
             if entry.wait_ms:
                 await asyncio.sleep(entry.wait_ms / 1000)
             inner = fn(*args, **kwargs)
@@ -194,11 +205,5 @@ def _async_generator(
                     item = await step
                 except StopAsyncIteration:
                     return
-        except BaseException as exc:
-            if counts(exc):
-                entry.error(exc)
-            raise
-        finally:
-            entry.exit()
 
     return guarded_async_generator
