@@ -4,49 +4,33 @@
 // after it in that scope (and its children, as fastify-plugin's skip-override
 // makes it): the plugin's options are every route's defaults, a route's
 // `config.sds` overrides them (`config: { sds: false }`: not guarded).
-const { Guard, merge, ROUTE_OPTIONS, ADMITTED, LIMITED } = require('./core.js');
-const { settleOnClose, proceed, callFallback } = require('./respond.js');
+const { Guard, merge, ROUTE_OPTIONS } = require('./core.js');
+const { guardedHandler, callFallback } = require('./respond.js');
 const { checkOptions } = require('../arguments.js');
 const { invalidArgument, describe } = require('../errors.js');
 
 // Fastify hands a plugin its register options too.
 const PLUGIN_OPTIONS = [...ROUTE_OPTIONS, 'prefix', 'logLevel', 'logSerializers'];
 
-/** The onRequest hook of one guarded route. */
-function onRequestOf(guard) {
-  const fallback = guard.fallback;
-  return function sdsOnRequest(request, reply, done) {
-    let verdict;
-    try {
-      verdict = guard.check(request);
-    } catch (error) {
-      return done(error);
-    }
-    const fields = verdict.fields;
-    for (let i = 0; i < fields.length; i += 2) reply.header(fields[i], fields[i + 1]);
-    if (verdict.kind === ADMITTED) {
-      if (verdict.open) settleOnClose(verdict, reply.raw);
-      // A paced point's request runs after its wait (a timer; none when 0).
-      return proceed(verdict, reply.raw, done);
-    }
-    // Answering from the hook without calling done() ends the chain there.
-    if (verdict.kind === LIMITED) return plain(reply, 429, 'Too Many Requests');
-    if (fallback === null) return plain(reply, 503, 'Service Unavailable');
-    // The fallback is a handler: its return value (or resolved value) is the
-    // payload unless it sent one itself; a throw or a rejection is the error.
-    return callFallback(
-      () => fallback(request, reply, verdict.reason),
+// How the onRequest hook of a guarded route writes (respond.js).
+const FASTIFY = {
+  raw: (reply) => reply.raw,
+  header: (reply, name, value) => reply.header(name, value),
+  // Answering from the hook without calling done() ends the chain there.
+  plain(reply, status, text) {
+    reply.code(status).type('text/plain; charset=utf-8').send(text);
+  },
+  // The fallback is a handler: its return value (or resolved value) is the
+  // payload unless it sent one itself; a throw or a rejection is the error.
+  fallback: (run, reply) =>
+    callFallback(
+      run,
       (value) => {
         if (!reply.sent) reply.send(value);
       },
       (error) => reply.send(error),
-    );
-  };
-}
-
-function plain(reply, status, text) {
-  reply.code(status).type('text/plain; charset=utf-8').send(text);
-}
+    ),
+};
 
 function routeConfig(route) {
   const sds = route.config?.sds;
@@ -71,7 +55,7 @@ function fastify(instance, options, done) {
     if (config === false) return;
     const guard = new Guard(config === undefined ? merge(base, {}) : merge(base, config), `route ${route.url}`);
     if (!guard.active) return;
-    const hook = onRequestOf(guard);
+    const hook = guardedHandler(guard, FASTIFY);
     const own = route.onRequest;
     route.onRequest = own === undefined || own === null ? [hook] : [hook].concat(own);
   });
