@@ -7,6 +7,7 @@
 // get distinct slots. This file is both the test (the primary, which opens
 // no table) and, run by cluster.fork, the workers (`serve`).
 const cluster = require('node:cluster');
+const { workerOrPrimary, stopWorkers } = require('../testing/cluster.js');
 const path = require('node:path');
 const { Client } = require('..');
 
@@ -67,20 +68,13 @@ function serve() {
   process.send({ ready: process.pid });
 }
 
-if (cluster.isWorker) {
-  serve();
-} else {
-  primary();
-}
+workerOrPrimary(serve, primary, 'sds-node-adaptive-');
 
-function primary() {
+function primary(dir) {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
-  const os = require('node:os');
-  const { stopWorkers } = require('../testing/cluster.js');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-adaptive-'));
   const file = path.join(dir, 'table.sds');
   const workers = [];
   let nextId = 0;

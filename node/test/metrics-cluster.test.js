@@ -9,6 +9,7 @@
 // the run. This file is both the test (the primary) and, run by
 // cluster.fork, the workers' server.
 const cluster = require('node:cluster');
+const { workerOrPrimary, forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
 const http = require('node:http');
 
 const WORKERS = 4;
@@ -38,24 +39,17 @@ function serve() {
   }).listen(0, '127.0.0.1');
 }
 
-if (cluster.isWorker) {
-  serve();
-} else {
-  primary();
-}
+workerOrPrimary(serve, primary, 'sds-node-metrics-cluster-');
 
-function primary() {
+function primary(dir) {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
   const { freePort } = require('../testing/redis-server.js');
-  const { forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
-  const os = require('node:os');
   const path = require('node:path');
   const { spawn } = require('node:child_process');
   const { until } = require('../testing/until.js');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-metrics-cluster-'));
   const env = {
     SDS_TEST_POINTS: path.join(dir, 'points.sds'),
     SDS_TEST_KEYS: path.join(dir, 'keys.sds'),

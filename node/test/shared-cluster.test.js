@@ -4,6 +4,7 @@
 // file is both: the test (the cluster's primary) and, run by cluster.fork,
 // the workers' server (below, `serve`).
 const cluster = require('node:cluster');
+const { workerOrPrimary, forkListening, killReplaced, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 const http = require('node:http');
 const path = require('node:path');
 const { Client } = require('..');
@@ -47,20 +48,13 @@ function serve() {
   }).listen(0, '127.0.0.1');
 }
 
-if (cluster.isWorker) {
-  serve();
-} else {
-  primary();
-}
+workerOrPrimary(serve, primary, 'sds-node-cluster-');
 
-function primary() {
+function primary(dir) {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
-  const os = require('node:os');
-  const { forkListening, killReplaced, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-cluster-'));
   const file = path.join(dir, 'table.sds');
   // The test reads the host's totals through a client of its own.
   const host = new Client({ capacity: 64, shared: file });

@@ -9,6 +9,7 @@
 // nothing. This file is the test (the cluster's primary) and, run by
 // cluster.fork, the workers' server (SDS_TEST_SERVER says which).
 const cluster = require('node:cluster');
+const { workerOrPrimary, forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
 const path = require('node:path');
 const { ExpressRateLimitStore, FastifyRateLimitStore } = require('..');
 
@@ -50,22 +51,17 @@ async function serveFastify(table) {
   await app.listen({ port: 0, host: '127.0.0.1' });
 }
 
-if (cluster.isWorker) {
+workerOrPrimary(() => {
   if (process.env.SDS_TEST_SERVER === 'express') serveExpress(process.env.SDS_TEST_TABLE);
   else serveFastify(process.env.SDS_TEST_TABLE);
-} else {
-  primary();
-}
+}, primary, 'sds-stores-cluster-');
 
-function primary() {
+function primary(dir) {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
-  const os = require('node:os');
   const { parseList, parseItem } = require('structured-headers');
-  const { forkListening, get, killReplaced, stopWorkers } = require('../testing/cluster.js');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-stores-cluster-'));
   test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   /** WORKERS workers of `server` on `table`, each one that dies replaced; `stop()` ends them all. */
@@ -145,12 +141,28 @@ function primary() {
     assert.deepEqual(remaining.slice(0, LIMIT), Array.from({ length: LIMIT }, (_, i) => i));
   }
 
-  test('express + express-rate-limit + ExpressRateLimitStore, 4 workers, one killed mid-run', async (t) => {
-    const table = path.join(dir, 'express-limits');
-    const running = await startCluster('express', table);
+  /**
+   * `server`'s cluster on a table of its own: REQUESTS from alice with a
+   * worker killed midway, their counts checked, then one request from bob
+   * (another client, counted apart: admitted); then `check` reads the
+   * server's headers and the table.
+   */
+  async function runCluster(t, server, check) {
+    const table = path.join(dir, `${server}-limits`);
+    const running = await startCluster(server, table);
     try {
       const run = await requestAll(running.port, REQUESTS, { 'x-client': 'alice' }, 150);
-      const admitted = checkCounts(t, 'express', run);
+      const admitted = checkCounts(t, server, run);
+      const [bob] = (await requestAll(running.port, 1, { 'x-client': 'bob' })).answers;
+      assert.equal(bob.status, 200);
+      check({ table, run, admitted, bob });
+    } finally {
+      await running.stop();
+    }
+  }
+
+  test('express + express-rate-limit + ExpressRateLimitStore, 4 workers, one killed mid-run', (t) =>
+    runCluster(t, 'express', ({ table, run, admitted, bob }) => {
       checkRemaining(admitted.map((a) => draft8(a.headers.ratelimit).params.get('r')));
       for (const answer of run.answers) {
         const limit = draft8(answer.headers.ratelimit);
@@ -168,26 +180,16 @@ function primary() {
           assert.ok(retryAfter >= 1 && retryAfter <= WINDOW_MS / 1000);
         }
       }
-      // Another client is counted apart.
-      const [bob] = (await requestAll(running.port, 1, { 'x-client': 'bob' })).answers;
-      assert.equal(bob.status, 200);
       assert.equal(draft8(bob.headers.ratelimit).params.get('r'), LIMIT - 1);
       // The host's count, read by a store of this process: every request once.
       const host = new ExpressRateLimitStore({ shared: table });
       host.init({ windowMs: WINDOW_MS });
       assert.equal(host.get('alice').totalHits, REQUESTS);
       host.shutdown();
-    } finally {
-      await running.stop();
-    }
-  });
+    }));
 
-  test('fastify + @fastify/rate-limit + FastifyRateLimitStore, 4 workers, one killed mid-run', async (t) => {
-    const table = path.join(dir, 'fastify-limits');
-    const running = await startCluster('fastify', table);
-    try {
-      const run = await requestAll(running.port, REQUESTS, { 'x-client': 'alice' }, 150);
-      const admitted = checkCounts(t, 'fastify', run);
+  test('fastify + @fastify/rate-limit + FastifyRateLimitStore, 4 workers, one killed mid-run', (t) =>
+    runCluster(t, 'fastify', ({ table, run, admitted, bob }) => {
       // enableDraftSpec: the draft-6 names, each an Integer.
       checkRemaining(admitted.map((a) => integer(a.headers['ratelimit-remaining'])));
       for (const answer of run.answers) {
@@ -199,8 +201,6 @@ function primary() {
           assert.equal(integer(answer.headers['retry-after']), reset);
         }
       }
-      const [bob] = (await requestAll(running.port, 1, { 'x-client': 'bob' })).answers;
-      assert.equal(bob.status, 200);
       assert.equal(integer(bob.headers['ratelimit-remaining']), LIMIT - 1);
       // The window's file, <table>.<timeWindow>ms, read by a store of this process.
       assert.ok(fs.existsSync(`${table}.${WINDOW_MS}ms`));
@@ -210,8 +210,5 @@ function primary() {
         assert.equal(res.current, REQUESTS);
       }, WINDOW_MS, LIMIT);
       host.close();
-    } finally {
-      await running.stop();
-    }
-  });
+    }));
 }

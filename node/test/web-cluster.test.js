@@ -4,7 +4,7 @@
 // concurrentThreshold holds host-wide) and a per-key limit on a shared key
 // table (its quota holds host-wide). This file is both the test (the
 // primary) and, run by cluster.fork, the workers' server (`serve`).
-const cluster = require('node:cluster');
+const { workerOrPrimary, forkListening, get: request, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 const path = require('node:path');
 
 const WORKERS = 4;
@@ -30,22 +30,15 @@ function serve() {
   app.listen(0, '127.0.0.1');
 }
 
-if (cluster.isWorker) {
-  serve();
-} else {
-  primary();
-}
+workerOrPrimary(serve, primary, 'sds-node-web-cluster-');
 
-function primary() {
+function primary(dir) {
   const test = require('node:test');
   const assert = require('node:assert/strict');
   const fs = require('node:fs');
-  const os = require('node:os');
   const { parseList } = require('structured-headers');
   const { Client } = require('..');
-  const { forkListening, get: request, mostAtOnce, stopWorkers } = require('../testing/cluster.js');
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sds-node-web-cluster-'));
   const env = { SDS_TEST_POINTS: path.join(dir, 'points.sds'), SDS_TEST_KEYS: path.join(dir, 'keys.sds'), NODE_TEST_CONTEXT: '' };
   let port;
   let host;

@@ -1,12 +1,25 @@
 'use strict';
-// The primary's side of the `node:cluster` tests: workers (the test file
-// itself, run by cluster.fork) forked until they listen, requests each on a
-// connection of its own, a worker killed and its replacement awaited, every
-// worker stopped at the end, and how many requests were in the handlers at
-// once.
+// Both sides of the `node:cluster` tests: which one a test file runs;
+// workers (the test file itself, run by cluster.fork) forked until they
+// listen, requests each on a connection of its own, a worker killed and its
+// replacement awaited, every worker stopped at the end, and how many
+// requests were in the handlers at once.
 const assert = require('node:assert/strict');
 const cluster = require('node:cluster');
+const fs = require('node:fs');
 const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+
+/**
+ * The two roles of a test file: run by cluster.fork, a worker, `serve()`;
+ * else the test, `primary(dir)` with a new temporary directory (named from
+ * `prefix`) for the files its workers share, which the primary removes.
+ */
+function workerOrPrimary(serve, primary, prefix) {
+  if (cluster.isWorker) return serve();
+  return primary(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
 
 /** The port `worker` listens on, once it does; rejects if it exits first. */
 function listening(worker) {
@@ -99,4 +112,4 @@ function mostAtOnce(answers) {
   return peak;
 }
 
-module.exports = { listening, forkListening, get, killReplaced, stopWorkers, mostAtOnce };
+module.exports = { workerOrPrimary, listening, forkListening, get, killReplaced, stopWorkers, mostAtOnce };
