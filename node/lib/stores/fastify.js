@@ -24,6 +24,36 @@ function refuseUnserved(params) {
   }
 }
 
+/**
+ * `cb(null, step(store, key, timeWindow))`, or `cb(error, null)` when the
+ * step throws; `ended` without a step for a window of 0 ms. Module-level
+ * steps: nothing is allocated per hit.
+ */
+function answer(store, key, timeWindow, cb, ended, step) {
+  if (timeWindow === 0) {
+    cb(null, ended);
+    return;
+  }
+  let value;
+  try {
+    value = step(store, key, timeWindow);
+  } catch (error) {
+    cb(error, null);
+    return;
+  }
+  cb(null, value);
+}
+
+function hit(store, key, timeWindow) {
+  const count = store._table(timeWindow).increment(store._prefix + key, 1, store._time());
+  return { current: count.count, ttl: count.resetMs };
+}
+
+function look(store, key, timeWindow) {
+  const count = store._table(timeWindow).count(store._prefix + key, store._time());
+  return count.resetMs === 0 ? { current: 0, ttl: 0 } : { current: count.count, ttl: count.resetMs };
+}
+
 class FastifyRateLimitStore {
   /**
    * A store class for the plugin's `store` option whose tables take
@@ -54,36 +84,12 @@ class FastifyRateLimitStore {
   /** Counts a hit for `key`: `cb(null, { current, ttl })`, `ttl` the ms left in its window. */
   incr(key, cb, timeWindow, max) {
     // A window of 0 ms has ended at every hit (LocalStore's answer too).
-    if (timeWindow === 0) {
-      cb(null, { current: 1, ttl: 0 });
-      return;
-    }
-    let answer;
-    try {
-      const count = this._table(timeWindow).increment(this._prefix + key, 1, this._time());
-      answer = { current: count.count, ttl: count.resetMs };
-    } catch (error) {
-      cb(error, null);
-      return;
-    }
-    cb(null, answer);
+    answer(this, key, timeWindow, cb, { current: 1, ttl: 0 }, hit);
   }
 
   /** `key`'s counts, nothing counted: `{ current, ttl }`, `{ current: 0, ttl: 0 }` without a live window. */
   read(key, cb, timeWindow, max) {
-    if (timeWindow === 0) {
-      cb(null, { current: 0, ttl: 0 });
-      return;
-    }
-    let answer;
-    try {
-      const count = this._table(timeWindow).count(this._prefix + key, this._time());
-      answer = count.resetMs === 0 ? { current: 0, ttl: 0 } : { current: count.count, ttl: count.resetMs };
-    } catch (error) {
-      cb(error, null);
-      return;
-    }
-    cb(null, answer);
+    answer(this, key, timeWindow, cb, { current: 0, ttl: 0 }, look);
   }
 
   /**
