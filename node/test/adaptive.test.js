@@ -29,6 +29,20 @@ function inputs(point, at) {
   return { adaptiveLimit, adaptiveMinRttUs, adaptiveRttUs, adaptiveLongRttUs };
 }
 
+/**
+ * The first min-RTT measurement: `samples` + 1 requests of `rttMs` from
+ * `at`, `gapMs` apart, the limit at its minimum (3) until the last; the
+ * time after them.
+ */
+function gatherMinRtt(point, at, samples, rttMs, gapMs) {
+  for (let i = 0; i <= samples; i++) {
+    point.enter({ nowMs: at }).exit(at + rttMs);
+    at += gapMs;
+    if (i < samples) assert.equal(point.stats(at).adaptiveLimit, 3, `sample ${i}`);
+  }
+  return at;
+}
+
 /** `n` entries at `at`; asserts each one's reason (`null`: admitted). */
 function enterAll(point, at, reasons) {
   return reasons.map((want, i) => {
@@ -146,12 +160,7 @@ test('Gradient2 and Envoy\'s gradient show their inputs', () => {
   // measurement gathers 50 samples, then returns to where it was.
   const envoy = adaptive({ adaptiveConcurrency: GRADIENT, adaptiveInitialLimit: 10 });
   assert.equal(envoy.stats(T).adaptiveLimit, 10);
-  at = T;
-  for (let i = 0; i < 51; i++) {
-    envoy.enter({ nowMs: at }).exit(at + 20);
-    at += 30;
-    if (i < 50) assert.equal(envoy.stats(at).adaptiveLimit, 3, `sample ${i}`);
-  }
+  at = gatherMinRtt(envoy, T, 50, 20, 30);
   const s = inputs(envoy, at);
   assert.equal(s.adaptiveLimit, 10);
   // The p50 of 50 samples of 20 ms from the 16 µs-bucket histogram, and
@@ -165,12 +174,7 @@ test('KNEE measures its min RTT, then doubles the limit per busy window without 
   assert.deepEqual(inputs(point, T), { adaptiveLimit: 3, adaptiveMinRttUs: 0, adaptiveRttUs: 0, adaptiveLongRttUs: 0 });
   // The min RTT: the p50 of 100 requests sent after the first sample, the
   // limit at its minimum (3) meanwhile.
-  let at = T;
-  for (let i = 0; i < 101; i++) {
-    point.enter({ nowMs: at }).exit(at + 40);
-    at += 50;
-    if (i < 100) assert.equal(point.stats(at).adaptiveLimit, 3, `sample ${i}`);
-  }
+  let at = gatherMinRtt(point, T, 100, 40, 50);
   const measured = inputs(point, at);
   assert.equal(measured.adaptiveLimit, 3);
   assert.equal(measured.adaptiveRttUs, 40_000);
