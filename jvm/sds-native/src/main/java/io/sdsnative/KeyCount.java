@@ -5,7 +5,7 @@ package io.sdsnative;
  * ({@link KeyedLimit#increment}, {@link KeyedLimit#decrement},
  * {@link KeyedLimit#count}). Immutable; equal when every field is.
  */
-public final class KeyCount {
+public final class KeyCount extends Value {
     private final long count;
     private final long previous;
     private final long resetMs;
@@ -36,21 +36,7 @@ public final class KeyCount {
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof KeyCount)) {
-            return false;
-        }
-        KeyCount c = (KeyCount) o;
-        return count == c.count && previous == c.previous && resetMs == c.resetMs;
-    }
-
-    @Override
-    public int hashCode() {
-        return Long.hashCode((count * 31 + previous) * 31 + resetMs);
-    }
-
-    @Override
-    public String toString() {
-        return "KeyCount[count=" + count + ", previous=" + previous + ", resetMs=" + resetMs + "]";
+    Object[] fields() {
+        return new Object[] {"count", count, "previous", previous, "resetMs", resetMs};
     }
 }

@@ -5,7 +5,7 @@ package io.sdsnative;
  * run, and the numbers of the {@code RateLimit} headers. Immutable; equal when
  * every field is.
  */
-public final class KeyDecision {
+public final class KeyDecision extends Value {
     /** A {@link #retryAfterMs()} that no wait makes true: the cost is above the key's quota. */
     public static final long NEVER = Long.MAX_VALUE;
 
@@ -63,28 +63,13 @@ public final class KeyDecision {
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof KeyDecision)) {
-            return false;
-        }
-        KeyDecision d = (KeyDecision) o;
-        return admitted == d.admitted && limit == d.limit && remaining == d.remaining && resetMs == d.resetMs
-                && retryAfterMs == d.retryAfterMs && windowMs == d.windowMs;
+    Object[] fields() {
+        return new Object[] {"admitted", admitted, "limit", limit, "remaining", remaining, "resetMs", resetMs,
+            "retryAfterMs", retryAfterMs, "windowMs", windowMs};
     }
 
     @Override
-    public int hashCode() {
-        long h = Boolean.hashCode(admitted);
-        for (long v : new long[] {limit, remaining, resetMs, retryAfterMs, windowMs}) {
-            h = 31 * h + v;
-        }
-        return Long.hashCode(h);
-    }
-
-    @Override
-    public String toString() {
-        return "KeyDecision[admitted=" + admitted + ", limit=" + limit + ", remaining=" + remaining + ", resetMs="
-                + resetMs + ", retryAfterMs=" + (retryAfterMs == NEVER ? "NEVER" : String.valueOf(retryAfterMs))
-                + ", windowMs=" + windowMs + "]";
+    Object shown(String name, Object value) {
+        return name.equals("retryAfterMs") && value.equals(NEVER) ? "NEVER" : value;
     }
 }

@@ -7,7 +7,7 @@ package io.sdsnative;
  * table's are the file's, every process's keys and decisions. Immutable;
  * equal when every field is.
  */
-public final class KeyStats {
+public final class KeyStats extends Value {
     private final long capacity;
     private final long resident;
     private final long evictions;
@@ -60,27 +60,8 @@ public final class KeyStats {
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof KeyStats)) {
-            return false;
-        }
-        KeyStats s = (KeyStats) o;
-        return capacity == s.capacity && resident == s.resident && evictions == s.evictions
-                && lossyEvictions == s.lossyEvictions && admitted == s.admitted && refused == s.refused;
-    }
-
-    @Override
-    public int hashCode() {
-        long h = capacity;
-        for (long v : new long[] {resident, evictions, lossyEvictions, admitted, refused}) {
-            h = h * 31 + v;
-        }
-        return Long.hashCode(h);
-    }
-
-    @Override
-    public String toString() {
-        return "KeyStats[capacity=" + capacity + ", resident=" + resident + ", evictions=" + evictions
-                + ", lossyEvictions=" + lossyEvictions + ", admitted=" + admitted + ", refused=" + refused + "]";
+    Object[] fields() {
+        return new Object[] {"capacity", capacity, "resident", resident, "evictions", evictions, "lossyEvictions",
+            lossyEvictions, "admitted", admitted, "refused", refused};
     }
 }

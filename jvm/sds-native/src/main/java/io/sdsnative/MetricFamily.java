@@ -13,7 +13,7 @@ import java.util.Locale;
  * the native library's, the same in every language (see "Metrics" in the
  * README). Immutable; equal when every part is.
  */
-public final class MetricFamily {
+public final class MetricFamily extends Value {
     /** A family's type, as Prometheus names it. */
     public enum Type {
         /** Only grows over the life of what it counts. */
@@ -27,7 +27,7 @@ public final class MetricFamily {
     }
 
     /** One sample: its labels' values, in the order of {@link #labelNames()}, and its value. */
-    public static final class Sample {
+    public static final class Sample extends Value {
         private final List<String> labelValues;
         private final double value;
 
@@ -48,17 +48,8 @@ public final class MetricFamily {
         }
 
         @Override
-        public boolean equals(Object o) {
-            if (!(o instanceof Sample)) {
-                return false;
-            }
-            Sample s = (Sample) o;
-            return labelValues.equals(s.labelValues) && Double.compare(value, s.value) == 0;
-        }
-
-        @Override
-        public int hashCode() {
-            return labelValues.hashCode() * 31 + Double.hashCode(value);
+        Object[] fields() {
+            return new Object[] {"labelValues", labelValues, "value", value};
         }
 
         @Override
@@ -144,20 +135,11 @@ public final class MetricFamily {
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof MetricFamily)) {
-            return false;
-        }
-        MetricFamily f = (MetricFamily) o;
-        return name.equals(f.name) && type == f.type && help.equals(f.help) && labelNames.equals(f.labelNames)
-                && samples.equals(f.samples);
+    Object[] fields() {
+        return new Object[] {"name", name, "type", type, "help", help, "labelNames", labelNames, "samples", samples};
     }
 
-    @Override
-    public int hashCode() {
-        return ((name.hashCode() * 31 + type.hashCode()) * 31 + labelNames.hashCode()) * 31 + samples.hashCode();
-    }
-
+    /** {@code MetricFamily[name type [label names] [samples]]}: the help left out. */
     @Override
     public String toString() {
         return "MetricFamily[" + name + " " + type.name().toLowerCase(Locale.ROOT) + " " + labelNames + " "

@@ -221,32 +221,19 @@ class KeyedLimitConformanceTest {
         }
     }
 
-    /** An answer's fields by the format's names; a bare value as {@code value}. */
+    /**
+     * An answer's fields by the format's names (a value class's table, whose names are the format's); a bare
+     * value as {@code value}.
+     */
     private static Map<String, Object> fields(Object answer) {
         Map<String, Object> f = new LinkedHashMap<>();
-        if (answer instanceof KeyDecision) {
-            KeyDecision d = (KeyDecision) answer;
-            f.put("admitted", d.admitted());
-            f.put("limit", d.limit());
-            f.put("remaining", d.remaining());
-            f.put("resetMs", d.resetMs());
-            f.put("retryAfterMs", d.retryAfterMs());
-            f.put("windowMs", d.windowMs());
-        } else if (answer instanceof KeyCount) {
-            KeyCount c = (KeyCount) answer;
-            f.put("count", c.count());
-            f.put("previous", c.previous());
-            f.put("resetMs", c.resetMs());
-        } else if (answer instanceof KeyStats) {
-            KeyStats s = (KeyStats) answer;
-            f.put("capacity", s.capacity());
-            f.put("resident", s.resident());
-            f.put("evictions", s.evictions());
-            f.put("lossyEvictions", s.lossyEvictions());
-            f.put("admitted", s.admitted());
-            f.put("refused", s.refused());
-        } else {
+        if (!(answer instanceof Value)) {
             f.put("value", answer);
+            return f;
+        }
+        Object[] table = ((Value) answer).fields();
+        for (int i = 0; i < table.length; i += 2) {
+            f.put((String) table[i], table[i + 1]);
         }
         return f;
     }
