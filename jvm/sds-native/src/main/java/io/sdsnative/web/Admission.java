@@ -5,7 +5,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.sdsnative.Entry;
-import io.sdsnative.KeyedLimit;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 
@@ -16,21 +15,14 @@ import jakarta.servlet.AsyncListener;
  */
 final class Admission implements AsyncListener {
     private final Entry entry;
-    private final KeyedLimit[] limits;
-    /** Each a {@code String} or a {@code byte[]}, as the policy's key function gave it. */
-    private final Object[] keys;
-    private final long[] units;
-    private final int held;
+    /** Null when it holds no in-flight units. */
+    private final Holdings held;
     private final AtomicBoolean finished = new AtomicBoolean();
     /** The response's status, read when it completes (async: from the listener). */
     private final jakarta.servlet.http.HttpServletResponse response;
 
-    Admission(Entry entry, KeyedLimit[] limits, Object[] keys, long[] units, int held,
-            jakarta.servlet.http.HttpServletResponse response) {
+    Admission(Entry entry, Holdings held, jakarta.servlet.http.HttpServletResponse response) {
         this.entry = entry;
-        this.limits = limits;
-        this.keys = keys;
-        this.units = units;
         this.held = held;
         this.response = response;
     }
@@ -59,7 +51,7 @@ final class Admission implements AsyncListener {
 
     /** Whether there is anything to settle. */
     boolean owes() {
-        return entry != null || held > 0;
+        return entry != null || held != null;
     }
 
     /**
@@ -72,7 +64,7 @@ final class Admission implements AsyncListener {
             return;
         }
         try {
-            release(limits, keys, units, held);
+            Holdings.release(held);
         } finally {
             if (entry != null) {
                 if (error != null) {
@@ -81,18 +73,6 @@ final class Admission implements AsyncListener {
                     entry.error(new ServerError(status));
                 }
                 entry.close();
-            }
-        }
-    }
-
-    /** Gives back the first {@code held} in-flight holdings. */
-    static void release(KeyedLimit[] limits, Object[] keys, long[] units, int held) {
-        for (int i = 0; i < held; i++) {
-            Object key = keys[i];
-            if (key instanceof byte[]) {
-                limits[i].release((byte[]) key, units[i]);
-            } else {
-                limits[i].release((String) key, units[i]);
             }
         }
     }

@@ -26,19 +26,18 @@ public final class Policy {
     /** Exactly one of {@code key} and {@code bytesKey} is set. */
     private final KeyFunction key;
     private final BytesKeyFunction bytesKey;
-    private final long cost;
+    /** A fixed cost is a function that always gives it. */
     private final ToLongFunction<HttpServletRequest> costOf;
     private final boolean inFlight;
 
-    private Policy(String name, KeyedLimit limit, KeyFunction key, BytesKeyFunction bytesKey, long cost,
-            ToLongFunction<HttpServletRequest> costOf, boolean inFlight) {
+    private Policy(String name, KeyedLimit limit, KeyFunction key, BytesKeyFunction bytesKey,
+            ToLongFunction<HttpServletRequest> costOf) {
         this.name = name;
         this.limit = limit;
         this.key = key;
         this.bytesKey = bytesKey;
-        this.cost = cost;
         this.costOf = costOf;
-        this.inFlight = inFlight;
+        this.inFlight = limit.kind().equals("inFlight");
     }
 
     /** A policy keyed by the client's address ({@link KeyFunctions#clientAddress()}). */
@@ -79,8 +78,7 @@ public final class Policy {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "policy name, limit and key function must not be null");
         }
         HttpNative.checkPolicyName(name);
-        boolean inFlight = limit.kind().equals("inFlight");
-        return new Policy(name, limit, key, bytesKey, 1, null, inFlight);
+        return new Policy(name, limit, key, bytesKey, request -> 1);
     }
 
     /** This policy with each request costing {@code units} (1 to 2^32 - 1). */
@@ -89,7 +87,7 @@ public final class Policy {
             throw new SdsException(ErrorCode.INVALID_ARGUMENT, "policy " + name + ": cost must be at least 1, not "
                     + units);
         }
-        return new Policy(name, limit, key, bytesKey, units, null, inFlight);
+        return new Policy(name, limit, key, bytesKey, request -> units);
     }
 
     /** This policy with each request costing what {@code units} says of it. */
@@ -97,7 +95,7 @@ public final class Policy {
         if (units == null) {
             throw new SdsException(ErrorCode.NULL_ARGUMENT, "cost function is null");
         }
-        return new Policy(name, limit, key, bytesKey, 1, units, inFlight);
+        return new Policy(name, limit, key, bytesKey, units);
     }
 
     /** The name in the headers. */
@@ -131,7 +129,7 @@ public final class Policy {
     }
 
     long costOf(HttpServletRequest request) {
-        return costOf == null ? cost : costOf.applyAsLong(request);
+        return costOf.applyAsLong(request);
     }
 
     @Override

@@ -12,7 +12,6 @@ import io.sdsnative.Client;
 import io.sdsnative.Entry;
 import io.sdsnative.ErrorCode;
 import io.sdsnative.KeyDecision;
-import io.sdsnative.KeyedLimit;
 import io.sdsnative.SdsException;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -139,10 +138,7 @@ public final class SdsFilter implements Filter {
         int n = policies.length;
         Scratch io = n == 0 ? null : headers.scratch();
         int decided = 0;
-        KeyedLimit[] heldLimits = null;
-        Object[] heldKeys = null;
-        long[] heldUnits = null;
-        int held = 0;
+        Holdings held = null;
         boolean refused = false;
         boolean full = false;
         String[] fields;
@@ -176,15 +172,11 @@ public final class SdsFilter implements Filter {
                     if (!decision.admitted()) {
                         refused = true;
                     } else if (policy.isInFlight()) {
-                        if (heldLimits == null) {
-                            heldLimits = new KeyedLimit[n];
-                            heldKeys = new Object[n];
-                            heldUnits = new long[n];
+                        if (held == null) {
+                            held = new Holdings(n);
                         }
-                        heldLimits[held] = policy.limit();
                         // The function may reuse its array: the release needs these bytes.
-                        heldKeys[held] = bytes != null ? bytes.clone() : key;
-                        heldUnits[held++] = cost;
+                        held.add(policy.limit(), bytes != null ? bytes.clone() : key, cost);
                     }
                 }
                 HeaderWriter.put(io, decided++, i, decision);
@@ -195,11 +187,11 @@ public final class SdsFilter implements Filter {
                 entry = client.enter(name);
             }
         } catch (RuntimeException | Error e) {
-            Admission.release(heldLimits, heldKeys, heldUnits, held);
+            Holdings.release(held);
             throw e;
         }
         if (full || refused) {
-            Admission.release(heldLimits, heldKeys, heldUnits, held);
+            Holdings.release(held);
             if (full) {
                 answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
             } else {
@@ -210,7 +202,7 @@ public final class SdsFilter implements Filter {
         setHeaders(response, fields);
         if (entry != null && entry.isDowngraded()) {
             entry.close();
-            Admission.release(heldLimits, heldKeys, heldUnits, held);
+            Holdings.release(held);
             if (fallback != null) {
                 fallback.respond(request, response, entry.reason());
             } else {
@@ -218,7 +210,7 @@ public final class SdsFilter implements Filter {
             }
             return null;
         }
-        return new Admission(entry, heldLimits, heldKeys, heldUnits, held, response);
+        return new Admission(entry, held, response);
     }
 
     private static void setHeaders(HttpServletResponse response, String[] fields) {
