@@ -122,12 +122,7 @@ public final class KeyRule {
 
     /** The entries as the native rule reader takes them: each name, then its value in {@link ServiceConfig}'s tokens. */
     String[] encoded() {
-        List<String> tokens = new ArrayList<>();
-        for (Map.Entry<String, Object> entry : entries.entrySet()) {
-            tokens.add(entry.getKey());
-            ServiceConfig.encode(entry.getValue(), tokens);
-        }
-        return tokens.toArray(new String[0]);
+        return ServiceConfig.encoded(entries);
     }
 
     @Override

@@ -42,16 +42,21 @@ public abstract class ServiceConfig {
      * a lone surrogate (it has no UTF-8 form) included.
      */
     String[] encoded() {
+        return encoded(settings);
+    }
+
+    /** Each key of {@code entries}, then its value's tokens (see {@link #encoded()}); a {@link KeyRule}'s too. */
+    static String[] encoded(Map<String, Object> entries) {
         List<String> tokens = new ArrayList<>();
-        for (Map.Entry<String, Object> setting : settings.entrySet()) {
-            tokens.add(setting.getKey());
-            encode(setting.getValue(), tokens);
+        for (Map.Entry<String, Object> entry : entries.entrySet()) {
+            tokens.add(entry.getKey());
+            encode(entry.getValue(), tokens);
         }
         return tokens.toArray(new String[0]);
     }
 
-    /** Appends {@code value}'s tokens (see {@link #encoded()}); {@link KeyRule} encodes its entries alike. */
-    static void encode(Object value, List<String> tokens) {
+    /** Appends {@code value}'s tokens (see {@link #encoded()}). */
+    private static void encode(Object value, List<String> tokens) {
         if (value instanceof List || value instanceof Object[]) {
             Object[] items = value instanceof List ? ((List<?>) value).toArray() : (Object[]) value;
             tokens.add("l" + items.length);
