@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -63,16 +64,54 @@ class ConformanceTest {
     /** Every scenario again on a table shared through a file (a new file each). */
     @TestFactory
     Stream<DynamicTest> everyScenarioOnASharedTable() throws Exception {
+        return eachOnANewFile(scenarioFiles(), ".sds", (f, table) -> run(f, Client.openShared(table.toString(), 16)));
+    }
+
+    /** A test of a scenario file given a table file of its own. */
+    interface OnAFile {
+        void run(File scenario, Path table) throws Exception;
+    }
+
+    /**
+     * A test per scenario file, each given a new path in a temp folder (the
+     * scenario's name and {@code suffix}), deleted after it.
+     */
+    static Stream<DynamicTest> eachOnANewFile(File[] scenarios, String suffix, OnAFile test) throws IOException {
         Path dir = Files.createTempDirectory("sds-conformance");
         dir.toFile().deleteOnExit();
-        return Arrays.stream(scenarioFiles()).map(f -> DynamicTest.dynamicTest(f.getName(), () -> {
-            Path table = dir.resolve(f.getName() + ".sds");
+        return Arrays.stream(scenarios).map(f -> DynamicTest.dynamicTest(f.getName(), () -> {
+            Path table = dir.resolve(f.getName() + suffix);
             try {
-                run(f, Client.openShared(table.toString(), 16));
+                test.run(f, table);
             } finally {
                 Files.deleteIfExists(table);
             }
         }));
+    }
+
+    /**
+     * A JSON value as a Java caller would give it to a setter or {@code set}: null, Boolean, Long (a number
+     * beyond a long as a BigInteger), Double, String, List, or a Map of an object.
+     */
+    static Object javaValue(JsonNode v) {
+        if (v.isNull()) {
+            return null;
+        } else if (v.isBoolean()) {
+            return v.booleanValue();
+        } else if (v.isIntegralNumber()) {
+            return v.canConvertToLong() ? (Object) v.longValue() : v.bigIntegerValue();
+        } else if (v.isNumber()) {
+            return v.doubleValue();
+        } else if (v.isTextual()) {
+            return v.textValue();
+        } else if (v.isArray()) {
+            List<Object> items = new ArrayList<>();
+            v.forEach(item -> items.add(javaValue(item)));
+            return items;
+        }
+        Map<String, Object> members = new LinkedHashMap<>();
+        v.fields().forEachRemaining(m -> members.put(m.getKey(), javaValue(m.getValue())));
+        return members;
     }
 
     private static void run(File file) throws Exception {

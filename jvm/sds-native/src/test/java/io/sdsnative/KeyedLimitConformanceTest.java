@@ -9,13 +9,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
@@ -51,20 +47,10 @@ class KeyedLimitConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> everyScenarioOnASharedFile() throws Exception {
-        Path dir = Files.createTempDirectory("sds-keyed-conformance");
-        dir.toFile().deleteOnExit();
-        return Arrays.stream(keyedFiles()).map(f -> DynamicTest.dynamicTest(f.getName(), () -> {
-            Path table = dir.resolve(f.getName() + ".keys");
-            try {
-                run(f, false, s -> {
-                    KeyedLimit keys = KeyedLimit.shared(table.toString(), rule(s.get("rule")),
-                            integer(s.get("capacity")));
-                    assertEquals(table.toString(), keys.path().orElse(null));
-                    return keys;
-                });
-            } finally {
-                Files.deleteIfExists(table);
-            }
+        return ConformanceTest.eachOnANewFile(keyedFiles(), ".keys", (f, table) -> run(f, false, s -> {
+            KeyedLimit keys = KeyedLimit.shared(table.toString(), rule(s.get("rule")), integer(s.get("capacity")));
+            assertEquals(table.toString(), keys.path().orElse(null));
+            return keys;
         }));
     }
 
@@ -73,31 +59,9 @@ class KeyedLimitConformanceTest {
         KeyRule built = KeyRule.empty();
         for (Iterator<Map.Entry<String, JsonNode>> it = rule.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> member = it.next();
-            built = built.set(member.getKey(), javaValue(member.getValue()));
+            built = built.set(member.getKey(), ConformanceTest.javaValue(member.getValue()));
         }
         return built;
-    }
-
-    /** A JSON value as a Java caller would give it (a number beyond a long as a BigInteger). */
-    private static Object javaValue(JsonNode v) {
-        if (v.isNull()) {
-            return null;
-        } else if (v.isBoolean()) {
-            return v.booleanValue();
-        } else if (v.isIntegralNumber()) {
-            return v.canConvertToLong() ? (Object) v.longValue() : v.bigIntegerValue();
-        } else if (v.isNumber()) {
-            return v.doubleValue();
-        } else if (v.isTextual()) {
-            return v.textValue();
-        } else if (v.isArray()) {
-            List<Object> items = new ArrayList<>();
-            v.forEach(item -> items.add(javaValue(item)));
-            return items;
-        }
-        Map<String, Object> members = new LinkedHashMap<>();
-        v.fields().forEachRemaining(m -> members.put(m.getKey(), javaValue(m.getValue())));
-        return members;
     }
 
     /** An integer of the format: a JSON number or a decimal string. */

@@ -42,7 +42,7 @@ class SettingsConformanceTest {
         boolean agent = c.get("service").asText().equals("agent");
         ServiceConfig.Builder<?, ?> builder = agent ? AdminConfig.builder() : ClusterConfig.builder();
         for (JsonNode pair : c.get("settings")) {
-            builder.set(camelCase(pair.get(0).asText()), javaValue(pair.get(1)));
+            builder.set(camelCase(pair.get(0).asText()), ConformanceTest.javaValue(pair.get(1)));
         }
         ServiceConfig config = builder.build();
         try (Client client = new Client(16)) {
@@ -62,26 +62,6 @@ class SettingsConformanceTest {
     private static BackgroundService<?> start(Client client, ServiceConfig config) {
         return config instanceof AdminConfig ? client.connectAdmin((AdminConfig) config)
                 : client.connectCluster((ClusterConfig) config);
-    }
-
-    /** A JSON value as a Java caller would give it. */
-    private static Object javaValue(JsonNode v) {
-        if (v.isNull()) {
-            return null;
-        } else if (v.isBoolean()) {
-            return v.booleanValue();
-        } else if (v.isIntegralNumber()) {
-            return v.longValue();
-        } else if (v.isNumber()) {
-            return v.doubleValue();
-        } else if (v.isTextual()) {
-            return v.textValue();
-        } else if (v.isArray()) {
-            List<Object> items = new ArrayList<>();
-            v.forEach(item -> items.add(javaValue(item)));
-            return items;
-        }
-        throw new AssertionError("settings.json holds a value no case should: " + v);
     }
 
     /** The case's message with each {@code {name}} as Java spells it. */
