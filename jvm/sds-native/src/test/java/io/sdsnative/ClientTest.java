@@ -106,32 +106,17 @@ class ClientTest {
         try (Client client = new Client(8)) {
             int threads = 4;
             int each = 20_000;
-            CountDownLatch start = new CountDownLatch(1);
             AtomicLong downgraded = new AtomicLong();
             client.setStrategy("p", Strategy.builder().visitThreshold(50_000).build());
-            List<Thread> workers = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                Thread w = new Thread(() -> {
-                    try {
-                        start.await();
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    for (int i = 0; i < each; i++) {
-                        try (Entry e = client.enter("p", T)) {
-                            if (e.isDowngraded()) {
-                                downgraded.incrementAndGet();
-                            }
+            Together.run(threads, () -> {
+                for (int i = 0; i < each; i++) {
+                    try (Entry e = client.enter("p", T)) {
+                        if (e.isDowngraded()) {
+                            downgraded.incrementAndGet();
                         }
                     }
-                });
-                w.start();
-                workers.add(w);
-            }
-            start.countDown();
-            for (Thread w : workers) {
-                w.join();
-            }
+                }
+            });
             Stats s = client.stats("p", T);
             assertEquals(threads * each, s.visit());
             assertEquals(downgraded.get(), s.downgrade());

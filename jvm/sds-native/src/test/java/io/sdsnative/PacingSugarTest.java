@@ -11,7 +11,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -84,24 +83,7 @@ class PacingSugarTest {
         pace(20, 1_000);
         int threads = 6;
         List<Long> starts = Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch go = new CountDownLatch(1);
-        List<Thread> workers = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            Thread t = new Thread(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                client.run("p", () -> starts.add(System.nanoTime()));
-            });
-            t.start();
-            workers.add(t);
-        }
-        go.countDown();
-        for (Thread t : workers) {
-            t.join(10_000);
-        }
+        Together.run(threads, () -> client.run("p", () -> starts.add(System.nanoTime())));
         assertEquals(threads, starts.size());
         assertSpaced(starts, 50);
     }
