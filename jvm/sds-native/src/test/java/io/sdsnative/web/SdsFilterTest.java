@@ -172,13 +172,11 @@ class SdsFilterTest {
         client = new Client(64);
         client.setStrategy("orders", Strategy.builder().concurrentThreshold(1).build());
         web = WebServer.start(SdsFilter.builder().client(client).point("orders").build(), servlet);
-        CompletableFuture<Result> first = send("/block");
-        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
-        ContentResponse busy = web.get("/ok");
-        assertEquals(503, busy.getStatus());
-        assertEquals("Service Unavailable\n", busy.getContentAsString());
-        servlet.release.countDown();
-        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        whileOneRuns(servlet, "/block", () -> {
+            ContentResponse busy = web.get("/ok");
+            assertEquals(503, busy.getStatus());
+            assertEquals("Service Unavailable\n", busy.getContentAsString());
+        });
         eventually(() -> client.stats("orders").concurrent() == 0);
         assertEquals(200, web.get("/ok").getStatus(), "the permit came back when the response completed");
         web.close();
@@ -190,13 +188,11 @@ class SdsFilterTest {
                     response.getWriter().write("fallback " + reason + "\n");
                 })
                 .build(), second);
-        first = send("/block");
-        assertTrue(second.entered.await(10, TimeUnit.SECONDS));
-        ContentResponse fallback = web.get("/ok");
-        assertEquals(200, fallback.getStatus());
-        assertEquals("fallback CONCURRENT\n", fallback.getContentAsString());
-        second.release.countDown();
-        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        whileOneRuns(second, "/block", () -> {
+            ContentResponse fallback = web.get("/ok");
+            assertEquals(200, fallback.getStatus());
+            assertEquals("fallback CONCURRENT\n", fallback.getContentAsString());
+        });
     }
 
     @Test
@@ -222,14 +218,12 @@ class SdsFilterTest {
         web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
         assertEquals(500, web.get("/boom", "X-User", "u").getStatus());
         assertEquals(1, limit.peek("u").remaining(), "released after the exception");
-        CompletableFuture<Result> first = send("/block", "X-User", "u");
-        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
-        ContentResponse refused = web.get("/ok", "X-User", "u");
-        assertEquals(429, refused.getStatus());
-        assertNull(refused.getHeaders().get("Retry-After"), "an in-flight refusal waits on a release, not a time");
-        assertEquals(200, web.get("/ok", "X-User", "other").getStatus());
-        servlet.release.countDown();
-        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        whileOneRuns(servlet, "/block", () -> {
+            ContentResponse refused = web.get("/ok", "X-User", "u");
+            assertEquals(429, refused.getStatus());
+            assertNull(refused.getHeaders().get("Retry-After"), "an in-flight refusal waits on a release, not a time");
+            assertEquals(200, web.get("/ok", "X-User", "other").getStatus());
+        }, "X-User", "u");
         eventually(() -> limit.peek("u").remaining() == 1);
         assertEquals(200, web.get("/ok", "X-User", "u").getStatus());
     }
@@ -270,12 +264,10 @@ class SdsFilterTest {
     @Test
     void anAsyncRequestHoldsItsUnitsAndPermitUntilItCompletes() throws Exception {
         startInFlightUnderPoint("async");
-        CompletableFuture<Result> first = send("/async", "X-User", "u");
-        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
-        assertEquals(429, web.get("/ok", "X-User", "u").getStatus());
-        assertEquals(1, client.stats("async").concurrent(), "the filter returned, the request still runs");
-        servlet.release.countDown();
-        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        whileOneRuns(servlet, "/async", () -> {
+            assertEquals(429, web.get("/ok", "X-User", "u").getStatus());
+            assertEquals(1, client.stats("async").concurrent(), "the filter returned, the request still runs");
+        }, "X-User", "u");
         eventually(() -> limit.peek("u").remaining() == 1 && client.stats("async").concurrent() == 0);
         assertEquals(0, client.stats("async").exception());
     }
@@ -378,13 +370,11 @@ class SdsFilterTest {
         assertNull(policy.keyFunction());
         web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
         byte[] ff = {'k', (byte) 0xff};
-        CompletableFuture<Result> first = send("/block", "X-Key", "6bff");
-        assertTrue(servlet.entered.await(10, TimeUnit.SECONDS));
-        assertEquals(429, web.get("/ok", "X-Key", "6bff").getStatus(), "the same bytes: the unit is held");
-        assertEquals(200, web.get("/ok", "X-Key", "6bfe").getStatus(), "other bytes: their own unit");
-        assertEquals(0, limit.peek(ff).remaining());
-        servlet.release.countDown();
-        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+        whileOneRuns(servlet, "/block", () -> {
+            assertEquals(429, web.get("/ok", "X-Key", "6bff").getStatus(), "the same bytes: the unit is held");
+            assertEquals(200, web.get("/ok", "X-Key", "6bfe").getStatus(), "other bytes: their own unit");
+            assertEquals(0, limit.peek(ff).remaining());
+        }, "X-Key", "6bff");
         // The array now holds 6b fe: the unit goes back to the bytes that took it.
         eventually(() -> limit.peek(ff).remaining() == 1);
         assertEquals(1, limit.peek(new byte[] {'k', (byte) 0xfe}).remaining());
@@ -429,6 +419,23 @@ class SdsFilterTest {
     }
 
     /** Sends a GET without waiting for its response. */
+    /** Checks made while a request runs. */
+    private interface Check {
+        void run() throws Exception;
+    }
+
+    /**
+     * Sends {@code path} with {@code headers} and makes {@code during} once
+     * the request runs in {@code s}, then lets it finish: answered 200.
+     */
+    private void whileOneRuns(TestServlet s, String path, Check during, String... headers) throws Exception {
+        CompletableFuture<Result> first = send(path, headers);
+        assertTrue(s.entered.await(10, TimeUnit.SECONDS));
+        during.run();
+        s.release.countDown();
+        assertEquals(200, first.get(10, TimeUnit.SECONDS).getResponse().getStatus());
+    }
+
     private CompletableFuture<Result> send(String path, String... headers) {
         java.util.Map<String, String> fields = new java.util.LinkedHashMap<>();
         for (int i = 0; i < headers.length; i += 2) {
