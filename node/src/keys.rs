@@ -275,27 +275,28 @@ unsafe fn with_key<R>(
 
 #[cold]
 unsafe fn long_string(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u8>, SdsError> {
+    let units = string_units("napi_get_value_string_utf8", |buf, size, len| unsafe {
+        sys::napi_get_value_string_utf8(env, value, buf, size, len)
+    })?;
+    // A c_char is a byte (i8 or u8 by target): the same bytes, in place.
+    Ok(units.into_iter().map(|unit| unit as u8).collect())
+}
+
+/// A string's code units through `get`, N-API's `napi_get_value_string_utf8`
+/// or `_utf16` called on it (`what`) as `get(buffer, size, &mut len)`: the
+/// length first (a null buffer), then the units, N-API writing a NUL after
+/// them.
+#[cold]
+fn string_units<T: Copy + Default>(
+    what: &str,
+    get: impl Fn(*mut T, usize, &mut usize) -> sys::napi_status,
+) -> Result<Vec<T>, SdsError> {
     let mut len = 0;
-    let what = "napi_get_value_string_utf8";
-    check(
-        unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
-        what,
-    )?;
-    let mut bytes = vec![0u8; len + 1];
-    check(
-        unsafe {
-            sys::napi_get_value_string_utf8(
-                env,
-                value,
-                bytes.as_mut_ptr().cast(),
-                len + 1,
-                &mut len,
-            )
-        },
-        what,
-    )?;
-    bytes.truncate(len);
-    Ok(bytes)
+    check(get(ptr::null_mut(), 0, &mut len), what)?;
+    let mut units = vec![T::default(); len + 1];
+    check(get(units.as_mut_ptr(), len + 1, &mut len), what)?;
+    units.truncate(len);
+    Ok(units)
 }
 
 /// Refuses a string whose UTF-8 holds a U+FFFD that N-API put for a lone
@@ -320,21 +321,9 @@ unsafe fn well_formed(
 /// The UTF-16 units of the string `value`.
 #[cold]
 unsafe fn utf16(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<u16>, SdsError> {
-    let what = "napi_get_value_string_utf16";
-    let mut len = 0;
-    check(
-        unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len) },
-        what,
-    )?;
-    let mut wide = vec![0u16; len + 1];
-    check(
-        unsafe {
-            sys::napi_get_value_string_utf16(env, value, wide.as_mut_ptr(), len + 1, &mut len)
-        },
-        what,
-    )?;
-    wide.truncate(len);
-    Ok(wide)
+    string_units("napi_get_value_string_utf16", |buf, size, len| unsafe {
+        sys::napi_get_value_string_utf16(env, value, buf, size, len)
+    })
 }
 
 #[cold]
