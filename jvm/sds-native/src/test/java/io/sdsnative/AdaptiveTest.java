@@ -302,13 +302,8 @@ class AdaptiveTest {
             Entry refused = client.enter("p", T);
             assertEquals(Reason.CONCURRENT, refused.reason(), "the dropped entry holds the one permit");
             refused.exit(T);
-            long concurrent = 1;
-            for (int attempt = 0; attempt < 100 && concurrent != 0; attempt++) {
-                System.gc();
-                Thread.sleep(20);
-                concurrent = client.stats("p", T).concurrent();
-            }
-            assertEquals(0, concurrent, "watched like a concurrentThreshold's permits, returned once collected");
+            assertEquals(0, DroppedEntryTest.concurrentAfterGc(client, "p"),
+                    "watched like a concurrentThreshold's permits, returned once collected");
             try (Entry next = client.enter("p", T)) {
                 assertFalse(next.isDowngraded());
             }

@@ -271,13 +271,8 @@ class ClientTest {
         for (int i = 0; i < 50; i++) {
             forgotten.add(new java.lang.ref.WeakReference<>(new Client(4)));
         }
-        int freed = 0;
-        for (int attempt = 0; attempt < 50 && freed == 0; attempt++) {
-            System.gc();
-            Thread.sleep(10);
-            freed = NativeReclaimer.freeCollected();
-        }
-        assertTrue(freed > 0, "no table of an unclosed client was freed after garbage collection");
+        assertTrue(GarbageCollection.until(50, 10, () -> NativeReclaimer.freeCollected() > 0),
+                "no table of an unclosed client was freed after garbage collection");
     }
 
     @Test

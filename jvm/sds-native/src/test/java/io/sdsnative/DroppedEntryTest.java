@@ -47,14 +47,9 @@ class DroppedEntryTest {
     }
 
     /** Collects garbage until the permits of {@code point} are back (bounded). */
-    private static long concurrentAfterGc(Client client, String point) throws InterruptedException {
-        long concurrent = client.stats(point, T).concurrent();
-        for (int attempt = 0; attempt < 100 && concurrent != 0; attempt++) {
-            System.gc();
-            Thread.sleep(20);
-            concurrent = client.stats(point, T).concurrent();
-        }
-        return concurrent;
+    static long concurrentAfterGc(Client client, String point) throws InterruptedException {
+        GarbageCollection.until(100, 20, () -> client.stats(point, T).concurrent() == 0);
+        return client.stats(point, T).concurrent();
     }
 
     @Test
