@@ -70,8 +70,12 @@ def make_guard(
     enter = handle.enter
     point = handle.name
 
-    def counts(exc: BaseException) -> bool:
-        return isinstance(exc, Exception) and isinstance(exc, errors) and not isinstance(exc, ignore)
+    def failed(entry: Entry, exc: BaseException) -> None:
+        """Counts ``exc`` as the point's exception when it is one (an
+        ``Exception`` of ``errors``, not of ``ignore``); only a call that
+        raised pays for it."""
+        if isinstance(exc, Exception) and isinstance(exc, errors) and not isinstance(exc, ignore):
+            entry.error(exc)
 
     def downgraded(entry: Entry, args: Any, kwargs: Any) -> Any:
         entry.exit()
@@ -91,9 +95,9 @@ def make_guard(
 
     def decorate(fn: F) -> F:
         if inspect.isasyncgenfunction(fn):
-            return cast(F, functools.wraps(fn)(_async_generator(fn, enter, counts, downgraded)))
+            return cast(F, functools.wraps(fn)(_async_generator(fn, enter, failed, downgraded)))
         if inspect.isgeneratorfunction(fn):
-            return cast(F, functools.wraps(fn)(_generator(fn, enter, counts, downgraded)))
+            return cast(F, functools.wraps(fn)(_generator(fn, enter, failed, downgraded)))
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
@@ -102,10 +106,15 @@ def make_guard(
                 if entry.downgraded:
                     result = downgraded_call(entry, args, kwargs)
                     return await result if inspect.isawaitable(result) else result
-                with _Held(entry, counts):
+                try:
                     if entry.wait_ms:
                         await asyncio.sleep(entry.wait_ms / 1000)
                     return await fn(*args, **kwargs)
+                except BaseException as exc:
+                    failed(entry, exc)
+                    raise
+                finally:
+                    entry.exit()
 
             return cast(F, guarded_async)
 
@@ -117,34 +126,11 @@ def make_guard(
     return decorate
 
 
-Counts = Callable[[BaseException], bool]
+Failed = Callable[[Entry, BaseException], None]
 Downgrade = Callable[[Entry, Any, Any], Any]
 
 
-class _Held:
-    """The body of an admitted call, plain, async or generator: whatever
-    ends it exits the entry, and an exception that ``counts`` is the
-    point's exception first. A class, not ``contextlib.contextmanager``:
-    it runs on every guarded call."""
-
-    __slots__ = ("entry", "counts")
-
-    def __init__(self, entry: Entry, counts: Counts) -> None:
-        self.entry = entry
-        self.counts = counts
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, kind: object, exc: Optional[BaseException], tb: object) -> None:
-        try:
-            if exc is not None and self.counts(exc):
-                self.entry.error(exc)
-        finally:
-            self.entry.exit()
-
-
-def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade) -> Any:
+def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], failed: Failed, downgraded: Downgrade) -> Any:
     """A generator function whose entry spans the iteration: entered at the
     first ``next()``, exited when the generator returns, raises or is
     closed (``close()``, or collected unfinished). A downgraded call yields
@@ -154,17 +140,22 @@ def _generator(fn: Callable[..., Any], enter: Callable[[], Entry], counts: Count
         entry = enter()
         if entry.downgraded:
             return (yield from downgraded(entry, args, kwargs))
-        with _Held(entry, counts):
+        try:
             if entry.wait_ms:
                 time.sleep(entry.wait_ms / 1000)
             # `yield from` forwards send(), throw() and close() to fn's generator.
             return (yield from fn(*args, **kwargs))
+        except BaseException as exc:
+            failed(entry, exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_generator
 
 
 def _async_generator(
-    fn: Callable[..., Any], enter: Callable[[], Entry], counts: Counts, downgraded: Downgrade
+    fn: Callable[..., Any], enter: Callable[[], Entry], failed: Failed, downgraded: Downgrade
 ) -> Any:
     """An async generator function whose entry spans the iteration, as
     ``_generator``'s does. A downgraded call yields what the fallback
@@ -181,7 +172,7 @@ def _async_generator(
                 for item in result:
                     yield item
             return
-        with _Held(entry, counts):
+        try:
             if entry.wait_ms:
                 await asyncio.sleep(entry.wait_ms / 1000)
             inner = fn(*args, **kwargs)
@@ -205,5 +196,10 @@ def _async_generator(
                     item = await step
                 except StopAsyncIteration:
                     return
+        except BaseException as exc:
+            failed(entry, exc)
+            raise
+        finally:
+            entry.exit()
 
     return guarded_async_generator
