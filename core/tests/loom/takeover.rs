@@ -136,10 +136,11 @@ fn a_strategy_change_dead_at_any_step_never_blocks_the_next_nor_tears_one() {
 }
 
 fn closed_with_delay() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.concurrent_threshold = 0;
-    s.delay_time = 10_000;
-    s
+    Strategy {
+        concurrent_threshold: 0,
+        delay_time: 10_000,
+        ..Strategy::DEFAULT
+    }
 }
 
 #[test]
