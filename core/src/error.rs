@@ -337,16 +337,22 @@ impl Error {
     }
 }
 
+/// The message of a field that breaks its rule, in a strategy or a key
+/// rule: "invalid {what}: {field} {rule}".
+pub(crate) fn write_invalid(
+    f: &mut fmt::Formatter<'_>,
+    what: &str,
+    field: &str,
+    rule: &str,
+) -> fmt::Result {
+    write!(f, "invalid {what}: {field} {rule}")
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidStrategy { field, rule } => {
-                write!(
-                    f,
-                    "invalid strategy: {} {}",
-                    field.json_name(),
-                    rule.as_str()
-                )
+                write_invalid(f, "strategy", field.json_name(), rule.as_str())
             }
             Error::InvalidWindow(rule) => write!(f, "invalid window: {}", rule.as_str()),
             Error::InvalidArgument(rule) => f.write_str(rule.as_str()),

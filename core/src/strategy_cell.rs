@@ -246,6 +246,15 @@ impl StrategyCell {
 mod tests {
     use super::*;
 
+    /// A cell holding a strategy of visit threshold 7, and that strategy.
+    fn holding_visit_7() -> (StrategyCell, Strategy) {
+        let cell = StrategyCell::new();
+        let mut s = Strategy::DEFAULT;
+        s.visit_threshold = 7;
+        cell.store(Some(&s), &Holder::PRIVATE);
+        (cell, s)
+    }
+
     #[test]
     fn starts_absent_and_round_trips() {
         let cell = StrategyCell::new();
@@ -263,10 +272,7 @@ mod tests {
     fn a_cell_with_both_copies_mid_write_reads_as_no_strategy() {
         // Only a corrupted or hostile shared file can hold this: readers
         // give up after a bounded number of tries instead of spinning.
-        let cell = StrategyCell::new();
-        let mut s = Strategy::DEFAULT;
-        s.visit_threshold = 7;
-        cell.store(Some(&s), &Holder::PRIVATE);
+        let (cell, _) = holding_visit_7();
         for copy in &cell.copies {
             copy.version.store(1, Ordering::Relaxed);
         }
@@ -279,10 +285,7 @@ mod tests {
 
     #[test]
     fn the_present_word_is_read_as_marked_and_anything_else_as_absent() {
-        let cell = StrategyCell::new();
-        let mut s = Strategy::DEFAULT;
-        s.visit_threshold = 7;
-        cell.store(Some(&s), &Holder::PRIVATE);
+        let (cell, s) = holding_visit_7();
         let copy = &cell.copies[(cell.readable.load(Ordering::Relaxed) & 1) as usize];
         let read = |present: u32| {
             copy.present.store(present, Ordering::Relaxed);

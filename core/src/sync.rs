@@ -34,26 +34,23 @@ pub(crate) fn spin() {
     core::hint::spin_loop();
 }
 
-/// `N` atomics holding 0, in a `const` context except under loom.
-#[cfg(not(loom))]
-pub(crate) const fn zeroed<const N: usize>() -> [AtomicU64; N] {
-    [const { AtomicU64::new(0) }; N]
+/// Declares `$name::<N>()`, `N` `$atomic`s holding 0: a `const fn` except
+/// under loom (whose atomics have no `const` constructor).
+macro_rules! zeroed_fn {
+    ($name:ident, $atomic:ident) => {
+        #[doc = concat!("`N` `", stringify!($atomic), "`s holding 0, in a `const` context except under loom.")]
+        #[cfg(not(loom))]
+        pub(crate) const fn $name<const N: usize>() -> [$atomic; N] {
+            [const { $atomic::new(0) }; N]
+        }
+
+        #[doc = concat!("`N` `", stringify!($atomic), "`s holding 0, in a `const` context except under loom.")]
+        #[cfg(loom)]
+        pub(crate) fn $name<const N: usize>() -> [$atomic; N] {
+            core::array::from_fn(|_| $atomic::new(0))
+        }
+    };
 }
 
-/// `N` atomics holding 0, in a `const` context except under loom.
-#[cfg(loom)]
-pub(crate) fn zeroed<const N: usize>() -> [AtomicU64; N] {
-    core::array::from_fn(|_| AtomicU64::new(0))
-}
-
-/// `N` 32-bit atomics holding 0, in a `const` context except under loom.
-#[cfg(not(loom))]
-pub(crate) const fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
-    [const { AtomicU32::new(0) }; N]
-}
-
-/// `N` 32-bit atomics holding 0, in a `const` context except under loom.
-#[cfg(loom)]
-pub(crate) fn zeroed_u32<const N: usize>() -> [AtomicU32; N] {
-    core::array::from_fn(|_| AtomicU32::new(0))
-}
+zeroed_fn!(zeroed, AtomicU64);
+zeroed_fn!(zeroed_u32, AtomicU32);

@@ -79,10 +79,11 @@ fn a_slot_claimed_by_a_live_owner_is_waited_for() {
 }
 
 fn delaying() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.visit_threshold = 0;
-    s.delay_time = 10_000;
-    s
+    Strategy {
+        visit_threshold: 0,
+        delay_time: 10_000,
+        ..Strategy::DEFAULT
+    }
 }
 
 #[test]

@@ -10,22 +10,14 @@ use sds_core::adaptive::{
     KNEE_HEADROOM_PCT, KNEE_MIN_RTT_REQUESTS, KNEE_WINDOW_SAMPLES,
 };
 
+#[path = "../examples/common/splitmix.rs"]
+mod splitmix;
+use splitmix::SplitMix64;
+
 const T0: u64 = 1_700_000_000_000;
 
 fn params(algorithm: Algorithm) -> AdaptiveParams {
     AdaptiveParams::defaults(algorithm)
-}
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 /// Envoy's gradient, measured: the first sample starts a min-RTT measurement

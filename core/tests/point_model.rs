@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use proptest::strategy::Strategy as Generator;
-use sds_core::{Entry, Flags, Outcome, Point, Strategy};
+use sds_core::{Entry, Field, Flags, Outcome, Point, Strategy};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -29,17 +29,22 @@ fn strategy() -> impl Generator<Value = Strategy> {
     )
         .prop_map(
             |(visit, concurrent, exception, token, rate, delay, downgrade, pressure)| {
+                let retry = if delay > 0 { 5_000 } else { -1 };
                 let mut s = Strategy::DEFAULT;
-                s.visit_threshold = visit;
-                s.concurrent_threshold = concurrent;
-                s.exception_threshold = exception;
-                s.token_bucket_generated_tokens_in_second = token;
-                s.exception_rate_threshold = rate;
-                s.delay_time = delay;
-                s.retry_interval = if delay > 0 { 5_000 } else { -1 };
-                s.downgrade_rate = downgrade;
-                s.pressure_test_downgrade = pressure;
-                s.timeout_threshold = 700;
+                for (field, value) in [
+                    (Field::VisitThreshold, visit),
+                    (Field::ConcurrentThreshold, concurrent),
+                    (Field::ExceptionThreshold, exception),
+                    (Field::TokenBucketGeneratedTokensInSecond, token),
+                    (Field::ExceptionRateThreshold, rate),
+                    (Field::DelayTime, delay),
+                    (Field::RetryInterval, retry),
+                    (Field::DowngradeRate, downgrade),
+                    (Field::PressureTestDowngrade, pressure),
+                    (Field::TimeoutThreshold, 700),
+                ] {
+                    s.set(field, value);
+                }
                 s
             },
         )

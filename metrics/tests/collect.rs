@@ -118,14 +118,9 @@ fn in_flight_and_its_cycle_maximum_are_gauges() {
     let sources = table_only(&table);
     let got = Exporter::new().collect(&sources, T0 + 10_000);
     // Cycles are aligned to 10 s: T0 (…000 000 ms) starts one.
-    assert_eq!(
-        value(&got, "sds_point_in_flight", &["private", "db"]),
-        Some(2.0)
-    );
-    assert_eq!(
-        value(&got, "sds_point_in_flight_max", &["private", "db"]),
-        Some(3.0)
-    );
+    let db = ["private", "db"];
+    assert_eq!(value(&got, "sds_point_in_flight", &db), Some(2.0));
+    assert_eq!(value(&got, "sds_point_in_flight_max", &db), Some(3.0));
     drop(entries);
 }
 
@@ -148,14 +143,9 @@ fn an_adaptive_point_shows_its_limit_and_others_show_none() {
     let sources = table_only(&table);
     let got = Exporter::new().collect(&sources, T0 + 10);
     // 20 in flight ending one by one grow AIMD's 20 by 7 (adaptive README).
-    assert_eq!(
-        value(&got, "sds_point_adaptive_limit", &["private", "api"]),
-        Some(27.0)
-    );
-    assert_eq!(
-        value(&got, "sds_point_adaptive_limit", &["private", "plain"]),
-        None
-    );
+    let limit = |point| value(&got, "sds_point_adaptive_limit", &["private", point]);
+    assert_eq!(limit("api"), Some(27.0));
+    assert_eq!(limit("plain"), None);
 }
 
 #[test]

@@ -161,54 +161,16 @@ impl Parser<'_> {
     fn value(&mut self) -> Json {
         self.space();
         match self.text.get(self.at) {
-            Some(b'{') => {
-                self.at += 1;
-                let mut fields = Vec::new();
-                self.space();
-                if self.text.get(self.at) == Some(&b'}') {
-                    self.at += 1;
-                    return Json::Object(fields);
+            Some(b'{') => Json::Object(self.items(b'}', |p, fields| {
+                p.space();
+                let key = p.string();
+                p.eat(b':');
+                if fields.iter().any(|(k, _)| *k == key) {
+                    p.fail(&format!("key {key:?} twice in one object"));
                 }
-                loop {
-                    self.space();
-                    let key = self.string();
-                    self.eat(b':');
-                    if fields.iter().any(|(k, _)| *k == key) {
-                        self.fail(&format!("key {key:?} twice in one object"));
-                    }
-                    fields.push((key, self.value()));
-                    self.space();
-                    match self.text.get(self.at) {
-                        Some(b',') => self.at += 1,
-                        Some(b'}') => {
-                            self.at += 1;
-                            return Json::Object(fields);
-                        }
-                        _ => self.fail("expected `,` or `}`"),
-                    }
-                }
-            }
-            Some(b'[') => {
-                self.at += 1;
-                let mut items = Vec::new();
-                self.space();
-                if self.text.get(self.at) == Some(&b']') {
-                    self.at += 1;
-                    return Json::Array(items);
-                }
-                loop {
-                    items.push(self.value());
-                    self.space();
-                    match self.text.get(self.at) {
-                        Some(b',') => self.at += 1,
-                        Some(b']') => {
-                            self.at += 1;
-                            return Json::Array(items);
-                        }
-                        _ => self.fail("expected `,` or `]`"),
-                    }
-                }
-            }
+                (key, p.value())
+            })),
+            Some(b'[') => Json::Array(self.items(b']', |p, _| p.value())),
             Some(b'"') => Json::Str(self.string()),
             Some(b't') => self.word("true", Json::Bool(true)),
             Some(b'f') => self.word("false", Json::Bool(false)),
@@ -223,6 +185,31 @@ impl Parser<'_> {
                 Json::Number(s.parse().unwrap_or_else(|_| self.fail("bad number")))
             }
             _ => self.fail("expected a value"),
+        }
+    }
+
+    /// The items of an object or an array, from its opening byte to
+    /// `close`: `item` reads one (it sees those read before it).
+    fn items<T>(&mut self, close: u8, mut item: impl FnMut(&mut Self, &[T]) -> T) -> Vec<T> {
+        self.at += 1;
+        let mut items = Vec::new();
+        self.space();
+        if self.text.get(self.at) == Some(&close) {
+            self.at += 1;
+            return items;
+        }
+        loop {
+            let next = item(self, &items);
+            items.push(next);
+            self.space();
+            match self.text.get(self.at) {
+                Some(b',') => self.at += 1,
+                Some(&b) if b == close => {
+                    self.at += 1;
+                    return items;
+                }
+                _ => self.fail(&format!("expected `,` or `{}`", close as char)),
+            }
         }
     }
 

@@ -3,23 +3,14 @@
 //! included, so [`crate::Parsed`] refuses a setting given twice here as it
 //! does from every other language.
 
-use std::fmt;
-
 use serde_json::Value as Json;
 
 use crate::Value;
 
-/// Why a settings text is not a JSON object: the text of the message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonError(pub String);
-
-impl fmt::Display for JsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for JsonError {}
+message_error!(
+    /// Why a settings text is not a JSON object: the text of the message.
+    JsonError
+);
 
 /// The members of the JSON object `text` as settings. Text that is not
 /// UTF-8, not JSON (serde_json's message, with line and column) or not an

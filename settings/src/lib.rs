@@ -14,6 +14,24 @@
 
 #![forbid(unsafe_code)]
 
+/// A public error that is its message and nothing else: `Display` writes
+/// the message. Declared before the modules that use it.
+macro_rules! message_error {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name(pub String);
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    };
+}
+
 mod fields;
 pub mod json;
 mod key_rule;

@@ -1,23 +1,15 @@
 //! (key, value) pairs checked against a service's table of settings.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use crate::{camel_case, Kind, Setting, Value};
 
-/// Why a set of pairs was refused: one message, the same in every
-/// language. The service puts it into its own error (the agent's
-/// `StartError`, the cluster's `InvalidConfig`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SettingsError(pub String);
-
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SettingsError {}
+message_error!(
+    /// Why a set of pairs was refused: one message, the same in every
+    /// language. The service puts it into its own error (the agent's
+    /// `StartError`, the cluster's `InvalidConfig`).
+    SettingsError
+);
 
 /// A setting's value once checked.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Why a shared table could not be opened or used. Its message (`Display`)
@@ -105,6 +105,18 @@ pub enum Error {
         path: PathBuf,
         source: sds_core::Error,
     },
+}
+
+/// What turns a failed system call `action` on `path` into an [`Error::Io`].
+pub(crate) fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(io::Error) -> Error + 'a {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
 }
 
 impl Error {

@@ -7,7 +7,6 @@
 //! file is never written by this protocol again.
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use sds_core::{LayoutDescriptor, LayoutField};
 
-use crate::error::Error;
+use crate::error::{io_error, Error};
 use crate::keyed_layout::Keys;
 use crate::layout::*;
 use crate::mapping::Mapping;
@@ -23,14 +22,6 @@ use crate::sys;
 
 /// The file's identity in this host: (device, inode).
 pub type FileKey = (u64, u64);
-
-fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> Error + 'a {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    }
-}
 
 /// Opens (creating if needed) the file at `path` read-write without
 /// following a symbolic link, then checks what it is.

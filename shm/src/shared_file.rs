@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use sds_core::{Held, LayoutField, Owner, PointId};
 
 use crate::core_table::{Memory, Slot, Table, TableState};
-use crate::error::Error;
+use crate::error::{io_error, Error};
 use crate::layout::{Layout, HEADER_LAST_SCAN, MAX_PROCESSES, PROCESSES_OFFSET};
 use crate::mapping::Mapping;
 use crate::open::{self, FileKey};
@@ -127,11 +127,7 @@ impl SharedFile {
     ) -> Result<SharedFile, Error> {
         let path = path.as_ref();
         sds_core::check_capacity(capacity).map_err(|_| Error::InvalidCapacity { capacity })?;
-        sys::watch_forks().map_err(|source| Error::Io {
-            path: path.into(),
-            action: "pthread_atfork",
-            source,
-        })?;
+        sys::watch_forks().map_err(io_error(path, "pthread_atfork"))?;
         let start = Instant::now();
         let mut opened: Option<(File, FileKey)> = None;
         loop {

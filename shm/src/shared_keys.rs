@@ -15,7 +15,7 @@ use sds_core::keyed::{
 
 use ledgered::{KeyProcess, Ledgered};
 
-use crate::error::Error;
+use crate::error::{io_error, Error};
 use crate::keyed_layout::{
     rule_in_header, Keys, BUCKETS_OFFSET, KEY_FIELDS, KEY_LAYOUT_VERSION, KEY_MAGIC, KEY_PROCESSES,
     KEY_STATE_OFFSET, LEDGER_ROW,
@@ -368,11 +368,7 @@ fn attach_ledgered(
     format: &Keys,
     options: &Options,
 ) -> Result<(Mapping, bool, Arc<KeyProcess>), Error> {
-    sys::watch_forks().map_err(|source| Error::Io {
-        path: path.into(),
-        action: "pthread_atfork",
-        source,
-    })?;
+    sys::watch_forks().map_err(io_error(path, "pthread_atfork"))?;
     let registry = registry::lock();
     let mut list = ledgered::processes();
     let known = std::fs::symlink_metadata(path).ok();
@@ -385,11 +381,7 @@ fn attach_ledgered(
     }
     let file = open_unattached(path, options, &registry)?;
     let key = file.metadata().map(|m| (m.dev(), m.ino()));
-    let key = key.map_err(|source| Error::Io {
-        path: path.into(),
-        action: "fstat",
-        source,
-    })?;
+    let key = key.map_err(io_error(path, "fstat"))?;
     let process = match ledgered::find(&list, key) {
         Some(process) => {
             // The path became a file this process keeps since it was

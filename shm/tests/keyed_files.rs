@@ -51,6 +51,16 @@ fn open(path: &Path, rule: KeyRule) -> Result<SharedKeyTable, Error> {
     SharedKeyTable::open(path, KEYS, rule, &Options::new())
 }
 
+/// A table of `rule` created in the file `keys` of a fresh directory
+/// `name` (removed when the `TempDir` is dropped), and the file's path.
+fn created(name: &str, rule: KeyRule) -> (TempDir, PathBuf, SharedKeyTable) {
+    let dir = TempDir::new(name);
+    let path = dir.join("keys");
+    let table = open(&path, rule).unwrap();
+    assert!(table.created());
+    (dir, path, table)
+}
+
 /// How many of `tries` calls of cost 1 on `key` at `NOW` are admitted.
 fn admitted(table: &SharedKeyTable, key: &[u8], tries: u32) -> u32 {
     let decide = |_| table.table().decide(key, NOW, 1).unwrap().admitted;
@@ -87,10 +97,7 @@ fn child_main() {
 
 #[test]
 fn processes_count_on_one_key_in_one_file() {
-    let dir = TempDir::new("keys-share");
-    let path = dir.join("keys");
-    let table = open(&path, window()).unwrap();
-    assert!(table.created());
+    let (_dir, path, table) = created("keys-share", window());
     assert_eq!(table.capacity(), KEYS);
     // Counted in the file from here on, by every process.
     table.table().count_decisions();
@@ -217,10 +224,7 @@ fn in_flight() -> KeyRule {
 
 #[test]
 fn an_in_flight_file_gives_back_the_units_of_a_process_killed_holding_them() {
-    let dir = TempDir::new("keys-inflight");
-    let path = dir.join("keys");
-    let table = open(&path, in_flight()).unwrap();
-    assert!(table.created());
+    let (_dir, path, table) = created("keys-inflight", in_flight());
     // Header, counters, 25 buckets; 127 process slots, then from a page
     // boundary 127 ledger rows of 1 024 entries of 32 bytes.
     let slots_end: u64 = 4096 + 64 + 25 * 64 + 127 * 32;

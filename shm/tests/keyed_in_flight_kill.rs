@@ -92,10 +92,8 @@ fn a_dead_process_units_are_given_back_exactly_once() {
     let storm_ms = knob("SDS_SHM_TEST_STORM_MS", 3_000);
     let dir = TempDir::new("keys-in-flight-kill");
     let table = open(dir.path());
-    let board_path = dir.join("board").display().to_string();
-    let board = SharedWords::open(&board_path);
-    let (mut workers, kills) = kill_storm(WORKERS, dir.path(), &board_path, storm_ms, (5, 25));
-    board.word(PHASE).store(STOP, Ordering::SeqCst);
+    let mut storm = kill_storm(WORKERS, dir.path(), storm_ms, (5, 25), (PHASE, STOP));
+    let (board, kills) = (&storm.board, storm.kills);
     let stopped = |w: usize| board.get(w * PER_WORKER + KEYS.len() + 1) == 1;
     common::wait_until(BOUND, "every worker stopped", || (0..WORKERS).all(stopped));
 
@@ -122,7 +120,7 @@ fn a_dead_process_units_are_given_back_exactly_once() {
     assert!(kills >= 20, "{kills} kills");
     assert!(live_total > 0, "the live workers hold units");
 
-    for kid in &mut workers {
+    for kid in &mut storm.workers {
         kid.kill();
     }
     assert_eq!(table.reclaim_dead().unwrap(), live_total);

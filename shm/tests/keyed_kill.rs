@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::{
-    child_role, kill_storm, knob, report, var, worker_env, Kid, SharedWords, TempDir, NOW,
+    child_role, kill_storm, knob, report, var, worker_env, Kid, SharedWords, Storm, TempDir, NOW,
 };
 use sds_core::keyed::{KeyRule, KeyRuleBuilder, KeyRuleKind};
 use sds_core::Value;
@@ -118,10 +118,12 @@ fn a_kill_loses_at_most_the_decision_in_progress_and_a_fresh_process_decides_nor
     let storm_ms = knob("SDS_SHM_TEST_STORM_MS", 3_000);
     let dir = TempDir::new("keys-kill");
     let tables = open_all(dir.path());
-    let board_path = dir.join("board").display().to_string();
-    let board = SharedWords::open(&board_path);
-    let (mut workers, kills) = kill_storm(WORKERS, dir.path(), &board_path, storm_ms, (10, 50));
-    board.word(PHASE).store(STOP, Ordering::SeqCst);
+    let Storm {
+        board_path,
+        board,
+        mut workers,
+        kills,
+    } = kill_storm(WORKERS, dir.path(), storm_ms, (10, 50), (PHASE, STOP));
     for kid in &mut workers {
         assert!(kid.wait_success(BOUND));
     }

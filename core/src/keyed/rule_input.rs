@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{write_invalid, ErrorCode};
 use crate::strategy_error::KeyText;
 
 /// A field of a key rule.
@@ -185,12 +185,7 @@ impl fmt::Display for KeyRuleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             KeyRuleError::Invalid { field, rule } => {
-                write!(
-                    f,
-                    "invalid key rule: {} {}",
-                    field.json_name(),
-                    rule.as_str()
-                )
+                write_invalid(f, "key rule", field.json_name(), rule.as_str())
             }
             KeyRuleError::UnknownField(key) => write!(f, "unknown key rule field \"{key}\""),
             KeyRuleError::DuplicateField(key) => {

@@ -116,18 +116,20 @@ fn period_ms(t: &KeyTable<Vec<KeyBucket>>) -> u64 {
     t.rule().period_ms()
 }
 
+/// A window rule of `limit` units a `period_ms`.
+fn window_rule(kind: KeyRuleKind, limit: i64, period_ms: i64) -> KeyRule {
+    let entries = [
+        ("limit", Value::from(limit)),
+        ("periodMs", Value::from(period_ms)),
+    ];
+    KeyRule::from_entries(kind, entries).unwrap()
+}
+
 /// Sliding limits below 2^16 keep version 1's encoding: a 22-bit lap and
 /// two 16-bit counts.
 #[test]
 fn small_sliding_limits_keep_the_16_bit_encoding() {
-    let rule = KeyRule::from_entries(
-        KeyRuleKind::SlidingWindow,
-        [
-            ("limit", Value::from(65_535i64)),
-            ("periodMs", Value::from(1000i64)),
-        ],
-    )
-    .unwrap();
+    let rule = window_rule(KeyRuleKind::SlidingWindow, 65_535, 1000);
     let q = rule.quota_of(1);
     let step = super::window::sliding_step(q, 7 << 32 | 3 << 16 | 5, 7_500, 2);
     assert_eq!(step.payload, 7 << 32 | 3 << 16 | 7);
@@ -140,14 +142,7 @@ fn small_sliding_limits_keep_the_16_bit_encoding() {
 fn settling_a_key_claimed_twice_keeps_the_cell_that_holds_decisions() {
     use super::cell::taken;
     use super::table::Found;
-    let rule = KeyRule::from_entries(
-        KeyRuleKind::FixedWindow,
-        [
-            ("limit", Value::from(100i64)),
-            ("periodMs", Value::from(60_000i64)),
-        ],
-    )
-    .unwrap();
+    let rule = window_rule(KeyRuleKind::FixedWindow, 100, 60_000);
     let table = KeyTable::new((0..2).map(|_| KeyBucket::new()).collect::<Vec<_>>(), rule).unwrap();
     let (fp, candidates) = table.candidates(b"k");
     for _ in 0..5 {

@@ -85,6 +85,17 @@ fn at(transition: Transition, step: u8) -> Checkpoint {
     Checkpoint { transition, step }
 }
 
+/// Runs `test(step, memory, survivor's view)` in a model of its own on
+/// fresh memory, for each step in `0..steps`.
+fn at_each_step(steps: u8, test: fn(u8, &Arc<Memory>, &PointTable<Shared<'_>, Fate<'_>>)) {
+    for step in 0..steps {
+        model(move || {
+            let m = memory();
+            test(step, &m, &view(&m, SURVIVOR, None));
+        });
+    }
+}
+
 #[test]
 fn a_claimer_dead_at_any_step_never_blocks_an_insert_nor_leaves_its_name() {
     for step in 0..3 {
@@ -136,54 +147,47 @@ fn a_strategy_change_dead_at_any_step_never_blocks_the_next_nor_tears_one() {
 }
 
 fn closed_with_delay() -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    s.concurrent_threshold = 0;
-    s.delay_time = 10_000;
-    s
+    Strategy {
+        concurrent_threshold: 0,
+        delay_time: 10_000,
+        ..Strategy::DEFAULT
+    }
 }
 
 #[test]
 fn a_delay_start_dead_at_any_step_leaves_the_next_start_to_run() {
-    for step in 0..4 {
-        model(move || {
-            let m = memory();
-            let t = view(&m, SURVIVOR, None);
-            let id = t.set_strategy(b"p", &closed_with_delay()).unwrap();
-            let dying = spawn_dying(&m, at(Transition::DelayStart, step), move |t| {
-                let _ = t.enter_point(id, T, Flags::NONE);
-            });
-            let e = t.enter_point(id, T, Flags::NONE).unwrap();
-            assert!(e.downgraded());
-            dying.join().unwrap();
-            // A start refused by the dead turn asks (once per refusal under
-            // loom) and takes it over.
-            t.enter_point(id, T, Flags::NONE).unwrap();
-            assert!(t.point(id).unwrap().delayed(T), "step {step}");
+    at_each_step(4, |step, m, t| {
+        let id = t.set_strategy(b"p", &closed_with_delay()).unwrap();
+        let dying = spawn_dying(m, at(Transition::DelayStart, step), move |t| {
+            let _ = t.enter_point(id, T, Flags::NONE);
         });
-    }
+        let e = t.enter_point(id, T, Flags::NONE).unwrap();
+        assert!(e.downgraded());
+        dying.join().unwrap();
+        // A start refused by the dead turn asks (once per refusal under
+        // loom) and takes it over.
+        t.enter_point(id, T, Flags::NONE).unwrap();
+        assert!(t.point(id).unwrap().delayed(T), "step {step}");
+    });
 }
 
 #[test]
 fn a_probe_settle_dead_at_any_step_never_blocks_a_strategy_change() {
-    for step in 0..3 {
-        model(move || {
-            let m = memory();
-            let t = view(&m, SURVIVOR, None);
-            let mut s = closed_with_delay();
-            s.retry_interval = 1_000;
-            let id = t.set_strategy(b"p", &s).unwrap();
-            t.enter_point(id, T, Flags::NONE).unwrap();
-            let probe = t.enter_point(id, T + 1_000, Flags::NONE).unwrap();
-            assert!(probe.is_probe());
-            let dying = spawn_dying(&m, at(Transition::DelaySettle, step), move |t| {
-                let _ = t.exit(&probe, T + 1_001, Outcome::Ok);
-            });
-            t.remove_strategy(b"p").unwrap();
-            dying.join().unwrap();
-            let point = t.point(id).unwrap();
-            assert_eq!(point.strategy(), None);
-            t.set_strategy(b"p", &s).unwrap();
-            assert_eq!(point.strategy(), Some(s), "step {step}");
+    at_each_step(3, |step, m, t| {
+        let mut s = closed_with_delay();
+        s.retry_interval = 1_000;
+        let id = t.set_strategy(b"p", &s).unwrap();
+        t.enter_point(id, T, Flags::NONE).unwrap();
+        let probe = t.enter_point(id, T + 1_000, Flags::NONE).unwrap();
+        assert!(probe.is_probe());
+        let dying = spawn_dying(m, at(Transition::DelaySettle, step), move |t| {
+            let _ = t.exit(&probe, T + 1_001, Outcome::Ok);
         });
-    }
+        t.remove_strategy(b"p").unwrap();
+        dying.join().unwrap();
+        let point = t.point(id).unwrap();
+        assert_eq!(point.strategy(), None);
+        t.set_strategy(b"p", &s).unwrap();
+        assert_eq!(point.strategy(), Some(s), "step {step}");
+    });
 }

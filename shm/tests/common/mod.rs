@@ -85,17 +85,29 @@ pub fn worker_env(dir: &Path, board: &str, worker: usize) -> Vec<(&'static str, 
     ]
 }
 
-/// Runs `workers` children of role `work` (told [`worker_env`]) for
-/// `storm_ms`, killing a random one every `pause_ms.0` + up to `pause_ms.1`
-/// ms and starting it again: the workers alive at the end and the kills.
+/// A storm's end: the board the workers were told (at `dir`/board), the
+/// workers alive at the end, and the kills.
+pub struct Storm {
+    pub board_path: String,
+    pub board: SharedWords,
+    pub workers: Vec<Kid>,
+    pub kills: u64,
+}
+
+/// Runs `workers` children of role `work` (told [`worker_env`], with a
+/// board at `dir`/board) for `storm_ms`, killing a random one every
+/// `pause_ms.0` + up to `pause_ms.1` ms and starting it again; then writes
+/// `stop.1` into the board's word `stop.0` to tell the survivors.
 pub fn kill_storm(
     workers: usize,
     dir: &Path,
-    board: &str,
     storm_ms: u64,
     pause_ms: (u64, u64),
-) -> (Vec<Kid>, u64) {
-    let spawn = |w: usize| Kid::spawn("work", &worker_env(dir, board, w));
+    stop: (usize, u64),
+) -> Storm {
+    let board_path = dir.join("board").display().to_string();
+    let board = SharedWords::open(&board_path);
+    let spawn = |w: usize| Kid::spawn("work", &worker_env(dir, &board_path, w));
     let mut kids: Vec<Kid> = (0..workers).map(spawn).collect();
     let mut dice = Dice::from_clock();
     let mut kills = 0u64;
@@ -108,7 +120,13 @@ pub fn kill_storm(
         kills += 1;
         kids[w] = spawn(w);
     }
-    (kids, kills)
+    board.word(stop.0).store(stop.1, Ordering::SeqCst);
+    Storm {
+        board_path,
+        board,
+        workers: kids,
+        kills,
+    }
 }
 
 /// 512 words in a shared mapping of a 4096-byte file, for counts that
