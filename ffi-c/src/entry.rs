@@ -10,7 +10,7 @@ use sds_core::{Entry, EntryParts, Flags, Outcome, PointId, Reason};
 use crate::args::{input, write_text};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
-use crate::table::{named_point, point_id, sds_table, table_input, with_view};
+use crate::table::{named_point_out, point_id, sds_table, table_input, with_view};
 
 /// Why a request was downgraded: `SDS_REASON_NONE` (0) or one of the core's
 /// reason codes; `sds_entry.reason` holds one. The header's `enum
@@ -83,8 +83,7 @@ pub unsafe extern "C" fn sds_enter(
     out: *mut EntryParts,
 ) -> sds_result {
     boundary(|| {
-        let (table, name) = named_point(table, name, name_len)?;
-        let out = crate::args::out(out, "out")?;
+        let (table, name, out) = named_point_out(table, name, name_len, out)?;
         let flags = Flags::from_known_bits(flags)?;
         let entry = with_view!(table, t => t.enter_point(point_id(t, name)?, now_ms, flags)?);
         out.write(entry.into_parts());

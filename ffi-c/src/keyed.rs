@@ -10,6 +10,7 @@ use std::ffi::{c_void, OsStr};
 use std::os::raw::c_char;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::ptr;
 use std::sync::Arc;
 
 use sds_core::keyed::{KeyCount, KeyDecision, KeyError, KeyRule, KeyTableStats, NEVER};
@@ -141,7 +142,8 @@ pub unsafe extern "C" fn sds_keys_new(
     capacity_keys: usize,
     out: *mut *mut sds_keys,
 ) -> sds_result {
-    boundary(|| new_keys(rule, rule_len, capacity_keys, None, out))
+    // NULL: the default name.
+    sds_keys_new_named(rule, rule_len, capacity_keys, ptr::null(), 0, out)
 }
 
 /// `sds_keys_new`, the table shown by `sds_metrics_text` as
@@ -166,24 +168,10 @@ pub unsafe extern "C" fn sds_keys_new_named(
 ) -> sds_result {
     boundary(|| {
         let name = metrics_name(name, name_len)?;
-        new_keys(rule, rule_len, capacity_keys, name, out)
-    })
-}
-
-/// The body of `sds_keys_new` and `sds_keys_new_named`.
-///
-/// # Safety
-/// As `sds_keys_new`.
-unsafe fn new_keys(
-    rule: *const c_char,
-    rule_len: usize,
-    capacity_keys: usize,
-    name: Option<&str>,
-    out: *mut *mut sds_keys,
-) -> Result<(), Failure> {
-    keys_output(out, name, || {
-        let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
-        Ok(AnyKeys::private(rule, capacity_keys)?)
+        keys_output(out, name, || {
+            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+            Ok(AnyKeys::private(rule, capacity_keys)?)
+        })
     })
 }
 
@@ -226,18 +214,18 @@ pub unsafe extern "C" fn sds_keys_open_shared(
     flags: u32,
     out: *mut *mut sds_keys,
 ) -> sds_result {
-    boundary(|| {
-        open_shared_keys(
-            path,
-            path_len,
-            rule,
-            rule_len,
-            capacity_keys,
-            flags,
-            None,
-            out,
-        )
-    })
+    // NULL: the default name.
+    sds_keys_open_shared_named(
+        path,
+        path_len,
+        rule,
+        rule_len,
+        capacity_keys,
+        flags,
+        ptr::null(),
+        0,
+        out,
+    )
 }
 
 /// `sds_keys_open_shared`, the table shown by `sds_metrics_text` as
@@ -263,45 +251,18 @@ pub unsafe extern "C" fn sds_keys_open_shared_named(
 ) -> sds_result {
     boundary(|| {
         let name = metrics_name(name, name_len)?;
-        open_shared_keys(
-            path,
-            path_len,
-            rule,
-            rule_len,
-            capacity_keys,
-            flags,
-            name,
-            out,
-        )
-    })
-}
-
-/// The body of `sds_keys_open_shared` and `sds_keys_open_shared_named`.
-///
-/// # Safety
-/// As `sds_keys_open_shared`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn open_shared_keys(
-    path: *const c_char,
-    path_len: usize,
-    rule: *const c_char,
-    rule_len: usize,
-    capacity_keys: usize,
-    flags: u32,
-    name: Option<&str>,
-    out: *mut *mut sds_keys,
-) -> Result<(), Failure> {
-    keys_output(out, name, || {
-        let path = Path::new(OsStr::from_bytes(bytes(path, path_len, "path")?));
-        let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
-        if flags & !SDS_SHARED_GROUP != 0 {
-            let unknown = flags & !SDS_SHARED_GROUP;
-            return Err(Failure::invalid(&format_args!(
-                "unknown flag bits {unknown:#x} (only SDS_SHARED_GROUP is known)"
-            )));
-        }
-        let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
-        AnyKeys::shared(path, capacity_keys, rule, &options).map_err(|e| failure(path, &e))
+        keys_output(out, name, || {
+            let path = Path::new(OsStr::from_bytes(bytes(path, path_len, "path")?));
+            let rule = self::rule(bytes(rule, rule_len, "rule")?)?;
+            if flags & !SDS_SHARED_GROUP != 0 {
+                let unknown = flags & !SDS_SHARED_GROUP;
+                return Err(Failure::invalid(&format_args!(
+                    "unknown flag bits {unknown:#x} (only SDS_SHARED_GROUP is known)"
+                )));
+            }
+            let options = Options::new().group_access(flags & SDS_SHARED_GROUP != 0);
+            AnyKeys::shared(path, capacity_keys, rule, &options).map_err(|e| failure(path, &e))
+        })
     })
 }
 

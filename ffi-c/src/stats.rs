@@ -7,7 +7,7 @@ use sds_core::Stats;
 
 use crate::boundary::boundary;
 use crate::result::sds_result;
-use crate::table::{named_point, sds_table, with_view};
+use crate::table::{named_point_out, sds_table, with_view};
 
 /// Writes the statistics of point `name` at `now_ms` to `*out`; all zero
 /// for a point that does not exist (it is not created). Thread-safe.
@@ -24,8 +24,7 @@ pub unsafe extern "C" fn sds_stats_get(
     out: *mut Stats,
 ) -> sds_result {
     boundary(|| {
-        let (table, name) = named_point(table, name, name_len)?;
-        let out = crate::args::out(out, "out")?;
+        let (table, name, out) = named_point_out(table, name, name_len, out)?;
         out.write(with_view!(table, t => t.stats(name, now_ms)?));
         Ok(())
     })

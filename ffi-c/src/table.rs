@@ -16,7 +16,7 @@ use sds_core::{
 };
 use sds_shm::AnyTable;
 
-use crate::args::{bytes, input, out};
+use crate::args::{bytes, input, out, Out};
 use crate::boundary::{boundary, boundary_or, Failure};
 use crate::result::sds_result;
 use crate::strategy::parse;
@@ -107,6 +107,21 @@ pub(crate) unsafe fn named_point<'a>(
 ) -> Result<(&'a AnyTable, &'a [u8]), Failure> {
     let table = table_input(table)?;
     Ok((table, crate::args::name(name, name_len)?))
+}
+
+/// `named_point` for a call that writes its answer to `out` (NULL refused,
+/// after the table and the name are checked).
+///
+/// # Safety
+/// As `named_point`.
+pub(crate) unsafe fn named_point_out<'a, T>(
+    table: *const sds_table,
+    name: *const c_char,
+    name_len: usize,
+    out: *mut T,
+) -> Result<(&'a AnyTable, &'a [u8], Out<T>), Failure> {
+    let (table, name) = named_point(table, name, name_len)?;
+    Ok((table, name, crate::args::out(out, "out")?))
 }
 
 /// The point named `name`, created if needed. Lookup first: the common
@@ -213,8 +228,7 @@ pub unsafe extern "C" fn sds_table_point(
     out: *mut u32,
 ) -> sds_result {
     boundary(|| {
-        let (table, name) = named_point(table, name, name_len)?;
-        let out = crate::args::out(out, "out")?;
+        let (table, name, out) = named_point_out(table, name, name_len, out)?;
         let id = with_view!(table, t => point_id(t, name)?);
         out.write(id.index());
         Ok(())

@@ -32,6 +32,15 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Runs `body` on a new table of `capacity` points (under `serial`), then
+/// frees the table.
+fn on_table(capacity: usize, body: impl FnOnce(*mut sds_table)) {
+    let _serial = serial();
+    let t = table(capacity);
+    body(t);
+    unsafe { sds_table_free(t) };
+}
+
 /// A wall-clock time well past 1970, so windows and cycles are ordinary.
 const T0: u64 = 1_764_000_000_000;
 
@@ -127,9 +136,7 @@ const RATE: &str = r#"{"kind": "rate", "limit": 10, "periodMs": 1000, "burst": 3
 
 #[test]
 fn every_point_counts_its_requests_downgrades_by_reason_exceptions_and_timeouts() {
-    let _serial = serial();
-    let t = table(16);
-    unsafe {
+    on_table(16, |t| unsafe {
         // "pay": 3 visits a second; a request over 100 ms is a timeout.
         set_strategy(
             t,
@@ -208,15 +215,12 @@ fn every_point_counts_its_requests_downgrades_by_reason_exceptions_and_timeouts(
             5.0
         );
         assert_eq!(value(&later, &format!("sds_point_in_flight{{{io}}}")), 0.0);
-        sds_table_free(t);
-    }
+    });
 }
 
 #[test]
 fn a_buffer_too_small_says_how_much_is_needed_and_the_retry_fits() {
-    let _serial = serial();
-    let t = table(4);
-    unsafe {
+    on_table(4, |t| unsafe {
         set_strategy(t, "pay", r#"{"visitThreshold": 3}"#);
         enter(t, "pay", T0);
         // The text at T0 into `buf`: the result and the bytes the text needs.
@@ -246,15 +250,12 @@ fn a_buffer_too_small_says_how_much_is_needed_and_the_retry_fits() {
         let text = CStr::from_ptr(fits.as_ptr()).to_str().unwrap();
         assert_eq!(text, prometheus(t, T0));
         assert!(text.contains("sds_point_requests_total{table=\"private\",point=\"pay\"} 1\n"));
-        sds_table_free(t);
-    }
+    });
 }
 
 #[test]
 fn openmetrics_names_counters_without_total_and_ends_in_eof() {
-    let _serial = serial();
-    let t = table(4);
-    unsafe {
+    on_table(4, |t| unsafe {
         enter(t, "pay", T0);
         let text = exposition(t, null(), null(), SDS_METRICS_OPENMETRICS, T0);
         assert!(text.ends_with("# EOF\n"), "{text}");
@@ -275,8 +276,7 @@ fn openmetrics_names_counters_without_total_and_ends_in_eof() {
             .find(|f| f.name == "sds_table_points")
             .unwrap();
         assert!(text.contains(&format!("# HELP sds_table_points {}\n", family.help)));
-        sds_table_free(t);
-    }
+    });
     for (format, expected) in [
         (SDS_METRICS_PROMETHEUS, Format::Prometheus),
         (SDS_METRICS_OPENMETRICS, Format::OpenMetrics),

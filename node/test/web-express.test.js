@@ -9,6 +9,7 @@ const assert = require('node:assert/strict');
 const express = require('express');
 const { parseList } = require('structured-headers');
 const { Client, KeyedLimit, web } = require('..');
+const { oneAtATime } = require('../testing/web.js');
 
 const MINUTE = 60_000;
 
@@ -211,9 +212,7 @@ test('setup errors are named when the route is made', () => {
 });
 
 test('an in-flight limit and a point\'s permit come back after an error, counted as the point\'s exception', async (t) => {
-  const client = new Client();
-  client.setStrategy('orders', { concurrentThreshold: 1 });
-  const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 });
+  const { client, inFlight } = oneAtATime('orders');
   const guard = web.express({
     client,
     point: 'orders',
@@ -239,9 +238,7 @@ test('an in-flight limit and a point\'s permit come back after an error, counted
 });
 
 test('a client that aborts gives back its in-flight units and the point\'s permit', async (t) => {
-  const client = new Client();
-  client.setStrategy('slow', { concurrentThreshold: 1 });
-  const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 });
+  const { client, inFlight } = oneAtATime('slow');
   let entered;
   const inHandler = new Promise((resolve) => { entered = resolve; });
   const guard = web.express({ client, point: 'slow', policies: [web.policy({ name: 'conn', limit: inFlight, key: () => 'u' })] });

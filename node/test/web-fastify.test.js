@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const Fastify = require('fastify');
 const { parseList } = require('structured-headers');
 const { Client, KeyedLimit, web } = require('..');
+const { oneAtATime } = require('../testing/web.js');
 
 const MINUTE = 60_000;
 
@@ -124,9 +125,7 @@ test('client keys: IPv6 /64 from the peer, X-Forwarded-For only from trusted pro
 });
 
 test('a route error, a 5xx and a throwing key function: permits back, exceptions counted', async () => {
-  const client = new Client();
-  client.setStrategy('orders', { concurrentThreshold: 1 });
-  const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 });
+  const { client, inFlight } = oneAtATime('orders');
   const app = Fastify();
   await app.register(web.fastify, {
     client,
@@ -153,9 +152,7 @@ test('a route error, a 5xx and a throwing key function: permits back, exceptions
 });
 
 test('a client that aborts gives its permits back (a real listener)', async () => {
-  const client = new Client();
-  client.setStrategy('slow', { concurrentThreshold: 1 });
-  const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 });
+  const { client, inFlight } = oneAtATime('slow');
   const app = Fastify();
   await app.register(web.fastify, { client, point: 'slow', policies: [web.policy({ name: 'conn', limit: inFlight, key: web.clientAddress() })] });
   let entered;

@@ -3,6 +3,7 @@
  * metrics. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -10,6 +11,14 @@ static sds_table *new_table(size_t capacity) {
     sds_table *t = NULL;
     CHECK_OK(sds_table_new(capacity, &t));
     CHECK(t != NULL);
+    return t;
+}
+
+/* A table of `capacity` points, the point `point` with the strategy in
+ * the JSON text `json`. */
+static sds_table *table_with(size_t capacity, const char *point, const char *json) {
+    sds_table *t = new_table(capacity);
+    CHECK_OK(sds_table_set_strategy_json(t, point, strlen(point), json, strlen(json)));
     return t;
 }
 
@@ -79,9 +88,7 @@ static void test_visit_threshold_struct(void) {
 }
 
 static void test_json_and_entry(void) {
-    sds_table *t = new_table(8);
-    static const char json[] = "{\"point\": \"pay\", \"concurrentThreshold\": 1, \"timeoutThreshold\": 50}";
-    CHECK_OK(sds_table_set_strategy_json(t, NAME("pay"), json, sizeof json - 1));
+    sds_table *t = table_with(8, "pay", "{\"point\": \"pay\", \"concurrentThreshold\": 1, \"timeoutThreshold\": 50}");
 
     sds_entry first, second;
     CHECK_OK(sds_enter(t, NAME("pay"), 5000, SDS_FLAG_NONE, &first));
@@ -113,9 +120,7 @@ static void test_json_and_entry(void) {
 }
 
 static void test_pressure_flag(void) {
-    sds_table *t = new_table(2);
-    static const char json[] = "{\"pressureTestDowngrade\": 1}";
-    CHECK_OK(sds_table_set_strategy_json(t, NAME("p"), json, sizeof json - 1));
+    sds_table *t = table_with(2, "p", "{\"pressureTestDowngrade\": 1}");
     sds_entry e;
     CHECK_OK(sds_enter(t, NAME("p"), 1000, SDS_FLAG_PRESSURE_TEST, &e));
     CHECK(sds_entry_reason(&e) == SDS_REASON_PRESSURE_TEST);
@@ -279,9 +284,7 @@ static void test_metrics(void) {
 /* An entry its caller lost (a garbage-collected handle in a binding): the
  * permit comes back, it counts as an exception, never as a timeout. */
 static void test_abandoned_entry(void) {
-    sds_table *t = new_table(8);
-    static const char json[] = "{\"point\": \"pay\", \"concurrentThreshold\": 1, \"timeoutThreshold\": 50}";
-    CHECK_OK(sds_table_set_strategy_json(t, NAME("pay"), json, sizeof json - 1));
+    sds_table *t = table_with(8, "pay", "{\"point\": \"pay\", \"concurrentThreshold\": 1, \"timeoutThreshold\": 50}");
     sds_entry e;
     CHECK_OK(sds_enter(t, NAME("pay"), 5000, SDS_FLAG_NONE, &e));
     CHECK(!sds_entry_downgraded(&e));

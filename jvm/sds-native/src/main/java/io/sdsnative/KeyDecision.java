@@ -65,7 +65,7 @@ public final class KeyDecision extends Value {
     @Override
     Object[] fields() {
         return new Object[] {"admitted", admitted, "limit", limit, "remaining", remaining, "resetMs", resetMs,
-            "retryAfterMs", retryAfterMs, "windowMs", windowMs};
+                "retryAfterMs", retryAfterMs, "windowMs", windowMs};
     }
 
     @Override

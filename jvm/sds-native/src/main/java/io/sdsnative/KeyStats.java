@@ -61,7 +61,7 @@ public final class KeyStats extends Value {
 
     @Override
     Object[] fields() {
-        return new Object[] {"capacity", capacity, "resident", resident, "evictions", evictions, "lossyEvictions",
-            lossyEvictions, "admitted", admitted, "refused", refused};
+        return new Object[] {"capacity", capacity, "resident", resident, "evictions", evictions,
+                "lossyEvictions", lossyEvictions, "admitted", admitted, "refused", refused};
     }
 }
