@@ -708,7 +708,11 @@ export declare namespace web {
   /** `draft-10` (default): `RateLimit`, `RateLimit-Policy`; `draft-6`: `RateLimit-Limit/Remaining/Reset`; `x-ratelimit`: `X-RateLimit-*`. */
   type HeaderStyle = 'draft-10' | 'draft-6' | 'x-ratelimit'
 
-  /** Why a route downgraded: the point's reason, or a full in-flight key table. */
+  /**
+   * Why a route downgraded: the point's reason. (`'KEY_TABLE_FULL'` stays
+   * for compatibility: a full in-flight key table now answers a plain 503
+   * without the fallback.)
+   */
   type DowngradeReason = Reason | 'KEY_TABLE_FULL'
 
   interface RouteOptions<Req, Fallback> {
