@@ -709,11 +709,10 @@ export declare namespace web {
   type HeaderStyle = 'draft-10' | 'draft-6' | 'x-ratelimit'
 
   /**
-   * Why a route downgraded: the point's reason. (`'KEY_TABLE_FULL'` stays
-   * for compatibility: a full in-flight key table now answers a plain 503
-   * without the fallback.)
+   * Why a route downgraded: the point's reason (a full in-flight key table
+   * answers a plain 503 without the fallback).
    */
-  type DowngradeReason = Reason | 'KEY_TABLE_FULL'
+  type DowngradeReason = Reason
 
   interface RouteOptions<Req, Fallback> {
     /** The client of `point` (required with it). */

@@ -14,8 +14,10 @@
 //! 3. An in-flight policy whose table has no cell for a new key (every
 //!    candidate holds units: `SDS_TABLE_FULL`, which the core never evicts)
 //!    is [`Verdict::TableFull`]: the service is full, not the client over
-//!    its limit, so 503 with the reason `KEY_TABLE_FULL` (nginx's
-//!    `limit_conn` answers 503 there too); nothing is held, no headers.
+//!    its limit nor the point downgraded, so a plain 503 (nginx's
+//!    `limit_conn` answers 503 there too) without the route's fallback
+//!    (which answers the point's downgrades) and without headers; nothing
+//!    is held, the policies before it keep their hit.
 //! 4. Else [`Verdict::Admitted`]: the binding enters the route's point (a
 //!    downgrade gives the held units back: [`RoutePolicies::release`]) and,
 //!    when the response is over, releases what [`Decided::held`] names.
@@ -31,10 +33,6 @@ use crate::headers::{check_policy_name, headers, HeaderStyle, Limited, PolicyNam
 /// The most policies a route has: [`Decided::held`] is one bit each.
 pub const MAX_POLICIES: usize = 64;
 
-/// The reason of a [`Verdict::TableFull`] downgrade, as bindings report a
-/// point's reasons.
-pub const TABLE_FULL_REASON: &str = "KEY_TABLE_FULL";
-
 /// What a request's keys met.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -42,8 +40,8 @@ pub enum Verdict {
     Admitted,
     /// A policy refused: 429 with the headers (nothing held).
     Limited,
-    /// An in-flight table had no cell for a new key: 503, reason
-    /// [`TABLE_FULL_REASON`] (nothing held, no headers).
+    /// An in-flight table had no cell for a new key: a plain 503, neither
+    /// the route's fallback nor headers (nothing held).
     TableFull,
 }
 
