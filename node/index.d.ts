@@ -708,8 +708,11 @@ export declare namespace web {
   /** `draft-10` (default): `RateLimit`, `RateLimit-Policy`; `draft-6`: `RateLimit-Limit/Remaining/Reset`; `x-ratelimit`: `X-RateLimit-*`. */
   type HeaderStyle = 'draft-10' | 'draft-6' | 'x-ratelimit'
 
-  /** Why a route downgraded: the point's reason, or a full in-flight key table. */
-  type DowngradeReason = Reason | 'KEY_TABLE_FULL'
+  /**
+   * Why a route downgraded: the point's reason (a full in-flight key table
+   * answers a plain 503 without the fallback).
+   */
+  type DowngradeReason = Reason
 
   interface RouteOptions<Req, Fallback> {
     /** The client of `point` (required with it). */

@@ -1,11 +1,16 @@
 //! `io.sdsnative.web.HttpNative`'s natives: what the servlet filter asks of
 //! Rust, from `sds-http`, so that a request gets the same answer from Java,
-//! Python and Node. Java formats no header and parses no address.
+//! Python and Node. Java decides in no order of its own, formats no header
+//! and parses no address.
 //!
 //! Two objects behind handles, each made once when a filter is built:
-//! - the **header writer** of a filter's policies (their names checked
-//!   there, the style chosen there): per request, Java writes the decisions'
-//!   numbers into a `long[]` and gets the header fields back, flat;
+//! - the **route** of a filter's policies (`sds_http::RoutePolicies`: their
+//!   names checked there, the style chosen there, a reference of each
+//!   limit's table): per request, Java writes every policy's key and cost
+//!   into a thread's scratch memory and one call decides them in the
+//!   crate's order and writes the verdict, the units held and the header
+//!   fields back; another gives the held units back when the response is
+//!   over;
 //! - the **client address** of a key function (prefix lengths, trusted
 //!   proxies): per request, the peer's address and `X-Forwarded-For`
 //!   values in, the key out.
@@ -14,34 +19,149 @@
 //! owner is collected (`NativeReclaimer`), and passes the owner with every
 //! call, which keeps it reachable meanwhile.
 //!
-//! The per-request calls have two forms. The hot one (`headersWrite`,
-//! `addressWrite`) reads and writes a thread's scratch memory (a direct
-//! `ByteBuffer`) by address and makes no JNI callback: a `String[]` built
+//! The per-request calls read and write a thread's scratch memory (a direct
+//! `ByteBuffer`) by address and make no JNI callback: a `String[]` built
 //! through JNI costs microseconds (a class lookup, a callback per string),
-//! more than the rest of the filter. The `String` forms (`headersFields`,
-//! `addressKey`) serve what does not fit the scratch memory, and tests.
+//! more than the rest of the filter. `addressKey` (with `String`s) serves
+//! what does not fit the scratch memory, and tests.
 
-use jni::objects::{JLongArray, JObject, JObjectArray, JString};
+use std::sync::Arc;
+
+use jni::objects::{JObject, JObjectArray, JString};
 use jni::sys::{jclass, jint, jlong, JNIEnv};
-use jni::Env;
-use sds_core::keyed::KeyDecision;
-use sds_core::ErrorCode;
-use sds_http::{check_policy_name, headers, ClientAddress, HeaderStyle, Limited};
+use jni::{jni_sig, jni_str, Env};
+use sds_core::keyed::{units_from_i128, utf16_to_utf8, LoneSurrogate, UnitsError};
+use sds_core::{time, ErrorCode};
+use sds_http::{
+    check_policy_name, ClientAddress, Decided, HeaderStyle, RoutePolicies, Verdict, MAX_POLICIES,
+};
+use sds_shm::AnyKeys;
 
-use crate::boundary::{hot_native, setup_native, Fail, Refusal};
-use crate::codes::strings;
-use crate::handle::{borrow, free, into_handle};
+use crate::boundary::{hot_native, setup_native, thrown, Fail, Refusal};
+use crate::handle::{arc_of, borrow, free, into_handle};
+use crate::keys::{key_fail, lone_surrogate};
 
-/// The numbers of one decision in `headersFields`' `io`: the policy's
-/// index, then `admitted` (1 or 0), `limit`, `remaining`, `resetMs`,
-/// `retryAfterMs` (`Long.MAX_VALUE` for never), `windowMs`, as
-/// `KeyDecision` gives them.
-const DECISION_LEN: usize = 7;
+/// The scratch memory of a route's call (native byte order), which Java's
+/// `Route` writes and reads:
+/// - at 0, the verdict ([`ADMITTED`], [`LIMITED`], [`TABLE_FULL`]), at 8
+///   the policies holding units (bit `i`: policy `i`), written by `routeDecide`;
+/// - at [`HEAD`] + [`SLOT`] `* i`, policy `i`'s key: its kind
+///   ([`NO_KEY`], [`BYTES`], [`UTF16`]) as an `int`, its length (bytes or
+///   UTF-16 units) as an `int`, then its cost as a `long`;
+/// - the header fields at `out_at`, at most `capacity` bytes, then the
+///   keys one after the other, from `out_at + capacity`.
+const HEAD: usize = 16;
+const SLOT: usize = 16;
 
-/// The header fields of one filter's policies, in one style.
-struct Writer {
-    style: HeaderStyle,
-    policies: Vec<String>,
+const NO_KEY: i32 = 0;
+const BYTES: i32 = 1;
+const UTF16: i32 = 2;
+
+const ADMITTED: i64 = 0;
+const LIMITED: i64 = 1;
+const TABLE_FULL: i64 = 2;
+
+/// Why the scratch memory holds no request.
+#[derive(Debug)]
+enum Unreadable {
+    /// Java's slip: a kind or length that does not fit.
+    Layout,
+    /// A `String` key with no UTF-8 form.
+    Lone(LoneSurrogate),
+    /// A cost outside 1..=2^32 - 1.
+    Units(UnitsError),
+}
+
+/// Policy `i`'s slot in `slots`: its key's kind and length, and its cost.
+fn slot(slots: &[u8], i: usize) -> Result<(i32, usize, i64), Unreadable> {
+    let slot = slots
+        .get(i * SLOT..(i + 1) * SLOT)
+        .ok_or(Unreadable::Layout)?;
+    let kind = i32::from_ne_bytes(slot[0..4].try_into().expect("4 bytes"));
+    let len = i32::from_ne_bytes(slot[4..8].try_into().expect("4 bytes"));
+    let cost = i64::from_ne_bytes(slot[8..16].try_into().expect("8 bytes"));
+    let len = usize::try_from(len).map_err(|_| Unreadable::Layout)?;
+    Ok((kind, len, cost))
+}
+
+/// The keys and costs of `keys.len()` policies from `slots` (their
+/// [`SLOT`]s) and `input` (their bytes), into `keys` and `costs`; the UTF-8
+/// of UTF-16 keys goes to `converted`. A policy without a key gets a cost
+/// of 1, which nothing reads.
+fn read<'a>(
+    slots: &[u8],
+    input: &'a [u8],
+    converted: &'a mut Vec<u8>,
+    keys: &mut [Option<&'a [u8]>],
+    costs: &mut [u32],
+) -> Result<(), Unreadable> {
+    // First the layout, the costs and the UTF-8 of UTF-16 keys (rare: text
+    // that is not ASCII), whose ends `ends` keeps; then the keys' slices.
+    let mut ends = Vec::new();
+    let mut at = 0;
+    for (i, units) in costs[..keys.len()].iter_mut().enumerate() {
+        let (kind, len, cost) = slot(slots, i)?;
+        *units = 1;
+        match kind {
+            NO_KEY => continue,
+            BYTES => at += len,
+            UTF16 => {
+                at += at & 1;
+                let bytes = input.get(at..at + 2 * len).ok_or(Unreadable::Layout)?;
+                let wide: Vec<u16> = bytes
+                    .chunks_exact(2)
+                    .map(|u| u16::from_ne_bytes([u[0], u[1]]))
+                    .collect();
+                let start = converted.len();
+                converted.resize(start + 3 * len, 0);
+                let written =
+                    utf16_to_utf8(&wide, &mut converted[start..]).map_err(Unreadable::Lone)?;
+                converted.truncate(start + written);
+                ends.push(converted.len());
+                at += 2 * len;
+            }
+            _ => return Err(Unreadable::Layout),
+        }
+        if at > input.len() {
+            return Err(Unreadable::Layout);
+        }
+        *units = units_from_i128(cost.into(), "cost").map_err(Unreadable::Units)?;
+    }
+    let converted: &'a [u8] = converted;
+    let (mut at, mut wide) = (0, 0);
+    for (i, key) in keys.iter_mut().enumerate() {
+        let (kind, len, _) = slot(slots, i)?;
+        *key = match kind {
+            BYTES => {
+                at += len;
+                Some(&input[at - len..at])
+            }
+            UTF16 => {
+                at += (at & 1) + 2 * len;
+                let start = if wide == 0 { 0 } else { ends[wide - 1] };
+                wide += 1;
+                Some(&converted[start..ends[wide - 1]])
+            }
+            _ => None,
+        };
+    }
+    Ok(())
+}
+
+/// The header fields of `decided` written to `out` as `name\nvalue\n` lines
+/// (ASCII: policy names are printable ASCII, values digits and Structured
+/// Fields); the length written, `None` if it does not fit.
+fn write_fields(route: &RoutePolicies, decided: &Decided, out: &mut [u8]) -> Option<usize> {
+    let mut at = 0;
+    for (name, value) in route.headers(decided) {
+        for part in [name.as_bytes(), value.as_bytes()] {
+            let end = at + part.len() + 1;
+            out.get_mut(at..end - 1)?.copy_from_slice(part);
+            *out.get_mut(end - 1)? = b'\n';
+            at = end;
+        }
+    }
+    Some(at)
 }
 
 fn invalid(message: impl ToString) -> Fail {
@@ -81,18 +201,26 @@ fn text(env: &mut Env, string: &JString, what: &str) -> Result<String, Fail> {
     Ok(string.try_to_string(env)?)
 }
 
-/// A decision's number as the core holds it: Java wrote it from a
-/// `KeyDecision`, whose `NEVER` is `Long.MAX_VALUE` (the core's `u64::MAX`).
-fn whole(value: i64) -> u64 {
-    if value == i64::MAX {
-        u64::MAX
-    } else {
-        u64::try_from(value).unwrap_or(0)
-    }
-}
-
-fn count32(value: i64) -> u32 {
-    u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+/// Another reference of the table of the `io.sdsnative.KeyedLimit`
+/// `limit`: its handle read as its own calls read it (`NativeHandle`'s
+/// `acquire`, which throws `CLOSED` once it is closed, and `release`), so
+/// the filter needs nothing of `KeyedLimit`'s public API.
+fn table_of(env: &mut Env, limit: &JObject) -> Result<Arc<AnyKeys>, Fail> {
+    let handle = env
+        .get_field(
+            limit,
+            jni_str!("keys"),
+            jni_sig!("Lio/sdsnative/NativeHandle;"),
+        )?
+        .l()?;
+    let address = env
+        .call_method(&handle, jni_str!("acquire"), jni_sig!("()J"), &[])?
+        .j()?;
+    // SAFETY: between `acquire` and `release` the handle is live: the
+    // `Arc` of `KeyedLimit`'s table, which `arc_of` takes another reference of.
+    let table = unsafe { arc_of::<AnyKeys>(address) };
+    env.call_method(&handle, jni_str!("release"), jni_sig!("()V"), &[])?;
+    table.map_err(Fail::code)
 }
 
 setup_native! {
@@ -103,9 +231,12 @@ setup_native! {
         check_policy_name(&name).map_err(invalid)
     }
 
-    /// A header writer for `policies` in `style` (`"draft-10"`, `"draft-6"`
-    /// or `"x-ratelimit"`).
-    fn Java_io_sdsnative_web_HttpNative_headersNew(env, style: JString<'l>, policies: JObjectArray<'l>) -> jlong {
+    /// The route of the policies named `names` deciding with the
+    /// `KeyedLimit`s `limits`, in that order, answering in `style`
+    /// (`"draft-10"`, `"draft-6"` or `"x-ratelimit"`).
+    fn Java_io_sdsnative_web_HttpNative_routeNew(
+        env, style: JString<'l>, names: JObjectArray<'l>, limits: JObjectArray<'l>,
+    ) -> jlong {
         use jni::refs::Reference;
         let name = text(env, &style, "header style")?;
         let style = HeaderStyle::from_name(&name).ok_or_else(|| {
@@ -113,44 +244,25 @@ setup_native! {
                 "headers must be \"draft-10\", \"draft-6\" or \"x-ratelimit\", not {name:?}"
             ))
         })?;
-        if policies.is_null() {
-            return Err(null("policy names"));
+        if names.is_null() || limits.is_null() {
+            return Err(null("policies"));
         }
-        let policies = texts(env, &policies, "policy name")?;
-        for name in &policies {
-            check_policy_name(name).map_err(invalid)?;
+        let names = texts(env, &names, "policy name")?;
+        if limits.len(env)? != names.len() {
+            return Err(invalid("one limit per policy name"));
         }
-        Ok(into_handle(Writer { style, policies }))
-    }
-
-    /// The header fields of the first `count` decisions of `io`
-    /// ([`DECISION_LEN`] numbers each), flat: `{name, value, name, value,
-    /// ...}` (`Retry-After` last, for a refusal that a wait can cure).
-    fn Java_io_sdsnative_web_HttpNative_headersFields(
-        env, handle: jlong, _owner: JObject<'l>, io: JLongArray<'l>, count: jint,
-    ) -> JObjectArray<'l> {
-        use jni::refs::Reference;
-        // SAFETY: the Java owner passes its own handle and itself, which
-        // keeps it reachable, so the writer is not freed meanwhile.
-        let writer = unsafe { borrow::<Writer>(handle) }.map_err(Fail::code)?;
-        if io.is_null() {
-            return Err(null("decisions"));
+        let mut policies = Vec::with_capacity(names.len());
+        for (i, name) in names.into_iter().enumerate() {
+            let table = env.with_local_frame(4, |env| -> Result<_, Fail> {
+                let limit = limits.get_element(env, i)?;
+                if limit.is_null() {
+                    return Err(null("limit"));
+                }
+                table_of(env, &limit)
+            })?;
+            policies.push((name, table));
         }
-        let count = usize::try_from(count).unwrap_or(0);
-        let mut numbers = vec![0i64; count * DECISION_LEN];
-        if numbers.len() > io.len(env)? {
-            return Err(invalid(format!("{count} decisions need {} numbers", numbers.len())));
-        }
-        io.get_region(env, 0, &mut numbers)?;
-        let mut limits = Vec::with_capacity(count);
-        for n in numbers.chunks_exact(DECISION_LEN) {
-            limits.push(limited(writer, n).ok_or_else(|| invalid(format!("no policy at index {}", n[0])))?);
-        }
-        let fields = headers(&limits, writer.style);
-        let flat = fields
-            .into_iter()
-            .flat_map(|(name, value)| [Some(name.to_string()), Some(value)]);
-        strings(env, flat.collect::<Vec<_>>().into_iter())
+        Ok(into_handle(RoutePolicies::new(style, policies).map_err(invalid)?))
     }
 
     /// A client-address key function's native side: prefix lengths (IPv4
@@ -182,7 +294,8 @@ setup_native! {
     fn Java_io_sdsnative_web_HttpNative_addressKey(
         env, handle: jlong, _owner: JObject<'l>, peer: JString<'l>, forwarded_for: JObjectArray<'l>,
     ) -> JString<'l> {
-        // SAFETY: as for `headersFields`.
+        // SAFETY: the Java owner passes its own handle and itself, which
+        // keeps it reachable, so the address is not freed meanwhile.
         let address = unsafe { borrow::<ClientAddress>(handle) }.map_err(Fail::code)?;
         let peer = text(env, &peer, "peer address")?;
         let hops = texts(env, &forwarded_for, "X-Forwarded-For value")?;
@@ -197,74 +310,109 @@ setup_native! {
 /// error code: a call that throws returns nothing Java reads.
 const NOT_AN_ADDRESS: i64 = -1;
 
-/// The fields of `limits` written to `out` as `name\nvalue\n` lines (ASCII:
-/// policy names are printable ASCII, values digits and Structured Fields);
-/// the length written, `None` if it does not fit.
-fn write_fields(limits: &[Limited<'_>], style: HeaderStyle, out: &mut [u8]) -> Option<usize> {
-    let mut at = 0;
-    for (name, value) in headers(limits, style) {
-        for part in [name.as_bytes(), value.as_bytes()] {
-            let end = at + part.len() + 1;
-            out.get_mut(at..end - 1)?.copy_from_slice(part);
-            *out.get_mut(end - 1)? = b'\n';
-            at = end;
-        }
+/// The scratch memory at `scratch`: the [`SLOT`]s of `n` policies, and
+/// the `keys_len` bytes of keys at `keys_at`.
+///
+/// # Safety
+/// `scratch` is the address `scratchAddress` gave for the calling thread's
+/// buffer, which that thread's `Route` holds (and reads after the call),
+/// and Java sized it for the slots and the keys.
+unsafe fn input<'a>(
+    scratch: jlong,
+    n: usize,
+    keys_at: jint,
+    keys_len: jint,
+) -> Result<(&'a [u8], &'a [u8]), Refusal> {
+    let (Ok(keys_at), Ok(keys_len)) = (usize::try_from(keys_at), usize::try_from(keys_len)) else {
+        return Err(Refusal::Code(ErrorCode::InvalidArgument));
+    };
+    if keys_at < HEAD + n * SLOT {
+        return Err(Refusal::Code(ErrorCode::InvalidArgument));
     }
-    Some(at)
-}
-
-/// The decision of the [`DECISION_LEN`] numbers `n` (policy index first).
-fn limited<'a>(writer: &'a Writer, n: &[i64]) -> Option<Limited<'a>> {
-    let policy = usize::try_from(n[0])
-        .ok()
-        .and_then(|i| writer.policies.get(i))?;
-    Some(Limited {
-        policy,
-        decision: KeyDecision {
-            admitted: n[1] == 1,
-            limit: count32(n[2]),
-            remaining: count32(n[3]),
-            reset_ms: whole(n[4]),
-            retry_after_ms: whole(n[5]),
-            window_ms: whole(n[6]),
-        },
+    let base = scratch as *const u8;
+    // SAFETY: see the function's contract.
+    Ok(unsafe {
+        (
+            std::slice::from_raw_parts(base.add(HEAD), n * SLOT),
+            std::slice::from_raw_parts(base.add(keys_at), keys_len),
+        )
     })
 }
 
+/// A scratch memory that holds no request, thrown.
+#[cold]
+fn unreadable(env: *mut JNIEnv, why: Unreadable) -> Refusal {
+    match why {
+        Unreadable::Layout => thrown(env, Fail::code(ErrorCode::InvalidArgument)),
+        Unreadable::Lone(lone) => lone_surrogate(env, lone),
+        Unreadable::Units(e) => thrown(env, Fail::Sds(e.code(), e.to_string())),
+    }
+}
+
 hot_native! {
-    /// The header fields of the `count` decisions at offset 0 of the scratch
-    /// memory at `scratch` ([`DECISION_LEN`] `long`s each, native byte
-    /// order), written at `out_at` as `name\nvalue\n` lines, at most
-    /// `capacity` bytes: their length.
-    fn Java_io_sdsnative_web_HttpNative_headersWrite(
-        scratch: jlong, count: jint, out_at: jint, capacity: jint,
-    ) with |env, writer: Writer| {
-        let _ = env;
-        let (Ok(count), Ok(out_at), Ok(capacity)) =
-            (usize::try_from(count), usize::try_from(out_at), usize::try_from(capacity))
-        else {
+    /// Decides the request whose keys and costs Java wrote to the scratch
+    /// memory at `scratch` (see [`HEAD`]; the keys from `out_at +
+    /// capacity`, `keys_len` bytes) at `now_ms`, in sds-http's order: the
+    /// verdict and the units held at 0 and 8, the header fields at `out_at`
+    /// as `name\nvalue\n` lines, at most `capacity` bytes: their length.
+    fn Java_io_sdsnative_web_HttpNative_routeDecide(
+        scratch: jlong, out_at: jint, capacity: jint, keys_len: jint, now_ms: jlong,
+    ) with |env, route: RoutePolicies| {
+        let now_ms = time::from_i64(now_ms)?;
+        let n = route.len();
+        let (Ok(out_at), Ok(capacity)) = (usize::try_from(out_at), usize::try_from(capacity)) else {
             return Err(Refusal::Code(ErrorCode::InvalidArgument));
         };
-        if out_at < count * DECISION_LEN * 8 {
+        if out_at < HEAD + n * SLOT {
             return Err(Refusal::Code(ErrorCode::InvalidArgument));
         }
+        let keys_at = jint::try_from(out_at + capacity).map_err(|_| Refusal::Code(ErrorCode::InvalidArgument))?;
+        // SAFETY: as `input` and `routeDecide`'s contract with `Route` say:
+        // the slots, the fields and the keys lie apart in the buffer.
+        let (slots, bytes) = unsafe { input(scratch, n, keys_at, keys_len) }?;
+        let mut converted = Vec::new();
+        let mut keys = [None; MAX_POLICIES];
+        let mut costs = [0u32; MAX_POLICIES];
+        read(slots, bytes, &mut converted, &mut keys[..n], &mut costs[..n]).map_err(|why| unreadable(env, why))?;
+        let decided = route
+            .decide(&keys[..n], &costs[..n], now_ms)
+            .map_err(|e| thrown(env, key_fail(e)))?;
+        let verdict = match decided.verdict {
+            Verdict::Admitted => ADMITTED,
+            Verdict::Limited => LIMITED,
+            Verdict::TableFull => TABLE_FULL,
+        };
         let base = scratch as *mut u8;
-        // SAFETY: `scratch` is the address `scratchAddress` gave for the
-        // calling thread's buffer, which that thread's `HeaderWriter` holds
-        // (and reads after this call); the decisions lie before `out_at`
-        // and `out_at + capacity` is within the buffer (Java sizes it).
-        let (numbers, out) = unsafe {
-            (
-                std::slice::from_raw_parts(base.cast::<i64>().cast_const(), count * DECISION_LEN),
-                std::slice::from_raw_parts_mut(base.add(out_at), capacity),
-            )
+        // SAFETY: as above; `out_at + capacity` is within the buffer.
+        let out = unsafe { std::slice::from_raw_parts_mut(base.add(out_at), capacity) };
+        let Some(written) = write_fields(route, &decided, out) else {
+            // Not on a response: give back what the request holds.
+            route.release(decided.held, &keys[..n], &costs[..n]);
+            return Err(Refusal::Code(ErrorCode::InvalidArgument));
         };
-        let mut limits = Vec::with_capacity(count);
-        for n in numbers.chunks_exact(DECISION_LEN) {
-            limits.push(limited(writer, n).ok_or(Refusal::Code(ErrorCode::InvalidArgument))?);
+        // SAFETY: as above; the verdict and the units held lie before the slots.
+        unsafe {
+            base.cast::<i64>().write_unaligned(verdict);
+            base.cast::<i64>().add(1).write_unaligned(decided.held as i64);
         }
-        let written = write_fields(&limits, writer.style, out);
-        written.map(|n| n as i64).ok_or(Refusal::Code(ErrorCode::InvalidArgument))
+        Ok(written as i64)
+    }
+
+    /// Gives back the units of the policies `held` names (from
+    /// `routeDecide`), whose keys and costs Java wrote again to the scratch
+    /// memory at `scratch`, the keys at `keys_at` (`keys_len` bytes).
+    fn Java_io_sdsnative_web_HttpNative_routeRelease(
+        scratch: jlong, keys_at: jint, keys_len: jint, held: jlong,
+    ) with |env, route: RoutePolicies| {
+        let n = route.len();
+        // SAFETY: as for `routeDecide`.
+        let (slots, bytes) = unsafe { input(scratch, n, keys_at, keys_len) }?;
+        let mut converted = Vec::new();
+        let mut keys = [None; MAX_POLICIES];
+        let mut costs = [0u32; MAX_POLICIES];
+        read(slots, bytes, &mut converted, &mut keys[..n], &mut costs[..n]).map_err(|why| unreadable(env, why))?;
+        route.release(held as u64, &keys[..n], &costs[..n]);
+        Ok(0)
     }
 
     /// The client key of a request from the peer whose address is the
@@ -284,7 +432,10 @@ hot_native! {
             return Err(Refusal::Code(ErrorCode::InvalidArgument));
         }
         let base = scratch as *mut u8;
-        // SAFETY: as for `headersWrite`: the input lies before `out_at`.
+        // SAFETY: `scratch` is the address `scratchAddress` gave for the
+        // calling thread's buffer, which that thread's `ClientAddressKey`
+        // holds (and reads after this call); the input lies before `out_at`
+        // and `out_at + capacity` is within the buffer (Java sizes it).
         let (input, out) = unsafe {
             (
                 std::slice::from_raw_parts(base.cast_const(), peer_len + forwarded_len),
@@ -303,16 +454,16 @@ hot_native! {
     }
 }
 
-/// Frees a header writer (0: nothing to do).
+/// Frees a route (0: nothing to do).
 #[no_mangle]
-pub extern "system" fn Java_io_sdsnative_web_HttpNative_headersFree(
+pub extern "system" fn Java_io_sdsnative_web_HttpNative_routeFree(
     _env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
 ) {
-    // SAFETY: called once per writer, by its reclaimer once the owner is
+    // SAFETY: called once per route, by its reclaimer once the owner is
     // collected, so no call uses it any more.
-    let _ = std::panic::catch_unwind(|| unsafe { free::<Writer>(handle) });
+    let _ = std::panic::catch_unwind(|| unsafe { free::<RoutePolicies>(handle) });
 }
 
 /// Frees a client address (0: nothing to do).
@@ -322,7 +473,7 @@ pub extern "system" fn Java_io_sdsnative_web_HttpNative_addressFree(
     _class: jclass,
     handle: jlong,
 ) {
-    // SAFETY: as for `headersFree`.
+    // SAFETY: as for `routeFree`.
     let _ = std::panic::catch_unwind(|| unsafe { free::<ClientAddress>(handle) });
 }
 
@@ -330,31 +481,78 @@ pub extern "system" fn Java_io_sdsnative_web_HttpNative_addressFree(
 mod tests {
     use super::*;
 
-    #[test]
-    fn fields_are_lines_and_what_does_not_fit_is_none() {
-        let writer = Writer {
-            style: HeaderStyle::Draft10,
-            policies: vec!["p".into()],
-        };
-        let numbers = [0, 0, 10, 0, 2_500, 2_500, 60_000];
-        let limits = [limited(&writer, &numbers).unwrap()];
-        let mut out = [0u8; 128];
-        let n = write_fields(&limits, writer.style, &mut out).unwrap();
-        assert_eq!(
-            std::str::from_utf8(&out[..n]).unwrap(),
-            "RateLimit-Policy\n\"p\";q=10;w=60\nRateLimit\n\"p\";r=0;t=3\nRetry-After\n3\n"
-        );
-        assert_eq!(write_fields(&limits, writer.style, &mut out[..n - 1]), None);
-        assert!(limited(&writer, &[1, 0, 0, 0, 0, 0, 0]).is_none());
+    /// A slot of `kind` and `len` at `cost`.
+    fn slot_of(kind: i32, len: i32, cost: i64) -> Vec<u8> {
+        [
+            kind.to_ne_bytes().to_vec(),
+            len.to_ne_bytes().to_vec(),
+            cost.to_ne_bytes().to_vec(),
+        ]
+        .concat()
     }
 
     #[test]
-    fn numbers_read_back_as_the_core_holds_them() {
-        assert_eq!(whole(i64::MAX), u64::MAX);
-        assert_eq!(whole(-5), 0);
-        assert_eq!(whole(1500), 1500);
-        assert_eq!(count32(i64::MAX), u32::MAX);
-        assert_eq!(count32(-1), 0);
-        assert_eq!(count32(42), 42);
+    fn keys_read_as_bytes_utf16_or_none_with_their_costs() {
+        let wide: Vec<u8> = "é€".encode_utf16().flat_map(u16::to_ne_bytes).collect();
+        let slots = [
+            slot_of(BYTES, 3, 3),
+            slot_of(NO_KEY, 0, 0),
+            slot_of(UTF16, 2, 1),
+            slot_of(BYTES, 0, 7),
+        ]
+        .concat();
+        // "k\xffz", a byte to align the UTF-16 on two, then the UTF-16.
+        let input = [vec![b'k', 0xff, b'z', 0], wide].concat();
+        let mut converted = Vec::new();
+        let mut keys = [None; 4];
+        let mut costs = [0; 4];
+        read(&slots, &input, &mut converted, &mut keys, &mut costs).unwrap();
+        assert_eq!(
+            keys,
+            [
+                Some(&b"k\xffz"[..]),
+                None,
+                Some("é€".as_bytes()),
+                Some(&b""[..])
+            ]
+        );
+        assert_eq!(costs, [3, 1, 1, 7]);
+    }
+
+    #[test]
+    fn what_is_no_request_is_refused() {
+        fn read_one(slot: Vec<u8>, input: &[u8]) -> Result<Option<Vec<u8>>, Unreadable> {
+            let mut converted = Vec::new();
+            let mut keys = [None; 1];
+            let mut costs = [0; 1];
+            read(&slot, input, &mut converted, &mut keys, &mut costs)?;
+            Ok(keys[0].map(<[u8]>::to_vec))
+        }
+        assert!(matches!(
+            read_one(slot_of(BYTES, 3, 1), b"ab"),
+            Err(Unreadable::Layout)
+        ));
+        assert!(matches!(
+            read_one(slot_of(9, 0, 1), b""),
+            Err(Unreadable::Layout)
+        ));
+        assert!(matches!(
+            read_one(slot_of(BYTES, -1, 1), b""),
+            Err(Unreadable::Layout)
+        ));
+        assert!(matches!(
+            read_one(slot_of(BYTES, 1, 0), b"a"),
+            Err(Unreadable::Units(_))
+        ));
+        assert!(matches!(
+            read_one(slot_of(BYTES, 1, 1 << 32), b"a"),
+            Err(Unreadable::Units(_))
+        ));
+        let lone = 0xd800u16.to_ne_bytes();
+        match read_one(slot_of(UTF16, 1, 1), &lone) {
+            Err(Unreadable::Lone(l)) => assert_eq!((l.unit, l.index), (0xd800, 0)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(read_one(slot_of(NO_KEY, 0, 0), b"").unwrap(), None);
     }
 }

@@ -48,7 +48,7 @@ const SCRATCH_KEY: usize = 64;
 const SCRATCH_KEY_MAX: usize = 256;
 
 /// A key error thrown with its code and the core's message.
-fn key_fail(e: KeyError) -> Fail {
+pub(crate) fn key_fail(e: KeyError) -> Fail {
     Fail::Sds(e.code(), e.to_string())
 }
 
@@ -215,7 +215,7 @@ unsafe fn with_key<T>(
 /// Throws `INVALID_ARGUMENT` for a key's lone surrogate, with the core's
 /// message (`Client`'s for one in a point name).
 #[cold]
-fn lone_surrogate(env: *mut JNIEnv, lone: LoneSurrogate) -> Refusal {
+pub(crate) fn lone_surrogate(env: *mut JNIEnv, lone: LoneSurrogate) -> Refusal {
     thrown(env, Fail::Sds(lone.code(), lone.about("key").to_string()))
 }
 

@@ -18,20 +18,6 @@ export declare namespace native {
      */
     key(peer: string, forwardedFor?: string | Array<string> | undefined | null): string
   }
-  /** The header fields of one guarded route's policies, in one style. */
-  export class NativeHeaders {
-    /**
-     * `style`: `"draft-10"`, `"draft-6"` or `"x-ratelimit"`; `policies`:
-     * the names, each 1 to 64 printable ASCII characters.
-     */
-    constructor(style: string, policies: Array<string>)
-    /**
-     * The fields of the first `count` decisions in `io`
-     * ([`DECISION_LEN`] numbers each), flat: `[name, value, name, value,
-     * ...]` (`Retry-After` last, for a refusal that a wait can cure).
-     */
-    fields(io: Float64Array, count: number): Array<string>
-  }
   /** One per-key limit: a key table and its rule. */
   export class NativeKeys {
     /**
@@ -102,6 +88,30 @@ export declare namespace native {
     text(table: native.NativeTable, agent: native.NativeService | null, cluster: native.NativeService | null, openMetrics: boolean, nowMs?: number): string
     /** The HTTP `Content-Type` of `text`'s format. */
     static contentType(openMetrics: boolean): string
+  }
+  /** A route's policies, in the order they decide, answering in one style. */
+  export class NativeRoutePolicies {
+    /**
+     * `style`: `"draft-10"`, `"draft-6"` or `"x-ratelimit"`; `names`: the
+     * policies' names (1 to 64 printable ASCII characters, distinct);
+     * `limits`: their tables, one per name.
+     */
+    constructor(style: string, names: Array<string>, limits: Array<NativeKeys>)
+    /**
+     * The hot `decide(key0, key1, ...)` (one key per policy: a string, a
+     * Buffer or a Uint8Array; `null` or `undefined`: the policy does not
+     * apply) and its `io` (see node/src/http.rs). A closed limit, a bad
+     * key or cost throws before any policy decides.
+     */
+    hotPath(): { decide(...keys: Array<string | Uint8Array | null | undefined>): Array<string>; io: Float64Array }
+    /**
+     * Gives back the units of the policies `heldLow` and `heldHigh` name
+     * (from `decide`), with the keys and costs `decide` was given: when
+     * the response is over, or when the route's point downgraded the
+     * request. A limit closed meanwhile takes its units back all the same
+     * (the route holds its table).
+     */
+    release(keys: Array<string | Uint8Array | null | undefined>, costs: Float64Array, heldLow: number, heldHigh: number): void
   }
   /** A running service and its share of the table (`None` once closed). */
   export class NativeService {

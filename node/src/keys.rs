@@ -74,6 +74,26 @@ impl Keys {
         }
     }
 
+    /// The table, for a route's policies (`http.rs`); `SDS_CLOSED` once
+    /// closed.
+    pub(crate) fn table(&self) -> Result<Arc<AnyKeys>, SdsError> {
+        self.table
+            .borrow()
+            .as_ref()
+            .map(Arc::clone)
+            .ok_or_else(closed)
+    }
+
+    /// `SDS_CLOSED` once closed: a route's policies keep deciding with
+    /// their own share of the table, but a closed limit throws there as
+    /// it does alone.
+    pub(crate) fn check_open(&self) -> Result<(), SdsError> {
+        match &*self.table.borrow() {
+            Some(_) => Ok(()),
+            None => Err(closed()),
+        }
+    }
+
     fn with<R>(&self, call: impl FnOnce(&AnyKeys) -> Result<R, SdsError>) -> Result<R, SdsError> {
         match &*self.table.borrow() {
             Some(table) => call(table),
@@ -114,7 +134,7 @@ fn closed() -> SdsError {
 }
 
 #[cold]
-fn from_key(error: KeyError) -> SdsError {
+pub(crate) fn from_key(error: KeyError) -> SdsError {
     js_error(error.code(), error)
 }
 
@@ -133,7 +153,7 @@ fn time(now_ms: f64) -> Result<u64, SdsError> {
 /// `1..2^32` one message in every binding); a number that is no integer is
 /// sorted as every number argument is ([`Value::from_f64`]).
 #[inline]
-fn units(value: f64, what: &'static str) -> Result<u32, SdsError> {
+pub(crate) fn units(value: f64, what: &'static str) -> Result<u32, SdsError> {
     let result = match whole_up_to(value, u32::MAX as f64) {
         Some(n) => units_from_i128(n.into(), what),
         None => units_from_value(Value::from_f64(value), what),
@@ -217,7 +237,7 @@ const STACK_KEY: usize = 1024;
 ///
 /// # Safety
 /// `value` is a live value of `env`, on its thread.
-unsafe fn with_key<R>(
+pub(crate) unsafe fn with_key<R>(
     env: sys::napi_env,
     value: sys::napi_value,
     f: impl FnOnce(&[u8]) -> Result<R, SdsError>,
@@ -396,6 +416,14 @@ unsafe extern "C" fn key_callback<const OP: u8>(
 pub struct NativeKeys {
     keys: Rc<Keys>,
     label: String,
+}
+
+impl NativeKeys {
+    /// A share of the table, for a route's policies (`http.rs`), given
+    /// back with `raw::release_share` as the class's own.
+    pub(crate) fn share(&self) -> Rc<Keys> {
+        Rc::clone(&self.keys)
+    }
 }
 
 impl ObjectFinalize for NativeKeys {

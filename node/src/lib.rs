@@ -24,7 +24,7 @@ mod table;
 mod tables;
 mod windows;
 
-pub use http::{NativeClientAddress, NativeHeaders};
+pub use http::{NativeClientAddress, NativeRoutePolicies};
 pub use keys::NativeKeys;
 pub use metrics::NativeMetrics;
 pub use service::NativeService;

@@ -67,7 +67,7 @@ test('a keyed refusal is 429 with Retry-After; the headers are the limit\'s numb
   }
 });
 
-test('several policies: each is listed, and the refusal waits for the longest', async (t) => {
+test('several policies: each is listed, and after a refusal the later ones only peek', async (t) => {
   const perSecond = new KeyedLimit({ kind: 'fixedWindow', limit: 1, periodMs: 1000, windowFromFirstHit: true });
   const perMinute = new KeyedLimit({ kind: 'fixedWindow', limit: 1, periodMs: MINUTE, windowFromFirstHit: true });
   const key = web.header('x-api-key');
@@ -83,7 +83,9 @@ test('several policies: each is listed, and the refusal waits for the longest', 
   assert.equal(res.status, 429);
   const policies = parseList(res.headers.get('ratelimit-policy'));
   assert.deepEqual(policies.map(([name, p]) => [name, p.get('q'), p.get('w')]), [['burst', 1, 1], ['daily "quota"', 1, 60]]);
-  assert.equal(res.headers.get('retry-after'), '60');
+  // The burst refused; the quota after it only peeked, so its wait is not
+  // the request's (sds-http's order: the first refusal decides).
+  assert.equal(res.headers.get('retry-after'), '1');
   // No header: the policies do not apply, nothing is counted.
   const anonymous = await get(`${base}/`);
   assert.equal(anonymous.status, 200);
@@ -276,20 +278,121 @@ test('a point function that throws: the in-flight units taken are given back, th
   assert.equal(inFlight.peek('u').remaining, 1);
 });
 
-test('an in-flight table whose cells all hold units answers 503 (reason KEY_TABLE_FULL), or the fallback', async (t) => {
+test('an in-flight table whose cells all hold units answers a plain 503: no fallback, no headers', async (t) => {
   const inFlight = new KeyedLimit({ kind: 'inFlight', limit: 1 }, { capacity: 4 });
   for (const key of ['a', 'b', 'c', 'd']) assert.equal(inFlight.decide(key).admitted, true);
+  const rate = new KeyedLimit({ kind: 'fixedWindow', limit: 100, periodMs: MINUTE, windowFromFirstHit: true });
   const reasons = [];
-  const policies = [web.policy({ name: 'conn', limit: inFlight, key: web.header('x-user') })];
+  const key = web.header('x-user');
+  const policies = [web.policy({ name: 'rate', limit: rate, key }), web.policy({ name: 'conn', limit: inFlight, key })];
   const base = await serve(t, (app) => {
     app.get('/plain', web.express({ policies }), (req, res) => res.send('never'));
     app.get('/fallback', web.express({ policies, fallback: (req, res, reason) => { reasons.push(reason); res.send('later'); } }), (req, res) => res.send('never'));
   });
-  const full = await get(`${base}/plain`, { 'x-user': 'e' });
-  assert.equal(full.status, 503);
-  assert.equal(full.headers.get('ratelimit'), null);
-  assert.equal((await get(`${base}/fallback`, { 'x-user': 'e' })).body, 'later');
-  assert.deepEqual(reasons, ['KEY_TABLE_FULL']);
+  for (const path of ['/plain', '/fallback']) {
+    const full = await get(`${base}${path}`, { 'x-user': 'e' });
+    assert.deepEqual([full.status, full.body], [503, 'Service Unavailable'], path);
+    assert.equal(full.headers.get('ratelimit'), null);
+    assert.equal(full.headers.get('ratelimit-policy'), null);
+  }
+  // The service is full, the point never downgraded: the fallback is not asked.
+  assert.deepEqual(reasons, []);
+  // The rate before it kept its hits (the requests were made), nothing is held.
+  assert.equal(rate.peek('e').remaining, 98);
+  assert.equal(inFlight.peek('e').remaining, 1);
   // A key that holds a cell is still decided: refused by its limit.
   assert.equal((await get(`${base}/plain`, { 'x-user': 'a' })).status, 429);
+  // A cell given back: the new key gets in.
+  assert.equal(inFlight.release('d'), true);
+  assert.equal((await get(`${base}/plain`, { 'x-user': 'e' })).status, 200);
+});
+
+test('after a refusal the later policies take nothing: they only peek', async (t) => {
+  const first = new KeyedLimit({ kind: 'fixedWindow', limit: 10, periodMs: MINUTE, windowFromFirstHit: true });
+  const tight = new KeyedLimit({ kind: 'fixedWindow', limit: 1, periodMs: MINUTE, windowFromFirstHit: true });
+  const last = new KeyedLimit({ kind: 'fixedWindow', limit: 10, periodMs: MINUTE, windowFromFirstHit: true });
+  const key = () => 'k';
+  const guard = web.express({
+    policies: [
+      web.policy({ name: 'a', limit: first, key }),
+      web.policy({ name: 'b', limit: tight, key }),
+      web.policy({ name: 'c', limit: last, key }),
+    ],
+  });
+  const base = await serve(t, (app) => app.get('/', guard, (req, res) => res.send('ok')));
+  assert.equal((await get(`${base}/`)).status, 200);
+  const refused = await get(`${base}/`);
+  assert.equal(refused.status, 429);
+  // The first took its unit (the request was made), the last only peeked.
+  assert.equal(first.peek('k').remaining, 8);
+  assert.equal(last.peek('k').remaining, 9);
+  const state = parseList(refused.headers.get('ratelimit'));
+  assert.deepEqual(state.map(([name, p]) => [name, p.get('r')]), [['a', 8], ['b', 0], ['c', 9]]);
+});
+
+test('every key and cost function runs before any policy decides', async (t) => {
+  const first = new KeyedLimit({ kind: 'fixedWindow', limit: 10, periodMs: MINUTE, windowFromFirstHit: true });
+  const flight = new KeyedLimit({ kind: 'inFlight', limit: 5 });
+  const second = new KeyedLimit({ kind: 'fixedWindow', limit: 10, periodMs: MINUTE, windowFromFirstHit: true });
+  const errors = [];
+  const guard = web.express({
+    policies: [
+      web.policy({ name: 'first', limit: first, key: () => 'k' }),
+      web.policy({ name: 'flight', limit: flight, key: () => 'k' }),
+      web.policy({
+        name: 'second',
+        limit: second,
+        key: () => 'k',
+        cost: (req) => {
+          if (req.headers['x-fail']) throw new Error('no cost');
+          return 1;
+        },
+      }),
+    ],
+  });
+  const base = await serve(t, (app) => {
+    app.get('/', guard, (req, res) => res.send('ok'));
+    app.use((error, req, res, next) => {
+      errors.push(error.message);
+      res.status(500).send('failed');
+    });
+  });
+  assert.equal((await get(`${base}/`, { 'x-fail': '1' })).status, 500);
+  assert.deepEqual(errors, ['no cost']);
+  // Nothing decided: no policy took a unit for the failed request.
+  assert.equal(first.peek('k').remaining, 10);
+  assert.equal(flight.peek('k').remaining, 5);
+  assert.equal(first.stats().resident, 0);
+  assert.equal((await get(`${base}/`)).status, 200);
+  assert.equal(first.peek('k').remaining, 9);
+  await eventually(() => flight.peek('k').remaining === 5, 'the in-flight unit back');
+});
+
+test('a route of 34 in-flight policies holds and gives back every one (held bits above 32)', async (t) => {
+  const limits = Array.from({ length: 34 }, () => new KeyedLimit({ kind: 'inFlight', limit: 1 }));
+  const policies = limits.map((limit, i) => web.policy({ name: `p${i}`, limit, key: () => 'k' }));
+  let during = null;
+  const base = await serve(t, (app) => app.get('/', web.express({ policies }), (req, res) => {
+    during = limits.map((limit) => limit.peek('k').remaining);
+    res.send('ok');
+  }));
+  assert.equal((await get(`${base}/`)).status, 200);
+  assert.deepEqual(during, limits.map(() => 0));
+  await eventually(() => limits.every((limit) => limit.peek('k').remaining === 1), 'every unit back');
+});
+
+test('a KeyedLimit closed after the route was made throws SDS_CLOSED to the error handler', async (t) => {
+  const limit = new KeyedLimit({ kind: 'fixedWindow', limit: 5, periodMs: MINUTE, windowFromFirstHit: true });
+  const codes = [];
+  const base = await serve(t, (app) => {
+    app.get('/', web.express({ policies: [web.policy({ name: 'p', limit, key: () => 'k' })] }), (req, res) => res.send('ok'));
+    app.use((error, req, res, next) => {
+      codes.push(error.code);
+      res.status(500).send('failed');
+    });
+  });
+  assert.equal((await get(`${base}/`)).status, 200);
+  limit.close();
+  assert.equal((await get(`${base}/`)).status, 500);
+  assert.deepEqual(codes, ['SDS_CLOSED']);
 });

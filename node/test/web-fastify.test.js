@@ -184,3 +184,24 @@ test('bad plugin and route options are named', async () => {
   assert.throws(() => other.get('/y', { config: { sds: 'on' } }, async () => 'y'), { message: /config.sds must be an object or false/ });
   await other.close();
 });
+
+test('a full in-flight key table is a plain 503 without the fallback or headers', async () => {
+  const conns = new KeyedLimit({ kind: 'inFlight', limit: 1 }, { capacity: 4 });
+  for (const key of ['a', 'b', 'c', 'd']) assert.equal(conns.decide(key).admitted, true);
+  const reasons = [];
+  const app = Fastify();
+  await app.register(web.fastify, {
+    policies: [web.policy({ name: 'conns', limit: conns, key: web.header('x-user') })],
+    fallback: async (request, reply, reason) => {
+      reasons.push(reason);
+      return 'later';
+    },
+  });
+  app.get('/', async () => 'ok');
+  const full = await app.inject({ url: '/', headers: { 'x-user': 'e' } });
+  assert.deepEqual([full.statusCode, full.body], [503, 'Service Unavailable']);
+  assert.equal(full.headers['ratelimit'], undefined);
+  assert.deepEqual(reasons, []);
+  assert.equal(conns.peek('e').remaining, 1);
+  await app.close();
+});

@@ -1,16 +1,20 @@
 //! What `sds.web` (the ASGI and WSGI middleware) takes from the crate
-//! sds-http, so that Python answers a request as Node and Java do: the
-//! `RateLimit*` / `Retry-After` header values of a request's key decisions
-//! (`RateLimitHeaders`) and the client key of a request (`ClientAddress`).
-//! Nothing here formats a header or parses an address itself.
+//! sds-http, so that Python answers a request as Node and Java do: a
+//! route's per-key policies deciding a request with its `RateLimit*` /
+//! `Retry-After` header values (`RoutePolicies`) and the client key of a
+//! request (`ClientAddress`). Nothing here decides in another order,
+//! formats a header or parses an address itself.
+
+use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PySequence, PyString, PyTuple};
-use sds_core::keyed::{KeyDecision, NEVER};
-use sds_http::{HeaderStyle, Limited};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use sds_core::keyed::KeyDecision;
+use sds_http::{HeaderStyle, Limited, Verdict};
 
-use crate::args;
+use crate::args::{self, Time};
 use crate::errors;
+use crate::keys::{key_bytes, key_error, units, Keys};
 
 /// The names `HeaderStyle::from_name` takes, for the error message.
 const STYLES: &str = r#""draft-10", "draft-6" or "x-ratelimit""#;
@@ -22,33 +26,40 @@ pub fn check_policy_name(py: Python<'_>, name: &str) -> PyResult<()> {
     sds_http::check_policy_name(name).map_err(|e| errors::argument(py, e.to_string()))
 }
 
-/// The header fields of one route's policies in one style: built once per
-/// route, asked once per request with the policies' decisions.
+/// A route's per-key policies (sds-http's `RoutePolicies`): built once per
+/// route, asked once per request with the request's keys and costs.
 #[pyclass(frozen, module = "sds._native")]
-pub struct RateLimitHeaders {
-    style: HeaderStyle,
+pub struct RoutePolicies {
+    inner: sds_http::RoutePolicies,
     style_name: &'static str,
-    policies: Vec<String>,
     /// The style's field names as `str` and lower-case `bytes`, made once.
     names: Vec<(&'static str, Py<PyString>, Py<PyBytes>)>,
 }
 
 #[pymethods]
-impl RateLimitHeaders {
+impl RoutePolicies {
+    /// `policies`: `(name, KeyedLimit)` pairs in the order they decide.
     #[new]
-    fn new(py: Python<'_>, style: &str, policies: Vec<String>) -> PyResult<RateLimitHeaders> {
+    fn new(
+        py: Python<'_>,
+        style: &str,
+        policies: Vec<(String, PyRef<'_, Keys>)>,
+    ) -> PyResult<RoutePolicies> {
         let Some(parsed) = HeaderStyle::from_name(style) else {
             let message = format!("header style {style:?} must be {STYLES}");
             return Err(errors::argument(py, message));
         };
-        for name in &policies {
-            check_policy_name(py, name)?;
-        }
         let style_name = match parsed {
             HeaderStyle::Draft10 => "draft-10",
             HeaderStyle::Draft6 => "draft-6",
             HeaderStyle::XRateLimit => "x-ratelimit",
         };
+        let policies = policies
+            .into_iter()
+            .map(|(name, keys)| (name, Arc::clone(keys.table())))
+            .collect();
+        let inner = sds_http::RoutePolicies::new(parsed, policies)
+            .map_err(|e| errors::argument(py, e.to_string()))?;
         // Every name the style writes: those of a refusal with a wait.
         let refused = KeyDecision {
             admitted: false,
@@ -70,10 +81,9 @@ impl RateLimitHeaders {
                 (name, text, lower)
             })
             .collect();
-        Ok(RateLimitHeaders {
-            style: parsed,
+        Ok(RoutePolicies {
+            inner,
             style_name,
-            policies,
             names,
         })
     }
@@ -85,41 +95,39 @@ impl RateLimitHeaders {
 
     #[getter]
     fn policies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.policies)
+        PyTuple::new(py, self.inner.names())
     }
 
-    /// The fields for `decisions` (`KeyDecision`s, one per policy, in the
-    /// policies' order; `None` for a policy that did not decide; fewer is
-    /// allowed: the first ones): `(name, value)`
-    /// pairs of `str`, or with `raw` of lower-case `bytes` as ASGI sends
-    /// them.
-    #[pyo3(signature = (decisions, raw = false))]
-    fn fields<'py>(
+    /// Decides a request: `keys` (a `str` or `bytes` per policy, `None`
+    /// where the policy does not apply) at `costs` (an `int` per policy),
+    /// at `now_ms` (the wall clock if `None`). Returns `(verdict, held,
+    /// fields)`: 0 admitted, 1 limited (429), 2 a full in-flight table
+    /// (503); the policies holding units (bits, for `release`); the header
+    /// fields as `(name, value)` `str` pairs, or with `raw` lower-case
+    /// `bytes` pairs as ASGI sends them.
+    #[pyo3(signature = (keys, costs, raw = false, now_ms = None))]
+    fn decide<'py>(
         &self,
         py: Python<'py>,
-        decisions: &Bound<'py, PyAny>,
+        keys: &Bound<'py, PyList>,
+        costs: &Bound<'py, PyList>,
         raw: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let decisions = decisions
-            .cast::<PySequence>()
-            .map_err(|_| args::wrong(decisions, "decisions must be a sequence"))?;
-        let count = decisions.len()?;
-        if count > self.policies.len() {
-            let message = format!("{count} decisions for {} policies", self.policies.len());
-            return Err(errors::argument(py, message));
-        }
-        let mut limits = Vec::with_capacity(count);
-        for (i, policy) in self.policies.iter().take(count).enumerate() {
-            let item = decisions.get_item(i)?;
-            // A policy that did not decide (no key for this request).
-            if item.is_none() {
-                continue;
-            }
-            let decision = decision_of(&item)?;
-            limits.push(Limited { policy, decision });
-        }
-        let out = PyList::empty(py);
-        for (name, value) in sds_http::headers(&limits, self.style) {
+        now_ms: Option<Time>,
+    ) -> PyResult<(u8, u64, Bound<'py, PyList>)> {
+        let items = self.items(py, keys)?;
+        let keys = key_slices(&items)?;
+        let costs = self.costs(py, costs)?;
+        let decided = self
+            .inner
+            .decide(&keys, &costs, args::time_or_now(now_ms))
+            .map_err(|e| key_error(py, e))?;
+        let verdict = match decided.verdict {
+            Verdict::Admitted => 0,
+            Verdict::Limited => 1,
+            Verdict::TableFull => 2,
+        };
+        let fields = PyList::empty(py);
+        for (name, value) in self.inner.headers(&decided) {
             let (_, text, lower) = self
                 .names
                 .iter()
@@ -132,37 +140,73 @@ impl RateLimitHeaders {
                 let value = PyString::new(py, &value);
                 PyTuple::new(py, [text.bind(py).as_any(), value.as_any()])?
             };
-            out.append(pair)?;
+            fields.append(pair)?;
         }
-        Ok(out)
+        Ok((verdict, decided.held, fields))
+    }
+
+    /// Gives back the units of the policies `held` names, with the keys and
+    /// costs `decide` was given: when the response is over, or when the
+    /// route's point downgraded the request.
+    fn release(
+        &self,
+        py: Python<'_>,
+        held: u64,
+        keys: &Bound<'_, PyList>,
+        costs: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        let items = self.items(py, keys)?;
+        let keys = key_slices(&items)?;
+        let costs = self.costs(py, costs)?;
+        self.inner.release(held, &keys, &costs);
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "RateLimitHeaders({:?}, {:?})",
-            self.style_name, self.policies
+            "RoutePolicies({:?}, {:?})",
+            self.style_name,
+            self.inner.names()
         )
     }
 }
 
-/// A `KeyDecision` (or any 6-item tuple in its order) as the core's; a
-/// `retry_after_ms` of `None` is "never".
-fn decision_of(item: &Bound<'_, PyAny>) -> PyResult<KeyDecision> {
-    let tuple = item
-        .cast::<PyTuple>()
-        .map_err(|_| args::wrong(item, "a decision must be a KeyDecision"))?;
-    if tuple.len() != 6 {
-        return Err(args::wrong(item, "a decision must be a KeyDecision"));
+impl RoutePolicies {
+    /// The items of `list`, one per policy.
+    fn items<'py>(
+        &self,
+        py: Python<'py>,
+        list: &Bound<'py, PyList>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        if list.len() != self.inner.len() {
+            let message = format!("{} keys for {} policies", list.len(), self.inner.len());
+            return Err(errors::argument(py, message));
+        }
+        Ok(list.iter().collect())
     }
-    let retry: Option<u64> = tuple.get_item(4)?.extract()?;
-    Ok(KeyDecision {
-        admitted: tuple.get_item(0)?.extract()?,
-        limit: tuple.get_item(1)?.extract()?,
-        remaining: tuple.get_item(2)?.extract()?,
-        reset_ms: tuple.get_item(3)?.extract()?,
-        retry_after_ms: retry.unwrap_or(NEVER),
-        window_ms: tuple.get_item(5)?.extract()?,
-    })
+
+    /// One cost per policy (an `int` from 1 to 2^32 - 1).
+    fn costs(&self, py: Python<'_>, list: &Bound<'_, PyList>) -> PyResult<Vec<u32>> {
+        if list.len() != self.inner.len() {
+            let message = format!("{} costs for {} policies", list.len(), self.inner.len());
+            return Err(errors::argument(py, message));
+        }
+        list.iter().map(|c| units(Some(&c), "cost")).collect()
+    }
+}
+
+/// A key per item: `None`, a `str` or `bytes`.
+fn key_slices<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Option<&'a [u8]>>> {
+    items
+        .iter()
+        .map(|k| {
+            if k.is_none() {
+                Ok(None)
+            } else {
+                key_bytes(k).map(Some)
+            }
+        })
+        .collect()
 }
 
 /// How a request's client key is found: its peer's address, or behind

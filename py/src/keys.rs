@@ -468,7 +468,7 @@ fn count<'py>(py: Python<'py>, c: KeyCount) -> PyResult<Bound<'py, PyAny>> {
     result(py, |r| &r.count, [a?, b?, c?])
 }
 
-fn key_error(py: Python<'_>, e: KeyError) -> PyErr {
+pub(crate) fn key_error(py: Python<'_>, e: KeyError) -> PyErr {
     errors::raise(py, e.code(), e.to_string(), None)
 }
 
@@ -479,7 +479,7 @@ fn rule_error(py: Python<'_>, e: KeyRuleError) -> PyErr {
 /// A key's bytes: a `str`'s UTF-8 (CPython keeps it with the string, so
 /// reading it again allocates nothing) or a `bytes` object's own.
 #[inline]
-fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+pub(crate) fn key_bytes<'a>(key: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     // A `str` itself first: its type compared, where `cast` asks CPython
     // for the type's flags (a call through the stable ABI).
     if key.is_exact_instance_of::<PyString>() {
@@ -516,7 +516,7 @@ fn lone_surrogate(s: &Bound<'_, PyString>) -> PyErr {
 /// judged by the core (`keyed::units_from_i128`: 0 is `cost must be >= 1`,
 /// the rest outside `1..2**32` one message in every binding).
 #[inline]
-fn units(v: Option<&Bound<'_, PyAny>>, what: &'static str) -> PyResult<u32> {
+pub(crate) fn units(v: Option<&Bound<'_, PyAny>>, what: &'static str) -> PyResult<u32> {
     let Some(v) = v else { return Ok(1) };
     if v.is_exact_instance_of::<PyInt>() {
         if let Ok(n) = v.extract::<u32>() {
@@ -617,6 +617,13 @@ pub struct Keys {
     label: String,
     usual: UsualInts,
     spare: Spare,
+}
+
+impl Keys {
+    /// The table, for a route's policies (`http::RoutePolicies`).
+    pub(crate) fn table(&self) -> &Arc<AnyKeys> {
+        &self.keys
+    }
 }
 
 #[pymethods]

@@ -208,3 +208,43 @@ def test_a_key_function_that_raises_gives_back_the_units_held_before_it() -> Non
     with pytest.raises(LookupError):
         guarded({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.3"}, lambda *a: None)
     assert flight.peek("203.0.113.3").remaining == 1
+
+
+def test_a_full_in_flight_table_answers_503_with_nothing_taken() -> None:
+    """Every cell of an in-flight table holds units (the core never evicts
+    a holder): the service is full, not the client over its limit nor the
+    point downgraded, so 503 without the route's fallback (sds-http's
+    order, Node's and Java's too), and the policies before it keep their
+    hit, as after a refusal."""
+    rate, conns = window(100), sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 4)
+    bodies: List[Body] = []
+
+    def streaming(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Body:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        bodies.append(Body([b"a"], fail_at=-1))
+        return bodies[-1]
+
+    policies = [Policy("rate", rate), Policy("conns", conns)]
+    plain = SdsMiddleware(streaming, default=Route(policies=policies))
+    with_fallback = SdsMiddleware(streaming, default=Route(policies=policies, fallback=Response("busy", 200)))
+    statuses: List[str] = []
+    running = []
+    for k in range(64):
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": f"203.0.113.{k}"}
+        body = plain(environ, lambda status, headers, exc=None: statuses.append(status))
+        if statuses[-1] != "200 OK":
+            break
+        running.append(body)
+    assert statuses[-1] == "503 Service Unavailable" and b"".join(body) == b"Service Unavailable\n"
+    assert len(running) >= 4
+    full = f"203.0.113.{len(running)}"
+    assert rate.peek(full).remaining == 99 and conns.peek(full).remaining == 1
+    answer = b"".join(with_fallback({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": full},
+                                    lambda status, headers, exc=None: statuses.append(status)))
+    assert (statuses[-1], answer) == ("503 Service Unavailable", b"Service Unavailable\n")
+    for body in running:
+        body.close()  # type: ignore[attr-defined]
+    assert conns.peek("203.0.113.0").remaining == 1
+    assert b"".join(plain({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": full},
+                          lambda status, headers, exc=None: statuses.append(status))) == b"a"
+    assert statuses[-1] == "200 OK"

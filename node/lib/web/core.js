@@ -2,11 +2,12 @@
 // The middleware's decisions, the same for every framework: the adapters
 // (express.js, fastify.js) only read the request and write the answer.
 //
-// A request first meets its route's keyed policies (every one decides, so
-// the headers speak for each and Retry-After waits for all that refused),
-// then, when none refused, the route's point. The header fields come from
-// sds-http through NativeHeaders (node/src/http.rs): nothing is formatted
-// here.
+// A request first meets its route's keyed policies, then, when they admit,
+// the route's point. Every policy's key function (and cost function, for a
+// key that is not null) runs first; then one call to sds-http's
+// RoutePolicies (NativeRoutePolicies, node/src/http.rs) decides them in
+// order (after a refusal the later ones only peek) and gives the header
+// fields: no order of our own and nothing formatted here.
 const { native, waitOf } = require('../native.js');
 const { KeyedLimit } = require('../keyed.js');
 const { Client } = require('../client.js');
@@ -15,20 +16,22 @@ const { invalidArgument, describe } = require('../errors.js');
 
 const POLICY_OPTIONS = ['name', 'limit', 'key', 'cost'];
 const ROUTE_OPTIONS = ['client', 'point', 'policies', 'fallback', 'headers'];
-// The numbers of one decision for NativeHeaders#fields (http.rs DECISION_LEN).
-const DECISION_LEN = 7;
 const NO_FIELDS = Object.freeze([]);
+const NO_KEYS = Object.freeze([]);
 
 // What check() found.
 const ADMITTED = 0;
 const LIMITED = 1; // 429: a keyed policy refused
 const DOWNGRADED = 2; // 503 or the fallback: the point downgraded
+const FULL = 3; // a plain 503: an in-flight key table had no cell for a new key
+// The verdicts of NativeRoutePolicies' decide, in io after the costs; then
+// the held policies' bits (low 32, high 32).
+const NATIVE_LIMITED = 1;
+const NATIVE_TABLE_FULL = 2;
 // What exit() counts as the request's failure: a 5xx answer.
 const SERVER_ERROR = Object.freeze({ reason: 'the response status was 5xx' });
 
 const POLICY = Symbol('sds.web.policy');
-// The core's ErrorCode::TableFull.
-const TABLE_FULL = 'SDS_TABLE_FULL';
 
 /**
  * A keyed limit of a route: `limit` (a KeyedLimit) decides for the key
@@ -61,13 +64,23 @@ function checkPolicies(policies) {
   return policies.slice();
 }
 
-/** Gives back the units in-flight policies took for a request: [limit, key, cost, ...]. */
-function release(held) {
-  for (let i = 0; i < held.length; i += 3) held[i].release(held[i + 1], held[i + 2]);
+/** The units in-flight policies hold for a request, until its response is over. */
+class Held {
+  constructor(route, keys, costs, low, high) {
+    this.route = route;
+    this.keys = keys;
+    this.costs = costs;
+    this.low = low;
+    this.high = high;
+  }
+
+  release() {
+    this.route.release(this.keys, this.costs, this.low, this.high);
+  }
 }
 
 /**
- * One request's verdict: `kind` (ADMITTED, LIMITED, DOWNGRADED), the header
+ * One request's verdict: `kind` (ADMITTED, LIMITED, DOWNGRADED, FULL), the header
  * `fields` to set (flat: name, value, ...), the downgrade `reason`, what its
  * response's end gives back (`entry`, `held`), and the ms an admitted
  * request waits before its handler runs (`waitMs`: its paced point's).
@@ -97,7 +110,7 @@ class Verdict {
     const { entry, held } = this;
     this.entry = null;
     this.held = null;
-    if (held !== null) release(held);
+    if (held !== null) held.release();
     if (entry !== null) {
       if (statusCode >= 500) entry.error(SERVER_ERROR);
       entry.exit();
@@ -128,11 +141,18 @@ class Guard {
     // Checks every name and the style now, when the route is set up.
     const style = o.headers ?? 'draft-10';
     if (typeof style !== 'string') throw invalidArgument(`headers must be a string, got ${describe(style)}`);
-    this._headers = new native.NativeHeaders(
+    this._route = new native.NativeRoutePolicies(
       style,
       this.policies.map((p) => p.name),
+      this.policies.map((p) => p.limit._table),
     );
-    this._io = new Float64Array(DECISION_LEN * Math.max(1, this.policies.length));
+    const n = this.policies.length;
+    const hot = this._route.hotPath();
+    this._decide = hot.decide;
+    // The costs in, the verdict and the held policies out (http.rs).
+    this._io = hot.io;
+    // Reused by every request (decide reads them at once).
+    this._keys = n === 0 ? NO_KEYS : new Array(n).fill(null);
   }
 
   /** Whether this route limits anything. */
@@ -140,48 +160,34 @@ class Guard {
     return this.policies.length > 0 || this._point !== null || this._pointOf !== null;
   }
 
-  /** Decides `req`: a Verdict. Throws what a key function or a limit throws. */
+  /** Decides `req`: a Verdict. Throws what a key or cost function, a limit or a point throws. */
   check(req) {
     const policies = this.policies;
-    const io = this._io;
-    let count = 0;
-    let refused = false;
+    const n = policies.length;
+    let fields = NO_FIELDS;
     let held = null;
-    let i = 0;
-    try {
-      for (; i < policies.length; i++) {
+    if (n !== 0) {
+      const keys = this._keys;
+      const io = this._io;
+      for (let i = 0; i < n; i++) {
         const p = policies[i];
         const key = p.key(req);
+        keys[i] = key;
         if (key === undefined || key === null) continue;
         const cost = typeof p.cost === 'number' ? p.cost : p.cost(req);
-        const d = p.limit.decide(key, cost);
-        const at = count * DECISION_LEN;
-        io[at] = i;
-        io[at + 1] = d.admitted ? 1 : 0;
-        io[at + 2] = d.limit;
-        io[at + 3] = d.remaining;
-        io[at + 4] = d.resetMs;
-        io[at + 5] = d.retryAfterMs;
-        io[at + 6] = d.windowMs;
-        count++;
-        if (!d.admitted) refused = true;
-        // An inFlight rule's units are held until the response is over.
-        else if (p.limit.kind === 'inFlight') (held ??= []).push(p.limit, key, cost);
+        if (typeof cost !== 'number') throw invalidArgument(`cost must be a number, got ${describe(cost)}`);
+        io[i] = cost;
       }
-    } catch (error) {
-      if (held !== null) release(held);
-      // An inFlight table whose cells all hold units cannot take a new key
-      // (the core never evicts a holder): the service is full, as nginx's
-      // limit_conn answers, not the client over its limit.
-      if (error !== null && typeof error === 'object' && error.code === TABLE_FULL) {
-        return new Verdict(DOWNGRADED, NO_FIELDS, null, null, 'KEY_TABLE_FULL');
-      }
-      throw error;
-    }
-    const fields = count === 0 ? NO_FIELDS : this._headers.fields(io, count);
-    if (refused) {
-      if (held !== null) release(held);
-      return new Verdict(LIMITED, fields, null, null, null);
+      fields = n === 1 ? this._decide(keys[0]) : this._decide(...keys);
+      const verdict = io[n];
+      if (verdict === NATIVE_LIMITED) return new Verdict(LIMITED, fields, null, null, null);
+      // The service is full, not the client over a limit nor the point
+      // downgraded: a plain 503, no fallback, no headers.
+      if (verdict === NATIVE_TABLE_FULL) return new Verdict(FULL, NO_FIELDS, null, null, null);
+      const low = io[n + 1];
+      const high = io[n + 2];
+      // The keys and costs as decided, for the release (the arrays are reused).
+      if (low !== 0 || high !== 0) held = new Held(this._route, keys.slice(), io.slice(0, n), low, high);
     }
     let entry = null;
     try {
@@ -189,13 +195,13 @@ class Guard {
       if (point !== null) entry = point.enter();
     } catch (error) {
       // A point function that throws, a point table full of names.
-      if (held !== null) release(held);
+      if (held !== null) held.release();
       throw error;
     }
     if (entry === null) return new Verdict(ADMITTED, fields, null, held, null);
     if (entry.downgraded) {
       entry.exit();
-      if (held !== null) release(held);
+      if (held !== null) held.release();
       return new Verdict(DOWNGRADED, fields, null, null, entry.reason);
     }
     return new Verdict(ADMITTED, fields, entry, held, null);
@@ -218,4 +224,4 @@ function merge(base, route) {
   return merged;
 }
 
-module.exports = { policy, Guard, merge, ROUTE_OPTIONS, ADMITTED, LIMITED, DOWNGRADED };
+module.exports = { policy, Guard, merge, ROUTE_OPTIONS, ADMITTED, LIMITED, DOWNGRADED, FULL };

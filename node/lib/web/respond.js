@@ -3,7 +3,7 @@
 // settles it when the response is over, waits a paced request's turn and
 // calls a route's fallback, which may return a promise.
 const { setTimeout: sleep } = require('node:timers/promises');
-const { ADMITTED, LIMITED } = require('./core.js');
+const { ADMITTED, LIMITED, FULL } = require('./core.js');
 
 const VERDICT = Symbol('sds.web.verdict');
 
@@ -17,8 +17,9 @@ const VERDICT = Symbol('sds.web.verdict');
  * The request handler of both adapters, `(request, response, go)` with `go`
  * next() or done(): `guard` decides; the verdict's headers go on the
  * response; an admitted request goes on (after its paced wait) and settles
- * when the response closes; a limited one gets 429, a downgraded one 503
- * without a fallback, else the route's fallback answers. A throw from the
+ * when the response closes; a limited one gets 429, one that met a full
+ * in-flight key table a plain 503, a downgraded one 503 without a
+ * fallback, else the route's fallback answers. A throw from the
  * guard (a key function's) is `go(error)`. How each is written is
  * `adapter`'s, functions of module scope (nothing allocated per request):
  * `raw(response)` the Node ServerResponse, `header(response, name, value)`,
@@ -43,6 +44,7 @@ function guardedHandler(guard, adapter) {
       return proceed(verdict, raw, go);
     }
     if (verdict.kind === LIMITED) return adapter.plain(response, 429, 'Too Many Requests');
+    if (verdict.kind === FULL) return adapter.plain(response, 503, 'Service Unavailable');
     if (fallback === null) return adapter.plain(response, 503, 'Service Unavailable');
     return adapter.fallback(() => fallback(request, response, verdict.reason), response, go);
   };

@@ -19,7 +19,7 @@ __all__ = [
     "Guarded",
     "check_policy_name",
     "ClientAddress",
-    "RateLimitHeaders",
+    "RoutePolicies",
     "Keys",
     "_register_key_results",
     "table_path",
@@ -378,27 +378,34 @@ class SlidingWindow:
 
 # sds-http (py/src/http.rs): what sds.web takes from the crate sds-http.
 
-from typing import Sequence
-
 def check_policy_name(name: str) -> None:
     """Checks that `name` can name a policy in a header: 1 to 64 printable
     ASCII characters (else `sds.InvalidArgument`)."""
 
 @final
-class RateLimitHeaders:
-    """The header fields of one route's policies in one style: built once per
-    route, asked once per request with the policies' decisions."""
+class RoutePolicies:
+    """A route's per-key policies (sds-http's `RoutePolicies`): built once per
+    route, asked once per request with the request's keys and costs."""
 
-    def __new__(cls, style: str, policies: List[str]) -> RateLimitHeaders: ...
+    def __new__(cls, style: str, policies: List[Tuple[str, Keys]]) -> RoutePolicies: ...
     @property
     def style(self) -> str: ...
     @property
     def policies(self) -> Tuple[str, ...]: ...
-    def fields(self, decisions: Sequence[Optional[KeyDecision]], raw: bool = False) -> List[Tuple[Any, Any]]:
-        """The fields for `decisions` (`KeyDecision`s, one per policy, in the
-        policies' order; `None` for a policy that did not decide; fewer is
-        allowed: the first ones): `(name, value)` pairs of `str`, or with
-        `raw` of lower-case `bytes` as ASGI sends them."""
+    def decide(
+        self, keys: List[Optional[Union[str, bytes]]], costs: List[int], raw: bool = False, now_ms: Optional[int] = None
+    ) -> Tuple[int, int, List[Tuple[Any, Any]]]:
+        """Decides a request: `keys` (a `str` or `bytes` per policy, `None`
+        where the policy does not apply) at `costs` (an `int` per policy),
+        at `now_ms` (the wall clock if `None`). Returns `(verdict, held,
+        fields)`: 0 admitted, 1 limited (429), 2 a full in-flight table
+        (503); the policies holding units (bits, for `release`); the header
+        fields as `(name, value)` `str` pairs, or with `raw` lower-case
+        `bytes` pairs as ASGI sends them."""
+    def release(self, held: int, keys: List[Optional[Union[str, bytes]]], costs: List[int]) -> None:
+        """Gives back the units of the policies `held` names, with the keys and
+        costs `decide` was given: when the response is over, or when the
+        route's point downgraded the request."""
 
 @final
 class ClientAddress:

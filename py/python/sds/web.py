@@ -11,9 +11,9 @@ response ends (or the app raises, or the client goes away) the in-flight
 policies get their units back and the point's entry exits, as an error if
 the app raised an ``Exception`` or answered 5xx.
 
-The header values and the client-address key are the crate sds-http's
-(``_native.RateLimitHeaders``, ``_native.ClientAddress``), the same in
-every binding.
+The order of the policies' decisions, their header values and the
+client-address key are the crate sds-http's (``_native.RoutePolicies``,
+``_native.ClientAddress``), the same in every binding.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
 from . import _native
 from .client import Client, Point
 from .errors import InvalidArgument
-from .keyed import Key, KeyDecision, KeyedLimit
+from .keyed import Key, KeyedLimit
 
 __all__ = [
     "Request",
@@ -264,7 +264,7 @@ class Admitted:
     __slots__ = ("headers", "wait_ms", "_entry", "_held")
 
     def __init__(self, headers: List[Tuple[Any, Any]], entry: Optional[_native.Entry],
-                 held: Optional[List[Tuple[KeyedLimit, Key, int]]]) -> None:
+                 held: Optional[_Held]) -> None:
         self.headers = headers
         self.wait_ms = 0 if entry is None else entry.wait_ms
         self._entry = entry
@@ -276,7 +276,8 @@ class Admitted:
         exits, failed by an ``Exception`` or a 5xx (a cancellation or exit
         is no failure). Later calls do nothing."""
         held, self._held = self._held, None
-        _release(held)
+        if held is not None:
+            held.release()
         entry, self._entry = self._entry, None
         if entry is not None:
             if isinstance(error, Exception):
@@ -286,69 +287,90 @@ class Admitted:
             entry.exit()
 
 
-class _Plan:
-    """A route bound to the middleware's client and header style."""
+class _Held:
+    """The in-flight units a request holds: what ``RoutePolicies.release``
+    needs to give them back."""
 
-    __slots__ = ("policies", "point", "fallback", "headers", "_raw", "_steps")
+    __slots__ = ("policies", "mask", "keys", "costs")
+
+    def __init__(self, policies: _native.RoutePolicies, mask: int, keys: List[Optional[Key]],
+                 costs: List[int]) -> None:
+        self.policies = policies
+        self.mask = mask
+        self.keys = keys
+        self.costs = costs
+
+    def release(self) -> None:
+        self.policies.release(self.mask, self.keys, self.costs)
+
+
+# RoutePolicies.decide's verdicts.
+_LIMITED, _TABLE_FULL = 1, 2
+
+
+class _Plan:
+    """A route bound to the middleware's client and header style. The
+    policies decide in sds-http's order (``_native.RoutePolicies``): after
+    a refusal the later ones only peek; a full in-flight table answers 503,
+    not 429."""
+
+    __slots__ = ("policies", "point", "fallback", "_raw", "_steps")
 
     def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool) -> None:
-        self.policies = route.policies
         self.point: Optional[Point] = None
         if route.point is not None:
             assert client is not None
             self.point = client.point(route.point)
         self.fallback = route.fallback
-        self.headers = _native.RateLimitHeaders(style, [p.name for p in route.policies])
+        self.policies = _native.RoutePolicies(style, [(p.name, p.limit) for p in route.policies])
         self._raw = raw
         # What admit reads of each policy, read once here.
-        self._steps = tuple((p.key, p.limit, p._cost, p._cost_of, p.in_flight) for p in route.policies)
+        self._steps = tuple((p.key, p._cost, p._cost_of) for p in route.policies)
 
     def admit(self, request: Request) -> Union[Admitted, Response]:
         """Decides for ``request``: an ``Admitted`` to run the app with, or
-        the ``Response`` that refuses it (429, 503 or the fallback)."""
-        decisions: List[Optional[KeyDecision]] = []
-        held: Optional[List[Tuple[KeyedLimit, Key, int]]] = None
-        refused = False
-        try:
-            for key_of, limit, cost, cost_of, in_flight in self._steps:
+        the ``Response`` that refuses it (429, 503 or the fallback). Every
+        key and cost function runs first, then the policies decide."""
+        held = None
+        headers: List[Tuple[Any, Any]] = []
+        if self._steps:
+            keys: List[Optional[Key]] = []
+            costs: List[int] = []
+            for key_of, cost, cost_of in self._steps:
                 key = key_of(request)
-                if key is None:
-                    decisions.append(None)
-                    continue
-                if refused:
-                    # The rest only show their state: nothing is taken.
-                    decisions.append(limit.peek(key))
-                    continue
-                if cost_of is not None:
-                    cost = cost_of(request)
-                decision = limit.decide(key, cost)
-                decisions.append(decision)
-                if not decision[0]:  # admitted
-                    refused = True
-                elif in_flight:
-                    if held is None:
-                        held = []
-                    held.append((limit, key, cost))
-        except BaseException:
-            # A key or cost function that raised: give back what was held.
-            _release(held)
-            raise
-        headers = self.headers.fields(decisions, self._raw) if decisions else []
-        if refused:
-            _release(held)
-            return self._response(TOO_MANY, headers)
+                keys.append(key)
+                costs.append(cost if cost_of is None or key is None else cost_of(request))
+            verdict, mask, headers = self.policies.decide(keys, costs, self._raw)
+            if verdict == _LIMITED:
+                return self._response(TOO_MANY, headers)
+            if verdict == _TABLE_FULL:
+                # The service is full, not the client over a limit nor the
+                # point downgraded: 503, no fallback, no headers.
+                return UNAVAILABLE
+            if mask:
+                held = _Held(self.policies, mask, keys, costs)
         entry = None
         if self.point is not None:
-            entry = self.point.enter()
+            try:
+                entry = self.point.enter()
+            except BaseException:
+                # A point table full of names: give back what was held.
+                if held is not None:
+                    held.release()
+                raise
             if entry.downgraded:
                 entry.exit()
-                _release(held)
-                fallback = self.fallback
-                if fallback is None:
-                    return self._response(UNAVAILABLE, headers)
-                response = fallback if isinstance(fallback, Response) else fallback(request)
-                return self._response(response, headers)
+                if held is not None:
+                    held.release()
+                return self._downgraded(request, headers)
         return Admitted(headers, entry, held)
+
+    def _downgraded(self, request: Request, headers: List[Tuple[Any, Any]]) -> Response:
+        fallback = self.fallback
+        if fallback is None:
+            return self._response(UNAVAILABLE, headers)
+        response = fallback if isinstance(fallback, Response) else fallback(request)
+        return self._response(response, headers)
 
     def _response(self, response: Response, headers: List[Tuple[Any, Any]]) -> Response:
         if not headers:
@@ -356,12 +378,6 @@ class _Plan:
         if self._raw:
             headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
         return response.with_headers(headers)
-
-
-def _release(held: Optional[List[Tuple[KeyedLimit, Key, int]]]) -> None:
-    if held:
-        for limit, key, cost in held:
-            limit.release(key, cost)
 
 
 class Gate:

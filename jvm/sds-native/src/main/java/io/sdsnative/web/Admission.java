@@ -15,15 +15,23 @@ import jakarta.servlet.AsyncListener;
  */
 final class Admission implements AsyncListener {
     private final Entry entry;
-    /** Null when it holds no in-flight units. */
-    private final Holdings held;
+    private final Route route;
+    /** The policies that hold units (bits, as {@link Route.Decision#held}); 0: none. */
+    private final long held;
+    /** The keys and costs the units were taken with. */
+    private final Object[] keys;
+    private final long[] costs;
     private final AtomicBoolean finished = new AtomicBoolean();
     /** The response's status, read when it completes (async: from the listener). */
     private final jakarta.servlet.http.HttpServletResponse response;
 
-    Admission(Entry entry, Holdings held, jakarta.servlet.http.HttpServletResponse response) {
+    Admission(Entry entry, Route route, long held, Object[] keys, long[] costs,
+            jakarta.servlet.http.HttpServletResponse response) {
         this.entry = entry;
+        this.route = route;
         this.held = held;
+        this.keys = keys;
+        this.costs = costs;
         this.response = response;
     }
 
@@ -51,7 +59,7 @@ final class Admission implements AsyncListener {
 
     /** Whether there is anything to settle. */
     boolean owes() {
-        return entry != null || held != null;
+        return entry != null || held != 0;
     }
 
     /**
@@ -64,7 +72,9 @@ final class Admission implements AsyncListener {
             return;
         }
         try {
-            Holdings.release(held);
+            if (held != 0) {
+                route.release(held, keys, costs);
+            }
         } finally {
             if (entry != null) {
                 if (error != null) {

@@ -14,10 +14,10 @@ import jakarta.servlet.http.HttpServletRequest;
 @FunctionalInterface
 public interface BytesKeyFunction {
     /**
-     * The key of {@code request}, or null to exempt it. The filter reads the
-     * array when it decides (and copies it when an {@code inFlight} policy
-     * holds units until the response completes), so the function may reuse it
-     * afterwards.
+     * The key of {@code request}, or null to exempt it. The filter copies the
+     * array as soon as the function returns (the request is decided with, and
+     * an {@code inFlight} policy's units given back to, those bytes), so the
+     * function may reuse it afterwards.
      */
     byte[] key(HttpServletRequest request);
 }

@@ -1,16 +1,14 @@
 package io.sdsnative.web;
 
 /**
- * The JNI methods of the servlet filter: the crate {@code sds-http}'s header
- * fields and client-address keys ({@code jvm/src/http.rs}), so that a request
- * gets the same answer from Java, Python and Node. Internal. Every method
+ * The JNI methods of the servlet filter: the crate {@code sds-http}'s route
+ * policies (their order, verdict and header fields) and client-address keys
+ * ({@code jvm/src/http.rs}), so that a request gets the same answer from
+ * Java, Python and Node. Internal. Every method
  * throws {@link io.sdsnative.SdsException} itself ({@code INVALID_ARGUMENT}
  * with the crate's message, {@code NULL_ARGUMENT}).
  */
 final class HttpNative {
-    /** The numbers of one decision in {@link #headersFields}' array: see {@link HeaderWriter}. */
-    static final int DECISION_LEN = 7;
-
     static {
         // The library is loaded by io.sdsnative.Native's initializer, through
         // this class loader: its functions then resolve for this class too.
@@ -26,25 +24,28 @@ final class HttpNative {
     /** Throws unless {@code name} can name a policy in a header (1 to 64 printable ASCII characters). */
     static native void checkPolicyName(String name);
 
-    /** A header writer of {@code policies} in {@code style} ("draft-10", "draft-6", "x-ratelimit"). */
-    static native long headersNew(String style, String[] policies);
+    /**
+     * The route of the policies {@code names} deciding with {@code limits} (a
+     * reference of each one's table), in that order, answering in
+     * {@code style} ("draft-10", "draft-6", "x-ratelimit").
+     */
+    static native long routeNew(String style, String[] names, io.sdsnative.KeyedLimit[] limits);
 
     /**
-     * The header fields of the first {@code count} decisions in {@code io}
-     * ({@link #DECISION_LEN} numbers each: policy index, admitted 1/0, limit,
-     * remaining, resetMs, retryAfterMs, windowMs), flat: name, value, ...
+     * Decides the request whose keys and costs are in the scratch memory at
+     * {@code scratch} (see {@link Route}; the keys, {@code keysLen} bytes, at
+     * {@code outAt + capacity}) at {@code nowMs}: the verdict and the units
+     * held at 0 and 8, the header fields at {@code outAt} as
+     * {@code name\nvalue\n} lines (ASCII), at most {@code capacity} bytes:
+     * their length. No JNI callback.
      */
-    static native String[] headersFields(long writer, Object owner, long[] io, int count);
+    static native long routeDecide(long route, Object owner, long scratch, int outAt, int capacity, int keysLen,
+            long nowMs);
 
-    /**
-     * As {@link #headersFields} for the {@code count} decisions at offset 0 of
-     * the scratch memory at {@code scratch} (native byte order), the fields
-     * written at {@code outAt} as {@code name\nvalue\n} lines (ASCII), at most
-     * {@code capacity} bytes: their length. No JNI callback.
-     */
-    static native long headersWrite(long writer, Object owner, long scratch, int count, int outAt, int capacity);
+    /** Gives back the units of the policies {@code held} names, their keys and costs in the scratch memory. */
+    static native long routeRelease(long route, Object owner, long scratch, int keysAt, int keysLen, long held);
 
-    static native void headersFree(long writer);
+    static native void routeFree(long route);
 
     /** The address of a direct buffer of at least {@code size} bytes (a thread's scratch memory). */
     static native long scratchAddress(java.nio.ByteBuffer buffer, int size);

@@ -15,6 +15,8 @@ final class Scratch {
     final long address;
     /** Bytes on their way in or out: array stores, then one bulk copy. */
     final byte[] bytes;
+    /** The length of the keys a {@link Route} wrote last. */
+    int keysLen;
 
     Scratch(int size) {
         this.buffer = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
@@ -43,6 +45,13 @@ final class Scratch {
     void flush(int n) {
         buffer.clear();
         buffer.put(bytes, 0, n);
+    }
+
+    /** Copies {@code n} bytes of {@link #bytes} at {@code at} to the buffer at {@code at}. */
+    void flush(int at, int n) {
+        buffer.clear();
+        buffer.position(at);
+        buffer.put(bytes, at, n);
     }
 
     /** The {@code n} ASCII bytes of the buffer at {@code at}, as text. */

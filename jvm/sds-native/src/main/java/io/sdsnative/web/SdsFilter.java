@@ -11,7 +11,7 @@ import java.util.function.Function;
 import io.sdsnative.Client;
 import io.sdsnative.Entry;
 import io.sdsnative.ErrorCode;
-import io.sdsnative.KeyDecision;
+import io.sdsnative.KeyedLimit;
 import io.sdsnative.SdsException;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -31,14 +31,20 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code FilterRegistrationBean}); one filter per group of routes that share
  * a guard. Thread-safe.
  *
- * <p>For each request: every policy decides for its key in order (a
+ * <p>For each request: every policy's key function runs first (a
  * {@code String} from a {@link KeyFunction}, or any bytes from a
  * {@link BytesKeyFunction} given to {@link Policy#ofBytes}; a null key
- * exempts the request from that policy); once one refuses, the others only
- * show their state ({@code peek}, nothing taken) and the request is answered
+ * exempts the request from that policy), and its cost function for a
+ * non-null key; then the policies decide in order, the crate
+ * {@code sds-http}'s {@code RoutePolicies} (the order of the Python and Node
+ * middleware too). Once one refuses, the others only show their state
+ * ({@code peek}, nothing taken) and the request is answered
  * {@code 429 Too Many Requests} with {@code Retry-After} (when a wait can cure
- * it). Then the point is entered: a downgrade answers the fallback, or
- * {@code 503 Service Unavailable}. Otherwise the application runs, its
+ * it). A new key of an in-flight policy whose table has no free cell
+ * ({@code TABLE_FULL}) is answered a plain {@code 503 Service Unavailable},
+ * without headers and without the fallback: the service is full, not the
+ * client over its limit. Then the point is entered: a downgrade answers the
+ * fallback, or {@code 503 Service Unavailable}. Otherwise the application runs, its
  * response carrying the {@code RateLimit} headers; on a paced point
  * ({@code maxQueueingTimeMs}) the request's thread first sleeps the entry's
  * {@link Entry#waitMs()}, so the application sees requests evenly spaced at
@@ -58,7 +64,9 @@ import jakarta.servlet.http.HttpServletResponse;
  *
  * <p>A request passes the filter once, even when the filter is also mapped to
  * {@code ASYNC}, {@code FORWARD} or {@code ERROR} dispatches. The filter does
- * not own the client or the limits: close them after the container stops.
+ * not own the client or the limits: close them after the container stops
+ * (the filter holds a reference of each limit's table, which it keeps
+ * deciding with until the filter is garbage).
  */
 public final class SdsFilter implements Filter {
     private static final byte[] TOO_MANY = "Too Many Requests\n".getBytes(StandardCharsets.UTF_8);
@@ -68,7 +76,7 @@ public final class SdsFilter implements Filter {
     private final Function<? super HttpServletRequest, String> point;
     private final Policy[] policies;
     private final Fallback fallback;
-    private final HeaderWriter headers;
+    private final Route route;
     /** The request attribute that marks a request this filter has seen. */
     private final String seen = SdsFilter.class.getName() + ".seen@" + Integer.toHexString(System.identityHashCode(this));
 
@@ -78,10 +86,12 @@ public final class SdsFilter implements Filter {
         this.policies = b.policies.toArray(new Policy[0]);
         this.fallback = b.fallback;
         String[] names = new String[policies.length];
+        KeyedLimit[] limits = new KeyedLimit[policies.length];
         for (int i = 0; i < names.length; i++) {
             names[i] = policies[i].name();
+            limits[i] = policies[i].limit();
         }
-        this.headers = new HeaderWriter(b.style, names);
+        this.route = new Route(b.style, names, limits);
     }
 
     /** A builder: no point, no policy, draft-10 headers. */
@@ -136,73 +146,55 @@ public final class SdsFilter implements Filter {
             throws IOException, ServletException {
         Policy[] policies = this.policies;
         int n = policies.length;
-        Scratch io = n == 0 ? null : headers.scratch();
-        int decided = 0;
-        Holdings held = null;
-        boolean refused = false;
-        boolean full = false;
-        String[] fields;
-        Entry entry = null;
-        // Whatever throws here (a key or cost function, a closed client) gives back the units held so far.
-        try {
+        Object[] keys = null;
+        long[] costs = null;
+        Route.Decision decision = null;
+        if (n > 0) {
+            // Every key and cost function first: one that throws leaves nothing taken.
+            keys = new Object[n];
+            costs = new long[n];
             for (int i = 0; i < n; i++) {
                 Policy policy = policies[i];
                 // A String (its UTF-8 bytes are the key) or, from a BytesKeyFunction, a byte[].
                 Object key = policy.keyOf(request);
-                if (key == null) {
-                    continue;
+                if (key instanceof byte[]) {
+                    // The function may reuse its array (for the next policy, the next request): these bytes decide.
+                    key = ((byte[]) key).clone();
                 }
-                byte[] bytes = key instanceof byte[] ? (byte[]) key : null;
-                KeyDecision decision;
-                if (refused) {
-                    decision = bytes != null ? policy.limit().peek(bytes) : policy.limit().peek((String) key);
-                } else {
-                    long cost = policy.costOf(request);
-                    try {
-                        decision = bytes != null ? policy.limit().decide(bytes, cost)
-                                : policy.limit().decide((String) key, cost);
-                    } catch (SdsException e) {
-                        if (e.code() != ErrorCode.TABLE_FULL) {
-                            throw e;
-                        }
-                        // A new in-flight key where every cell holds units: nginx's limit_conn answers 503.
-                        full = true;
-                        break;
-                    }
-                    if (!decision.admitted()) {
-                        refused = true;
-                    } else if (policy.isInFlight()) {
-                        if (held == null) {
-                            held = new Holdings(n);
-                        }
-                        // The function may reuse its array: the release needs these bytes.
-                        held.add(policy.limit(), bytes != null ? bytes.clone() : key, cost);
-                    }
+                if (key != null) {
+                    costs[i] = policy.costOf(request);
+                    keys[i] = key;
                 }
-                HeaderWriter.put(io, decided++, i, decision);
             }
-            fields = decided == 0 || full ? null : headers.fields(io, decided);
-            String name = refused || full || point == null ? null : point.apply(request);
+            decision = route.decide(keys, costs);
+            if (decision.verdict == Route.TABLE_FULL) {
+                // The service is full, not the client over a limit nor the point downgraded: no fallback, no headers.
+                answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
+                return null;
+            }
+            if (decision.verdict == Route.LIMITED) {
+                answer(response, 429, TOO_MANY, decision.fields);
+                return null;
+            }
+        }
+        long held = decision == null ? 0 : decision.held;
+        Entry entry = null;
+        // Whatever throws here (the point's function, a closed client) gives back the units held.
+        try {
+            String name = point == null ? null : point.apply(request);
             if (name != null) {
                 entry = client.enter(name);
             }
         } catch (RuntimeException | Error e) {
-            Holdings.release(held);
+            route.release(held, keys, costs);
             throw e;
         }
-        if (full || refused) {
-            Holdings.release(held);
-            if (full) {
-                answer(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, UNAVAILABLE, null);
-            } else {
-                answer(response, 429, TOO_MANY, fields);
-            }
-            return null;
+        if (decision != null) {
+            setHeaders(response, decision.fields);
         }
-        setHeaders(response, fields);
         if (entry != null && entry.isDowngraded()) {
             entry.close();
-            Holdings.release(held);
+            route.release(held, keys, costs);
             if (fallback != null) {
                 fallback.respond(request, response, entry.reason());
             } else {
@@ -210,7 +202,7 @@ public final class SdsFilter implements Filter {
             }
             return null;
         }
-        return new Admission(entry, held, response);
+        return new Admission(entry, route, held, keys, costs, response);
     }
 
     private static void setHeaders(HttpServletResponse response, String[] fields) {

@@ -1,59 +1,63 @@
 package io.sdsnative.web;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Enumeration;
 
-import io.sdsnative.KeyDecision;
+import io.sdsnative.ErrorCode;
+import io.sdsnative.KeyRule;
+import io.sdsnative.KeyedLimit;
+import io.sdsnative.SdsException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The per-request natives have a scratch-memory form and a {@code String}
- * form (for what does not fit the scratch memory): both give the same
- * answers, which are sds-http's.
+ * The per-request natives through the scratch memory: a route's keys of
+ * every form, and the client-address key, whose {@code String} form (for
+ * what does not fit the scratch memory) gives the same answers, sds-http's.
  */
 class NativePathsTest {
-    private static final KeyDecision[] DECISIONS = {
-        new KeyDecision(true, 100, 42, 16_001, 0, 60_000),
-        new KeyDecision(false, 10, 0, 2_500, 2_500, 1_000),
-        new KeyDecision(false, 5, 0, 30_000, KeyDecision.NEVER, 60_000),
-        new KeyDecision(false, 3, 0, 0, 0, 0),
-    };
-
     @Test
-    void headerFieldsAreTheSameThroughScratchMemoryAndJniObjects() {
-        String[] names = {"per-user", "a \"b\\", "never", "conn"};
-        for (String style : new String[] {"draft-10", "draft-6", "x-ratelimit"}) {
-            HeaderWriter writer = new HeaderWriter(style, names);
-            for (int count = 1; count <= DECISIONS.length; count++) {
-                Scratch s = writer.scratch();
-                long[] io = new long[count * HttpNative.DECISION_LEN];
-                for (int i = 0; i < count; i++) {
-                    HeaderWriter.put(s, i, i, DECISIONS[i]);
-                    put(io, i, i, DECISIONS[i]);
-                }
-                assertArrayEquals(writer.fields(io, count), writer.fields(s, count), style + " " + count);
-            }
-        }
-        HeaderWriter writer = new HeaderWriter("draft-10", names);
-        Scratch s = writer.scratch();
-        HeaderWriter.put(s, 0, 0, DECISIONS[0]);
-        HeaderWriter.put(s, 1, 2, DECISIONS[2]);
-        assertEquals(Arrays.asList("RateLimit-Policy", "\"per-user\";q=100;w=60, \"never\";q=5;w=60",
-                "RateLimit", "\"per-user\";r=42;t=17, \"never\";r=0;t=30"), Arrays.asList(writer.fields(s, 2)),
-                "no Retry-After when no wait cures the refusal");
-        HeaderWriter.put(s, 0, 1, DECISIONS[1]);
-        assertEquals(Arrays.asList("RateLimit-Policy", "\"a \\\"b\\\\\";q=10;w=1", "RateLimit",
-                "\"a \\\"b\\\\\";r=0;t=3", "Retry-After", "3"), Arrays.asList(writer.fields(s, 1)));
-    }
+    void aRouteDecidesKeysOfEveryFormAndWritesTheirHeaderFields() {
+        try (KeyedLimit perUser = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+                KeyedLimit quoted = KeyedLimit.create(KeyRule.fixedWindow(100, 60_000), 64);
+                KeyedLimit conn = KeyedLimit.create(KeyRule.inFlight(1), 64)) {
+            Route route = new Route("draft-10", new String[] {"per-user", "a \"b\\", "conn"},
+                    new KeyedLimit[] {perUser, quoted, conn});
+            byte[] bytes = {'k', (byte) 0xff};
+            // Longer than the scratch memory a thread starts with: it gets a larger one.
+            String longKey = String.join("", Collections.nCopies(300, "caf\u00e9"));
+            Object[] keys = {"caf\u00e9", bytes, longKey};
+            long[] costs = {1, 10, 1};
+            Route.Decision d = route.decide(keys, costs);
+            assertEquals(Route.ADMITTED, d.verdict);
+            assertEquals(0b100, d.held, "the in-flight policy holds its unit");
+            assertEquals(1, perUser.peek("caf\u00e9").remaining(), "a String key is its UTF-8");
+            assertEquals(90, quoted.peek(bytes).remaining());
+            assertEquals(0, conn.peek(longKey).remaining());
+            assertEquals(Arrays.asList("RateLimit-Policy", "\"per-user\";q=2;w=60, \"a \\\"b\\\\\";q=100;w=60, "
+                    + "\"conn\";q=1;w=1", "RateLimit"), Arrays.asList(d.fields).subList(0, 3));
+            route.release(d.held, keys, costs);
+            assertEquals(1, conn.peek(longKey).remaining(), "released with the keys it was decided with");
 
-    private static void put(long[] io, int slot, int policy, KeyDecision d) {
-        long[] values = {policy, d.admitted() ? 1 : 0, d.limit(), d.remaining(), d.resetMs(), d.retryAfterMs(),
-            d.windowMs()};
-        System.arraycopy(values, 0, io, slot * HttpNative.DECISION_LEN, values.length);
+            Route.Decision exempt = route.decide(new Object[3], new long[3]);
+            assertEquals(Route.ADMITTED, exempt.verdict);
+            assertNull(exempt.fields, "no policy applied: no header fields");
+
+            SdsException e = assertThrows(SdsException.class,
+                    () -> route.decide(new Object[] {"a\ud800", null, null}, new long[] {1, 0, 0}));
+            assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+            assertTrue(e.getMessage().endsWith("key is not valid UTF-16: lone surrogate U+D800 at index 1"),
+                    e.getMessage());
+            e = assertThrows(SdsException.class,
+                    () -> route.decide(new Object[] {"a", null, "b"}, new long[] {1, 0, 1L << 32}));
+            assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
+            assertEquals(2, perUser.peek("a").remaining(), "a cost out of range is refused before any policy decides");
+        }
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -229,20 +230,45 @@ class SdsFilterTest {
     }
 
     @Test
-    void unitsHeldAreGivenBackWhenALaterKeyFunctionThrows() throws Exception {
+    void aKeyFunctionThatThrowsLeavesEveryPolicyUntouched() throws Exception {
         limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
-        web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
-                .policy(Policy.of("broken", limit, request -> {
-                    throw new IllegalStateException("no session");
-                }))
-                .build(), servlet);
-        assertEquals(500, web.get("/ok", "X-User", "u").getStatus());
-        assertEquals(1, limit.peek("u").remaining());
+        try (KeyedLimit perKey = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64)) {
+            web = WebServer.start(SdsFilter.builder()
+                    .policy(Policy.of("per-key", perKey, KeyFunctions.header("X-User")))
+                    .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                    .policy(Policy.of("broken", limit, request -> {
+                        throw new IllegalStateException("no session");
+                    }))
+                    .build(), servlet);
+            assertEquals(500, web.get("/ok", "X-User", "u").getStatus());
+            // Every key function runs before any policy decides: the earlier ones took nothing either.
+            assertEquals(5, perKey.peek("u").remaining());
+            assertEquals(1, limit.peek("u").remaining());
+        }
     }
 
     @Test
-    void aFullInFlightTableAnswers503() throws Exception {
+    void everyCostFunctionRunsBeforeThePoliciesDecideAlsoAfterARefusal() throws Exception {
+        limit = KeyedLimit.create(KeyRule.fixedWindow(1, 60_000), 64);
+        AtomicInteger costed = new AtomicInteger();
+        try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 60_000), 64)) {
+            web = WebServer.start(SdsFilter.builder()
+                    .policy(perKey())
+                    .policy(Policy.of("per-ip", wide).cost(request -> {
+                        costed.incrementAndGet();
+                        return 10;
+                    }))
+                    .build(), servlet);
+            assertEquals(200, web.get("/ok", "X-Api-Key", "k").getStatus());
+            ContentResponse refused = web.get("/ok", "X-Api-Key", "k");
+            assertEquals(429, refused.getStatus());
+            assertEquals(2, costed.get(), "the cost function ran for the refused request too");
+            assertEquals(90, wide.peek("127.0.0.1").remaining(), "and the later policy only peeked");
+        }
+    }
+
+    @Test
+    void aFullInFlightTableAnswersAPlain503WithoutTheFallback() throws Exception {
         limit = KeyedLimit.create(KeyRule.inFlight(1), 8);
         int filled = 0;
         try {
@@ -253,12 +279,26 @@ class SdsFilterTest {
             assertEquals(ErrorCode.TABLE_FULL, e.code());
         }
         assertTrue(filled < 10_000, "the table filled up");
-        web = WebServer.start(SdsFilter.builder()
-                .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
-                .build(), servlet);
-        ContentResponse r = web.get("/ok", "X-User", "new");
-        assertEquals(503, r.getStatus());
-        assertNull(r.getHeaders().get("RateLimit"));
+        client = new Client(64);
+        AtomicInteger fallbacks = new AtomicInteger();
+        try (KeyedLimit perKey = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64)) {
+            web = WebServer.start(SdsFilter.builder().client(client).point("api")
+                    .policy(Policy.of("per-key", perKey, KeyFunctions.header("X-User")))
+                    .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
+                    .fallback((request, response, reason) -> {
+                        fallbacks.incrementAndGet();
+                        response.setStatus(200);
+                    })
+                    .build(), servlet);
+            ContentResponse r = web.get("/ok", "X-User", "new");
+            assertEquals(503, r.getStatus());
+            assertEquals("Service Unavailable\n", r.getContentAsString());
+            assertNull(r.getHeaders().get("RateLimit"), "no headers, though per-key decided");
+            assertNull(r.getHeaders().get("RateLimit-Policy"));
+            assertEquals(0, fallbacks.get(), "a full table is no downgraded point");
+            assertEquals(0, client.stats("api").visit(), "nor was the point entered");
+            assertEquals(4, perKey.peek("new").remaining(), "what an earlier policy took stays taken");
+        }
     }
 
     @Test
