@@ -2,8 +2,10 @@ package io.sdsnative.web;
 
 import java.nio.ByteOrder;
 
+import io.sdsnative.ErrorCode;
 import io.sdsnative.KeyedLimit;
 import io.sdsnative.NativeReclaimer;
+import io.sdsnative.SdsException;
 
 /**
  * A filter's policies deciding a request: the crate {@code sds-http}'s
@@ -29,6 +31,8 @@ final class Route {
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     private final long handle;
+    /** The limits, to answer as each alone does once closed. */
+    private final KeyedLimit[] limits;
     private final int n;
     /** Where the header fields start in the scratch memory: after every policy's slot. */
     private final int outAt;
@@ -56,6 +60,7 @@ final class Route {
 
     Route(String style, String[] names, KeyedLimit[] limits) {
         this.handle = NativeReclaimer.track(this, HttpNative.routeNew(style, names, limits), HttpNative::routeFree);
+        this.limits = limits.clone();
         this.n = names.length;
         int bound = 256;
         for (String name : names) {
@@ -74,9 +79,15 @@ final class Route {
      * apply) at cost {@code costs[i]}, now.
      *
      * @throws io.sdsnative.SdsException as {@link KeyedLimit#decide(String, long)}
-     *     (a cost out of range, a key that is no valid UTF-16), with nothing held
+     *     (a cost out of range, a key that is no valid UTF-16, a limit closed), with nothing held
      */
     Decision decide(Object[] keys, long[] costs) {
+        for (KeyedLimit limit : limits) {
+            // The route holds the table still; a closed limit decides nothing, as alone (and in Node).
+            if (limit.isClosed()) {
+                throw new SdsException(ErrorCode.CLOSED, ErrorCode.CLOSED.description());
+            }
+        }
         Scratch s = write(keys, costs, -1L);
         int written = (int) HttpNative.routeDecide(handle, this, s.address, outAt, capacity, s.keysLen,
                 System.currentTimeMillis());

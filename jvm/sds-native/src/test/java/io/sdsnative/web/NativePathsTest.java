@@ -61,6 +61,17 @@ class NativePathsTest {
     }
 
     @Test
+    void aRouteOfAClosedLimitThrowsClosedAsTheLimitAloneDoes() {
+        KeyedLimit limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        Route route = new Route("draft-10", new String[] {"p"}, new KeyedLimit[] {limit});
+        assertEquals(Route.ADMITTED, route.decide(new Object[] {"k"}, new long[] {1}).verdict);
+        limit.close();
+        SdsException e = assertThrows(SdsException.class, () -> route.decide(new Object[] {"k"}, new long[] {1}));
+        assertEquals(ErrorCode.CLOSED, e.code());
+        assertEquals(ErrorCode.CLOSED, assertThrows(SdsException.class, () -> limit.decide("k", 1)).code());
+    }
+
+    @Test
     void clientKeysAreTheSameThroughScratchMemoryAndJniObjects() {
         ClientAddressKey keys = new ClientAddressKey(32, 64, new String[] {"10.0.0.0/8", "::1"});
         assertEquals("2001:db8:1:2::/64", keys.keyOf("10.1.2.3", values("198.51.100.1, 2001:db8:1:2:aa::1")));
