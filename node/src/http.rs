@@ -252,28 +252,11 @@ unsafe fn decide(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> Result<sys::napi_value, SdsError> {
-    let mut argc = MAX_POLICIES;
-    let mut argv = [ptr::null_mut(); MAX_POLICIES];
-    let mut data = ptr::null_mut();
-    check(
-        unsafe {
-            sys::napi_get_cb_info(
-                env,
-                info,
-                &mut argc,
-                argv.as_mut_ptr(),
-                ptr::null_mut(),
-                &mut data,
-            )
-        },
-        "napi_get_cb_info",
-    )?;
-    if data.is_null() {
-        return Err(invalid_argument("not the hot decide of a route's policies"));
-    }
-    // SAFETY: `data` is the live `Route` share of this function; N-API
-    // fills the arguments not given with `undefined`.
-    let route = unsafe { &*data.cast::<Route>() };
+    // SAFETY: this function is made with a `Route` share; N-API fills the
+    // arguments not given with `undefined`.
+    let (argv, route) = unsafe {
+        raw::callback::<Route, MAX_POLICIES>(env, info, "the hot decide of a route's policies")?
+    };
     let n = route.inner.len();
     let mut bytes = route.bytes.borrow_mut();
     bytes.clear();

@@ -382,28 +382,10 @@ unsafe extern "C" fn key_callback<const OP: u8>(
         Op::Reset,
     ][OP as usize];
     let step = || {
-        let mut argc = 1;
-        let mut argv = [ptr::null_mut(); 1];
-        let mut data = ptr::null_mut();
-        check(
-            unsafe {
-                sys::napi_get_cb_info(
-                    env,
-                    info,
-                    &mut argc,
-                    argv.as_mut_ptr(),
-                    ptr::null_mut(),
-                    &mut data,
-                )
-            },
-            "napi_get_cb_info",
-        )?;
-        if data.is_null() {
-            return Err(invalid_argument("not a hot function of a KeyedLimit"));
-        }
-        // SAFETY: `data` is the live `Keys` share of this function;
+        // SAFETY: these functions are made with a `Keys` share;
         // `argv[0]` is `undefined` when no argument was given.
-        let keys = unsafe { &*data.cast::<Keys>() };
+        let (argv, keys) =
+            unsafe { raw::callback::<Keys, 1>(env, info, "a hot function of a KeyedLimit")? };
         unsafe { with_key(env, argv[0], |key| run(keys, op, key)) }
     };
     unsafe { raw::run_or_throw(env, step) }

@@ -71,6 +71,43 @@ pub unsafe fn run_or_throw(
     }
 }
 
+/// The callback's arguments (up to `N`; N-API fills the ones not given
+/// with `undefined`) and the `T` its function was made with by
+/// [`add_function`]; `InvalidArgument` naming `what` when the function
+/// carries no data.
+///
+/// # Safety
+/// `env` and `info` are the calling callback's; its data, when not null,
+/// is a live `T` share.
+#[inline(always)]
+pub unsafe fn callback<'a, T: Shared, const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    what: &str,
+) -> Result<([sys::napi_value; N], &'a T), SdsError> {
+    let mut argc = N;
+    let mut argv = [ptr::null_mut(); N];
+    let mut data = ptr::null_mut();
+    check(
+        unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                ptr::null_mut(),
+                &mut data,
+            )
+        },
+        "napi_get_cb_info",
+    )?;
+    if data.is_null() {
+        return Err(js_error(ErrorCode::InvalidArgument, format!("not {what}")));
+    }
+    // SAFETY: the caller's promise.
+    Ok((argv, unsafe { &*data.cast::<T>() }))
+}
+
 /// One `Rc` share of `shared` as an N-API data pointer.
 fn share<T: Shared>(shared: &Rc<T>) -> *mut c_void {
     Rc::into_raw(Rc::clone(shared)) as *mut c_void
