@@ -296,3 +296,22 @@ def test_bad_configuration_is_refused_when_the_middleware_is_built() -> None:
         Route(policies=[Policy("a", limit), Policy("a", limit)])
     with pytest.raises(sds.InvalidArgument, match="cost"):
         Policy("a", limit, cost=0)
+
+
+def test_after_a_refusal_later_policies_only_peek_and_a_full_in_flight_table_answers_503() -> None:
+    """sds-http's order through Starlette: the policy after a refusing one
+    takes nothing; an in-flight table with no cell left answers a plain 503
+    (no fallback, no headers) and the policy before it keeps its hit."""
+    tight, later = window(1), window(10)
+    app = SdsMiddleware(app_with(), routes={"/": Route(policies=[Policy("tight", tight), Policy("later", later)])})
+    assert [get(app).status_code for _ in range(2)] == [200, 429]
+    assert later.peek("203.0.113.7").remaining == 9
+    rate, conns = window(100), sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 4)
+    for k in range(4):
+        conns.decide(f"holder-{k}")  # every cell of the one bucket holds a unit
+    full = SdsMiddleware(app_with(), routes={"/": Route(policies=[Policy("rate", rate), Policy("conns", conns)],
+                                                           fallback=SdsResponse("cached", 200))})
+    answer = get(full, peer="198.51.100.1")
+    assert (answer.status_code, answer.text) == (503, "Service Unavailable\n")
+    assert "RateLimit" not in answer.headers
+    assert rate.peek("198.51.100.1").remaining == 99
