@@ -6,6 +6,8 @@ gunicorn with 4 sync workers (Flask, WSGI).
   requests run, every other worker downgrades the point's requests too.
 - A per-key limit (10 a minute) holds for the host: exactly 10 of 30
   requests for one key are admitted, whichever workers answer.
+- An in-flight unit held by a worker killed with SIGKILL mid-request comes
+  back: the next request for that key, in a surviving worker, is admitted.
 
 This module is also the apps the servers load (``starlette_app()``,
 ``flask_app()``); each worker opens the shared tables itself.
@@ -14,6 +16,7 @@ This module is also the apps the servers load (``starlette_app()``,
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -31,6 +34,7 @@ WORKERS = 4
 CONCURRENCY = 2
 PER_KEY = 10
 SLOW_S = 3.0
+HELD = {"kind": "inFlight", "limit": 1}
 TESTS = Path(__file__).resolve().parent
 
 
@@ -41,9 +45,16 @@ def routes() -> Tuple[sds.Client, Dict[str, Route]]:
     client.set_strategy("work", sds.Strategy(concurrent_threshold=CONCURRENCY))
     keys = sds.KeyedLimit.shared(where / "keys", {"kind": "fixedWindow", "limit": PER_KEY, "periodMs": 60_000},
                                  capacity=64)
+    held = Route(policies=[Policy("held", sds.KeyedLimit.shared(where / "held", HELD, capacity=64),
+                                  key=header("X-Api-Key"))])
     work = Route(point="work")
-    return client, {"/slow": work, "/fast": work,
+    return client, {"/slow": work, "/fast": work, "/slow-held": held, "/held": held,
                     "/keyed": Route(policies=[Policy("per-key", keys, key=header("X-Api-Key"))])}
+
+
+def mark_holder() -> None:
+    """Writes this worker's pid where the kill test finds it."""
+    (Path(os.environ["SDS_WEB_DIR"]) / "holder").write_text(str(os.getpid()))
 
 
 def starlette_app() -> Any:
@@ -59,10 +70,16 @@ def starlette_app() -> Any:
         await asyncio.sleep(SLOW_S)
         return PlainTextResponse("slow")
 
+    async def slow_held(request: Any) -> Any:
+        mark_holder()
+        await asyncio.sleep(30)
+        return PlainTextResponse("late")
+
     async def answer(request: Any) -> Any:
         return PlainTextResponse("ok")
 
-    app = Starlette(routes=[StarletteRoute("/slow", slow), StarletteRoute("/{rest:path}", answer)])
+    app = Starlette(routes=[StarletteRoute("/slow", slow), StarletteRoute("/slow-held", slow_held),
+                            StarletteRoute("/{rest:path}", answer)])
     client, table = routes()
     guarded = SdsMiddleware(app, client=client, routes=table)
 
@@ -88,6 +105,12 @@ def flask_app() -> Any:
     def slow() -> str:
         time.sleep(SLOW_S)
         return "slow"
+
+    @app.route("/slow-held")
+    def slow_held() -> str:
+        mark_holder()
+        time.sleep(30)
+        return "late"
 
     @app.route("/<path:rest>")
     def answer(rest: str) -> str:
@@ -169,3 +192,24 @@ def test_a_per_key_limit_holds_across_workers(server: Server) -> None:
             assert 1 <= int(headers["Retry-After"]) <= 60
     # A key nobody used is whole, in every worker.
     assert server.get("/keyed", {"X-Api-Key": "other"})[0] == 200
+
+
+def test_a_worker_killed_holding_an_in_flight_unit_gives_it_back(server: Server) -> None:
+    # Last in the module: uvicorn does not replace the killed worker.
+    key = {"X-Api-Key": f"held-{server.port}"}
+    holder = server.dir / "holder"
+    limit = sds.KeyedLimit.shared(server.dir / "held", HELD, capacity=64)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(server.get, "/slow-held", key)
+        wait_for("the held request running", lambda: holder.exists() and holder.read_text() != "", within=10)
+        assert limit.peek(key["X-Api-Key"]).remaining == 0
+        assert server.get("/held", key)[0] == 429
+        os.kill(int(holder.read_text()), signal.SIGKILL)
+        with pytest.raises(OSError):
+            pending.result(15)
+    # A surviving worker's refused request finds the dead holder's unit,
+    # gives it back and is admitted (the ledger's sweep, at most once per
+    # sweep interval).
+    wait_for("the dead worker's unit back", lambda: server.get("/held", key)[0] == 200, within=15)
+    # Its unit back too once its response has ended (just after the client read it).
+    wait_for("the last request's unit back", lambda: limit.peek(key["X-Api-Key"]).remaining == 1, within=5)
