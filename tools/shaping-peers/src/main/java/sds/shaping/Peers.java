@@ -120,35 +120,34 @@ public final class Peers {
 
     // ---- Sentinel-derived scenarios ----
 
-    static Supplier<Peer> throttling(int rate, int maxQueueingTimeMs) {
-        return () -> new SentinelPeer(new ThrottlingController(maxQueueingTimeMs, rate));
+    /**
+     * A shaping rule twice: as SDS's strategy and as the Sentinel controller that defines it, made from the
+     * same numbers; and whether its scenarios state each request's wait (the pacing rules: waits are
+     * their verdict).
+     */
+    record Shaping(Map<String, Object> strategy, Supplier<Peer> peer, boolean waits) {}
+
+    static Shaping pacing(int rate, int maxQueueingTimeMs) {
+        return new Shaping(map("tokenBucketGeneratedTokensInSecond", rate, "maxQueueingTimeMs", maxQueueingTimeMs),
+                () -> new SentinelPeer(new ThrottlingController(maxQueueingTimeMs, rate)), true);
     }
 
-    static Supplier<Peer> warmUp(int rate, int periodSec, int coldFactor) {
-        return () -> new SentinelPeer(new WarmUpController(rate, periodSec, coldFactor));
+    static Shaping warmUp(int rate, int periodSec, int coldFactor) {
+        return new Shaping(map("tokenBucketGeneratedTokensInSecond", rate, "warmUpPeriodSec", periodSec,
+                "coldFactor", coldFactor), () -> new SentinelPeer(new WarmUpController(rate, periodSec, coldFactor)),
+                false);
     }
 
-    static Supplier<Peer> warmUpPace(int rate, int periodSec, int coldFactor, int maxQueueingTimeMs) {
-        return () -> new SentinelPeer(new WarmUpRateLimiterController(rate, periodSec, maxQueueingTimeMs, coldFactor));
-    }
-
-    static Map<String, Object> pacing(int rate, int maxQ) {
-        return map("tokenBucketGeneratedTokensInSecond", rate, "maxQueueingTimeMs", maxQ);
-    }
-
-    static Map<String, Object> warm(int rate, int period, int cold) {
-        return map("tokenBucketGeneratedTokensInSecond", rate, "warmUpPeriodSec", period, "coldFactor", cold);
-    }
-
-    static Map<String, Object> warmPace(int rate, int period, int cold, int maxQ) {
-        return map("tokenBucketGeneratedTokensInSecond", rate, "warmUpPeriodSec", period, "coldFactor", cold,
-                "maxQueueingTimeMs", maxQ);
+    static Shaping warmUpPace(int rate, int periodSec, int coldFactor, int maxQueueingTimeMs) {
+        return new Shaping(map("tokenBucketGeneratedTokensInSecond", rate, "warmUpPeriodSec", periodSec,
+                "coldFactor", coldFactor, "maxQueueingTimeMs", maxQueueingTimeMs),
+                () -> new SentinelPeer(new WarmUpRateLimiterController(rate, periodSec, maxQueueingTimeMs, coldFactor)),
+                true);
     }
 
     /** Runs the steps on a fresh peer and writes them in the conformance format. */
-    static Map<String, Object> scenario(String name, String description, Map<String, Object> strategy,
-            Supplier<Peer> make, List<Step> steps, boolean withWaits) {
-        Peer peer = make.get();
+    static Map<String, Object> scenario(String name, String description, Shaping shaping, List<Step> steps) {
+        Peer peer = shaping.peer().get();
         List<Object> out = new ArrayList<>();
         for (Step s : steps) {
             int passes = 0;
@@ -163,7 +162,7 @@ public final class Peers {
             Map<String, Object> step = map("at", s.at(), "op", "enter");
             if (s.repeat() == 1) {
                 step.put("expect", passes == 1 ? "pass" : "TOKEN_BUCKET");
-                if (withWaits) {
+                if (shaping.waits()) {
                     step.put("waitMs", waits.get(0));
                 }
             } else {
@@ -176,13 +175,13 @@ public final class Peers {
                     tally.put("TOKEN_BUCKET", s.repeat() - passes);
                 }
                 step.put("expect", tally);
-                if (withWaits) {
+                if (shaping.waits()) {
                     step.put("waitMs", waits);
                 }
             }
             out.add(step);
         }
-        return map("name", name, "description", description, "strategy", strategy, "steps", out);
+        return map("name", name, "description", description, "strategy", shaping.strategy(), "steps", out);
     }
 
     static final String SENTINEL = "sentinel-core " + versionOf(ThrottlingController.class);
@@ -207,53 +206,53 @@ public final class Peers {
                         + " (a refusal does not move the schedule). At 1250 the last admitted is due at 1500: 350 and"
                         + " 450 ms pass, 550 is refused. After an idle gap the first request passes at once again."
                         + from("ThrottlingController (millisecond mode: 1000 % 10 == 0)"),
-                pacing(10, 500), throttling(10, 500),
-                steps(1000, 100, 1250, 1, 1250, 1, 1250, 1, 1600, 1, 5000, 1, 5000, 3, 5100, 1, 5350, 1), true));
+                pacing(10, 500),
+                steps(1000, 100, 1250, 1, 1250, 1, 1250, 1, 1600, 1, 5000, 1, 5000, 3, 5100, 1, 5350, 1)));
         files.put("shaping-pace-3.json", scenario(
                 "pacing at 3/s: a cost of 333 333 333 ns, waits rounded up",
                 "Rate 3 does not divide 1000: the cost is round(1e9 / 3) ns, kept in ns. A burst of 6 at 1000 waits"
                         + " 0, 333.33.. (334), 666.67.. (667) and 999.999999 ms (1000: not above maxQueueingTimeMs 1000,"
                         + " admitted); the 5th would wait 1333 ms and is refused. The ns remainders carry: at 1400 the"
                         + " wait is 933.33.. ms (934)." + from("ThrottlingController (nanosecond mode)"),
-                pacing(3, 1000), throttling(3, 1000),
-                steps(1000, 6, 1400, 1, 3700, 1, 3700, 1, 4100, 2, 4300, 1), true));
+                pacing(3, 1000),
+                steps(1000, 6, 1400, 1, 3700, 1, 3700, 1, 4100, 2, 4300, 1)));
         files.put("shaping-pace-7.json", scenario(
                 "pacing at 7/s: offered 10/s, then exactly on the schedule",
                 "Rate 7 (cost 142 857 143 ns), maxQueueingTimeMs 300: a burst of 5, then one request every 100 ms"
                         + " (faster than the rate): the queue grows until a wait would pass 300 ms, and those are"
                         + " refused. After an idle gap, requests at 143 ms spacing find their slot free (wait 0);"
                         + " one early by 71.4 ms waits 72." + from("ThrottlingController (nanosecond mode)"),
-                pacing(7, 300), throttling(7, 300),
+                pacing(7, 300),
                 concat(steps(1000, 5), singles(1100, 1200, 1300, 1400, 1500, 1600, 1700, 1800, 1900, 2000),
-                        singles(4000, 4143, 4286, 4429, 4500, 4500)), true));
+                        singles(4000, 4143, 4286, 4429, 4500, 4500))));
         files.put("shaping-pace-zero-queue.json", scenario(
                 "pacing at 5/s with maxQueueingTimeMs 0: admitted only on the schedule",
                 "maxQueueingTimeMs 0 never waits: a request passes only when its slot (last admitted + 200 ms) has"
                         + " come, otherwise it is refused at once. 1199 is 1 ms early; 1200 is on time."
                         + from("ThrottlingController"),
-                pacing(5, 0), throttling(5, 0),
-                concat(singles(1000, 1000, 1100, 1199, 1200, 1399, 1400), steps(2000, 3)), true));
+                pacing(5, 0),
+                concat(singles(1000, 1000, 1100, 1199, 1200, 1399, 1400), steps(2000, 3))));
         files.put("shaping-pace-100-edges.json", scenario(
                 "pacing at 100/s: waits at and past maxQueueingTimeMs 20",
                 "Cost 10 ms: a burst of 5 waits 0, 10, 20 (at the limit: admitted), then 30 > 20 is refused; at"
                         + " 1005 the next slot is 1030 (25 > 20, refused); at 1010 it is 20 (admitted)."
                         + from("ThrottlingController (millisecond mode)"),
-                pacing(100, 20), throttling(100, 20),
-                singlesAnd(steps(1000, 5), 1005, 1010, 1010, 1100), true));
+                pacing(100, 20),
+                singlesAnd(steps(1000, 5), 1005, 1010, 1010, 1100)));
         files.put("shaping-pace-2000.json", scenario(
                 "pacing at 2000/s: sub-millisecond costs, waits rounded up",
                 "Rate 2000 (count / 1000 > 1: nanosecond mode, cost 500 000 ns), maxQueueingTimeMs 2: a burst of"
                         + " 10 waits 0, 0.5, 1, 1.5, 2 ms (reported 0, 1, 1, 2, 2) and the 6th (2.5 ms) is refused."
                         + from("ThrottlingController (nanosecond mode)"),
-                pacing(2000, 2), throttling(2000, 2),
-                steps(1000, 10, 1001, 3, 1010, 1), true));
+                pacing(2000, 2),
+                steps(1000, 10, 1001, 3, 1010, 1)));
 
         files.put("shaping-pace-zero-rate.json", scenario(
                 "pacing at rate 0 refuses everything",
                 "ThrottlingControllerTest.testThrottlingControllerZeroThreshold: a count of 0 refuses every request"
                         + " at once (the peer returns before computing a cost, which would be infinite), whatever"
                         + " maxQueueingTimeMs and however long the point has been idle." + from("ThrottlingController"),
-                pacing(0, 500), throttling(0, 500), steps(1000, 1, 1000, 2, 60000, 1), true));
+                pacing(0, 500), steps(1000, 1, 1000, 2, 60000, 1)));
 
         // Warm-up, rejecting (WarmUpController).
         files.put("shaping-warmup-10-10-3.json", scenario(
@@ -264,29 +263,29 @@ public final class Peers {
                         + " tokens lose the previous second's admitted count (no refill while stored > 50 and that"
                         + " count >= (int)10 / 3), so the rate climbs to 10. After 20 s of idleness the bucket refills"
                         + " (10 tokens a second) and the point is cold again." + from("WarmUpController"),
-                warm(10, 10, 3), warmUp(10, 10, 3),
-                concat(everySecond(1000, 20000, 20), everySecond(41000, 44000, 20)), false));
+                warmUp(10, 10, 3),
+                concat(everySecond(1000, 20000, 20), everySecond(41000, 44000, 20))));
         files.put("shaping-warmup-20-5-3.json", scenario(
                 "warm-up, reject: rate 20, 5 s, cold factor 3, with mid-second requests",
                 "warningToken = (int)(20 * 5) / 2 = 50, maxToken = 50 + (int)(200 / 4) = 100. Cold rate 6.67 (6 a"
                         + " second). Requests at the start and in the middle of each second: the limit is on the"
                         + " admitted count of the calendar second." + from("WarmUpController"),
-                warm(20, 5, 3), warmUp(20, 5, 3),
-                interleave(everySecond(1000, 12000, 4), everySecond(1500, 12500, 30)), false));
+                warmUp(20, 5, 3),
+                interleave(everySecond(1000, 12000, 4), everySecond(1500, 12500, 30))));
         files.put("shaping-warmup-100-10-5.json", scenario(
                 "warm-up, reject: rate 100, 10 s, cold factor 5",
                 "warningToken = (int)(100 * 10) / 4 = 250, maxToken = 250 + (int)(2000 / 6) = 583, slope ="
                         + " 4 / 100 / 333. Cold rate nextUp(1 / (333 * slope + 0.01)) = 20.0.. (20 a second);"
                         + " 150 offered each second." + from("WarmUpController"),
-                warm(100, 10, 5), warmUp(100, 10, 5), everySecond(1000, 16000, 150), false));
+                warmUp(100, 10, 5), everySecond(1000, 16000, 150)));
         files.put("shaping-warmup-stays-cold.json", scenario(
                 "warm-up, reject: traffic below rate / coldFactor keeps the point cold",
                 "Rate 10, 5 s, cold factor 5: warningToken 12, maxToken 12 + (int)(100 / 6) = 28. While the previous"
                         + " second admitted fewer than (int)10 / 5 = 2, the bucket refills and stays full: the cold"
                         + " rate nextUp(1 / (16 * slope + 0.1)) = 2.0.. lets 2 a second through. One request a second"
                         + " for 5 s keeps it cold; then bursts warm it." + from("WarmUpController"),
-                warm(10, 5, 5), warmUp(10, 5, 5),
-                concat(everySecond(1000, 5000, 1), everySecond(6000, 16000, 15)), false));
+                warmUp(10, 5, 5),
+                concat(everySecond(1000, 5000, 1), everySecond(6000, 16000, 15))));
 
         // Warm-up, pacing (WarmUpRateLimiterController).
         files.put("shaping-warmup-pace-10-10-3.json", scenario(
@@ -295,14 +294,14 @@ public final class Peers {
                         + " as the previous seconds' admitted counts drain the stored tokens (costs in whole ms, as"
                         + " the peer rounds them). 10 requests offered at the start of each second."
                         + from("WarmUpRateLimiterController"),
-                warmPace(10, 10, 3, 1000), warmUpPace(10, 10, 3, 1000), everySecond(1000, 18000, 10), true));
+                warmUpPace(10, 10, 3, 1000), everySecond(1000, 18000, 10)));
         files.put("shaping-warmup-pace-20-5-5.json", scenario(
                 "warm-up with pacing: rate 20, 5 s, cold factor 5, maxQueueingTimeMs 1000",
                 "warningToken = (int)(20 * 5) / 4 = 25, maxToken = 25 + (int)(200 / 6) = 58, slope = 4 / 20 / 33."
                         + " Cold cost round(1000 / nextUp(1 / (33 * slope + 0.05))) = 250 ms, warm 50 ms; 25 offered at"
                         + " the start of each second. 5 a second pass while cold: not below (int)20 / 5 = 4, so the"
                         + " bucket drains and the point warms." + from("WarmUpRateLimiterController"),
-                warmPace(20, 5, 5, 1000), warmUpPace(20, 5, 5, 1000), everySecond(1000, 12000, 25), true));
+                warmUpPace(20, 5, 5, 1000), everySecond(1000, 12000, 25)));
         files.put("shaping-warmup-pace-stays-cold.json", scenario(
                 "warm-up with pacing: a queue limit that keeps the point cold",
                 "Rate 20, 5 s, cold factor 5, maxQueueingTimeMs 500: cold, the cost is 250 ms, so at most 3 of a"
@@ -310,7 +309,7 @@ public final class Peers {
                         + " (20 tokens a second) tops the bucket up again: stored stays at 58 - 3 = 55 and the cost"
                         + " at round(1000 * (30 * slope + 0.05)) = 232 ms. The point never warms under this load,"
                         + " as in the peer." + from("WarmUpRateLimiterController"),
-                warmPace(20, 5, 5, 500), warmUpPace(20, 5, 5, 500), everySecond(1000, 8000, 25), true));
+                warmUpPace(20, 5, 5, 500), everySecond(1000, 8000, 25)));
         files.put("shaping-warmup-at-warning-token.json", scenario(
                 "warm-up, reject: stored tokens exactly at the warning token stop refilling",
                 "Rate 10, 10 s, cold factor 3 (warningToken 50). Warmed by 20 s of overload the stored tokens settle"
@@ -321,9 +320,9 @@ public final class Peers {
                         + " refill to maxToken (cold, 3 a second). At 50 the allowed rate is nextUp(1 / (0 * slope +"
                         + " 0.1)) = 10.000000000000002: the full 10 a second at once, then stored drops to 40."
                         + from("WarmUpController"),
-                warm(10, 10, 3), warmUp(10, 10, 3),
+                warmUp(10, 10, 3),
                 concat(everySecond(1000, 15000, 20), steps(16000, 1, 17000, 9, 18000, 1, 20000, 1),
-                        everySecond(45000, 47000, 20)), false));
+                        everySecond(45000, 47000, 20))));
     }
 
     static List<Step> singlesAnd(List<Step> first, long... ats) {
@@ -465,35 +464,34 @@ public final class Peers {
         return b.toString();
     }
 
-    record GuavaCase(String test, String file, String why, Supplier<GuavaPeer> guava, Supplier<Peer> ours,
-            Map<String, Object> strategy, List<Op> ops) {}
+    record GuavaCase(String test, String file, String why, Supplier<GuavaPeer> guava, Shaping ours, List<Op> ops) {}
 
     static void guavaCases(Map<String, Object> files, StringBuilder md) {
         List<GuavaCase> cases = List.of(
                 new GuavaCase("testSimple", "shaping-guava-simple.json",
                         "create(5.0); three acquire(): R0.00, R0.20, R0.20",
-                        () -> GuavaPeer.bursty(5), throttling(5, MAX_QUEUE), pacing(5, MAX_QUEUE),
+                        () -> GuavaPeer.bursty(5), pacing(5, MAX_QUEUE),
                         ops(a(1), a(1), a(1))),
                 new GuavaCase("testSimpleWithWait", "shaping-guava-simple-with-wait.json",
                         "create(5.0); acquire, sleep 200 ms, acquire, acquire: R0.00, U0.20, R0.00, R0.20",
-                        () -> GuavaPeer.bursty(5), throttling(5, MAX_QUEUE), pacing(5, MAX_QUEUE),
+                        () -> GuavaPeer.bursty(5), pacing(5, MAX_QUEUE),
                         ops(a(1), s(200), a(1), a(1))),
                 new GuavaCase("testTryAcquire_noWaitAllowed", "shaping-guava-try-acquire-no-wait.json",
                         "create(5.0); tryAcquire(0 s) three times, sleep 100 ms, once more: true, false, false, false"
                                 + " (maxQueueingTimeMs 0)",
-                        () -> GuavaPeer.bursty(5), throttling(5, 0), pacing(5, 0),
+                        () -> GuavaPeer.bursty(5), pacing(5, 0),
                         ops(t(0), t(0), t(0), s(100), t(0))),
                 new GuavaCase("testSimpleAcquireEarliestAvailableIsInPast", null,
                         "create(5.0); acquire, sleep 400 ms, three acquire: 0, 0, 0, 0.2 s. Guava stores the idle"
                                 + " 200 ms beyond the next slot as one permit (SmoothBursty keeps up to 1 s of them);"
                                 + " Sentinel's pacing keeps none, so its third request waits 200 ms.",
-                        () -> GuavaPeer.bursty(5), throttling(5, MAX_QUEUE), pacing(5, MAX_QUEUE),
+                        () -> GuavaPeer.bursty(5), pacing(5, MAX_QUEUE),
                         ops(a(1), s(400), a(1), a(1), a(1))),
                 new GuavaCase("testOneSecondBurst", null,
                         "create(5.0); sleep 2 s; acquire(1), acquire(1), acquire(3), acquire(1), acquire(): a burst of"
                                 + " 5 permits from 1 s of stored permits, then R0.20. SDS has no stored permits and no"
                                 + " weighted acquire.",
-                        () -> GuavaPeer.bursty(5), throttling(5, MAX_QUEUE), pacing(5, MAX_QUEUE),
+                        () -> GuavaPeer.bursty(5), pacing(5, MAX_QUEUE),
                         ops(s(1000), s(1000), a(1), a(1), a(3), a(1), a(1))),
                 new GuavaCase("testWarmUp", null,
                         "create(2.0, 4000 ms, coldFactor 3.0) (SmoothWarmingUp): Guava's wait is the integral of its"
@@ -502,13 +500,11 @@ public final class Peers {
                                 + " stays at the cold 1.5 s for a whole second and falls in steps. Ours is"
                                 + " WarmUpRateLimiterController(2, 4 s, maxQueueingTimeMs 65535, 3).",
                         () -> GuavaPeer.warmingUp(2, 4000, 3.0), warmUpPace(2, 4, 3, MAX_QUEUE),
-                        warmPace(2, 4, 3, MAX_QUEUE),
                         ops(times(8, a(1)), s(500), s(4000), times(8, a(1)), s(500), s(2000), times(8, a(1)))),
                 new GuavaCase("testWarmUpWithColdFactor", null,
                         "create(5.0, 4000 ms, coldFactor 10.0): the same model, colder. Ours:"
                                 + " WarmUpRateLimiterController(5, 4 s, 65535, 10).",
                         () -> GuavaPeer.warmingUp(5, 4000, 10.0), warmUpPace(5, 4, 10, MAX_QUEUE),
-                        warmPace(5, 4, 10, MAX_QUEUE),
                         ops(times(8, a(1)), s(200), s(4000), times(8, a(1)), s(200), s(1000), times(8, a(1)))));
         md.append("Guava ").append(versionOf(com.google.common.util.concurrent.RateLimiter.class))
                 .append(" and ").append(SENTINEL).append(", run by tools/shaping-peers (do not edit by hand: ")
@@ -518,7 +514,7 @@ public final class Peers {
                 .append(" the clock on. A bold result differs from Guava's by more than 1 ms (time or wait) or in")
                 .append(" its verdict.\n");
         for (GuavaCase c : cases) {
-            List<GuavaRow> rows = runGuava(c.guava().get(), c.ours().get(), c.ops());
+            List<GuavaRow> rows = runGuava(c.guava().get(), c.ours().peer().get(), c.ops());
             boolean same = same(rows);
             md.append("\n#### RateLimiterTest.").append(c.test()).append(": ")
                     .append(same ? "same within 1 ms" : "not followed").append("\n\n");
@@ -536,7 +532,7 @@ public final class Peers {
                                 + " is " + GUAVA_ORIGIN_MS + "). Guava " + versionOf(com.google.common.util.concurrent.RateLimiter.class)
                                 + " and " + SENTINEL + "'s ThrottlingController agree within 1 ms."
                                 + " Generated by tools/shaping-peers (see conformance/shaping-peers.md).",
-                        c.strategy(), c.ours(), steps, true));
+                        c.ours(), steps));
             } else if (same) {
                 throw new IllegalStateException(c.test() + " now agrees: give it a scenario file");
             } else if (c.file() != null) {
