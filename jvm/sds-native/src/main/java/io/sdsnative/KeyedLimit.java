@@ -455,20 +455,11 @@ public final class KeyedLimit implements AutoCloseable {
 
         /** Writes {@code key} if it is ASCII (its UTF-8 then) and fits: its length, or -1. */
         int putAscii(String key) {
-            int n = key.length();
-            if (n > KEY_MAX) {
-                return -1;
+            int n = Ascii.copy(key, staging, 0, KEY_MAX);
+            if (n >= 0) {
+                buffer.position(KEY);
+                buffer.put(staging, 0, n);
             }
-            byte[] ascii = staging;
-            for (int i = 0; i < n; i++) {
-                char c = key.charAt(i);
-                if (c >= 0x80) {
-                    return -1;
-                }
-                ascii[i] = (byte) c;
-            }
-            buffer.position(KEY);
-            buffer.put(ascii, 0, n);
             return n;
         }
 

@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
+import io.sdsnative.Ascii;
+
 /**
  * A thread's direct memory for one native object's hot calls: Java writes
  * the input, the native call reads it and writes its answer by address, so
@@ -26,19 +28,7 @@ final class Scratch {
 
     /** Copies {@code text} to {@link #bytes} at {@code at} if it is ASCII and fits: its length, or -1. */
     int putAscii(String text, int at, int limit) {
-        int n = text.length();
-        if (at + n > limit) {
-            return -1;
-        }
-        byte[] b = bytes;
-        for (int i = 0; i < n; i++) {
-            char c = text.charAt(i);
-            if (c >= 0x80) {
-                return -1;
-            }
-            b[at + i] = (byte) c;
-        }
-        return n;
+        return Ascii.copy(text, bytes, at, limit);
     }
 
     /** Copies the first {@code n} bytes of {@link #bytes} to the buffer's start. */
