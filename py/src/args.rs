@@ -147,13 +147,33 @@ pub fn path_text<'py>(v: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, 
         .map_err(|_| wrong(v, &expected))
 }
 
-/// The `mode` a shared table's file is created with: 0o600 unless given;
-/// one that is no u32 reads as 0, which the open refuses like any other.
-pub fn file_mode(mode: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
-    match mode {
-        Some(m) => Ok(int(m, "mode")?.extract::<u32>().unwrap_or(0)),
-        None => Ok(0o600),
-    }
+/// A table's `shared` and `mode` arguments (`None` values are absent): the
+/// shared file's name or path (`path_text`) with the mode to create it
+/// with, 0o600 unless given (one that is no u32 reads as 0, which the open
+/// refuses like any other); or `None` for a table of this process alone,
+/// which takes no mode: a `mode` without `shared` is refused, naming
+/// `opener`, the call that opens a shared table.
+pub fn shared_file<'py>(
+    shared: Option<&Bound<'py, PyAny>>,
+    mode: Option<&Bound<'py, PyAny>>,
+    opener: &str,
+) -> PyResult<Option<(Bound<'py, PyString>, u32)>> {
+    let mode = mode.filter(|m| !m.is_none());
+    let Some(name_or_path) = shared.filter(|s| !s.is_none()) else {
+        return match mode {
+            Some(m) => Err(errors::argument(
+                m.py(),
+                format!("mode is only for a shared table ({opener})"),
+            )),
+            None => Ok(None),
+        };
+    };
+    let path = path_text(name_or_path, "shared")?;
+    let mode = match mode {
+        Some(m) => int(m, "mode")?.extract::<u32>().unwrap_or(0),
+        None => 0o600,
+    };
+    Ok(Some((path, mode)))
 }
 
 /// The UTF-8 text of a `str`; one with a lone surrogate (which no UTF-8

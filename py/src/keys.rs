@@ -575,17 +575,15 @@ fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     Ok(n.extract::<usize>().unwrap_or(usize::MAX))
 }
 
-/// Opens (creating if needed) the key table file of `name_or_path` (a bare
-/// name is a file under /dev/shm), as `Client.shared` opens point tables.
+/// Opens (creating if needed) the key table file of `path` (a bare name is
+/// a file under /dev/shm), as `Client.shared` opens point tables.
 fn open_shared(
-    name_or_path: &Bound<'_, PyAny>,
+    path: &Bound<'_, PyString>,
     rule: KeyRule,
     capacity: usize,
-    mode: Option<&Bound<'_, PyAny>>,
+    mode: u32,
 ) -> PyResult<AnyKeys> {
-    let py = name_or_path.py();
-    let path = args::path_text(name_or_path, "shared")?;
-    let mode = args::file_mode(mode)?;
+    let py = path.py();
     let name = path.to_str()?;
     // Opening may wait for another process initialising the file.
     py.detach(|| AnyKeys::open_named(name, capacity, rule, mode))
@@ -652,14 +650,9 @@ impl Keys {
         };
         let rule = rule_of(rule)?;
         let capacity = capacity.map_or(Ok(65536), capacity_arg)?;
-        let mode = mode.filter(|m| !m.is_none());
-        let keys = match (shared.filter(|s| !s.is_none()), mode) {
-            (Some(name_or_path), mode) => open_shared(name_or_path, rule, capacity, mode)?,
-            (None, Some(_)) => {
-                let message = "mode is only for a shared table (KeyedLimit.shared)";
-                return Err(errors::argument(py, message.to_string()));
-            }
-            (None, None) => AnyKeys::private(rule, capacity).map_err(|e| key_error(py, e))?,
+        let keys = match args::shared_file(shared, mode, "KeyedLimit.shared")? {
+            Some((path, mode)) => open_shared(&path, rule, capacity, mode)?,
+            None => AnyKeys::private(rule, capacity).map_err(|e| key_error(py, e))?,
         };
         let usual = UsualInts::of(py, &keys)?;
         let keys = Arc::new(keys);

@@ -210,19 +210,13 @@ fn capacity_arg(v: &Bound<'_, PyAny>) -> PyResult<usize> {
     capacity_from_i128(n).map_err(|e| errors::core(py, e))
 }
 
-/// Opens (creating if needed) the table of `name_or_path` (a `str` or an
-/// `os.PathLike` of one; a bare name is a file under /dev/shm) for
-/// `capacity` points, with `mode` 0o600 or 0o660: this process's view of
-/// the table every process of the host may open (`sds_shm`, which also
-/// gives each process, fork children included, its own view).
-fn open_shared(
-    name_or_path: &Bound<'_, PyAny>,
-    capacity: usize,
-    mode: Option<&Bound<'_, PyAny>>,
-) -> PyResult<AnyTable> {
-    let py = name_or_path.py();
-    let path = args::path_text(name_or_path, "shared")?;
-    let mode = args::file_mode(mode)?;
+/// Opens (creating if needed) the table of `path` (a bare name is a file
+/// under /dev/shm) for `capacity` points, with `mode` 0o600 or 0o660: this
+/// process's view of the table every process of the host may open
+/// (`sds_shm`, which also gives each process, fork children included, its
+/// own view).
+fn open_shared(path: &Bound<'_, PyString>, capacity: usize, mode: u32) -> PyResult<AnyTable> {
+    let py = path.py();
     let shm = |e| errors::shm(py, &e);
     let path = table_path(path.to_str()?).map_err(shm)?;
     let options = Options::of_mode(mode).map_err(shm)?;
@@ -257,14 +251,9 @@ impl Table {
         mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Table> {
         let capacity = capacity.map_or(Ok(1024), capacity_arg)?;
-        let mode = mode.filter(|m| !m.is_none());
-        let table = match (shared.filter(|s| !s.is_none()), mode) {
-            (Some(name_or_path), mode) => open_shared(name_or_path, capacity, mode)?,
-            (None, Some(_)) => {
-                let message = "mode is only for a shared table (Client.shared)";
-                return Err(errors::argument(py, message.to_string()));
-            }
-            (None, None) => AnyTable::private(capacity).map_err(|e| errors::shm(py, &e))?,
+        let table = match args::shared_file(shared, mode, "Client.shared")? {
+            Some((path, mode)) => open_shared(&path, capacity, mode)?,
+            None => AnyTable::private(capacity).map_err(|e| errors::shm(py, &e))?,
         };
         Ok(Table {
             inner: Arc::new(Inner {

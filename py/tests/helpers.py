@@ -1,9 +1,11 @@
 """What the tests share: counting this process's threads by the name the
-Rust side gives them, waiting for a condition, and starting and stopping a
-server the test started."""
+Rust side gives them, waiting for a condition, starting and stopping a
+server the test started, and checking that every way of giving a strategy
+refuses an invalid one alike."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import signal
@@ -14,6 +16,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Callable, Dict, List, Set, Tuple
 
+import pytest
+
+import sds
 from redis_server import free_port
 
 
@@ -40,6 +45,29 @@ def wait_for(what: str, check: Callable[[], bool], within: float = 5.0) -> float
             raise AssertionError(f"not within {within} s: {what}")
         time.sleep(0.005)
     return time.monotonic() - start
+
+
+def camel(snake: str) -> str:
+    """An ``sds.Strategy`` keyword as its SDS JSON name."""
+    return "".join(w.capitalize() if i else w for i, w in enumerate(snake.split("_")))
+
+
+def refused_everywhere(kwargs: Dict[str, int], field: str, message: str, kept: Dict[str, int]) -> None:
+    """``sds.Strategy(**kwargs)`` raises ``sds.InvalidStrategy`` naming
+    ``field`` with the core's ``message``; so does ``set_strategy`` given
+    the same fields as a dict of SDS names and as JSON text, on a client
+    whose point keeps its strategy ``kept`` (SDS names)."""
+    with pytest.raises(sds.InvalidStrategy) as info:
+        sds.Strategy(**kwargs)
+    assert (info.value.code, info.value.field, str(info.value)) == ("SDS_INVALID_STRATEGY", field, message)
+    client = sds.Client(capacity=4)
+    client.set_strategy("p", kept)
+    names = {camel(k): v for k, v in kwargs.items()}
+    for given in (names, json.dumps(names)):
+        with pytest.raises(sds.InvalidStrategy) as again:
+            client.set_strategy("p", given)
+        assert (again.value.field, str(again.value)) == (field, message)
+    assert client.strategy("p") == sds.Strategy.from_dict(kept)
 
 
 def stop_server(process: "subprocess.Popen[Any]", log: IO[str], grace: float = 10) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List
 import pytest
 
 import sds
+from helpers import refused_everywhere
 
 T = 1_700_000_000_000
 ADAPTIVE_FIELDS = ["adaptive_concurrency", "adaptive_min_limit", "adaptive_max_limit", "adaptive_initial_limit"]
@@ -77,26 +78,10 @@ INVALID = [
 ]
 
 
-def camel(snake: str) -> str:
-    return "".join(w.capitalize() if i else w for i, w in enumerate(snake.split("_")))
-
-
 @pytest.mark.parametrize("kwargs,field,message", INVALID, ids=[f"{f}:{m[18:60]}" for _, f, m in INVALID])
 def test_the_adaptive_row_is_validated_with_the_core_messages(kwargs: Dict[str, int], field: str,
                                                               message: str) -> None:
-    with pytest.raises(sds.InvalidStrategy) as info:
-        sds.Strategy(**kwargs)
-    assert (info.value.code, info.value.field, str(info.value)) == ("SDS_INVALID_STRATEGY", field, message)
-    # The same verdict for a dict of SDS names and for JSON text, on a
-    # client that keeps its old strategy.
-    client = sds.Client(capacity=4)
-    client.set_strategy("p", {"adaptiveConcurrency": AIMD})
-    names = {camel(k): v for k, v in kwargs.items()}
-    for given in (names, json.dumps(names)):
-        with pytest.raises(sds.InvalidStrategy) as again:
-            client.set_strategy("p", given)
-        assert str(again.value) == message
-    assert client.strategy("p") == sds.Strategy(adaptive_concurrency=AIMD)
+    refused_everywhere(kwargs, field, message, kept={"adaptiveConcurrency": AIMD})
 
 
 def test_the_messages_are_the_conformance_cases() -> None:
