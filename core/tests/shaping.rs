@@ -8,17 +8,9 @@ use std::sync::Arc;
 use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
 
 mod common;
-use common::{assert_refused, with_fields};
+use common::{assert_refused, point, with_fields};
 
 const T: u64 = 1_700_000_000_000;
-
-fn point(f: impl FnOnce(&mut Strategy)) -> Point {
-    let mut s = Strategy::DEFAULT;
-    f(&mut s);
-    let p = Point::new();
-    p.set_strategy(Some(&s)).unwrap();
-    p
-}
 
 fn paced(rate: i64, max_queue_ms: i64) -> Point {
     point(|s| {
@@ -279,50 +271,22 @@ fn slow_call_rate_opens_a_delay_with_probes() {
 
 #[test]
 fn the_new_fields_are_validated_once() {
-    use Field::*;
+    use {Field::*, Rule::*};
     let rate = |r| (TokenBucketGeneratedTokensInSecond, r);
+    let slow = |pct| (SlowCallRateThreshold, pct);
+    let queue = |ms| (MaxQueueingTimeMs, ms);
+    // One row a case.
+    #[rustfmt::skip]
     assert_refused(&[
-        (
-            &[(SlowCallRateThreshold, 10)],
-            SlowCallRateThreshold,
-            Rule::SlowCallWithoutTimeout,
-        ),
-        (
-            &[(TimeoutThreshold, 5), (SlowCallRateThreshold, 101)],
-            SlowCallRateThreshold,
-            Rule::PercentOutOfRange,
-        ),
-        (&[(ColdFactor, 1)], ColdFactor, Rule::ColdFactorTooSmall),
-        (
-            &[(WarmUpPeriodSec, 10)],
-            WarmUpPeriodSec,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(0), (WarmUpPeriodSec, 10)],
-            WarmUpPeriodSec,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(10), (WarmUpPeriodSec, 0)],
-            WarmUpPeriodSec,
-            Rule::ZeroWarmUp,
-        ),
-        (
-            &[(MaxQueueingTimeMs, 100)],
-            MaxQueueingTimeMs,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(10), (MaxQueueingTimeMs, 65_536)],
-            MaxQueueingTimeMs,
-            Rule::QueueTooLong,
-        ),
-        (
-            &[rate(10), (TokenBucketSize, 20), (MaxQueueingTimeMs, 100)],
-            TokenBucketSize,
-            Rule::BurstWithShaping,
-        ),
+        (&[slow(10)], SlowCallRateThreshold, SlowCallWithoutTimeout),
+        (&[(TimeoutThreshold, 5), slow(101)], SlowCallRateThreshold, PercentOutOfRange),
+        (&[(ColdFactor, 1)], ColdFactor, ColdFactorTooSmall),
+        (&[(WarmUpPeriodSec, 10)], WarmUpPeriodSec, ShapingWithoutRate),
+        (&[rate(0), (WarmUpPeriodSec, 10)], WarmUpPeriodSec, ShapingWithoutRate),
+        (&[rate(10), (WarmUpPeriodSec, 0)], WarmUpPeriodSec, ZeroWarmUp),
+        (&[queue(100)], MaxQueueingTimeMs, ShapingWithoutRate),
+        (&[rate(10), queue(65_536)], MaxQueueingTimeMs, QueueTooLong),
+        (&[rate(10), (TokenBucketSize, 20), queue(100)], TokenBucketSize, BurstWithShaping),
     ]);
     let ok = with_fields(&[rate(10), (WarmUpPeriodSec, 5), (ColdFactor, 5)]);
     assert_eq!(ok.validate(), Ok(()));
