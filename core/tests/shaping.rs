@@ -206,22 +206,23 @@ fn a_point_cools_down_when_idle_and_on_a_new_rate() {
     // above it while traffic stays under the cold rate; cold again.
     let later = T + 100_000;
     assert_eq!(admitted_per_second(&p, later, 1, 20), [3]);
+    // A point warm (40 s at full rate) whose strategy `change` edits: what
+    // it admits of `calls` in the next second.
+    let after = |change: fn(&mut Strategy), calls| {
+        let warm = point(warming(10, 10, 3));
+        admitted_per_second(&warm, T, 40, 20);
+        let mut s = warm.strategy().unwrap();
+        change(&mut s);
+        warm.set_strategy(Some(&s)).unwrap();
+        admitted_per_second(&warm, T + 40_000, 1, calls)
+    };
     // A new rate is a new curve, cold: warning 100, max 200, slope 0.001;
     // the sync takes the last second's 10 admitted from the full 200, so
     // 1 / (90 * 0.001 + 0.05) = 7.1 a second.
-    let q = point(warming(10, 10, 3));
-    admitted_per_second(&q, T, 40, 20);
-    let mut s = q.strategy().unwrap();
-    s.token_bucket_generated_tokens_in_second = 20;
-    q.set_strategy(Some(&s)).unwrap();
-    assert_eq!(admitted_per_second(&q, T + 40_000, 1, 40), [7]);
+    let new_rate = after(|s| s.token_bucket_generated_tokens_in_second = 20, 40);
+    assert_eq!(new_rate, [7]);
     // Other fields leave the curve as it was: still at the full rate.
-    let warm = point(warming(10, 10, 3));
-    admitted_per_second(&warm, T, 40, 20);
-    let mut w = warm.strategy().unwrap();
-    w.visit_threshold = 1_000_000;
-    warm.set_strategy(Some(&w)).unwrap();
-    assert_eq!(admitted_per_second(&warm, T + 40_000, 1, 20), [10]);
+    assert_eq!(after(|s| s.visit_threshold = 1_000_000, 20), [10]);
 }
 
 #[test]
