@@ -1,23 +1,15 @@
 //! `adaptiveConcurrency` through `Point`: the adaptive limit replaces
 //! `concurrentThreshold`, exits feed it, stats show it (explicit times).
 
-use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
+use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule};
 
 mod common;
-use common::{assert_refused, with_fields};
+use common::{assert_refused, point, with_fields};
 
 const T: u64 = 1_700_000_000_000;
 
-fn adaptive(f: impl FnOnce(&mut Strategy)) -> Point {
-    let mut s = Strategy::DEFAULT;
-    f(&mut s);
-    let p = Point::new();
-    p.set_strategy(Some(&s)).unwrap();
-    p
-}
-
 fn aimd() -> Point {
-    adaptive(|s| s.adaptive_concurrency = 1)
+    point(|s| s.adaptive_concurrency = 1)
 }
 
 /// Enters `n` requests at `at`: the admitted ones.
@@ -60,7 +52,7 @@ fn aimd_grows_while_busy_and_backs_off_on_failures() {
 
 #[test]
 fn a_timeout_is_a_drop_and_refusals_are_no_samples() {
-    let p = adaptive(|s| {
+    let p = point(|s| {
         s.adaptive_concurrency = 1;
         s.adaptive_min_limit = 2;
         s.adaptive_initial_limit = 4;
@@ -77,7 +69,7 @@ fn a_timeout_is_a_drop_and_refusals_are_no_samples() {
 
 #[test]
 fn a_paced_request_that_never_ran_is_no_sample() {
-    let p = adaptive(|s| {
+    let p = point(|s| {
         s.adaptive_concurrency = 2; // Vegas: a 0 ms sample would become its no-load RTT
         s.token_bucket_generated_tokens_in_second = 10;
         s.max_queueing_time_ms = 1_000;
@@ -96,7 +88,7 @@ fn a_paced_request_that_never_ran_is_no_sample() {
 
 #[test]
 fn stats_show_the_algorithms_inputs() {
-    let p = adaptive(|s| s.adaptive_concurrency = 2); // Vegas
+    let p = point(|s| s.adaptive_concurrency = 2); // Vegas
     for k in 0..5 {
         let at = T + k * 100;
         let e = p.enter(at, Flags::NONE);
@@ -135,42 +127,20 @@ fn a_new_algorithm_starts_fresh_and_other_changes_keep_the_limit() {
 
 #[test]
 fn the_row_is_validated_once() {
-    use Field::*;
+    use {Field::*, Rule::*};
     let algo = |code| (AdaptiveConcurrency, code);
+    // One row a case.
+    #[rustfmt::skip]
     assert_refused(&[
-        (&[algo(6)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
-        (&[algo(0)], AdaptiveConcurrency, Rule::UnknownAlgorithm),
-        (
-            &[algo(1), (ConcurrentThreshold, 10)],
-            ConcurrentThreshold,
-            Rule::ThresholdWithAdaptive,
-        ),
-        (
-            &[(AdaptiveMaxLimit, 10)],
-            AdaptiveMaxLimit,
-            Rule::NeedsAdaptive,
-        ),
-        (
-            &[algo(1), (AdaptiveMinLimit, 0)],
-            AdaptiveMinLimit,
-            Rule::LimitBelowOne,
-        ),
-        (
-            &[algo(1), (AdaptiveMaxLimit, 1_000_001)],
-            AdaptiveMaxLimit,
-            Rule::LimitTooLarge,
-        ),
+        (&[algo(6)], AdaptiveConcurrency, UnknownAlgorithm),
+        (&[algo(0)], AdaptiveConcurrency, UnknownAlgorithm),
+        (&[algo(1), (ConcurrentThreshold, 10)], ConcurrentThreshold, ThresholdWithAdaptive),
+        (&[(AdaptiveMaxLimit, 10)], AdaptiveMaxLimit, NeedsAdaptive),
+        (&[algo(1), (AdaptiveMinLimit, 0)], AdaptiveMinLimit, LimitBelowOne),
+        (&[algo(1), (AdaptiveMaxLimit, 1_000_001)], AdaptiveMaxLimit, LimitTooLarge),
         // AIMD's minimum is 20.
-        (
-            &[algo(1), (AdaptiveMaxLimit, 10)],
-            AdaptiveMaxLimit,
-            Rule::MaxBelowMin,
-        ),
-        (
-            &[algo(3), (AdaptiveInitialLimit, 500)],
-            AdaptiveInitialLimit,
-            Rule::InitialOutsideLimits,
-        ),
+        (&[algo(1), (AdaptiveMaxLimit, 10)], AdaptiveMaxLimit, MaxBelowMin),
+        (&[algo(3), (AdaptiveInitialLimit, 500)], AdaptiveInitialLimit, InitialOutsideLimits),
     ]);
     // Bounds that move the default initial limit out take it along.
     let s = with_fields(&[algo(1), (AdaptiveMinLimit, 50), (AdaptiveMaxLimit, 80)]);

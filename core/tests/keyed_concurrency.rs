@@ -7,6 +7,9 @@ use std::thread;
 use sds_core::keyed::{KeyBucket, KeyRule, KeyRuleKind, KeyTable};
 use sds_core::Value;
 
+mod common;
+use common::Holders;
+
 const THREADS: u64 = 4;
 
 fn table(kind: KeyRuleKind, limit: i64, buckets: usize) -> KeyTable<Vec<KeyBucket>> {
@@ -99,11 +102,10 @@ fn in_flight_threads_never_hold_more_than_the_limit() {
         rule.unwrap(),
     )
     .unwrap();
-    let held = AtomicU64::new(0);
-    let most = AtomicU64::new(0);
+    let holders = Holders::default();
     thread::scope(|s| {
         for id in 0..THREADS {
-            let (t, held, most) = (&t, &held, &most);
+            let (t, holders) = (&t, &holders);
             s.spawn(move || {
                 for i in 0..20_000u64 {
                     if id == 0 {
@@ -115,16 +117,14 @@ fn in_flight_threads_never_hold_more_than_the_limit() {
                         continue;
                     }
                     if t.decide(b"shared", i, 1).is_ok_and(|d| d.admitted) {
-                        let now = held.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        held.fetch_sub(1, Ordering::SeqCst);
+                        holders.hold(|| {});
                         assert_eq!(t.release(b"shared", 1), Ok(true), "its unit is still held");
                     }
                 }
             });
         }
     });
-    assert!((1..=2).contains(&most.into_inner()), "never past the limit");
+    assert!((1..=2).contains(&holders.most()), "never past the limit");
     assert_eq!(t.peek(b"shared", 0).remaining, 2, "every unit came back");
 }
 

@@ -5,16 +5,13 @@ use sds_core::{
     Rule, Slot, Strategy, MAX_CAPACITY, MAX_NAME_LEN,
 };
 
+mod common;
+use common::{point, with};
+
 const T: u64 = 1_000_000;
 
 fn table(capacity: usize) -> PointTable<Vec<Slot>> {
     PointTable::new((0..capacity).map(|_| Slot::new()).collect()).unwrap()
-}
-
-fn with(f: impl FnOnce(&mut Strategy)) -> Strategy {
-    let mut s = Strategy::DEFAULT;
-    f(&mut s);
-    s
 }
 
 /// A strategy with only a delay and its retry interval.
@@ -113,42 +110,17 @@ fn invalid_strategy_leaves_the_old_one() {
 
 #[test]
 fn validate_names_the_field_and_rule() {
+    use {Field::*, Rule::*};
+    // One row a case.
+    #[rustfmt::skip]
     let cases: [(Strategy, Field, Rule); 7] = [
-        (
-            with(|s| s.delay_time = 0),
-            Field::DelayTime,
-            Rule::DelayTooShort,
-        ),
-        (
-            with(|s| s.delay_time = 9_999),
-            Field::DelayTime,
-            Rule::DelayTooShort,
-        ),
-        (
-            delayed(10_000, 999),
-            Field::RetryInterval,
-            Rule::RetryTooShort,
-        ),
-        (
-            delayed(10_000, 10_001),
-            Field::RetryInterval,
-            Rule::RetryBeyondDelay,
-        ),
-        (
-            with(|s| s.retry_interval = 1_000),
-            Field::RetryInterval,
-            Rule::RetryBeyondDelay,
-        ),
-        (
-            with(|s| s.exception_rate_threshold = 101),
-            Field::ExceptionRateThreshold,
-            Rule::PercentOutOfRange,
-        ),
-        (
-            with(|s| s.pressure_test_downgrade = 2),
-            Field::PressureTestDowngrade,
-            Rule::NotAFlag,
-        ),
+        (with(|s| s.delay_time = 0), DelayTime, DelayTooShort),
+        (with(|s| s.delay_time = 9_999), DelayTime, DelayTooShort),
+        (delayed(10_000, 999), RetryInterval, RetryTooShort),
+        (delayed(10_000, 10_001), RetryInterval, RetryBeyondDelay),
+        (with(|s| s.retry_interval = 1_000), RetryInterval, RetryBeyondDelay),
+        (with(|s| s.exception_rate_threshold = 101), ExceptionRateThreshold, PercentOutOfRange),
+        (with(|s| s.pressure_test_downgrade = 2), PressureTestDowngrade, NotAFlag),
     ];
     for (s, field, rule) in cases {
         assert_eq!(
@@ -240,9 +212,7 @@ fn code_tables_are_stable() {
 
 #[test]
 fn entries_round_trip_through_parts() {
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| s.visit_threshold = 0)))
-        .unwrap();
+    let p = point(|s| s.visit_threshold = 0);
     let e = p.enter(T, Flags::NONE);
     assert!(e.downgraded() && e.holds_permit() && !e.is_probe());
     assert_eq!(e.reason(), Some(Reason::Visit));
@@ -322,9 +292,7 @@ fn delay_state_is_visible() {
 #[test]
 fn entries_pack_into_43_bits_and_back() {
     use sds_core::packed;
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| s.visit_threshold = 0)))
-        .unwrap();
+    let p = point(|s| s.visit_threshold = 0);
     let e = p.enter(T, Flags::NONE);
     let bits = e.pack();
     assert!(bits < 1 << 27, "a plain entry is a small integer");

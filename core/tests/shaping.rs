@@ -8,17 +8,9 @@ use std::sync::Arc;
 use sds_core::{Entry, Field, Flags, Outcome, Point, Reason, Rule, Strategy};
 
 mod common;
-use common::{assert_refused, with_fields};
+use common::{assert_refused, point, with_fields};
 
 const T: u64 = 1_700_000_000_000;
-
-fn point(f: impl FnOnce(&mut Strategy)) -> Point {
-    let mut s = Strategy::DEFAULT;
-    f(&mut s);
-    let p = Point::new();
-    p.set_strategy(Some(&s)).unwrap();
-    p
-}
 
 fn paced(rate: i64, max_queue_ms: i64) -> Point {
     point(|s| {
@@ -214,22 +206,23 @@ fn a_point_cools_down_when_idle_and_on_a_new_rate() {
     // above it while traffic stays under the cold rate; cold again.
     let later = T + 100_000;
     assert_eq!(admitted_per_second(&p, later, 1, 20), [3]);
+    // A point warm (40 s at full rate) whose strategy `change` edits: what
+    // it admits of `calls` in the next second.
+    let after = |change: fn(&mut Strategy), calls| {
+        let warm = point(warming(10, 10, 3));
+        admitted_per_second(&warm, T, 40, 20);
+        let mut s = warm.strategy().unwrap();
+        change(&mut s);
+        warm.set_strategy(Some(&s)).unwrap();
+        admitted_per_second(&warm, T + 40_000, 1, calls)
+    };
     // A new rate is a new curve, cold: warning 100, max 200, slope 0.001;
     // the sync takes the last second's 10 admitted from the full 200, so
     // 1 / (90 * 0.001 + 0.05) = 7.1 a second.
-    let q = point(warming(10, 10, 3));
-    admitted_per_second(&q, T, 40, 20);
-    let mut s = q.strategy().unwrap();
-    s.token_bucket_generated_tokens_in_second = 20;
-    q.set_strategy(Some(&s)).unwrap();
-    assert_eq!(admitted_per_second(&q, T + 40_000, 1, 40), [7]);
+    let new_rate = after(|s| s.token_bucket_generated_tokens_in_second = 20, 40);
+    assert_eq!(new_rate, [7]);
     // Other fields leave the curve as it was: still at the full rate.
-    let warm = point(warming(10, 10, 3));
-    admitted_per_second(&warm, T, 40, 20);
-    let mut w = warm.strategy().unwrap();
-    w.visit_threshold = 1_000_000;
-    warm.set_strategy(Some(&w)).unwrap();
-    assert_eq!(admitted_per_second(&warm, T + 40_000, 1, 20), [10]);
+    assert_eq!(after(|s| s.visit_threshold = 1_000_000, 20), [10]);
 }
 
 #[test]
@@ -279,50 +272,22 @@ fn slow_call_rate_opens_a_delay_with_probes() {
 
 #[test]
 fn the_new_fields_are_validated_once() {
-    use Field::*;
+    use {Field::*, Rule::*};
     let rate = |r| (TokenBucketGeneratedTokensInSecond, r);
+    let slow = |pct| (SlowCallRateThreshold, pct);
+    let queue = |ms| (MaxQueueingTimeMs, ms);
+    // One row a case.
+    #[rustfmt::skip]
     assert_refused(&[
-        (
-            &[(SlowCallRateThreshold, 10)],
-            SlowCallRateThreshold,
-            Rule::SlowCallWithoutTimeout,
-        ),
-        (
-            &[(TimeoutThreshold, 5), (SlowCallRateThreshold, 101)],
-            SlowCallRateThreshold,
-            Rule::PercentOutOfRange,
-        ),
-        (&[(ColdFactor, 1)], ColdFactor, Rule::ColdFactorTooSmall),
-        (
-            &[(WarmUpPeriodSec, 10)],
-            WarmUpPeriodSec,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(0), (WarmUpPeriodSec, 10)],
-            WarmUpPeriodSec,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(10), (WarmUpPeriodSec, 0)],
-            WarmUpPeriodSec,
-            Rule::ZeroWarmUp,
-        ),
-        (
-            &[(MaxQueueingTimeMs, 100)],
-            MaxQueueingTimeMs,
-            Rule::ShapingWithoutRate,
-        ),
-        (
-            &[rate(10), (MaxQueueingTimeMs, 65_536)],
-            MaxQueueingTimeMs,
-            Rule::QueueTooLong,
-        ),
-        (
-            &[rate(10), (TokenBucketSize, 20), (MaxQueueingTimeMs, 100)],
-            TokenBucketSize,
-            Rule::BurstWithShaping,
-        ),
+        (&[slow(10)], SlowCallRateThreshold, SlowCallWithoutTimeout),
+        (&[(TimeoutThreshold, 5), slow(101)], SlowCallRateThreshold, PercentOutOfRange),
+        (&[(ColdFactor, 1)], ColdFactor, ColdFactorTooSmall),
+        (&[(WarmUpPeriodSec, 10)], WarmUpPeriodSec, ShapingWithoutRate),
+        (&[rate(0), (WarmUpPeriodSec, 10)], WarmUpPeriodSec, ShapingWithoutRate),
+        (&[rate(10), (WarmUpPeriodSec, 0)], WarmUpPeriodSec, ZeroWarmUp),
+        (&[queue(100)], MaxQueueingTimeMs, ShapingWithoutRate),
+        (&[rate(10), queue(65_536)], MaxQueueingTimeMs, QueueTooLong),
+        (&[rate(10), (TokenBucketSize, 20), queue(100)], TokenBucketSize, BurstWithShaping),
     ]);
     let ok = with_fields(&[rate(10), (WarmUpPeriodSec, 5), (ColdFactor, 5)]);
     assert_eq!(ok.validate(), Ok(()));

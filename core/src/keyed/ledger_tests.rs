@@ -52,41 +52,36 @@ fn killed_at<R>(at: Crash, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// A take or a give-back killed at any step: slot 0 takes `units.0` of key
+/// `a` and slot 1 `units.1`, then slot 0's `step` is killed at `at`. A sweep
+/// of slot 0's row gives back `swept` (what slot 0 still held, or had
+/// half given back), once, and leaves slot 1's units alone.
 #[test]
-fn a_take_killed_at_any_step_is_given_back_once() {
-    for (at, swept) in [
-        (Crash::TakeLedgered, 2),
-        (Crash::TakeInCell, 6),
-        (Crash::TakeCommitted, 6),
+fn a_step_killed_anywhere_is_finished_by_the_sweep_once() {
+    type Step = fn(&KeyTable<&[KeyBucket]>, &KeyLedger<'_>);
+    let take: Step = |t, l| assert!(t.decide_ledgered(l, 0, b"a", 4).is_ok());
+    let give: Step = |t, l| assert!(t.release_ledgered(l, 0, b"a", 3).is_ok());
+    for (at, units, step, swept) in [
+        (Crash::TakeLedgered, (2, 3), take, 2),
+        (Crash::TakeInCell, (2, 3), take, 6),
+        (Crash::TakeCommitted, (2, 3), take, 6),
+        (Crash::GiveLedgered, (5, 2), give, 5),
+        (Crash::GiveInCell, (5, 2), give, 2),
+        (Crash::GiveCommitted, (5, 2), give, 2),
     ] {
         let shared = Shared::new();
         let (table, ledger) = (shared.table(10), shared.ledger());
-        assert!(table.decide_ledgered(&ledger, 0, b"a", 2).unwrap().admitted);
-        assert!(table.decide_ledgered(&ledger, 1, b"a", 3).unwrap().admitted);
-        killed_at(at, || table.decide_ledgered(&ledger, 0, b"a", 4)).unwrap();
+        for (slot, n) in [units.0, units.1].into_iter().enumerate() {
+            let decision = table.decide_ledgered(&ledger, slot, b"a", n).unwrap();
+            assert!(decision.admitted);
+        }
+        killed_at(at, || step(&table, &ledger));
         assert_eq!(table.sweep_ledger(&ledger, 0), swept, "{at:?}");
-        assert_eq!(held(&table, b"a"), 3, "{at:?}: slot 1's units only");
-        assert_eq!(ledger.held_by(0), 0);
+        let left = u64::from(units.1);
+        assert_eq!(held(&table, b"a"), left, "{at:?}: slot 1's units only");
+        assert_eq!(ledger.held_by(0), 0, "{at:?}");
         assert_eq!(table.sweep_ledger(&ledger, 0), 0, "{at:?}: once");
-        assert_eq!(ledger.held_by(1), 3);
-    }
-}
-
-#[test]
-fn a_give_back_killed_at_any_step_is_finished_by_the_sweep() {
-    for (at, swept) in [
-        (Crash::GiveLedgered, 5),
-        (Crash::GiveInCell, 2),
-        (Crash::GiveCommitted, 2),
-    ] {
-        let shared = Shared::new();
-        let (table, ledger) = (shared.table(10), shared.ledger());
-        assert!(table.decide_ledgered(&ledger, 0, b"a", 5).unwrap().admitted);
-        assert!(table.decide_ledgered(&ledger, 1, b"a", 2).unwrap().admitted);
-        killed_at(at, || table.release_ledgered(&ledger, 0, b"a", 3)).unwrap();
-        assert_eq!(table.sweep_ledger(&ledger, 0), swept, "{at:?}");
-        assert_eq!(held(&table, b"a"), 2, "{at:?}");
-        assert_eq!(table.sweep_ledger(&ledger, 0), 0, "{at:?}: once");
+        assert_eq!(ledger.held_by(1), left, "{at:?}");
     }
 }
 

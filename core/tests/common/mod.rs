@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sds_core::{Error, Field, Rule, Strategy};
+use sds_core::{Error, Field, Point, Rule, Strategy};
 
 /// The thresholds a uniform strategy sets to one value: a reader that sees
 /// two different values among them saw a half-replaced strategy.
@@ -62,6 +62,20 @@ impl Holders {
     pub fn admitted(&self) -> usize {
         self.admitted.load(Ordering::Relaxed)
     }
+}
+
+/// The default strategy as `f` changes it.
+pub fn with(f: impl FnOnce(&mut Strategy)) -> Strategy {
+    let mut s = Strategy::DEFAULT;
+    f(&mut s);
+    s
+}
+
+/// A point under the strategy [`with`] makes of `f`.
+pub fn point(f: impl FnOnce(&mut Strategy)) -> Point {
+    let p = Point::new();
+    p.set_strategy(Some(&with(f))).unwrap();
+    p
 }
 
 /// The default strategy with `fields` set.

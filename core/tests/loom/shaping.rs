@@ -10,11 +10,7 @@ use sds_core::{Flags, Outcome, Point, Strategy};
 const T: u64 = 1_000_000;
 
 fn point(f: impl FnOnce(&mut Strategy)) -> Arc<Point> {
-    let mut s = Strategy::DEFAULT;
-    f(&mut s);
-    let p = Point::new();
-    p.set_strategy(Some(&s)).unwrap();
-    Arc::new(p)
+    Arc::new(super::common::point(f))
 }
 
 #[test]
