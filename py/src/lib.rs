@@ -33,7 +33,7 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
-        http::{check_policy_name, ClientAddress, RoutePolicies},
+        http::{check_policy_name, Admission, ClientAddress, RoutePlan},
         keys::{_register_key_results, table_path, Keys},
         services::{Agent, Cluster},
         strategy::Strategy,

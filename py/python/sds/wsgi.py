@@ -73,7 +73,7 @@ class SdsMiddleware:
                  routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
                  headers: str = "draft-10") -> None:
         self.app = app
-        self.gate = Gate(client, routes, default, headers, raw=False)
+        self.gate = Gate(client, routes, default, headers, False, WsgiRequest)
         self._exact = self.gate.exact
 
     @property
@@ -81,17 +81,17 @@ class SdsMiddleware:
         return self.gate.client
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        request = WsgiRequest(environ)
         path = environ.get("PATH_INFO", "")
-        plan = self._exact.get(path) or self.gate.plan(path, request)
+        plan = self._exact.get(path) or self.gate.plan(path, environ)
         if plan is None:
             return self.app(environ, start_response)
-        decided = plan.admit(request)
-        if isinstance(decided, Response):
-            fields = [*decided.headers, ("Content-Length", str(len(decided.body)))]
-            start_response(f"{decided.status} {_REASONS.get(decided.status, 'Status')}", fields)
-            return [decided.body]
-        return _Running(self.app, environ, start_response, decided)
+        admitted = plan.admit(environ)
+        if admitted.verdict:
+            refusal = plan.refusal(admitted, environ)
+            fields = [*refusal.headers, ("Content-Length", str(len(refusal.body)))]
+            start_response(f"{refusal.status} {_REASONS.get(refusal.status, 'Status')}", fields)
+            return [refusal.body]
+        return _Running(self.app, environ, start_response, admitted)
 
 
 _REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
@@ -100,7 +100,9 @@ _REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
 class _Running:
     """The app's response iterable, finishing the admitted request when the
     server closes it (or when the app raises before returning one, or its
-    body raises while the server iterates)."""
+    body raises while the server iterates). A server that never closes it
+    (PEP 3333 says it must) leaves it to the admission's collection: the
+    units go back, the point's entry exits as abandoned."""
 
     __slots__ = ("_admitted", "_body", "_status")
 
@@ -145,8 +147,3 @@ class _Running:
                 close()
         finally:
             self._admitted.finish(None, self._status)
-
-    def __del__(self) -> None:
-        # A server that never closes the body (PEP 3333 says it must) would
-        # otherwise keep in-flight units held for good.
-        self._admitted.finish(None, self._status)
