@@ -426,6 +426,11 @@ pub struct Admission {
 }
 
 impl Admission {
+    /// The rate-limit fields its response carries.
+    pub(crate) fn fields<'py>(&self, py: Python<'py>) -> &Bound<'py, PyList> {
+        self.headers.bind(py)
+    }
+
     fn refused(verdict: u8, headers: Py<PyList>) -> Admission {
         Admission {
             verdict,
@@ -443,7 +448,7 @@ impl Admission {
     /// failed by an `Exception` or a 5xx (a cancellation or exit is no
     /// failure). Later calls do nothing.
     #[pyo3(signature = (error = None, status = 0))]
-    fn finish(
+    pub(crate) fn finish(
         &self,
         py: Python<'_>,
         error: Option<&Bound<'_, PyAny>>,

@@ -16,6 +16,7 @@ mod settings;
 mod strategy;
 mod table;
 mod window;
+mod wsgi;
 
 use pyo3::prelude::*;
 
@@ -39,6 +40,7 @@ mod _native {
         strategy::Strategy,
         table::{PointHandle, Table},
         window::SlidingWindow,
+        wsgi::WsgiResponse,
     };
 
     /// The wall-clock time in ms that calls without `now_ms` use.

@@ -177,6 +177,21 @@ def test_a_body_the_server_never_closes_gives_its_units_back_when_collected() ->
     assert flight.peek("203.0.113.3").remaining == 1
     assert client.stats("n")["concurrent"] == 0
 
+    def generating(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterator[bytes]:
+        # The body's frame keeps start_response (the middleware's response
+        # object), which keeps the body: a cycle only the collector frees.
+        start_response("200 OK", [])
+        yield b"a"
+        start_response("200 OK", [], sys.exc_info())
+
+    app = SdsMiddleware(generating, client=client, default=Route(point="n", policies=[Policy("flight", flight)]))
+    body = app(dict(environ), lambda *a: None)
+    assert next(iter(body)) == b"a" and flight.peek("203.0.113.3").remaining == 0
+    with pytest.warns(ResourceWarning, match="point 'n' was never exited"):
+        del body
+        gc.collect()
+    assert flight.peek("203.0.113.3").remaining == 1
+
 
 @pytest.fixture(scope="module")
 def django_app() -> Any:

@@ -22,6 +22,7 @@ __all__ = [
     "ClientAddress",
     "Admission",
     "RoutePlan",
+    "WsgiResponse",
     "Keys",
     "_register_key_results",
     "table_path",
@@ -430,6 +431,30 @@ class Admission:
         raised `error`: in-flight units go back and the point's entry exits,
         failed by an `Exception` or a 5xx (a cancellation or exit is no
         failure). Later calls do nothing."""
+
+@final
+class WsgiResponse:
+    """The app's response for one admitted request: the app calls it as its
+    `start_response`; the server iterates and closes it as the app's
+    iterable. Its admission finishes when the server closes it, when the app
+    raises before returning a body, or when the body raises an `Exception`
+    while iterated. A server that never closes it leaves the admission to
+    its collection (units back, the entry exits as abandoned)."""
+
+    def __new__(cls, admission: Admission, start_response: Callable[..., Any]) -> WsgiResponse: ...
+    def run(self, app: Callable[[Any, Any], Iterable[bytes]], environ: Any) -> WsgiResponse:
+        """Runs `app(environ, self)` and keeps the iterable it returns; returns
+        `self`. An app that raises finishes the admission with its error."""
+    def __call__(self, status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Any:
+        """The app's `start_response(status, headers, exc_info=None)`: the
+        server's, with the rate-limit fields added."""
+    def __iter__(self) -> WsgiResponse: ...
+    def __next__(self) -> bytes:
+        """The body's next chunk. Only an `Exception` is the body's failure
+        (a `GeneratorExit` or `KeyboardInterrupt` is not; `close` follows)."""
+    def close(self) -> None:
+        """The server is done with the response: closes the app's iterable (if
+        it has `close`) and finishes the admission with the started status."""
 
 @disjoint_base
 class ClientAddress:

@@ -80,6 +80,8 @@ class SdsMiddleware:
         self.app = app
         self.gate = Gate(client, routes, default, headers, True, AsgiRequest)
         self._exact = self.gate.exact
+        self._exact_only = self.gate.exact_only
+        self._default = self.gate.default
 
     @property
     def client(self) -> Optional[Client]:
@@ -89,7 +91,7 @@ class SdsMiddleware:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope["path"]
-        plan = self._exact.get(path) or self.gate.plan(path, scope)
+        plan = self._exact.get(path, self._default) if self._exact_only else self.gate.plan(path, scope)
         if plan is None:
             return await self.app(scope, receive, send)
         admitted = plan.admit(scope)

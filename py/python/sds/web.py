@@ -288,7 +288,7 @@ class Gate:
     pairs; ``request_type`` makes the ``Request`` that key, cost and route
     functions and fallbacks see of a scope or environ."""
 
-    __slots__ = ("client", "style", "exact", "_prefixes", "_matchers", "_default", "_request_type")
+    __slots__ = ("client", "style", "exact", "default", "exact_only", "_prefixes", "_matchers", "_request_type")
 
     def __init__(self, client: Optional[Client], routes: Optional[Mapping[RouteKey, Route]],
                  default: Optional[Route], headers: str, raw: bool,
@@ -330,7 +330,10 @@ class Gate:
                 raise InvalidArgument(f"a route's key must be a path or callable, not {where!r}")
         # The longest prefix wins.
         self._prefixes.sort(key=lambda item: -len(item[0]))
-        self._default = plan(default) if default is not None else None
+        self.default = plan(default) if default is not None else None
+        # Only exact paths and the default: ``exact.get(path, default)`` is
+        # the whole lookup, without a call of ``plan``.
+        self.exact_only = not self._prefixes and not self._matchers
         self._request_type = request_type
 
     def plan(self, path: str, raw: Any) -> Optional[_Plan]:
@@ -348,4 +351,4 @@ class Gate:
             for matches, plan in self._matchers:
                 if matches(request):
                     return plan
-        return self._default
+        return self.default

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union)
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type
 
+from . import _native
 from .client import Client
-from .web import Admitted, Gate, Request, Response, Route, RouteKey
+from .web import Gate, Request, Route, RouteKey
 
 __all__ = ["SdsMiddleware", "WsgiRequest"]
 
@@ -75,6 +76,8 @@ class SdsMiddleware:
         self.app = app
         self.gate = Gate(client, routes, default, headers, False, WsgiRequest)
         self._exact = self.gate.exact
+        self._exact_only = self.gate.exact_only
+        self._default = self.gate.default
 
     @property
     def client(self) -> Optional[Client]:
@@ -82,7 +85,7 @@ class SdsMiddleware:
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        plan = self._exact.get(path) or self.gate.plan(path, environ)
+        plan = self._exact.get(path, self._default) if self._exact_only else self.gate.plan(path, environ)
         if plan is None:
             return self.app(environ, start_response)
         admitted = plan.admit(environ)
@@ -91,59 +94,18 @@ class SdsMiddleware:
             fields = [*refusal.headers, ("Content-Length", str(len(refusal.body)))]
             start_response(f"{refusal.status} {_REASONS.get(refusal.status, 'Status')}", fields)
             return [refusal.body]
-        return _Running(self.app, environ, start_response, admitted)
+        response = _native.WsgiResponse(admitted, start_response)
+        if admitted.wait_ms:
+            # A paced point: the worker waits before the app runs.
+            try:
+                time.sleep(admitted.wait_ms / 1000)
+            except BaseException as error:
+                admitted.finish(error)
+                raise
+        # The response adds the fields when the app starts it, and finishes
+        # the request when the server closes it (or the app or its body
+        # raises; a server that never closes it: when it is collected).
+        return response.run(self.app, environ)
 
 
 _REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
-
-
-class _Running:
-    """The app's response iterable, finishing the admitted request when the
-    server closes it (or when the app raises before returning one, or its
-    body raises while the server iterates). A server that never closes it
-    (PEP 3333 says it must) leaves it to the admission's collection: the
-    units go back, the point's entry exits as abandoned."""
-
-    __slots__ = ("_admitted", "_body", "_status")
-
-    def __init__(self, app: WSGIApp, environ: Environ, start_response: StartResponse,
-                 admitted: Admitted) -> None:
-        self._admitted = admitted
-        self._status = 0
-        extra = admitted.headers
-
-        def start(status: str, headers: List[Tuple[str, str]], exc_info: Optional[ExcInfo] = None) -> Any:
-            self._status = int(status[:3])
-            if exc_info is None:
-                return start_response(status, headers + extra)
-            return start_response(status, headers + extra, exc_info)
-
-        try:
-            if admitted.wait_ms:
-                # A paced point: the worker waits before the app runs.
-                time.sleep(admitted.wait_ms / 1000)
-            self._body: Optional[Iterable[bytes]] = app(environ, start)
-        except BaseException as error:
-            admitted.finish(error, self._status)
-            raise
-
-    def __iter__(self) -> Iterator[bytes]:
-        body = self._body
-        assert body is not None, "the response was closed"
-        # A generator delegating in C: no Python call per chunk. Only an
-        # Exception is the body's failure (GeneratorExit, when the server
-        # drops the iteration, is not; close() follows).
-        try:
-            yield from body
-        except Exception as error:
-            self._admitted.finish(error, self._status)
-            raise
-
-    def close(self) -> None:
-        body, self._body = self._body, None
-        try:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self._admitted.finish(None, self._status)
