@@ -199,7 +199,7 @@ impl Drop for Entry {
 impl Entry {
     /// Whether the caller must skip the real work and use its fallback.
     #[getter]
-    fn downgraded(&self) -> bool {
+    pub(crate) fn downgraded(&self) -> bool {
         self.entry.downgraded()
     }
 
@@ -220,7 +220,7 @@ impl Entry {
     /// every other entry (and for a downgraded one). `with` and `async with`
     /// wait it before their body; a caller of `enter` waits it itself.
     #[getter]
-    fn wait_ms(&self) -> u64 {
+    pub(crate) fn wait_ms(&self) -> u64 {
         self.entry.wait_ms()
     }
 
@@ -302,6 +302,12 @@ impl Entry {
     /// clock, or at the start when `enter` was given `now_ms`.
     pub(crate) fn exit(&self, py: Python<'_>, now_ms: Option<Time>) -> PyResult<()> {
         self.settle(py, now_ms.map(|t| t.0), 0)
+    }
+
+    /// Exits as failed without an exception to count (a web response of
+    /// 5xx, or none at all), at the entry's own clock.
+    pub(crate) fn exit_failed(&self, py: Python<'_>) -> PyResult<()> {
+        self.settle(py, None, FAILED)
     }
 
     /// `__exit__`: marks `exc` if the body raised an `Exception` (not a

@@ -16,6 +16,7 @@ mod settings;
 mod strategy;
 mod table;
 mod window;
+mod wsgi;
 
 use pyo3::prelude::*;
 
@@ -33,12 +34,13 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
-        http::{check_policy_name, ClientAddress, RoutePolicies},
+        http::{check_policy_name, Admission, ClientAddress, RoutePlan},
         keys::{_register_key_results, table_path, Keys},
         services::{Agent, Cluster},
         strategy::Strategy,
         table::{PointHandle, Table},
         window::SlidingWindow,
+        wsgi::WsgiResponse,
     };
 
     /// The wall-clock time in ms that calls without `now_ms` use.

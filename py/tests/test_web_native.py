@@ -1,13 +1,16 @@
 """The native pieces sds.web takes from the crate sds-http
-(``_native.RoutePolicies``, ``_native.ClientAddress``): what Python
-hands them and gets back. Their rules are sds-http's own tests'."""
+(``_native.RoutePlan``, ``_native.ClientAddress``): what Python hands
+them and gets back. Their rules are sds-http's own tests'."""
 
 from __future__ import annotations
+
+from typing import Any, List, Tuple
 
 import pytest
 
 import sds
 from sds import _native
+from sds.web import client_address
 
 
 NOW = 1_700_000_040_000  # the start of a minute
@@ -17,68 +20,107 @@ def window(limit: int) -> sds.KeyedLimit:
     return sds.KeyedLimit({"kind": "fixedWindow", "limit": limit, "periodMs": 60_000}, 64)
 
 
+def plan(style: str, policies: List[Tuple[str, sds.KeyedLimit]], *, point: Any = None,
+         asgi: bool = False) -> _native.RoutePlan:
+    """A plan whose policy ``name`` reads its key (and cost) from the
+    request dict's entries ``name`` (and ``name + "$"``, default 1)."""
+    steps = [(name, limit, lambda r, n=name: r.get(n), lambda r, n=name: r.get(n + "$", 1))
+             for name, limit in policies]
+    return _native.RoutePlan(style, steps, point, asgi, lambda raw: raw)
+
+
 def test_fields_in_text_and_in_asgi_bytes_and_a_policy_without_a_key() -> None:
     a, b = window(10), window(5)
-    route = _native.RoutePolicies("draft-10", [("a", a), ("b", b)])
+    route = plan("draft-10", [("a", a), ("b", b)])
     assert (route.style, route.policies) == ("draft-10", ("a", "b"))
-    verdict, held, text = route.decide([None, "alice"], [1, 2], now_ms=NOW)
-    assert (verdict, held) == (0, 0)
-    assert text == [("RateLimit-Policy", '"b";q=5;w=60'), ("RateLimit", '"b";r=3;t=60')]
-    _, _, raw = route.decide([None, b"bob"], [1, 2], True, NOW)
-    assert raw == [(b"ratelimit-policy", b'"b";q=5;w=60'), (b"ratelimit", b'"b";r=3;t=60')]
-    assert route.decide([None, None], [1, 1], now_ms=NOW)[2] == []
+    decided = route.admit({"b": "alice", "b$": 2}, NOW)
+    assert decided.verdict == 0
+    assert decided.headers == [("RateLimit-Policy", '"b";q=5;w=60'), ("RateLimit", '"b";r=3;t=60')]
+    raw = plan("draft-10", [("a", a), ("b", b)], asgi=True).admit({"b": b"bob", "b$": 2}, NOW)
+    assert raw.headers == [(b"ratelimit-policy", b'"b";q=5;w=60'), (b"ratelimit", b'"b";r=3;t=60')]
+    assert route.admit({}, NOW).headers == []
     assert a.peek("alice", now_ms=NOW).remaining == 10
-    six = _native.RoutePolicies("x-ratelimit", [("a", a)])
-    assert six.decide(["k"], [1], True, NOW)[2][0] == (b"x-ratelimit-limit", b"10")
+    six = plan("x-ratelimit", [("a", a)], asgi=True)
+    assert six.admit({"a": "k"}, NOW).headers[0] == (b"x-ratelimit-limit", b"10")
 
 
 def test_after_a_refusal_the_later_policies_only_peek() -> None:
     first, tight, last = window(10), window(1), window(10)
-    route = _native.RoutePolicies("draft-10", [("a", first), ("b", tight), ("c", last)])
-    assert route.decide(["k", "k", "k"], [1, 1, 1], now_ms=NOW)[0] == 0
-    verdict, held, fields = route.decide(["k", "k", "k"], [1, 1, 1], now_ms=NOW + 1)
-    assert (verdict, held) == (1, 0)
+    route = plan("draft-10", [("a", first), ("b", tight), ("c", last)])
+    keys = {"a": "k", "b": "k", "c": "k"}
+    assert route.admit(keys, NOW).verdict == 0
+    decided = route.admit(keys, NOW + 1)
+    assert decided.verdict == 1
     assert [first.peek("k", now_ms=NOW).remaining, last.peek("k", now_ms=NOW).remaining] == [8, 9]
-    assert fields[1] == ("RateLimit", '"a";r=8;t=60, "b";r=0;t=60, "c";r=9;t=60')
-    assert fields[2] == ("Retry-After", "60")
+    assert decided.headers[1] == ("RateLimit", '"a";r=8;t=60, "b";r=0;t=60, "c";r=9;t=60')
+    assert decided.headers[2] == ("Retry-After", "60")
 
 
-def test_in_flight_units_are_held_until_released_and_a_full_table_is_verdict_2() -> None:
+def test_in_flight_units_are_held_until_finished_and_a_full_table_is_verdict_2() -> None:
     conns = sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 4)
-    route = _native.RoutePolicies("draft-10", [("conns", conns)])
+    route = plan("draft-10", [("conns", conns)])
     held = []
     for k in range(64):
-        verdict, mask, fields = route.decide([f"k{k}"], [1], now_ms=NOW)
-        if verdict == 2:
-            assert (mask, fields) == (0, [])
+        decided = route.admit({"conns": f"k{k}"}, NOW)
+        if decided.verdict == 2:
+            assert decided.headers == []
             break
-        assert (verdict, mask) == (0, 1)
-        held.append(f"k{k}")
+        assert decided.verdict == 0 and conns.peek(f"k{k}", now_ms=NOW).remaining == 0
+        held.append((f"k{k}", decided))
     assert len(held) >= 4
-    for key in held:
-        route.release(1, [key], [1])
+    for key, decided in held:
+        decided.finish(None, 200)
         assert conns.peek(key, now_ms=NOW).remaining == 1
+        decided.finish(None, 200)  # later calls do nothing
+        assert conns.peek(key, now_ms=NOW).remaining == 1
+
+
+def test_an_admission_collected_unfinished_gives_its_units_back() -> None:
+    conns = sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 4)
+    route = plan("draft-10", [("conns", conns)])
+    assert route.admit({"conns": "k"}, NOW).verdict == 0  # dropped at once
+    assert conns.peek("k", now_ms=NOW).remaining == 1
+
+
+def test_the_point_decides_after_the_policies_and_a_downgrade_gives_the_units_back() -> None:
+    client = sds.Client(8)
+    client.set_strategy("p", sds.Strategy(concurrent_threshold=1))
+    conns = sds.KeyedLimit({"kind": "inFlight", "limit": 5}, 4)
+    route = plan("draft-10", [("conns", conns)], point=client.point("p"))
+    first = route.admit({"conns": "k"}, NOW)
+    assert (first.verdict, conns.peek("k", now_ms=NOW).remaining) == (0, 4)
+    second = route.admit({"conns": "k"}, NOW)
+    assert (second.verdict, conns.peek("k", now_ms=NOW).remaining) == (3, 4)
+    assert [n for n, _ in second.headers] == ["RateLimit-Policy", "RateLimit"]
+    first.finish(RuntimeError("app failed"))
+    assert conns.peek("k", now_ms=NOW).remaining == 5
+    assert client.point("p").stats(now_ms=NOW)["exception"] == 1
+    ok = route.admit({"conns": "k"}, NOW)
+    ok.finish(None, 503)  # a 5xx is a failure too
+    assert client.point("p").stats(now_ms=NOW)["exception"] == 2
+    cancelled = route.admit({"conns": "k"}, NOW)
+    cancelled.finish(KeyboardInterrupt(), 200)  # a cancellation is none
+    assert client.point("p").stats(now_ms=NOW)["exception"] == 2
 
 
 def test_what_the_native_pieces_refuse() -> None:
     a = window(1)
     with pytest.raises(sds.InvalidArgument, match='"draft-10", "draft-6" or "x-ratelimit"'):
-        _native.RoutePolicies("Draft-10", [])
+        plan("Draft-10", [])
     with pytest.raises(sds.InvalidArgument, match="printable ASCII"):
-        _native.RoutePolicies("draft-10", [("ok", a), ("tab\there", a)])
+        plan("draft-10", [("ok", a), ("tab\there", a)])
     with pytest.raises(sds.InvalidArgument, match='policy names must differ within a route: "a" is twice'):
-        _native.RoutePolicies("draft-10", [("a", a), ("a", a)])
+        plan("draft-10", [("a", a), ("a", a)])
     with pytest.raises(sds.InvalidArgument, match="at most 64 policies, not 65"):
-        _native.RoutePolicies("draft-10", [(f"p{i}", a) for i in range(65)])
-    route = _native.RoutePolicies("draft-10", [("a", a)])
-    with pytest.raises(sds.InvalidArgument, match="2 keys for 1 policies"):
-        route.decide([None, None], [1])
-    with pytest.raises(sds.InvalidArgument, match="0 costs for 1 policies"):
-        route.decide([None], [])
+        plan("draft-10", [(f"p{i}", a) for i in range(65)])
     with pytest.raises(sds.InvalidArgument, match="cost"):
-        route.decide(["k"], [0])
+        _native.RoutePlan("draft-10", [("a", a, lambda r: "k", 0)], None, False, lambda raw: raw)
+    route = plan("draft-10", [("a", a)])
+    with pytest.raises(sds.InvalidArgument, match="cost"):
+        route.admit({"a": "k", "a$": 0})
     with pytest.raises(sds.InvalidArgument, match="key must be a str or bytes"):
-        route.decide([7], [1])
+        route.admit({"a": 7})
+    assert a.peek("k").remaining == 1  # nothing decided
     with pytest.raises(sds.InvalidArgument, match=r'peer address "1.2.3.4:80" is not an IP address'):
         _native.ClientAddress().key("1.2.3.4:80")
     _native.check_policy_name("per-user 100/min")
@@ -94,3 +136,26 @@ def test_client_keys() -> None:
     assert keys.key("10.1.2.3", ["198.51.100.9, 10.0.0.2"]) == "198.51.100.0/24"
     with pytest.raises(sds.InvalidArgument, match="at most 32"):
         _native.ClientAddress(300, 64)
+
+
+class Seen:
+    """What a key function reads of a request: its peer and headers."""
+
+    def __init__(self, peer: Any, forwarded: List[str] = []) -> None:
+        self.peer, self.forwarded = peer, forwarded
+
+    def header_values(self, name: str) -> List[str]:
+        assert name == "x-forwarded-for"
+        return self.forwarded
+
+
+def test_client_address_is_a_key_function_of_any_request() -> None:
+    keys = client_address(ipv4_prefix=24, trusted_proxies=("10.0.0.0/8",))
+    assert keys(Seen("10.1.2.3", ["198.51.100.9"])) == "198.51.100.0/24"
+    assert keys(Seen("10.1.2.3")) == "10.1.2.0/24"  # no hop: the peer's own
+    assert keys(Seen("203.0.113.9", ["198.51.100.9"])) == "203.0.113.0/24"  # untrusted peer
+    assert keys(Seen(None)) == "" and keys(Seen("unix:/run/app.sock")) == "unix:/run/app.sock"
+    assert repr(keys).startswith("sds.web.client_address(")
+    plain = client_address()
+    for n in range(5000):  # past what it remembers: it starts afresh
+        assert plain(Seen(f"10.0.{n // 256}.{n % 256}")) == f"10.0.{n // 256}.{n % 256}"

@@ -5,6 +5,7 @@ bypasses WSGI middleware), and plain WSGI apps for the response's end."""
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 import types
@@ -155,6 +156,41 @@ def test_an_app_raising_before_its_body_releases_at_once() -> None:
         app({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.2"}, lambda *a: None)
     assert flight.peek("203.0.113.2").remaining == 2
     assert app.client is not None and app.client.stats("f")["exception"] == 1
+
+
+def test_a_body_the_server_never_closes_gives_its_units_back_when_collected() -> None:
+    flight = sds.KeyedLimit({"kind": "inFlight", "limit": 1}, 16)
+    client = sds.Client(16)
+
+    def streaming(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+        start_response("200 OK", [])
+        return [b"a"]
+
+    app = SdsMiddleware(streaming, client=client, default=Route(point="n", policies=[Policy("flight", flight)]))
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.3"}
+    body = app(dict(environ), lambda *a: None)
+    assert list(body) == [b"a"] and flight.peek("203.0.113.3").remaining == 0
+    # A server breaking PEP 3333: the iterable is dropped, never closed.
+    with pytest.warns(ResourceWarning, match="point 'n' was never exited"):
+        del body
+        gc.collect()
+    assert flight.peek("203.0.113.3").remaining == 1
+    assert client.stats("n")["concurrent"] == 0
+
+    def generating(environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterator[bytes]:
+        # The body's frame keeps start_response (the middleware's response
+        # object), which keeps the body: a cycle only the collector frees.
+        start_response("200 OK", [])
+        yield b"a"
+        start_response("200 OK", [], sys.exc_info())
+
+    app = SdsMiddleware(generating, client=client, default=Route(point="n", policies=[Policy("flight", flight)]))
+    body = app(dict(environ), lambda *a: None)
+    assert next(iter(body)) == b"a" and flight.peek("203.0.113.3").remaining == 0
+    with pytest.warns(ResourceWarning, match="point 'n' was never exited"):
+        del body
+        gc.collect()
+    assert flight.peek("203.0.113.3").remaining == 1
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,10 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Coroutine, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar, Union, final
+from typing import (Any, Callable, Coroutine, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar,
+                    Union, final)
 
-from typing_extensions import disjoint_base
+from typing_extensions import Self, disjoint_base
 
 from .keyed import KeyCount, KeyDecision, KeyStats
 from .stats import Stats
@@ -19,7 +20,9 @@ __all__ = [
     "Guarded",
     "check_policy_name",
     "ClientAddress",
-    "RoutePolicies",
+    "Admission",
+    "RoutePlan",
+    "WsgiResponse",
     "Keys",
     "_register_key_results",
     "table_path",
@@ -383,37 +386,87 @@ def check_policy_name(name: str) -> None:
     ASCII characters (else `sds.InvalidArgument`)."""
 
 @final
-class RoutePolicies:
-    """A route's per-key policies (sds-http's `RoutePolicies`): built once per
-    route, asked once per request with the request's keys and costs."""
+class RoutePlan:
+    """A route bound to its middleware: its policies (sds-http's
+    `RoutePolicies`, their key and cost functions) and its point. One call
+    per request decides it in sds-http's order: every key and cost first,
+    then the policies (only peeking after a refusal), then the point."""
 
-    def __new__(cls, style: str, policies: List[Tuple[str, Keys]]) -> RoutePolicies: ...
+    def __new__(
+        cls,
+        style: str,
+        policies: Sequence[Tuple[str, Keys, Any, Any]],
+        point: Optional[PointHandle],
+        asgi: bool,
+        request_type: Callable[[Any], Any],
+    ) -> RoutePlan: ...
     @property
     def style(self) -> str: ...
     @property
     def policies(self) -> Tuple[str, ...]: ...
-    def decide(
-        self, keys: List[Optional[Union[str, bytes]]], costs: List[int], raw: bool = False, now_ms: Optional[int] = None
-    ) -> Tuple[int, int, List[Tuple[Any, Any]]]:
-        """Decides a request: `keys` (a `str` or `bytes` per policy, `None`
-        where the policy does not apply) at `costs` (an `int` per policy),
-        at `now_ms` (the wall clock if `None`). Returns `(verdict, held,
-        fields)`: 0 admitted, 1 limited (429), 2 a full in-flight table
-        (503); the policies holding units (bits, for `release`); the header
-        fields as `(name, value)` `str` pairs, or with `raw` lower-case
-        `bytes` pairs as ASGI sends them."""
-    def release(self, held: int, keys: List[Optional[Union[str, bytes]]], costs: List[int]) -> None:
-        """Gives back the units of the policies `held` names, with the keys and
-        costs `decide` was given: when the response is over, or when the
-        route's point downgraded the request."""
+    def admit(self, raw: Any, now_ms: Optional[int] = None) -> Admission:
+        """Decides the request `raw` (an ASGI scope or a WSGI environ) at
+        `now_ms` (the wall clock if `None`): every key and cost function
+        first, then the policies, then the point. Returns an `Admission`:
+        its `verdict` says what the request met."""
 
 @final
+class Admission:
+    """What `RoutePlan.admit` decided for a request: `verdict` 0 admitted, 1
+    limited (429), 2 a full in-flight table (503, no headers, no fallback),
+    3 the point downgraded it (the fallback or 503); `headers`, the
+    rate-limit fields its response carries; `wait_ms`, what an admitted
+    request waits before the app runs (its point's pacing). An admitted
+    request's `finish` gives back what it holds; collected unfinished, it
+    gives back its units and its entry exits as abandoned."""
+
+    @property
+    def verdict(self) -> int: ...
+    @property
+    def headers(self) -> List[Tuple[Any, Any]]: ...
+    @property
+    def wait_ms(self) -> int: ...
+    def finish(self, error: Optional[BaseException] = None, status: int = 0) -> None:
+        """The response ended with `status` (0: none was sent), or the app
+        raised `error`: in-flight units go back and the point's entry exits,
+        failed by an `Exception` or a 5xx (a cancellation or exit is no
+        failure). Later calls do nothing."""
+
+@final
+class WsgiResponse:
+    """The app's response for one admitted request: the app calls it as its
+    `start_response`; the server iterates and closes it as the app's
+    iterable. Its admission finishes when the server closes it, when the app
+    raises before returning a body, or when the body raises an `Exception`
+    while iterated. A server that never closes it leaves the admission to
+    its collection (units back, the entry exits as abandoned)."""
+
+    def __new__(cls, admission: Admission, start_response: Callable[..., Any]) -> WsgiResponse: ...
+    def run(self, app: Callable[[Any, Any], Iterable[bytes]], environ: Any) -> WsgiResponse:
+        """Runs `app(environ, self)` and keeps the iterable it returns; returns
+        `self`. An app that raises finishes the admission with its error."""
+    def __call__(self, status: str, headers: List[Tuple[str, str]], exc_info: Any = None) -> Any:
+        """The app's `start_response(status, headers, exc_info=None)`: the
+        server's, with the rate-limit fields added."""
+    def __iter__(self) -> WsgiResponse: ...
+    def __next__(self) -> bytes:
+        """The body's next chunk. Only an `Exception` is the body's failure
+        (a `GeneratorExit` or `KeyboardInterrupt` is not; `close` follows)."""
+    def close(self) -> None:
+        """The server is done with the response: closes the app's iterable (if
+        it has `close`) and finishes the admission with the started status."""
+
+@disjoint_base
 class ClientAddress:
     """How a request's client key is found: its peer's address, or behind
     trusted proxies the first untrusted address of `X-Forwarded-For` from
-    the right, masked to a prefix (`203.0.113.7`, `2001:db8:1:2::/64`)."""
+    the right, masked to a prefix (`203.0.113.7`, `2001:db8:1:2::/64`). A
+    peer that is no IP address is its own key. Called with an
+    `sds.web.Request`, it is that request's key function."""
 
-    def __new__(cls, ipv4_prefix: int = 32, ipv6_prefix: int = 64, trusted: List[str] = ...) -> ClientAddress: ...
+    def __new__(
+        cls, ipv4_prefix: int = 32, ipv6_prefix: int = 64, trusted_proxies: List[str] = ...
+    ) -> Self: ...
     @property
     def trusts_proxies(self) -> bool:
         """Whether any proxy is trusted: without one, `X-Forwarded-For` is
@@ -422,3 +475,6 @@ class ClientAddress:
         """The key of a request from `peer` (the socket's address) with the
         values of its `X-Forwarded-For` headers; `sds.InvalidArgument` if
         `peer` is not an IP address."""
+    def __call__(self, request: Any) -> str:
+        """The key of `request` (an `sds.web.Request`): its peer's, a peer that
+        is no IP address as given, no peer at all `""`."""

@@ -78,8 +78,10 @@ class SdsMiddleware:
                  routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
                  headers: str = "draft-10") -> None:
         self.app = app
-        self.gate = Gate(client, routes, default, headers, raw=True)
+        self.gate = Gate(client, routes, default, headers, True, AsgiRequest)
         self._exact = self.gate.exact
+        self._exact_only = self.gate.exact_only
+        self._default = self.gate.default
 
     @property
     def client(self) -> Optional[Client]:
@@ -88,25 +90,25 @@ class SdsMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        request = AsgiRequest(scope)
         path = scope["path"]
-        plan = self._exact.get(path) or self.gate.plan(path, request)
+        plan = self._exact.get(path, self._default) if self._exact_only else self.gate.plan(path, scope)
         if plan is None:
             return await self.app(scope, receive, send)
-        admitted = plan.admit(request)
-        if isinstance(admitted, Response):
-            return await _send_response(admitted, send)
+        admitted = plan.admit(scope)
+        if admitted.verdict:
+            return await _send_response(plan.refusal(admitted, scope), send)
         # Run here rather than in a helper: one coroutine less per request.
         status = 0
         extra = admitted.headers
 
-        async def send_with_headers(message: Message) -> None:
+        def send_with_headers(message: Message) -> Awaitable[None]:
+            # A plain function giving send's awaitable: no coroutine of its own.
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
                 if extra:
                     message["headers"] = [*message.get("headers", ()), *extra]
-            await send(message)
+            return send(message)
 
         try:
             if admitted.wait_ms:

@@ -12,8 +12,9 @@ policies get their units back and the point's entry exits, as an error if
 the app raised an ``Exception`` or answered 5xx.
 
 The order of the policies' decisions, their header values and the
-client-address key are the crate sds-http's (``_native.RoutePolicies``,
-``_native.ClientAddress``), the same in every binding.
+client-address key are the crate sds-http's (``_native.RoutePlan``,
+``_native.ClientAddress``), the same in every binding; one native call
+decides a request.
 """
 
 from __future__ import annotations
@@ -83,52 +84,24 @@ KeyFunction = Callable[[Request], Optional[Key]]
 request from that policy."""
 
 
-class client_address:
+class client_address(_native.ClientAddress):
     """The key function of the client's address: the peer's, or behind
     ``trusted_proxies`` (addresses or CIDR networks) the first untrusted
     address of ``X-Forwarded-For`` read from the right; masked to
     ``ipv4_prefix`` / ``ipv6_prefix`` bits (one IPv6 host usually owns a
     /64). Keys are canonical text: ``203.0.113.7``, ``2001:db8:1:2::/64``.
     A peer that is no IP address (a Unix socket, a test client's name) is
-    its own key, as given; no peer at all is the key ``""``."""
+    its own key, as given; no peer at all is the key ``""``. The
+    middleware reads it natively, without a Python call per request."""
 
-    __slots__ = ("_native", "_trusts", "_known")
+    __slots__ = ()
 
-    # Keys remembered by peer (when no proxy is trusted, the peer alone
-    # makes the key): a dict hit instead of a native call per request.
-    KNOWN_PEERS = 4096
-
-    def __init__(self, ipv4_prefix: int = 32, ipv6_prefix: int = 64,
-                 trusted_proxies: Iterable[str] = ()) -> None:
-        trusted = list(trusted_proxies)
-        self._native = _native.ClientAddress(ipv4_prefix, ipv6_prefix, trusted)
-        self._trusts = bool(trusted)
-        self._known: Dict[str, str] = {}
-
-    def __call__(self, request: Request) -> str:
-        peer = request.peer
-        if peer is None:
-            return ""
-        if self._trusts:
-            forwarded = request.header_values("x-forwarded-for")
-            if forwarded:
-                return self._key(peer, forwarded)
-        key = self._known.get(peer)
-        if key is None:
-            key = self._key(peer, [])
-            if len(self._known) >= self.KNOWN_PEERS:
-                self._known.clear()
-            self._known[peer] = key
-        return key
-
-    def _key(self, peer: str, forwarded: List[str]) -> str:
-        try:
-            return self._native.key(peer, forwarded)
-        except InvalidArgument:
-            return peer
+    def __new__(cls, ipv4_prefix: int = 32, ipv6_prefix: int = 64,
+                trusted_proxies: Iterable[str] = ()) -> "client_address":
+        return super().__new__(cls, ipv4_prefix, ipv6_prefix, list(trusted_proxies))
 
     def __repr__(self) -> str:
-        return f"sds.web.client_address({self._native!r})"
+        return f"sds.web.client_address({super().__repr__()})"
 
 
 def header(name: str, default: Optional[Key] = None) -> KeyFunction:
@@ -155,7 +128,7 @@ class Policy:
     An ``"inFlight"`` limit holds its units while the request runs and
     gets them back when the response ends."""
 
-    __slots__ = ("name", "limit", "key", "cost", "in_flight", "_cost", "_cost_of")
+    __slots__ = ("name", "limit", "key", "cost", "in_flight")
 
     def __init__(self, name: str, limit: KeyedLimit, key: Optional[KeyFunction] = None,
                  cost: Union[int, Callable[[Request], int]] = 1) -> None:
@@ -172,8 +145,6 @@ class Policy:
         self.limit = limit
         self.key: KeyFunction = key if key is not None else client_address()
         self.cost = cost
-        self._cost = cost if isinstance(cost, int) else 1
-        self._cost_of: Optional[Callable[[Request], int]] = None if isinstance(cost, int) else cost
         self.in_flight = limit.kind == "inFlight"
 
     def __repr__(self) -> str:
@@ -255,124 +226,54 @@ TOO_MANY = Response("Too Many Requests\n", 429)
 UNAVAILABLE = Response("Service Unavailable\n", 503)
 
 
-class Admitted:
-    """An admitted request: the header fields its response carries, the ms
-    it waits before the app runs (``wait_ms``: its point's pacing, 0 for
-    most requests), and what ``finish`` gives back when the response
-    ends."""
+Admitted = _native.Admission
+"""What a route decided for a request (``verdict``: 0 admitted, 1 limited,
+2 a full in-flight table, 3 downgraded), the header fields its response
+carries, the ms an admitted request waits before the app runs
+(``wait_ms``: its point's pacing, 0 for most requests), and ``finish``,
+which gives back what it holds when the response ends."""
 
-    __slots__ = ("headers", "wait_ms", "_entry", "_held")
-
-    def __init__(self, headers: List[Tuple[Any, Any]], entry: Optional[_native.Entry],
-                 held: Optional[_Held]) -> None:
-        self.headers = headers
-        self.wait_ms = 0 if entry is None else entry.wait_ms
-        self._entry = entry
-        self._held = held
-
-    def finish(self, error: Optional[BaseException] = None, status: int = 0) -> None:
-        """The response ended with ``status`` (0: none was sent), or the app
-        raised ``error``: in-flight units go back and the point's entry
-        exits, failed by an ``Exception`` or a 5xx (a cancellation or exit
-        is no failure). Later calls do nothing."""
-        held, self._held = self._held, None
-        if held is not None:
-            held.release()
-        entry, self._entry = self._entry, None
-        if entry is not None:
-            if isinstance(error, Exception):
-                entry.error(error)
-            elif status >= 500 or (error is None and status == 0):
-                entry.error(ServerError(status or 500))
-            entry.exit()
-
-
-class _Held:
-    """The in-flight units a request holds: what ``RoutePolicies.release``
-    needs to give them back."""
-
-    __slots__ = ("policies", "mask", "keys", "costs")
-
-    def __init__(self, policies: _native.RoutePolicies, mask: int, keys: List[Optional[Key]],
-                 costs: List[int]) -> None:
-        self.policies = policies
-        self.mask = mask
-        self.keys = keys
-        self.costs = costs
-
-    def release(self) -> None:
-        self.policies.release(self.mask, self.keys, self.costs)
-
-
-# RoutePolicies.decide's verdicts.
-_LIMITED, _TABLE_FULL = 1, 2
+# Admission.verdict's refusals.
+_TABLE_FULL, _DOWNGRADED = 2, 3
 
 
 class _Plan:
-    """A route bound to the middleware's client and header style. The
-    policies decide in sds-http's order (``_native.RoutePolicies``): after
-    a refusal the later ones only peek; a full in-flight table answers 503,
-    not 429."""
+    """A route bound to the middleware's client, header style and request
+    type. ``admit`` decides in sds-http's order (``_native.RoutePlan``):
+    after a refusal the later policies only peek; a full in-flight table
+    answers 503, not 429."""
 
-    __slots__ = ("policies", "point", "fallback", "_raw", "_steps")
+    __slots__ = ("admit", "fallback", "_request_type", "_raw")
 
-    def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool) -> None:
-        self.point: Optional[Point] = None
+    def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool,
+                 request_type: Callable[[Any], Request]) -> None:
+        point: Optional[Point] = None
         if route.point is not None:
             assert client is not None
-            self.point = client.point(route.point)
+            point = client.point(route.point)
         self.fallback = route.fallback
-        self.policies = _native.RoutePolicies(style, [(p.name, p.limit) for p in route.policies])
+        policies = [(p.name, p.limit, p.key, p.cost) for p in route.policies]
+        # The native method itself: no Python frame per request.
+        self.admit = _native.RoutePlan(style, policies, point, raw, request_type).admit
+        self._request_type = request_type
         self._raw = raw
-        # What admit reads of each policy, read once here.
-        self._steps = tuple((p.key, p._cost, p._cost_of) for p in route.policies)
 
-    def admit(self, request: Request) -> Union[Admitted, Response]:
-        """Decides for ``request``: an ``Admitted`` to run the app with, or
-        the ``Response`` that refuses it (429, 503 or the fallback). Every
-        key and cost function runs first, then the policies decide."""
-        held = None
-        headers: List[Tuple[Any, Any]] = []
-        if self._steps:
-            keys: List[Optional[Key]] = []
-            costs: List[int] = []
-            for key_of, cost, cost_of in self._steps:
-                key = key_of(request)
-                keys.append(key)
-                costs.append(cost if cost_of is None or key is None else cost_of(request))
-            verdict, mask, headers = self.policies.decide(keys, costs, self._raw)
-            if verdict == _LIMITED:
-                return self._response(TOO_MANY, headers)
-            if verdict == _TABLE_FULL:
-                # The service is full, not the client over a limit nor the
-                # point downgraded: 503, no fallback, no headers.
-                return UNAVAILABLE
-            if mask:
-                held = _Held(self.policies, mask, keys, costs)
-        entry = None
-        if self.point is not None:
-            try:
-                entry = self.point.enter()
-            except BaseException:
-                # A point table full of names: give back what was held.
-                if held is not None:
-                    held.release()
-                raise
-            if entry.downgraded:
-                entry.exit()
-                if held is not None:
-                    held.release()
-                return self._downgraded(request, headers)
-        return Admitted(headers, entry, held)
-
-    def _downgraded(self, request: Request, headers: List[Tuple[Any, Any]]) -> Response:
-        fallback = self.fallback
-        if fallback is None:
-            return self._response(UNAVAILABLE, headers)
-        response = fallback if isinstance(fallback, Response) else fallback(request)
-        return self._response(response, headers)
-
-    def _response(self, response: Response, headers: List[Tuple[Any, Any]]) -> Response:
+    def refusal(self, admission: _native.Admission, raw: Any) -> Response:
+        """The response of a refused request (``admission.verdict`` > 0):
+        429 with the headers, a plain 503 for a full in-flight table (the
+        service is full, not the client over a limit nor the point
+        downgraded: no fallback, no headers), or the route's fallback (503
+        without one)."""
+        verdict = admission.verdict
+        if verdict == _TABLE_FULL:
+            return UNAVAILABLE
+        response = TOO_MANY
+        if verdict == _DOWNGRADED and self.fallback is not None:
+            fallback = self.fallback
+            response = fallback if isinstance(fallback, Response) else fallback(self._request_type(raw))
+        elif verdict == _DOWNGRADED:
+            response = UNAVAILABLE
+        headers = admission.headers
         if not headers:
             return response
         if self._raw:
@@ -382,13 +283,16 @@ class _Plan:
 
 class Gate:
     """The middleware's configuration, compiled: which route a request
-    takes and what it decides. ``raw`` makes header fields lower-case
-    ``bytes`` pairs (ASGI's), else ``str`` pairs (WSGI's)."""
+    takes and what it decides. ``raw``: requests are ASGI scopes and header
+    fields lower-case ``bytes`` pairs, else WSGI environs and ``str``
+    pairs; ``request_type`` makes the ``Request`` that key, cost and route
+    functions and fallbacks see of a scope or environ."""
 
-    __slots__ = ("client", "style", "exact", "_prefixes", "_matchers", "_default")
+    __slots__ = ("client", "style", "exact", "default", "exact_only", "_prefixes", "_matchers", "_request_type")
 
     def __init__(self, client: Optional[Client], routes: Optional[Mapping[RouteKey, Route]],
-                 default: Optional[Route], headers: str, raw: bool) -> None:
+                 default: Optional[Route], headers: str, raw: bool,
+                 request_type: Callable[[Any], Request]) -> None:
         if headers not in HEADER_STYLES:
             raise InvalidArgument(f"headers must be one of {HEADER_STYLES}, not {headers!r}")
         routes = dict(routes or {})
@@ -407,7 +311,7 @@ class Gate:
         def plan(route: Route) -> _Plan:
             # One plan per Route object, however many paths share it.
             if id(route) not in plans:
-                plans[id(route)] = _Plan(route, client, headers, raw)
+                plans[id(route)] = _Plan(route, client, headers, raw, request_type)
             return plans[id(route)]
 
         # Exact paths: what adapters look up first, without a call.
@@ -426,9 +330,13 @@ class Gate:
                 raise InvalidArgument(f"a route's key must be a path or callable, not {where!r}")
         # The longest prefix wins.
         self._prefixes.sort(key=lambda item: -len(item[0]))
-        self._default = plan(default) if default is not None else None
+        self.default = plan(default) if default is not None else None
+        # Only exact paths and the default: ``exact.get(path, default)`` is
+        # the whole lookup, without a call of ``plan``.
+        self.exact_only = not self._prefixes and not self._matchers
+        self._request_type = request_type
 
-    def plan(self, path: str, request: Request) -> Optional[_Plan]:
+    def plan(self, path: str, raw: Any) -> Optional[_Plan]:
         """The plan of a request to ``path``: an exact path, the longest
         prefix, the first matcher that accepts it, else the default
         (``None``: the request passes untouched)."""
@@ -438,7 +346,9 @@ class Gate:
         for prefix, plan in self._prefixes:
             if path.startswith(prefix):
                 return plan
-        for matches, plan in self._matchers:
-            if matches(request):
-                return plan
-        return self._default
+        if self._matchers:
+            request = self._request_type(raw)
+            for matches, plan in self._matchers:
+                if matches(request):
+                    return plan
+        return self.default

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union)
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Type
 
+from . import _native
 from .client import Client
-from .web import Admitted, Gate, Request, Response, Route, RouteKey
+from .web import Gate, Request, Route, RouteKey
 
 __all__ = ["SdsMiddleware", "WsgiRequest"]
 
@@ -73,80 +74,38 @@ class SdsMiddleware:
                  routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
                  headers: str = "draft-10") -> None:
         self.app = app
-        self.gate = Gate(client, routes, default, headers, raw=False)
+        self.gate = Gate(client, routes, default, headers, False, WsgiRequest)
         self._exact = self.gate.exact
+        self._exact_only = self.gate.exact_only
+        self._default = self.gate.default
 
     @property
     def client(self) -> Optional[Client]:
         return self.gate.client
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        request = WsgiRequest(environ)
         path = environ.get("PATH_INFO", "")
-        plan = self._exact.get(path) or self.gate.plan(path, request)
+        plan = self._exact.get(path, self._default) if self._exact_only else self.gate.plan(path, environ)
         if plan is None:
             return self.app(environ, start_response)
-        decided = plan.admit(request)
-        if isinstance(decided, Response):
-            fields = [*decided.headers, ("Content-Length", str(len(decided.body)))]
-            start_response(f"{decided.status} {_REASONS.get(decided.status, 'Status')}", fields)
-            return [decided.body]
-        return _Running(self.app, environ, start_response, decided)
+        admitted = plan.admit(environ)
+        if admitted.verdict:
+            refusal = plan.refusal(admitted, environ)
+            fields = [*refusal.headers, ("Content-Length", str(len(refusal.body)))]
+            start_response(f"{refusal.status} {_REASONS.get(refusal.status, 'Status')}", fields)
+            return [refusal.body]
+        response = _native.WsgiResponse(admitted, start_response)
+        if admitted.wait_ms:
+            # A paced point: the worker waits before the app runs.
+            try:
+                time.sleep(admitted.wait_ms / 1000)
+            except BaseException as error:
+                admitted.finish(error)
+                raise
+        # The response adds the fields when the app starts it, and finishes
+        # the request when the server closes it (or the app or its body
+        # raises; a server that never closes it: when it is collected).
+        return response.run(self.app, environ)
 
 
 _REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
-
-
-class _Running:
-    """The app's response iterable, finishing the admitted request when the
-    server closes it (or when the app raises before returning one, or its
-    body raises while the server iterates)."""
-
-    __slots__ = ("_admitted", "_body", "_status")
-
-    def __init__(self, app: WSGIApp, environ: Environ, start_response: StartResponse,
-                 admitted: Admitted) -> None:
-        self._admitted = admitted
-        self._status = 0
-        extra = admitted.headers
-
-        def start(status: str, headers: List[Tuple[str, str]], exc_info: Optional[ExcInfo] = None) -> Any:
-            self._status = int(status[:3])
-            if exc_info is None:
-                return start_response(status, headers + extra)
-            return start_response(status, headers + extra, exc_info)
-
-        try:
-            if admitted.wait_ms:
-                # A paced point: the worker waits before the app runs.
-                time.sleep(admitted.wait_ms / 1000)
-            self._body: Optional[Iterable[bytes]] = app(environ, start)
-        except BaseException as error:
-            admitted.finish(error, self._status)
-            raise
-
-    def __iter__(self) -> Iterator[bytes]:
-        body = self._body
-        assert body is not None, "the response was closed"
-        # A generator delegating in C: no Python call per chunk. Only an
-        # Exception is the body's failure (GeneratorExit, when the server
-        # drops the iteration, is not; close() follows).
-        try:
-            yield from body
-        except Exception as error:
-            self._admitted.finish(error, self._status)
-            raise
-
-    def close(self) -> None:
-        body, self._body = self._body, None
-        try:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self._admitted.finish(None, self._status)
-
-    def __del__(self) -> None:
-        # A server that never closes the body (PEP 3333 says it must) would
-        # otherwise keep in-flight units held for good.
-        self._admitted.finish(None, self._status)

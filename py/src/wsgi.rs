@@ -1,0 +1,182 @@
+//! `WsgiResponse`: what `sds.wsgi` hands a WSGI server for an admitted
+//! request: the `start_response` the app calls (adding the rate-limit
+//! fields) and the iterable the server reads and closes (finishing the
+//! request). Native, so that a server's iteration and the app's
+//! `start_response` cost no Python frame of ours (a Python wrapper added a
+//! generator and a closure to every request).
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyIterator, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+
+use crate::http::Admission;
+
+/// The app's response for one admitted request: the app calls it as its
+/// `start_response`; the server iterates and closes it as the app's
+/// iterable. Its admission finishes when the server closes it, when the app
+/// raises before returning a body, or when the body raises an `Exception`
+/// while iterated. A server that never closes it leaves the admission to
+/// its collection (units back, the entry exits as abandoned).
+#[pyclass(module = "sds._native")]
+pub struct WsgiResponse {
+    admission: Option<Py<Admission>>,
+    start_response: Option<Py<PyAny>>,
+    /// The status the app started with (0: none yet).
+    status: u16,
+    body: Option<Py<PyAny>>,
+    iterator: Option<Py<PyIterator>>,
+}
+
+#[pymethods]
+impl WsgiResponse {
+    #[new]
+    fn new(admission: Py<Admission>, start_response: Py<PyAny>) -> WsgiResponse {
+        WsgiResponse {
+            admission: Some(admission),
+            start_response: Some(start_response),
+            status: 0,
+            body: None,
+            iterator: None,
+        }
+    }
+
+    /// Runs `app(environ, self)` and keeps the iterable it returns; returns
+    /// `self`. An app that raises finishes the admission with its error.
+    fn run<'py>(
+        slf: &Bound<'py, Self>,
+        app: &Bound<'py, PyAny>,
+        environ: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        // Nothing borrowed while the app runs: it calls `slf` back.
+        match app.call1((environ, slf)) {
+            Ok(body) => {
+                slf.borrow_mut().body = Some(body.unbind());
+                Ok(slf.clone())
+            }
+            Err(e) => {
+                finish(slf, Some(e.value(slf.py()).as_any()))?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The app's `start_response(status, headers, exc_info=None)`: the
+    /// server's, with the rate-limit fields added.
+    #[pyo3(signature = (status, headers, exc_info = None))]
+    fn __call__<'py>(
+        slf: &Bound<'py, Self>,
+        status: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyAny>,
+        exc_info: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let code = status
+            .to_str()
+            .ok()
+            .and_then(|s| s.get(..3))
+            .and_then(|s| s.parse::<u16>().ok())
+            .ok_or_else(|| PyValueError::new_err(format!("WSGI status {status} has no code")))?;
+        let (start, extra) = {
+            let mut this = slf.borrow_mut();
+            this.status = code;
+            let start = this.start_response.as_ref().map(|s| s.clone_ref(py));
+            let extra = this.admission.as_ref().map(|a| a.get().fields(py).clone());
+            (start, extra)
+        };
+        let (Some(start), Some(extra)) = (start, extra) else {
+            return Err(PyValueError::new_err("the response was closed"));
+        };
+        let fields = headers.add(extra)?;
+        match exc_info {
+            None => start.bind(py).call1((status, fields)),
+            Some(info) => start.bind(py).call1((status, fields, info)),
+        }
+    }
+
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let body = slf.borrow().body.as_ref().map(|b| b.clone_ref(slf.py()));
+        let Some(body) = body else {
+            return Err(PyValueError::new_err("the response was closed"));
+        };
+        let iterator = body.bind(slf.py()).try_iter()?;
+        slf.borrow_mut().iterator = Some(iterator.unbind());
+        Ok(slf.clone())
+    }
+
+    /// The body's next chunk. Only an `Exception` is the body's failure
+    /// (a `GeneratorExit` or `KeyboardInterrupt` is not; `close` follows).
+    fn __next__<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = slf.py();
+        let iterator = slf.borrow().iterator.as_ref().map(|i| i.clone_ref(py));
+        let Some(iterator) = iterator else {
+            return Ok(None);
+        };
+        match iterator.into_bound(py).next() {
+            None => Ok(None),
+            Some(Ok(chunk)) => Ok(Some(chunk)),
+            Some(Err(e)) => {
+                if e.is_instance_of::<PyException>(py) {
+                    finish(slf, Some(e.value(py).as_any()))?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The server is done with the response: closes the app's iterable (if
+    /// it has `close`) and finishes the admission with the started status.
+    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let body = {
+            let mut this = slf.borrow_mut();
+            this.iterator = None;
+            this.body.take()
+        };
+        let closed = match body.map(|b| b.into_bound(py)) {
+            // A list or tuple has no `close`: not looked up, since a missing
+            // attribute costs an exception made and dropped in the stable ABI.
+            Some(b)
+                if b.is_exact_instance_of::<PyList>() || b.is_exact_instance_of::<PyTuple>() =>
+            {
+                Ok(())
+            }
+            Some(b) => match b.getattr_opt("close") {
+                Ok(Some(close)) => close.call0().map(drop),
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            },
+            None => Ok(()),
+        };
+        let finished = finish(slf, None);
+        closed.and(finished)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.admission)?;
+        visit.call(&self.start_response)?;
+        visit.call(&self.body)?;
+        visit.call(&self.iterator)
+    }
+
+    fn __clear__(&mut self) {
+        self.admission = None;
+        self.start_response = None;
+        self.body = None;
+        self.iterator = None;
+    }
+}
+
+/// Finishes `response`'s admission with `error` and the started status.
+fn finish(response: &Bound<'_, WsgiResponse>, error: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let py = response.py();
+    let (admission, status) = {
+        let this = response.borrow();
+        let admission = this.admission.as_ref().map(|a| a.clone_ref(py));
+        (admission, this.status)
+    };
+    match admission {
+        Some(admission) => admission.get().finish(py, error, status),
+        None => Ok(()),
+    }
+}
