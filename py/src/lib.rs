@@ -11,6 +11,7 @@ mod guard;
 mod http;
 mod keys;
 mod metrics;
+mod route;
 mod services;
 mod settings;
 mod strategy;
@@ -34,8 +35,9 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
-        http::{check_policy_name, Admission, ClientAddress, RoutePlan},
+        http::{check_policy_name, ClientAddress},
         keys::{_register_key_results, table_path, Keys},
+        route::{Admission, RoutePlan},
         services::{Agent, Cluster},
         strategy::Strategy,
         table::{PointHandle, Table},

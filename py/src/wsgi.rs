@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::http::Admission;
+use crate::route::Admission;
 
 /// The app's response for one admitted request: the app calls it as its
 /// `start_response`; the server iterates and closes it as the app's
