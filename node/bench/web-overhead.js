@@ -16,8 +16,9 @@
 //   with its default headers (one limit per client address, never
 //   reached): @fastify/rate-limit and express-rate-limit. They hold no
 //   point, and their stores count in this process only.
-// - Fastify with a hook that only sets two headers and listens for the
-//   response's 'close': the floor of any middleware doing what ours does.
+// - Fastify with a hook, Express with a middleware, that only sets two
+//   headers and listens for the response's 'close': the floor of any
+//   middleware doing what ours does.
 // - The middleware alone: web.express's function called on a bare request
 //   and response, its response's 'close' fired by hand (what it costs, with
 //   no framework around it).
@@ -79,10 +80,21 @@ function injected(app) {
   };
 }
 
+/** What any such Express middleware pays before deciding anything. */
+function floorMiddleware(req, res, next) {
+  res.setHeader('RateLimit-Policy', '"per-ip";q=1000000;w=1');
+  res.setHeader('RateLimit', '"per-ip";r=999999;t=1');
+  res.on('close', floorClosed);
+  next();
+}
+
+function floorClosed() {}
+
 async function expressApp(guard) {
   const app = express();
   if (guard === 'web') app.use(web.express(guardOptions()));
   if (guard === 'peer') app.use(require('express-rate-limit').rateLimit({ windowMs: 1000, limit: 1e9 }));
+  if (guard === 'floor') app.use(floorMiddleware);
   app.get('/', (req, res) => res.end());
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -147,6 +159,7 @@ async function main() {
   const plainExpress = await expressApp('none');
   const guardedExpress = await expressApp('web');
   const peerExpress = await expressApp('peer');
+  const floorExpress = await expressApp('floor');
   const bare = bareMiddleware();
   // Each framework's base case is timed before and after its variants in
   // every round, and a variant's cost is its excess over the mean of the two
@@ -162,10 +175,12 @@ async function main() {
       ? ['express (HTTP keep-alive, loopback)', () => timeAwaited(plainExpress.request, EXPRESS_OPS), [
         ['web.express', () => timeAwaited(guardedExpress.request, EXPRESS_OPS)],
         ['express-rate-limit', () => timeAwaited(peerExpress.request, EXPRESS_OPS)],
+        ['a middleware setting 2 headers, listening for close', () => timeAwaited(floorExpress.request, EXPRESS_OPS)],
       ]]
       : ['express (inject)', () => timeAwaited(plainExpress.inject, FASTIFY_OPS), [
         ['web.express', () => timeAwaited(guardedExpress.inject, FASTIFY_OPS)],
         ['express-rate-limit', () => timeAwaited(peerExpress.inject, FASTIFY_OPS)],
+        ['a middleware setting 2 headers, listening for close', () => timeAwaited(floorExpress.inject, FASTIFY_OPS)],
       ]],
   ];
   let round = 0;
@@ -190,7 +205,7 @@ async function main() {
     }
     record('web.express alone', timeSync(bare, BARE_OPS).cpu);
   });
-  for (const app of [plainExpress, guardedExpress, peerExpress]) app.close();
+  for (const app of [plainExpress, guardedExpress, peerExpress, floorExpress]) app.close();
   const us = (name) => ns[name] / 1000;
   console.log(`node ${process.version}, medians of ${ROUNDS} rounds, CPU µs per request (wall µs beside)`);
   console.log('| framework + middleware | empty handler | added | overhead | wall (empty / with) |');
