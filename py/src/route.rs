@@ -225,10 +225,10 @@ impl RoutePlan {
                     }
                 };
                 if entry.downgraded() {
-                    entry.exit(py, None)?;
                     if let Some(held) = held {
                         held.release(py);
                     }
+                    entry.exit(py, None)?;
                     return Ok(refused(DOWNGRADED));
                 }
                 Some(entry)
@@ -282,19 +282,21 @@ impl RoutePlan {
 
     /// The socket peer's address, `None` when the server gives none.
     fn peer<'py>(&self, raw: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let raw = raw.cast::<PyDict>()?;
-        if self.asgi {
-            let client = raw.get_item("client")?;
-            match client {
-                Some(client) if client.is_truthy()? => Ok(Some(client.get_item(0)?)),
-                _ => Ok(None),
-            }
+        let (name, asgi) = if self.asgi {
+            ("client", true)
         } else {
-            let addr = raw.get_item("REMOTE_ADDR")?;
-            match addr {
-                Some(addr) if addr.is_truthy()? => Ok(Some(addr)),
-                _ => Ok(None),
-            }
+            ("REMOTE_ADDR", false)
+        };
+        // A dict (what servers give) read directly; any other mapping by
+        // its `get`.
+        let found = match raw.cast::<PyDict>() {
+            Ok(dict) => dict.get_item(name)?,
+            Err(_) => Some(raw.call_method1("get", (name,))?),
+        };
+        match found {
+            Some(found) if found.is_truthy()? && asgi => Ok(Some(found.get_item(0)?)),
+            Some(found) if found.is_truthy()? => Ok(Some(found)),
+            _ => Ok(None),
         }
     }
 

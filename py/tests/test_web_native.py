@@ -4,6 +4,7 @@ them and gets back. Their rules are sds-http's own tests'."""
 
 from __future__ import annotations
 
+import types
 from typing import Any, List, Tuple
 
 import pytest
@@ -159,3 +160,15 @@ def test_client_address_is_a_key_function_of_any_request() -> None:
     plain = client_address()
     for n in range(5000):  # past what it remembers: it starts afresh
         assert plain(Seen(f"10.0.{n // 256}.{n % 256}")) == f"10.0.{n // 256}.{n % 256}"
+
+
+def test_the_client_key_is_read_from_a_scope_or_environ_of_any_mapping() -> None:
+    limit = window(10)
+    wsgi = _native.RoutePlan("draft-10", [("ip", limit, client_address(), 1)], None, False, lambda raw: raw)
+    assert wsgi.admit(types.MappingProxyType({"REMOTE_ADDR": "203.0.113.9"}), NOW).verdict == 0
+    assert wsgi.admit({"REMOTE_ADDR": ""}, NOW).verdict == 0  # no peer: the key ""
+    asgi = _native.RoutePlan("draft-10", [("ip", limit, client_address(ipv4_prefix=24), 1)], None, True,
+                             lambda raw: raw)
+    assert asgi.admit({"client": ["203.0.113.10", 1234]}, NOW).verdict == 0
+    assert asgi.admit({"client": None}, NOW).verdict == 0
+    assert [limit.peek(k, now_ms=NOW).remaining for k in ("203.0.113.9", "203.0.113.0/24", "")] == [9, 9, 8]
