@@ -1,13 +1,14 @@
 //! What `sds.web` (the ASGI and WSGI middleware) takes from the crate
 //! sds-http besides a route's decision (`route.rs`): the check of a
-//! policy's name and the client key of a request (`ClientAddress`).
-//! Nothing here parses an address itself.
+//! policy's name and the client key of a request (`ClientAddress`);
+//! nothing here parses an address itself. And a header's key
+//! (`HeaderKey`), which a route reads from the scope or environ itself.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::errors;
 
@@ -150,4 +151,132 @@ impl ClientAddress {
         known.insert(text.into_owned(), key.clone().unbind());
         Ok(key)
     }
+}
+
+/// The key function of one request header's first value (an API key, a
+/// tenant); a request without the header gets `default` (`None`: the
+/// policy does not apply to it). Called with an `sds.web.Request`, it asks
+/// the request; a route reads the ASGI scope's or WSGI environ's header
+/// itself, without a Python call.
+#[pyclass(frozen, module = "sds._native")]
+pub struct HeaderKey {
+    name: Py<PyString>,
+    /// The name as ASGI gives it: lower-case bytes.
+    lower: Vec<u8>,
+    /// The name as a WSGI environ holds it: `HTTP_X_API_KEY`.
+    environ: Py<PyString>,
+    default: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl HeaderKey {
+    #[new]
+    #[pyo3(signature = (name, default = None))]
+    fn new(name: &Bound<'_, PyAny>, default: Option<Bound<'_, PyAny>>) -> PyResult<HeaderKey> {
+        let py = name.py();
+        let token = name
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(str::to_owned))
+            .filter(|t| !t.is_empty() && t.bytes().all(is_token_byte));
+        let Some(token) = token else {
+            let message = format!(
+                "header name must be a non-empty str of token characters, not {}",
+                name.repr()?
+            );
+            return Err(errors::argument(py, message));
+        };
+        let default = default.filter(|d| !d.is_none());
+        if let Some(d) = &default {
+            if !d.is_instance_of::<PyString>() && !d.is_instance_of::<PyBytes>() {
+                let message = format!(
+                    "header default must be a str, bytes or None, not {}",
+                    d.repr()?
+                );
+                return Err(errors::argument(py, message));
+            }
+        }
+        let upper = token.to_ascii_uppercase().replace('-', "_");
+        let environ = match upper.as_str() {
+            "CONTENT_TYPE" | "CONTENT_LENGTH" => upper,
+            _ => format!("HTTP_{upper}"),
+        };
+        Ok(HeaderKey {
+            name: PyString::new(py, &token).unbind(),
+            lower: token.to_ascii_lowercase().into_bytes(),
+            environ: PyString::intern(py, &environ).unbind(),
+            default: default.map(Bound::unbind),
+        })
+    }
+
+    /// The key of `request` (an `sds.web.Request`): the header's first
+    /// value, else the default.
+    fn __call__<'py>(&self, request: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = request.py();
+        let value = request.call_method1("header", (self.name.bind(py),))?;
+        Ok(self.or_default(py, (!value.is_none()).then_some(value)))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("sds.web.header({})", self.name.bind(py).repr()?))
+    }
+}
+
+impl HeaderKey {
+    /// The key of the ASGI scope or WSGI environ `raw` (`None`: no key).
+    pub(crate) fn key_of<'py>(
+        &self,
+        raw: &Bound<'py, PyAny>,
+        asgi: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = raw.py();
+        let value = if asgi {
+            self.of_scope(raw)?
+        } else {
+            let value = match raw.cast::<PyDict>() {
+                Ok(environ) => environ.get_item(self.environ.bind(py))?,
+                Err(_) => Some(raw.call_method1("get", (self.environ.bind(py),))?),
+            };
+            value.filter(|v| !v.is_none())
+        };
+        Ok(Some(self.or_default(py, value)).filter(|k| !k.is_none()))
+    }
+
+    /// The first value of the header in an ASGI scope's `headers`: its
+    /// bytes themselves when ASCII (the same key as their text), else
+    /// their Latin-1 text, as `AsgiRequest.header` reads it.
+    fn of_scope<'py>(&self, scope: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        for pair in scope.get_item("headers")?.try_iter()? {
+            let pair = pair?;
+            let name = pair.get_item(0)?;
+            if name.cast::<PyBytes>()?.as_bytes() != self.lower.as_slice() {
+                continue;
+            }
+            let value = pair.get_item(1)?;
+            let bytes = value.cast::<PyBytes>()?.as_bytes();
+            if bytes.is_ascii() {
+                return Ok(Some(value));
+            }
+            let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+            return Ok(Some(PyString::new(scope.py(), &text).into_any()));
+        }
+        Ok(None)
+    }
+
+    fn or_default<'py>(
+        &self,
+        py: Python<'py>,
+        value: Option<Bound<'py, PyAny>>,
+    ) -> Bound<'py, PyAny> {
+        match (value, &self.default) {
+            (Some(value), _) => value,
+            (None, Some(default)) => default.bind(py).clone(),
+            (None, None) => py.None().into_bound(py),
+        }
+    }
+}
+
+/// Whether `b` may stand in a header name (RFC 9110's `tchar`).
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

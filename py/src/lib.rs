@@ -35,7 +35,7 @@ mod _native {
         entry::Entry,
         errors::_register_errors,
         guard::Guarded,
-        http::{check_policy_name, ClientAddress},
+        http::{check_policy_name, ClientAddress, HeaderKey},
         keys::{_register_key_results, table_path, Keys},
         route::{Admission, RoutePlan},
         services::{Agent, Cluster},

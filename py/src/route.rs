@@ -22,7 +22,7 @@ use sds_http::{Decided, HeaderStyle, Limited, Verdict};
 use crate::args::{self, Time};
 use crate::entry::Entry;
 use crate::errors;
-use crate::http::ClientAddress;
+use crate::http::{ClientAddress, HeaderKey};
 use crate::keys::{key_bytes, key_error, units, Keys};
 use crate::table::PointHandle;
 
@@ -48,6 +48,9 @@ enum KeyOf {
     /// The client's address: read from the request's peer (and, behind a
     /// trusted proxy, its `X-Forwarded-For`) without a Python call.
     Address(Py<ClientAddress>),
+    /// A header's first value: read from the scope or environ without a
+    /// Python call.
+    Header(Py<HeaderKey>),
     /// A function of the request (`sds.web.Request`).
     Call(Py<PyAny>),
 }
@@ -108,9 +111,12 @@ impl RoutePlan {
         let mut steps = Vec::with_capacity(policies.len());
         let mut tables = Vec::with_capacity(policies.len());
         for (name, keys, key, cost) in policies {
-            let key = match key.cast::<ClientAddress>() {
-                Ok(address) => KeyOf::Address(address.clone().unbind()),
-                Err(_) => KeyOf::Call(key.unbind()),
+            let key = if let Ok(address) = key.cast::<ClientAddress>() {
+                KeyOf::Address(address.clone().unbind())
+            } else if let Ok(header) = key.cast::<HeaderKey>() {
+                KeyOf::Header(header.clone().unbind())
+            } else {
+                KeyOf::Call(key.unbind())
             };
             let (cost, cost_of) = if cost.is_callable() {
                 (1, Some(cost.unbind()))
@@ -163,6 +169,7 @@ impl RoutePlan {
                 KeyOf::Address(address) => {
                     Some(plan.address_key(address.get(), raw, &mut request)?)
                 }
+                KeyOf::Header(header) => header.get().key_of(raw, plan.asgi)?,
                 KeyOf::Call(f) => {
                     let key = f.bind(py).call1((plan.request(raw, &mut request)?,))?;
                     (!key.is_none()).then_some(key)

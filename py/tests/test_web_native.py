@@ -11,7 +11,7 @@ import pytest
 
 import sds
 from sds import _native
-from sds.web import client_address
+from sds.web import client_address, header
 
 
 NOW = 1_700_000_040_000  # the start of a minute
@@ -149,6 +149,9 @@ class Seen:
         assert name == "x-forwarded-for"
         return self.forwarded
 
+    def header(self, name: str) -> Any:
+        return None
+
 
 def test_client_address_is_a_key_function_of_any_request() -> None:
     keys = client_address(ipv4_prefix=24, trusted_proxies=("10.0.0.0/8",))
@@ -172,3 +175,28 @@ def test_the_client_key_is_read_from_a_scope_or_environ_of_any_mapping() -> None
     assert asgi.admit({"client": ["203.0.113.10", 1234]}, NOW).verdict == 0
     assert asgi.admit({"client": None}, NOW).verdict == 0
     assert [limit.peek(k, now_ms=NOW).remaining for k in ("203.0.113.9", "203.0.113.0/24", "")] == [9, 9, 8]
+
+
+def test_a_header_key_is_read_from_the_scope_or_environ_the_first_value_or_the_default() -> None:
+    limit = window(10)
+    asgi = _native.RoutePlan("draft-10", [("k", limit, header("X-Api-Key"), 1)], None, True, lambda raw: raw)
+    pairs = [(b"host", b"h"), (b"x-api-key", b"k1"), (b"x-api-key", b"k2")]
+    assert asgi.admit({"headers": pairs}, NOW).verdict == 0
+    assert asgi.admit({"headers": [(b"x-api-key", b"caf\xe9")]}, NOW).verdict == 0  # Latin-1 text
+    assert asgi.admit({"headers": []}, NOW).headers == []  # no header, no default: exempt
+    wsgi = _native.RoutePlan("draft-10", [("k", limit, header("x-api-key", default="anonymous"), 1)], None, False,
+                             lambda raw: raw)
+    assert wsgi.admit({"HTTP_X_API_KEY": "k1"}, NOW).verdict == 0
+    assert wsgi.admit({}, NOW).verdict == 0
+    remaining = [limit.peek(k, now_ms=NOW).remaining for k in ("k1", "k2", "café", "anonymous")]
+    assert remaining == [8, 10, 9, 9]
+    typed = header("Content-Type")
+    assert typed(Seen(None)) is None and repr(typed) == "sds.web.header('Content-Type')"
+    ct = _native.RoutePlan("draft-10", [("k", limit, typed, 1)], None, False, lambda raw: raw)
+    assert ct.admit({"CONTENT_TYPE": "text/plain"}, NOW).verdict == 0
+    assert limit.peek("text/plain", now_ms=NOW).remaining == 9
+    for bad in ("", "X Api", "Ключ", 7):
+        with pytest.raises(sds.InvalidArgument, match="header name must be a non-empty str of token characters"):
+            header(bad)  # type: ignore[arg-type]
+    with pytest.raises(sds.InvalidArgument, match="header default must be a str, bytes or None"):
+        header("X-Key", default=7)  # type: ignore[arg-type]

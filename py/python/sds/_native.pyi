@@ -21,6 +21,7 @@ __all__ = [
     "check_policy_name",
     "ClientAddress",
     "Admission",
+    "HeaderKey",
     "RoutePlan",
     "WsgiResponse",
     "Keys",
@@ -431,6 +432,19 @@ class Admission:
         raised `error`: in-flight units go back and the point's entry exits,
         failed by an `Exception` or a 5xx (a cancellation or exit is no
         failure). Later calls do nothing."""
+
+@final
+class HeaderKey:
+    """The key function of one request header's first value (an API key, a
+    tenant); a request without the header gets `default` (`None`: the
+    policy does not apply to it). Called with an `sds.web.Request`, it asks
+    the request; a route reads the ASGI scope's or WSGI environ's header
+    itself, without a Python call."""
+
+    def __new__(cls, name: str, default: Optional[Union[str, bytes]] = None) -> HeaderKey: ...
+    def __call__(self, request: Any) -> Optional[Union[str, bytes]]:
+        """The key of `request` (an `sds.web.Request`): the header's first
+        value, else the default."""
 
 @final
 class WsgiResponse:
