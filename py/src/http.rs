@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyString};
 
 use crate::errors;
+use crate::request::HeaderName;
 
 /// Checks that `name` can name a policy in a header: 1 to 64 printable
 /// ASCII characters (else `sds.InvalidArgument`).
@@ -161,10 +162,7 @@ impl ClientAddress {
 #[pyclass(frozen, module = "sds._native")]
 pub struct HeaderKey {
     name: Py<PyString>,
-    /// The name as ASGI gives it: lower-case bytes.
-    lower: Vec<u8>,
-    /// The name as a WSGI environ holds it: `HTTP_X_API_KEY`.
-    environ: Py<PyString>,
+    header: HeaderName,
     default: Option<Py<PyAny>>,
 }
 
@@ -196,15 +194,9 @@ impl HeaderKey {
                 return Err(errors::argument(py, message));
             }
         }
-        let upper = token.to_ascii_uppercase().replace('-', "_");
-        let environ = match upper.as_str() {
-            "CONTENT_TYPE" | "CONTENT_LENGTH" => upper,
-            _ => format!("HTTP_{upper}"),
-        };
         Ok(HeaderKey {
             name: PyString::new(py, &token).unbind(),
-            lower: token.to_ascii_lowercase().into_bytes(),
-            environ: PyString::intern(py, &environ).unbind(),
+            header: HeaderName::new(py, &token),
             default: default.map(Bound::unbind),
         })
     }
@@ -229,38 +221,12 @@ impl HeaderKey {
         raw: &Bound<'py, PyAny>,
         asgi: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = raw.py();
-        let value = if asgi {
-            self.of_scope(raw)?
-        } else {
-            let value = match raw.cast::<PyDict>() {
-                Ok(environ) => environ.get_item(self.environ.bind(py))?,
-                Err(_) => Some(raw.call_method1("get", (self.environ.bind(py),))?),
-            };
-            value.filter(|v| !v.is_none())
-        };
-        Ok(Some(self.or_default(py, value)).filter(|k| !k.is_none()))
-    }
-
-    /// The first value of the header in an ASGI scope's `headers`: its
-    /// bytes themselves when ASCII (the same key as their text), else
-    /// their Latin-1 text, as `AsgiRequest.header` reads it.
-    fn of_scope<'py>(&self, scope: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        for pair in scope.get_item("headers")?.try_iter()? {
-            let pair = pair?;
-            let name = pair.get_item(0)?;
-            if name.cast::<PyBytes>()?.as_bytes() != self.lower.as_slice() {
-                continue;
-            }
-            let value = pair.get_item(1)?;
-            let bytes = value.cast::<PyBytes>()?.as_bytes();
-            if bytes.is_ascii() {
-                return Ok(Some(value));
-            }
-            let text: String = bytes.iter().map(|&b| char::from(b)).collect();
-            return Ok(Some(PyString::new(scope.py(), &text).into_any()));
-        }
-        Ok(None)
+        let value = self
+            .header
+            .values(raw, asgi, true)?
+            .pop()
+            .map(Bound::into_any);
+        Ok(Some(self.or_default(raw.py(), value)).filter(|k| !k.is_none()))
     }
 
     fn or_default<'py>(

@@ -11,6 +11,7 @@ mod guard;
 mod http;
 mod keys;
 mod metrics;
+mod request;
 mod route;
 mod services;
 mod settings;
@@ -37,6 +38,7 @@ mod _native {
         guard::Guarded,
         http::{check_policy_name, ClientAddress, HeaderKey},
         keys::{_register_key_results, table_path, Keys},
+        request::{request_header_values, request_peer},
         route::{Admission, RoutePlan},
         services::{Agent, Cluster},
         strategy::Strategy,

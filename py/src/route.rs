@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use sds_core::keyed::KeyDecision;
 use sds_core::Flags;
 use sds_http::{Decided, HeaderStyle, Limited, Verdict};
@@ -24,6 +24,7 @@ use crate::entry::Entry;
 use crate::errors;
 use crate::http::{ClientAddress, HeaderKey};
 use crate::keys::{key_bytes, key_error, units, Keys};
+use crate::request::peer_of;
 use crate::table::PointHandle;
 
 /// The names `HeaderStyle::from_name` takes, for the error message.
@@ -219,10 +220,11 @@ impl RoutePlan {
             Some(point) => {
                 let point = point.get();
                 let name = point.name.bind(py);
-                let now = now_ms.map(|_| Time(now));
-                let entry = point.inner.enter(py, point.id, name, now, Flags::NONE);
+                // The policies' time: one clock read per request. The entry
+                // is on the caller's timeline only when `now_ms` was given.
+                let entry = point.inner.enter_at(py, point.id, name, now, Flags::NONE);
                 let entry = match entry {
-                    Ok(entry) => entry,
+                    Ok(entry) => Entry::new(Arc::clone(&point.inner), entry, now_ms.is_some()),
                     Err(e) => {
                         // A point table full of names: give back what was held.
                         if let Some(held) = held {
@@ -281,30 +283,10 @@ impl RoutePlan {
         raw: &Bound<'py, PyAny>,
         made: &mut Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let key = address.key_of(raw.py(), self.peer(raw)?, || {
+        let key = address.key_of(raw.py(), peer_of(raw, self.asgi)?, || {
             self.request(raw, made).cloned()
         })?;
         Ok(key.into_any())
-    }
-
-    /// The socket peer's address, `None` when the server gives none.
-    fn peer<'py>(&self, raw: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (name, asgi) = if self.asgi {
-            ("client", true)
-        } else {
-            ("REMOTE_ADDR", false)
-        };
-        // A dict (what servers give) read directly; any other mapping by
-        // its `get`.
-        let found = match raw.cast::<PyDict>() {
-            Ok(dict) => dict.get_item(name)?,
-            Err(_) => Some(raw.call_method1("get", (name,))?),
-        };
-        match found {
-            Some(found) if found.is_truthy()? && asgi => Ok(Some(found.get_item(0)?)),
-            Some(found) if found.is_truthy()? => Ok(Some(found)),
-            _ => Ok(None),
-        }
     }
 
     /// The header fields of `decided`: `(name, value)` `str` pairs, or for

@@ -200,3 +200,17 @@ def test_a_header_key_is_read_from_the_scope_or_environ_the_first_value_or_the_d
             header(bad)  # type: ignore[arg-type]
     with pytest.raises(sds.InvalidArgument, match="header default must be a str, bytes or None"):
         header("X-Key", default=7)  # type: ignore[arg-type]
+
+
+def test_the_request_views_read_peer_and_headers_by_the_routes_rules() -> None:
+    from sds.asgi import AsgiRequest
+    from sds.wsgi import WsgiRequest
+
+    scope = {"headers": [(b"x-hop", b"a"), (b"host", b"h"), (b"x-hop", b"caf\xe9")], "client": ("203.0.113.4", 1)}
+    asgi = AsgiRequest(scope)
+    assert (asgi.peer, asgi.header("X-Hop"), asgi.header_values("x-hop")) == ("203.0.113.4", "a", ["a", "café"])
+    assert asgi.header("absent") is None and AsgiRequest({"headers": [], "client": None}).peer is None
+    environ = types.MappingProxyType({"REMOTE_ADDR": "", "HTTP_X_HOP": "a, b", "CONTENT_TYPE": "text/plain"})
+    wsgi = WsgiRequest(environ)  # type: ignore[arg-type]
+    assert (wsgi.peer, wsgi.header("x-hop"), wsgi.header_values("X-Hop")) == (None, "a, b", ["a, b"])
+    assert wsgi.header("Content-Type") == "text/plain" and wsgi.header_values("absent") == []

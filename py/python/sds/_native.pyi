@@ -22,6 +22,8 @@ __all__ = [
     "ClientAddress",
     "Admission",
     "HeaderKey",
+    "request_header_values",
+    "request_peer",
     "RoutePlan",
     "WsgiResponse",
     "Keys",
@@ -432,6 +434,14 @@ class Admission:
         raised `error`: in-flight units go back and the point's entry exits,
         failed by an `Exception` or a 5xx (a cancellation or exit is no
         failure). Later calls do nothing."""
+
+def request_peer(raw: Any, asgi: bool) -> Optional[str]:
+    """The peer's address of an ASGI scope (`asgi`) or a WSGI environ; `None`
+    when the server gives none."""
+
+def request_header_values(raw: Any, asgi: bool, name: str, first: bool = False) -> List[str]:
+    """The values of header `name` (any case) in an ASGI scope (`asgi`) or a
+    WSGI environ, in order; only the first when `first`."""
 
 @final
 class HeaderKey:

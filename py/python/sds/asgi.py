@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional
 
+from . import _native
 from .client import Client
 from .web import Gate, Request, Response, Route, RouteKey
 
@@ -43,23 +44,18 @@ class AsgiRequest(Request):
 
     @property
     def peer(self) -> Optional[str]:
-        client = self.scope.get("client")
-        return client[0] if client else None
+        return _native.request_peer(self.scope, True)
 
     @property
     def raw(self) -> Scope:
         return self.scope
 
     def header(self, name: str) -> Optional[str]:
-        wanted = name.lower().encode("latin-1")
-        for key, value in self.scope["headers"]:
-            if key == wanted:
-                return str(value.decode("latin-1"))
-        return None
+        first = _native.request_header_values(self.scope, True, name, True)
+        return first[0] if first else None
 
     def header_values(self, name: str) -> List[str]:
-        wanted = name.lower().encode("latin-1")
-        return [value.decode("latin-1") for key, value in self.scope["headers"] if key == wanted]
+        return _native.request_header_values(self.scope, True, name)
 
 
 class SdsMiddleware:

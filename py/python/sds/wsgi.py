@@ -42,25 +42,19 @@ class WsgiRequest(Request):
 
     @property
     def peer(self) -> Optional[str]:
-        return self.environ.get("REMOTE_ADDR") or None
+        return _native.request_peer(self.environ, False)
 
     @property
     def raw(self) -> Environ:
         return self.environ
 
     def header(self, name: str) -> Optional[str]:
-        value = self.environ.get(_environ_name(name))
-        return None if value is None else str(value)
+        first = _native.request_header_values(self.environ, False, name, True)
+        return first[0] if first else None
 
     def header_values(self, name: str) -> List[str]:
         # A WSGI server joins repeated headers with ", ": one value.
-        value = self.environ.get(_environ_name(name))
-        return [] if value is None else [str(value)]
-
-
-def _environ_name(name: str) -> str:
-    upper = name.upper().replace("-", "_")
-    return upper if upper in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + upper
+        return _native.request_header_values(self.environ, False, name)
 
 
 class SdsMiddleware:
