@@ -21,7 +21,10 @@ function serve() {
   const { Client, KeyedLimit, metrics } = require('..');
   const client = new Client({ capacity: 64, shared: process.env.SDS_TEST_POINTS });
   client.setStrategy('work', { visitThreshold: VISIT_THRESHOLD });
-  const limit = KeyedLimit.shared(process.env.SDS_TEST_KEYS, { kind: 'fixedWindow', limit: KEYED_LIMIT, periodMs: 60_000 },
+  // From the first hit: a window aligned to the minute would reset if the
+  // run crossed a minute's end (it spans several seconds).
+  const rule = { kind: 'fixedWindow', limit: KEYED_LIMIT, periodMs: 60_000, windowFromFirstHit: true };
+  const limit = KeyedLimit.shared(process.env.SDS_TEST_KEYS, rule,
     { capacity: 64, name: 'per-tenant' });
   http.createServer((req, res) => {
     res.setHeader('x-pid', process.pid);

@@ -285,7 +285,9 @@ test('Express middleware: a paced route calls next() after each request\'s wait'
   // each other, each gap is 50 ms give or take the timers' lateness.
   assert.ok(gaps.every((g) => g >= 50 - LATE_MS && g <= 50 + LATE_MS), `gaps ${gaps.map((g) => g.toFixed(1))}`);
   const span = handled[5] - handled[0];
-  assert.ok(span >= 250 - 6 && span <= 250 + LATE_MS, `span ${span.toFixed(1)}`);
+  // The first handler may run late itself (a loaded machine), the rest on
+  // their slots: the span may fall short by that lateness.
+  assert.ok(span >= 250 - LATE_MS && span <= 250 + LATE_MS, `span ${span.toFixed(1)}`);
   agent.destroy();
 });
 
@@ -302,11 +304,15 @@ test('Fastify plugin: a paced route runs its handler after each request\'s wait'
     return 'ok';
   });
   await app.ready();
+  const start = performance.now();
   const replies = await Promise.all(Array.from({ length: 5 }, () => app.inject({ url: '/' })));
   assert.deepEqual(replies.map((r) => r.statusCode), [200, 200, 200, 200, 200]);
-  // Slots 50 ms apart from the first request's (it waited 0).
-  const late = handled.map((at, i) => at - handled[0] - 50 * i);
-  assert.ok(late.every((d) => d >= -2 && d <= LATE_MS), `handled at ${handled.map((at) => (at - handled[0]).toFixed(1))}`);
+  // Slots 50 ms apart from the first request's entry (it waited 0), which
+  // is at or after \`start\`: no handler runs before its slot (the clock's
+  // whole milliseconds aside), none much after. Measured from \`start\`, not
+  // from the first handler, which a loaded machine may run late itself.
+  const late = handled.map((at, i) => at - start - 50 * i);
+  assert.ok(late.every((d) => d >= -1 && d <= LATE_MS), `handled at ${handled.map((at) => (at - start).toFixed(1))}`);
 });
 
 test('Express middleware: a request whose client leaves during its wait never reaches the handler', async (t) => {

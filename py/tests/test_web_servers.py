@@ -43,8 +43,10 @@ def routes() -> Tuple[sds.Client, Dict[str, Route]]:
     where = Path(os.environ["SDS_WEB_DIR"])
     client = sds.Client.shared(where / "points", capacity=16)
     client.set_strategy("work", sds.Strategy(concurrent_threshold=CONCURRENCY))
-    keys = sds.KeyedLimit.shared(where / "keys", {"kind": "fixedWindow", "limit": PER_KEY, "periodMs": 60_000},
-                                 capacity=64)
+    # From the first hit: a window aligned to the minute resets if the test
+    # crosses a minute's end.
+    per_key = {"kind": "fixedWindow", "limit": PER_KEY, "periodMs": 60_000, "windowFromFirstHit": True}
+    keys = sds.KeyedLimit.shared(where / "keys", per_key, capacity=64)
     held = Route(policies=[Policy("held", sds.KeyedLimit.shared(where / "held", HELD, capacity=64),
                                   key=header("X-Api-Key"))])
     work = Route(point="work")
