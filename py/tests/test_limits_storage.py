@@ -44,6 +44,14 @@ class Clock:
         self.ms = T0 + offset_ms
 
 
+def at_t0() -> int:
+    """A storage's clock for tests that would otherwise read the wall clock
+    in a sliding window: its windows are aligned to the period, and one
+    crossed between two hits weighs the earlier ones less (2 of 2 per
+    minute just before a minute's end, then a third admitted just after)."""
+    return T0
+
+
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     c = Clock()
@@ -211,7 +219,7 @@ def test_the_moving_window_is_refused_naming_the_strategies_that_work() -> None:
 
 def test_shared_tables_are_one_count_for_every_storage_on_the_name(tmp_path: Path) -> None:
     name = f"sds://{tmp_path}/app?capacity=256"
-    one, two = storage_from_string(name), storage_from_string(name)
+    one, two = storage_from_string(name, clock_ms=at_t0), storage_from_string(name, clock_ms=at_t0)
     minute = parse("3/minute")
     limiters = [FixedWindowRateLimiter(one), FixedWindowRateLimiter(two)]
     assert [limiters[i % 2].hit(minute, "alice") for i in range(5)] == [True, True, True, False, False]
@@ -270,7 +278,8 @@ def test_slowapi_refuses_past_the_limit_on_sds() -> None:
     from slowapi import Limiter, _rate_limit_exceeded_handler
     from slowapi.errors import RateLimitExceeded
 
-    limiter = Limiter(key_func=lambda request: "client", storage_uri="sds://", strategy="sliding-window-counter")
+    limiter = Limiter(key_func=lambda request: "client", storage_uri="sds://", strategy="sliding-window-counter",
+                      storage_options={"clock_ms": at_t0})
     app = FastAPI()
     app.state.limiter = limiter
     app.add_exception_handler(RateLimitExceeded, _rate_limit_exceeded_handler)  # type: ignore[arg-type]
@@ -319,7 +328,7 @@ def test_a_whole_float_cost_answers_as_memory(pair: Tuple[Any, Any], clock: Cloc
 
 def test_a_fractional_cost_takes_the_next_whole_unit() -> None:
     for strategy in (FixedWindowRateLimiter, SlidingWindowCounterRateLimiter):
-        limiter = strategy(SdsStorage("sds://"))
+        limiter = strategy(SdsStorage("sds://", clock_ms=at_t0))
         # 7.5 counts 8: six fit in 50 (48), the seventh not, as memory's 52.5.
         assert [limiter.hit(parse("50/minute"), "a", cost=7.5) for _ in range(7)] == [True] * 6 + [False]
         # Never more than the limit: 0.5 on a limit of 2 admits 2 (memory: 4).

@@ -22,7 +22,9 @@ import sds
 from sds.asgi import SdsMiddleware
 from sds.web import Policy, Response as SdsResponse, Route, client_address, header
 
-MINUTE = {"kind": "fixedWindow", "limit": 2, "periodMs": 60_000}
+# From the first hit: a window aligned to the minute would reset when a test
+# crossed a minute's end (counts, remaining and 429s read the real clock).
+MINUTE = {"kind": "fixedWindow", "limit": 2, "periodMs": 60_000, "windowFromFirstHit": True}
 
 
 def window(limit: int = 2) -> sds.KeyedLimit:

@@ -22,7 +22,9 @@ from sds.wsgi import SdsMiddleware
 
 
 def window(limit: int) -> sds.KeyedLimit:
-    return sds.KeyedLimit({"kind": "fixedWindow", "limit": limit, "periodMs": 60_000}, 64)
+    # From the first hit: a window aligned to the minute would reset when a
+    # test crossed a minute's end (the middleware reads the real clock).
+    return sds.KeyedLimit({"kind": "fixedWindow", "limit": limit, "periodMs": 60_000, "windowFromFirstHit": True}, 64)
 
 
 def sfv_list(value: str) -> List[Tuple[Any, Dict[str, Any]]]:

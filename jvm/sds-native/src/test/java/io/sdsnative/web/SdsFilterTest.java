@@ -56,9 +56,19 @@ class SdsFilterTest {
         return Policy.of("per-key", limit, KeyFunctions.header("X-Api-Key"));
     }
 
+    /**
+     * A fixed window of {@code limit} a minute from each key's first hit: one
+     * aligned to the minute would reset when a test crossed a minute's end
+     * (the filter reads the real clock), so a count, a remaining or a 429
+     * after {@code limit} requests would depend on when the test ran.
+     */
+    private static KeyRule window(long limit) {
+        return KeyRule.fixedWindow(limit, 60_000).windowFromFirstHit(true);
+    }
+
     /** The filter with {@link #perKey()} alone, on a fixed window of {@code perMinute} a minute. */
     private void startPerKey(int perMinute) throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(perMinute, 60_000), 64);
+        limit = KeyedLimit.create(window(perMinute), 64);
         web = WebServer.start(SdsFilter.builder().policy(perKey()).build(), servlet);
     }
 
@@ -124,8 +134,8 @@ class SdsFilterTest {
 
     @Test
     void everyPolicyIsListedAndOnceOneRefusesTheOthersTakeNothing() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
-        try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 3_600_000), 64)) {
+        limit = KeyedLimit.create(window(2), 64);
+        try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 3_600_000).windowFromFirstHit(true), 64)) {
             web = WebServer.start(SdsFilter.builder()
                     .policy(perKey())
                     .policy(Policy.of("per-ip", wide).cost(10))
@@ -145,7 +155,7 @@ class SdsFilterTest {
 
     @Test
     void theOlderHeaderStylesOnRequest() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(3, 60_000), 64);
+        limit = KeyedLimit.create(window(3), 64);
         web = WebServer.start(SdsFilter.builder()
                 .policy(perKey())
                 .headers("draft-6")
@@ -232,7 +242,7 @@ class SdsFilterTest {
     @Test
     void aKeyFunctionThatThrowsLeavesEveryPolicyUntouched() throws Exception {
         limit = KeyedLimit.create(KeyRule.inFlight(1), 64);
-        try (KeyedLimit perKey = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64)) {
+        try (KeyedLimit perKey = KeyedLimit.create(window(5), 64)) {
             web = WebServer.start(SdsFilter.builder()
                     .policy(Policy.of("per-key", perKey, KeyFunctions.header("X-User")))
                     .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
@@ -249,9 +259,9 @@ class SdsFilterTest {
 
     @Test
     void everyCostFunctionRunsBeforeThePoliciesDecideAlsoAfterARefusal() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(1, 60_000), 64);
+        limit = KeyedLimit.create(window(1), 64);
         AtomicInteger costed = new AtomicInteger();
-        try (KeyedLimit wide = KeyedLimit.create(KeyRule.fixedWindow(100, 60_000), 64)) {
+        try (KeyedLimit wide = KeyedLimit.create(window(100), 64)) {
             web = WebServer.start(SdsFilter.builder()
                     .policy(perKey())
                     .policy(Policy.of("per-ip", wide).cost(request -> {
@@ -281,7 +291,7 @@ class SdsFilterTest {
         assertTrue(filled < 10_000, "the table filled up");
         client = new Client(64);
         AtomicInteger fallbacks = new AtomicInteger();
-        try (KeyedLimit perKey = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64)) {
+        try (KeyedLimit perKey = KeyedLimit.create(window(5), 64)) {
             web = WebServer.start(SdsFilter.builder().client(client).point("api")
                     .policy(Policy.of("per-key", perKey, KeyFunctions.header("X-User")))
                     .policy(Policy.of("conn", limit, KeyFunctions.header("X-User")))
@@ -323,7 +333,7 @@ class SdsFilterTest {
 
     @Test
     void anIpv6ClientIsItsSlash64() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(5, 60_000), 64);
+        limit = KeyedLimit.create(window(5), 64);
         web = WebServer.start("::1", SdsFilter.builder().policy(Policy.of("per-ip", limit)).build(), servlet);
         ContentResponse r = web.get("/ok");
         assertEquals(200, r.getStatus());
@@ -334,7 +344,7 @@ class SdsFilterTest {
 
     @Test
     void forwardedForIsBelievedFromTrustedProxiesOnly() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        limit = KeyedLimit.create(window(2), 64);
         web = WebServer.start(SdsFilter.builder()
                 .policy(Policy.of("per-ip", limit,
                         KeyFunctions.clientAddress(64, Collections.singletonList("127.0.0.0/8"))))
@@ -374,7 +384,7 @@ class SdsFilterTest {
 
     @Test
     void byteKeysThatDifferOnlyInBytesThatAreNoUtf8AreLimitedApart() throws Exception {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        limit = KeyedLimit.create(window(2), 64);
         Policy policy = Policy.ofBytes("per-key", limit, SdsFilterTest::hexKey);
         assertNull(policy.keyFunction());
         web = WebServer.start(SdsFilter.builder().policy(policy).build(), servlet);
@@ -422,7 +432,7 @@ class SdsFilterTest {
 
     @Test
     void aBadSetupIsRefusedWhenBuilt() {
-        limit = KeyedLimit.create(KeyRule.fixedWindow(2, 60_000), 64);
+        limit = KeyedLimit.create(window(2), 64);
         SdsException e = assertThrows(SdsException.class, () -> SdsFilter.builder().headers("draft-7").build());
         assertEquals(ErrorCode.INVALID_ARGUMENT, e.code());
         assertTrue(e.getMessage().endsWith("headers must be \"draft-10\", \"draft-6\" or \"x-ratelimit\", not \"draft-7\""), e.getMessage());
