@@ -31,7 +31,7 @@ use crate::table::PointHandle;
 const STYLES: &str = r#""draft-10", "draft-6" or "x-ratelimit""#;
 
 // `Admission.verdict`: what the request met.
-const ADMITTED: u8 = 0;
+pub(crate) const ADMITTED: u8 = 0;
 const LIMITED: u8 = 1;
 const TABLE_FULL: u8 = 2;
 const DOWNGRADED: u8 = 3;
@@ -155,7 +155,7 @@ impl RoutePlan {
     /// first, then the policies, then the point. Returns an `Admission`:
     /// its `verdict` says what the request met.
     #[pyo3(signature = (raw, now_ms = None))]
-    fn admit(
+    pub(crate) fn admit(
         slf: &Bound<'_, Self>,
         raw: &Bound<'_, PyAny>,
         now_ms: Option<Time>,
@@ -390,11 +390,11 @@ struct Running {
 #[pyclass(frozen, module = "sds._native")]
 pub struct Admission {
     #[pyo3(get)]
-    verdict: u8,
+    pub(crate) verdict: u8,
     #[pyo3(get)]
     headers: Py<PyList>,
     #[pyo3(get)]
-    wait_ms: u64,
+    pub(crate) wait_ms: u64,
     running: Mutex<Option<Running>>,
 }
 

@@ -10,7 +10,30 @@ use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::route::Admission;
+use crate::route::{Admission, RoutePlan, ADMITTED};
+
+/// Serves the WSGI request `environ` on `plan`'s route in one call: a
+/// request admitted with no wait runs `app` at once in a `WsgiResponse`,
+/// which is returned; any other (refused, or paced) is handed to
+/// `otherwise(context, admission, environ, start_response)`, whose answer
+/// is returned.
+#[pyfunction]
+pub fn serve_wsgi<'py>(
+    plan: &Bound<'py, RoutePlan>,
+    app: &Bound<'py, PyAny>,
+    environ: &Bound<'py, PyAny>,
+    start_response: &Bound<'py, PyAny>,
+    otherwise: &Bound<'py, PyAny>,
+    context: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let admission = RoutePlan::admit(plan, environ, None)?;
+    if admission.verdict != ADMITTED || admission.wait_ms != 0 {
+        return otherwise.call1((context, admission, environ, start_response));
+    }
+    let py = plan.py();
+    let response = WsgiResponse::new(Py::new(py, admission)?, start_response.clone().unbind());
+    WsgiResponse::run(&Bound::new(py, response)?, app, environ).map(Bound::into_any)
+}
 
 /// The app's response for one admitted request: the app calls it as its
 /// `start_response`; the server iterates and closes it as the app's

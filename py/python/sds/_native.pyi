@@ -26,6 +26,7 @@ __all__ = [
     "request_peer",
     "RoutePlan",
     "WsgiResponse",
+    "serve_wsgi",
     "Keys",
     "_register_key_results",
     "table_path",
@@ -455,6 +456,20 @@ class HeaderKey:
     def __call__(self, request: Any) -> Optional[Union[str, bytes]]:
         """The key of `request` (an `sds.web.Request`): the header's first
         value, else the default."""
+
+def serve_wsgi(
+    plan: RoutePlan,
+    app: Callable[[Any, Any], Iterable[bytes]],
+    environ: Any,
+    start_response: Callable[..., Any],
+    otherwise: Callable[[Any, Admission, Any, Callable[..., Any]], Iterable[bytes]],
+    context: Any,
+) -> Iterable[bytes]:
+    """Serves the WSGI request `environ` on `plan`'s route in one call: a
+    request admitted with no wait runs `app` at once in a `WsgiResponse`,
+    which is returned; any other (refused, or paced) is handed to
+    `otherwise(context, admission, environ, start_response)`, whose answer
+    is returned."""
 
 @final
 class WsgiResponse:

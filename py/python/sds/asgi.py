@@ -11,11 +11,9 @@ works too (the keyword arguments are the same).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional
+from typing import Any, Awaitable, Callable, MutableMapping
 
-from . import _native
-from .client import Client
-from .web import Gate, Request, Response, Route, RouteKey
+from .web import Response, _Middleware, _RawRequest
 
 __all__ = ["SdsMiddleware", "AsgiRequest"]
 
@@ -26,39 +24,20 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class AsgiRequest(Request):
+class AsgiRequest(_RawRequest):
     """An HTTP scope as ``sds.web`` reads it."""
 
-    __slots__ = ("scope",)
-
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-
-    @property
-    def method(self) -> str:
-        return str(self.scope["method"])
+    __slots__ = ()
+    _asgi = True
+    _method_name = "method"
+    _path_name = "path"
 
     @property
-    def path(self) -> str:
-        return str(self.scope["path"])
-
-    @property
-    def peer(self) -> Optional[str]:
-        return _native.request_peer(self.scope, True)
-
-    @property
-    def raw(self) -> Scope:
-        return self.scope
-
-    def header(self, name: str) -> Optional[str]:
-        first = _native.request_header_values(self.scope, True, name, True)
-        return first[0] if first else None
-
-    def header_values(self, name: str) -> List[str]:
-        return _native.request_header_values(self.scope, True, name)
+    def scope(self) -> Scope:
+        return self._raw  # type: ignore[no-any-return]
 
 
-class SdsMiddleware:
+class SdsMiddleware(_Middleware[ASGIApp]):
     """Guards ``app``'s HTTP requests by route (see ``sds.web``): ``routes``
     maps paths (``"/orders"``), path prefixes (``"/api/*"``) or functions
     of an ``sds.web.Request`` to ``sds.web.Route``s; other requests take
@@ -70,18 +49,7 @@ class SdsMiddleware:
     ``"x-ratelimit"`` (``X-RateLimit-*``). Lifespan and WebSocket scopes
     pass untouched."""
 
-    def __init__(self, app: ASGIApp, client: Optional[Client] = None,
-                 routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
-                 headers: str = "draft-10") -> None:
-        self.app = app
-        self.gate = Gate(client, routes, default, headers, True, AsgiRequest)
-        self._exact = self.gate.exact
-        self._exact_only = self.gate.exact_only
-        self._default = self.gate.default
-
-    @property
-    def client(self) -> Optional[Client]:
-        return self.gate.client
+    _request_type = AsgiRequest
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

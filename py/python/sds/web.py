@@ -19,7 +19,8 @@ decides a request.
 
 from __future__ import annotations
 
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union)
+from typing import (Any, Callable, Dict, Generic, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar,
+                    Union)
 
 from . import _native
 from .client import Client, Point
@@ -77,6 +78,43 @@ class Request:
     def header_values(self, name: str) -> List[str]:
         """Every value of header ``name`` (any case), in order."""
         raise NotImplementedError
+
+
+class _RawRequest(Request):
+    """A scope or environ read by the one native rule for its peer and
+    headers (``request.rs``, which the route's native keys use too)."""
+
+    __slots__ = ("_raw",)
+    # What tells the style apart: ASGI's, or WSGI's (the defaults).
+    _asgi = False
+    _method_name = "REQUEST_METHOD"
+    _path_name = "PATH_INFO"
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    @property
+    def method(self) -> str:
+        return str(self._raw[self._method_name])
+
+    @property
+    def path(self) -> str:
+        return str(self._raw.get(self._path_name, ""))
+
+    @property
+    def peer(self) -> Optional[str]:
+        return _native.request_peer(self._raw, self._asgi)
+
+    @property
+    def raw(self) -> Any:
+        return self._raw
+
+    def header(self, name: str) -> Optional[str]:
+        first = _native.request_header_values(self._raw, self._asgi, name, True)
+        return first[0] if first else None
+
+    def header_values(self, name: str) -> List[str]:
+        return _native.request_header_values(self._raw, self._asgi, name)
 
 
 KeyFunction = Callable[[Request], Optional[Key]]
@@ -236,7 +274,7 @@ class _Plan:
     after a refusal the later policies only peek; a full in-flight table
     answers 503, not 429."""
 
-    __slots__ = ("admit", "fallback", "_request_type", "_raw")
+    __slots__ = ("native", "admit", "fallback", "_request_type", "_raw")
 
     def __init__(self, route: Route, client: Optional[Client], style: str, raw: bool,
                  request_type: Callable[[Any], Request]) -> None:
@@ -246,8 +284,9 @@ class _Plan:
             point = client.point(route.point)
         self.fallback = route.fallback
         policies = [(p.name, p.limit, p.key, p.cost) for p in route.policies]
+        self.native = _native.RoutePlan(style, policies, point, raw, request_type)
         # The native method itself: no Python frame per request.
-        self.admit = _native.RoutePlan(style, policies, point, raw, request_type).admit
+        self.admit = self.native.admit
         self._request_type = request_type
         self._raw = raw
 
@@ -345,3 +384,28 @@ class Gate:
                 if matches(request):
                     return plan
         return self.default
+
+
+App = TypeVar("App")
+
+
+class _Middleware(Generic[App]):
+    """What the ASGI and the WSGI middleware share: the app, and the routes
+    compiled into a ``Gate`` (the lookups a request makes, bound here so
+    that the request path reads them without a call)."""
+
+    _request_type: Type[_RawRequest]
+
+    def __init__(self, app: App, client: Optional[Client] = None,
+                 routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
+                 headers: str = "draft-10") -> None:
+        self.app = app
+        request_type = self._request_type
+        self.gate = Gate(client, routes, default, headers, request_type._asgi, request_type)
+        self._exact = self.gate.exact
+        self._exact_only = self.gate.exact_only
+        self._default = self.gate.default
+
+    @property
+    def client(self) -> Optional[Client]:
+        return self.gate.client
