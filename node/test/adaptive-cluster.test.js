@@ -48,7 +48,10 @@ function serve() {
       const slots = [];
       let refused = 0;
       let lastStart = 0;
-      while (Date.now() < at + forMs) {
+      // At least `forMs`, and on until this worker is refused once (the
+      // queue is full): a loaded machine may give a worker little of the
+      // first ms. Never past 5 s.
+      while ((Date.now() < at + forMs || refused === 0) && Date.now() < at + 5_000) {
         const e = client.enter(point);
         if (e.downgraded) refused++;
         else slots.push([e.startMs + e.waitMs, e.waitMs]);
@@ -186,8 +189,11 @@ function primary(dir) {
     const lastStart = Math.max(...bursts.map((b) => b.lastStart));
     assert.ok(slots[0] >= at, `first slot ${slots[0] - at} ms after the start`);
     assert.ok(slots.at(-1) <= lastStart + 10_000, `last slot ${slots.at(-1) - lastStart} ms after the last start`);
-    assert.ok(slots.length >= 10_001, `${slots.length} admitted`);
-    assert.ok(refused > 0);
+    // Each worker was refused, so the queue was full: 10 s of slots, less
+    // none (a slot is skipped only before it filled, and a refusal finds
+    // the last one 10 s ahead).
+    assert.ok(bursts.every((b) => b.refused > 0), `refused ${bursts.map((b) => b.refused)}`);
+    assert.ok(slots.length >= 10_000, `${slots.length} admitted`);
     // They raced: in slot order, the owner changes more often than once per worker.
     let switches = 0;
     for (let i = 1; i < taken.length; i++) if (taken[i][1] !== taken[i - 1][1]) switches++;
