@@ -17,6 +17,10 @@ const T = 1_700_000_000_000;
 // time" here (below the 50 ms steps, so a request that did not wait still
 // fails); Node never fires one early by more than its 1 ms rounding.
 const LATE_MS = 40;
+// How early a wait's timer may fire by the wall clock: Node counts a
+// timer's delay from the event loop's cached time, which lags while the
+// loop works.
+const EARLY_MS = 10;
 
 function paced(rate, maxQueueingTimeMs, extra = {}) {
   const client = new Client({ capacity: 8 });
@@ -235,7 +239,7 @@ test('run: each request of a burst starts its fn after its wait (performance.now
   // The slots are 50 ms apart from the first; the calls took well under a
   // ms, so each waited its slot less the time the earlier calls took.
   const late = starts.map((at, i) => at - 50 * i);
-  assert.ok(late.every((d) => d >= -2 && d <= LATE_MS), `starts ${starts.map((s) => s.toFixed(1))}`);
+  assert.ok(late.every((d) => d >= -EARLY_MS && d <= LATE_MS), `starts ${starts.map((s) => s.toFixed(1))}`);
   assert.equal(point.stats().concurrent, 0, 'every entry exited');
 });
 
@@ -246,7 +250,7 @@ test('run: a paced fn that throws after its wait rejects and counts the exceptio
   const t0 = performance.now();
   await assert.rejects(point.run(() => { throw boom; }), boom);
   const waited = performance.now() - t0;
-  assert.ok(waited >= 98 && waited <= 100 + LATE_MS, `${waited} ms`);
+  assert.ok(waited >= 100 - EARLY_MS && waited <= 100 + LATE_MS, `${waited} ms`);
   const t1 = performance.now();
   // The next slot is 100 ms away (within the maximum), the one after 200 ms: refused.
   const queued = point.run(() => 'queued');
@@ -308,11 +312,11 @@ test('Fastify plugin: a paced route runs its handler after each request\'s wait'
   const replies = await Promise.all(Array.from({ length: 5 }, () => app.inject({ url: '/' })));
   assert.deepEqual(replies.map((r) => r.statusCode), [200, 200, 200, 200, 200]);
   // Slots 50 ms apart from the first request's entry (it waited 0), which
-  // is at or after \`start\`: no handler runs before its slot (the clock's
-  // whole milliseconds aside), none much after. Measured from \`start\`, not
-  // from the first handler, which a loaded machine may run late itself.
+  // is at or after \`start\`: each handler runs about at its slot. Measured
+  // from \`start\`, not from the first handler, which a loaded machine may
+  // run late itself; a wait's timer may fire early (EARLY_MS).
   const late = handled.map((at, i) => at - start - 50 * i);
-  assert.ok(late.every((d) => d >= -1 && d <= LATE_MS), `handled at ${handled.map((at) => (at - start).toFixed(1))}`);
+  assert.ok(late.every((d) => d >= -EARLY_MS && d <= LATE_MS), `handled at ${handled.map((at) => (at - start).toFixed(1))}`);
 });
 
 test('Express middleware: a request whose client leaves during its wait never reaches the handler', async (t) => {
