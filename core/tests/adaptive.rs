@@ -20,6 +20,19 @@ fn params(algorithm: Algorithm) -> AdaptiveParams {
     AdaptiveParams::defaults(algorithm)
 }
 
+/// Feeds `l` one sample: the limit after it.
+fn limit_after(
+    l: &AdaptiveLimit,
+    p: &AdaptiveParams,
+    now: u64,
+    rtt_us: u64,
+    in_flight: u32,
+    dropped: bool,
+) -> u32 {
+    l.on_sample(p, now, rtt_us, in_flight, dropped);
+    l.limit(p)
+}
+
 /// Envoy's gradient, measured: the first sample starts a min-RTT measurement
 /// (limit pinned at the minimum), 50 samples of requests sent after it end
 /// it. Returns the time after.
@@ -82,15 +95,15 @@ fn aimd_adds_one_per_busy_sample_and_multiplies_by_0_9_on_a_drop() {
     }
     assert_eq!(l.limit(&p), 30);
     // Fewer than half the limit in flight: no growth (app-limited).
-    l.on_sample(&p, T0 + 20, 10_000, 14, false);
-    assert_eq!(l.limit(&p), 30);
-    l.on_sample(&p, T0 + 21, 10_000, 15, false);
-    assert_eq!(l.limit(&p), 31);
-    l.on_sample(&p, T0 + 22, 10_000, 31, true);
-    assert_eq!(l.limit(&p), 27, "floor(31 * 0.9)");
-    l.on_sample(&p, T0 + 23, 5_000_001, 31, false);
+    assert_eq!(limit_after(&l, &p, T0 + 20, 10_000, 14, false), 30);
+    assert_eq!(limit_after(&l, &p, T0 + 21, 10_000, 15, false), 31);
     assert_eq!(
-        l.limit(&p),
+        limit_after(&l, &p, T0 + 22, 10_000, 31, true),
+        27,
+        "floor(31 * 0.9)"
+    );
+    assert_eq!(
+        limit_after(&l, &p, T0 + 23, 5_000_001, 31, false),
         24,
         "slower than the 5 s timeout counts as a drop"
     );
@@ -110,26 +123,24 @@ fn aimd_adds_one_per_busy_sample_and_multiplies_by_0_9_on_a_drop() {
 fn vegas_grows_by_beta_without_queueing_and_backs_off_when_latency_grows() {
     let p = params(Algorithm::Vegas);
     let l = AdaptiveLimit::new();
-    l.on_sample(&p, T0, 10_000, 20, false); // the first sample is the no-load RTT
-    assert_eq!(l.limit(&p), 20);
+    // The first sample is the no-load RTT.
+    assert_eq!(limit_after(&l, &p, T0, 10_000, 20, false), 20);
     assert_eq!(l.stats(&p).min_rtt_us, 10_000);
     // queue = ceil(20 × (1 − 10/10)) = 0 <= threshold 1: + beta (6 × log10 20 = 6).
-    l.on_sample(&p, T0 + 1, 10_000, 20, false);
-    assert_eq!(l.limit(&p), 26);
+    assert_eq!(limit_after(&l, &p, T0 + 1, 10_000, 20, false), 26);
     // queue = ceil(26 × (1 − 10/11)) = 3, not < alpha 3, not > beta 6: stays.
-    l.on_sample(&p, T0 + 2, 11_000, 26, false);
-    assert_eq!(l.limit(&p), 26);
+    assert_eq!(limit_after(&l, &p, T0 + 2, 11_000, 26, false), 26);
     // queue = ceil(26 × (1 − 10/10.5)) = 2: between threshold and alpha, + log10.
-    l.on_sample(&p, T0 + 3, 10_500, 26, false);
-    assert_eq!(l.limit(&p), 27);
+    assert_eq!(limit_after(&l, &p, T0 + 3, 10_500, 26, false), 27);
     // Twice the no-load RTT: queue = 14 > beta: − log10 (1).
-    l.on_sample(&p, T0 + 4, 20_000, 27, false);
-    assert_eq!(l.limit(&p), 26);
-    l.on_sample(&p, T0 + 5, 10_000, 1, true);
-    assert_eq!(l.limit(&p), 25, "a drop: − log10");
+    assert_eq!(limit_after(&l, &p, T0 + 4, 20_000, 27, false), 26);
+    assert_eq!(
+        limit_after(&l, &p, T0 + 5, 10_000, 1, true),
+        25,
+        "a drop: − log10"
+    );
     // App-limited: under half the limit in flight changes nothing.
-    l.on_sample(&p, T0 + 6, 10_000, 12, false);
-    assert_eq!(l.limit(&p), 25);
+    assert_eq!(limit_after(&l, &p, T0 + 6, 10_000, 12, false), 25);
     assert_eq!(l.stats(&p).short_rtt_us, 10_000);
 }
 
@@ -384,11 +395,9 @@ fn knee_a_window_needs_its_samples_and_its_100_ms() {
     // stays open until the 25th.
     for k in 0..KNEE_WINDOW_SAMPLES / 4 - 1 {
         t += 10;
-        l.on_sample(&p, t, 20_000, 3, false);
-        assert_eq!(l.limit(&p), 3, "sample {k}");
+        assert_eq!(limit_after(&l, &p, t, 20_000, 3, false), 3, "sample {k}");
     }
-    l.on_sample(&p, t + 1, 20_000, 3, false);
-    assert_eq!(l.limit(&p), 6);
+    assert_eq!(limit_after(&l, &p, t + 1, 20_000, 3, false), 6);
 }
 
 #[test]

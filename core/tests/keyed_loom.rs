@@ -167,6 +167,17 @@ impl Ledgered {
         d.unwrap().admitted
     }
 
+    fn release(&self, slot: usize, units: u32) -> bool {
+        self.table
+            .release_ledgered(&self.ledger(), slot, b"a", units)
+            .unwrap()
+    }
+
+    /// Gives back what `slot`'s row holds (its process died): the units.
+    fn sweep(&self, slot: usize) -> u64 {
+        self.table.sweep_ledger(&self.ledger(), slot)
+    }
+
     /// Units the cell holds: what the rows count, exactly.
     fn check(&self) -> u64 {
         let d = self.table.peek(b"a", 0);
@@ -188,8 +199,7 @@ fn two_processes_taking_one_key_count_in_their_rows_exactly() {
         assert!(one ^ two, "3 units do not fit in 2");
         assert_eq!(l.check(), if one { 1 } else { 2 });
         // Both processes die: a sweep of each row gives back what it held.
-        let ledger = l.ledger();
-        let back = l.table.sweep_ledger(&ledger, 0) + l.table.sweep_ledger(&ledger, 1);
+        let back = l.sweep(0) + l.sweep(1);
         assert_eq!(back, if one { 1 } else { 2 });
         assert_eq!(l.check(), 0);
     });
@@ -201,10 +211,7 @@ fn a_release_racing_another_process_take_keeps_rows_and_cell_equal() {
         let l = Ledgered::new(1);
         assert!(l.take(1, 1));
         let l1 = l.clone();
-        let release = thread::spawn(move || {
-            let ledger = l1.ledger();
-            l1.table.release_ledgered(&ledger, 1, b"a", 1).unwrap()
-        });
+        let release = thread::spawn(move || l1.release(1, 1));
         let took = l.take(0, 1);
         assert!(release.join().unwrap());
         assert_eq!(l.check(), u64::from(took));
@@ -218,10 +225,7 @@ fn a_sweep_of_a_dead_row_racing_a_live_take_gives_back_exactly_once() {
         // Slot 0 took 2 and died.
         assert!(l.take(0, 2));
         let l1 = l.clone();
-        let sweep = thread::spawn(move || {
-            let ledger = l1.ledger();
-            l1.table.sweep_ledger(&ledger, 0)
-        });
+        let sweep = thread::spawn(move || l1.sweep(0));
         let took = l.take(1, 1);
         assert_eq!(sweep.join().unwrap(), 2);
         assert_eq!(l.check(), u64::from(took));

@@ -5,12 +5,21 @@
 use super::model;
 use loom::sync::Arc;
 use loom::thread;
-use sds_core::{Flags, Outcome, Point, Strategy};
+use sds_core::{Entry, Flags, Outcome, Point, Strategy};
 
 const T: u64 = 1_000_000;
 
 fn point(f: impl FnOnce(&mut Strategy)) -> Arc<Point> {
     Arc::new(super::common::point(f))
+}
+
+/// Two threads enter `p` at the same instant `at`: this one's entry, then
+/// the other's.
+fn enter_together(p: &Arc<Point>, at: u64) -> [Entry; 2] {
+    let other = Arc::clone(p);
+    let t = thread::spawn(move || other.enter(at, Flags::NONE));
+    let mine = p.enter(at, Flags::NONE);
+    [mine, t.join().unwrap()]
 }
 
 #[test]
@@ -20,11 +29,7 @@ fn two_requests_at_one_instant_get_two_slots() {
             s.token_bucket_generated_tokens_in_second = 10;
             s.max_queueing_time_ms = 500;
         });
-        let other = Arc::clone(&p);
-        let t = thread::spawn(move || other.enter(T, Flags::NONE).wait_ms());
-        let mine = p.enter(T, Flags::NONE).wait_ms();
-        let theirs = t.join().unwrap();
-        let mut both = [mine, theirs];
+        let mut both = enter_together(&p, T).map(|e| e.wait_ms());
         both.sort_unstable();
         assert_eq!(both, [0, 100]);
     });
@@ -46,10 +51,8 @@ fn a_seconds_sync_happens_once() {
         // The next second two threads race to sync: the 3 passes come off
         // once (7 stored: 1 / (2 * 0.04 + 0.1) = 5.6 a second); twice would
         // leave 4, under the warning line: 10 a second.
-        let other = Arc::clone(&p);
-        let t = thread::spawn(move || other.enter(T + 1_000, Flags::NONE).downgraded());
-        let mine = p.enter(T + 1_000, Flags::NONE).downgraded();
-        assert!(!mine && !t.join().unwrap());
+        let [mine, theirs] = enter_together(&p, T + 1_000);
+        assert!(!mine.downgraded() && !theirs.downgraded());
         for _ in 0..3 {
             assert!(!p.enter(T + 1_000, Flags::NONE).downgraded());
         }
