@@ -1,7 +1,6 @@
 'use strict';
 const { NOW, ioTime, waitOf, DOWNGRADED_BIT, REASON_SHIFT, REASON_MASK, REASONS } = require('./native.js');
 const { DowngradedError } = require('./errors.js');
-const { untrack } = require('./abandoned.js');
 
 const OPEN = 0;
 const FAILED = 1;
@@ -29,8 +28,8 @@ class Entry {
     this._hot = hot;
     this._packed = packed;
     this._state = OPEN;
-    // Set when lib/abandoned.js registered it for collection.
-    this._registered = false;
+    // Its abandoned copy, once lib/abandoned.js watches it (open past its tick).
+    this._copy = null;
     this.point = point;
     this.startMs = startMs;
   }
@@ -103,7 +102,8 @@ class Entry {
     else hot.exitAbandoned();
     // Only now: an exit the addon refused (a bad time) leaves the entry open.
     this._state = EXITED;
-    if (this._registered) untrack(this);
+    // Watched: the copy must not be settled when this one is collected.
+    if (this._copy !== null) this._copy._state = EXITED;
     return true;
   }
 }
