@@ -22,7 +22,7 @@
 //! admit. A refusal no wait can cure (a cost above the quota) or one that
 //! waits on a release (in flight) has none.
 
-use std::fmt::{self, Write};
+use std::fmt;
 
 use sds_core::keyed::{KeyDecision, NEVER};
 
@@ -95,24 +95,35 @@ fn seconds(ms: u64) -> u64 {
 /// one request; nothing for no limits. A name [`check_policy_name`]
 /// refuses is written with its other characters as `?`.
 pub fn headers(limits: &[Limited<'_>], style: HeaderStyle) -> Vec<(&'static str, String)> {
+    headers_of(limits.iter().copied(), style)
+}
+
+/// [`headers`] of limits read from an iterator (read up to three times),
+/// so that a route need not collect its decisions first.
+pub(crate) fn headers_of<'a, I>(limits: I, style: HeaderStyle) -> Vec<(&'static str, String)>
+where
+    I: Iterator<Item = Limited<'a>> + Clone,
+{
     let mut fields = Vec::with_capacity(4);
-    if limits.is_empty() {
+    if limits.clone().next().is_none() {
         return fields;
     }
     match style {
         HeaderStyle::Draft10 => {
-            let policy = list(limits, |out, d| {
-                write!(out, ";q={};w={}", d.limit, seconds(d.window_ms).max(1))
+            let policy = list(limits.clone(), |out, d| {
+                param(out, ";q=", u64::from(d.limit));
+                param(out, ";w=", seconds(d.window_ms).max(1));
             });
-            let state = list(limits, |out, d| {
-                write!(out, ";r={};t={}", d.remaining, seconds(d.reset_ms))
+            let state = list(limits.clone(), |out, d| {
+                param(out, ";r=", u64::from(d.remaining));
+                param(out, ";t=", seconds(d.reset_ms));
             });
             fields.push(("RateLimit-Policy", policy));
             fields.push(("RateLimit", state));
         }
         HeaderStyle::Draft6 | HeaderStyle::XRateLimit => {
             let tightest = limits
-                .iter()
+                .clone()
                 .map(|l| l.decision)
                 .min_by_key(|d| (d.remaining, std::cmp::Reverse(d.reset_ms)))
                 .expect("limits is not empty");
@@ -131,7 +142,6 @@ pub fn headers(limits: &[Limited<'_>], style: HeaderStyle) -> Vec<(&'static str,
         }
     }
     let wait = limits
-        .iter()
         .filter(|l| !l.decision.admitted)
         .map(|l| l.decision.retry_after_ms)
         .filter(|&ms| ms != 0 && ms != NEVER)
@@ -144,30 +154,57 @@ pub fn headers(limits: &[Limited<'_>], style: HeaderStyle) -> Vec<(&'static str,
 
 /// A Structured Field List of the limits: each policy name as a String
 /// with the parameters `params` writes.
-fn list(
-    limits: &[Limited<'_>],
-    params: impl Fn(&mut String, &KeyDecision) -> fmt::Result,
+fn list<'a>(
+    limits: impl Iterator<Item = Limited<'a>>,
+    params: impl Fn(&mut String, &KeyDecision),
 ) -> String {
-    let mut out = String::with_capacity(32 * limits.len());
-    for (i, limited) in limits.iter().enumerate() {
+    let mut out = String::with_capacity(48);
+    for (i, limited) in limits.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         out.push('"');
-        for c in limited.policy.chars() {
-            match c {
-                '"' | '\\' => {
-                    out.push('\\');
-                    out.push(c);
+        let name = limited.policy;
+        if name
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            // The usual name: nothing to escape or replace.
+            out.push_str(name);
+        } else {
+            for c in name.chars() {
+                match c {
+                    '"' | '\\' => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    ' '..='~' => out.push(c),
+                    _ => out.push('?'),
                 }
-                ' '..='~' => out.push(c),
-                _ => out.push('?'),
             }
         }
         out.push('"');
-        params(&mut out, &limited.decision).expect("writing to a String");
+        params(&mut out, &limited.decision);
     }
     out
+}
+
+/// Writes `prefix` and `value` in decimal, without the formatting
+/// machinery: it runs twice per policy per request.
+fn param(out: &mut String, prefix: &str, value: u64) {
+    out.push_str(prefix);
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 #[cfg(test)]
@@ -207,6 +244,35 @@ mod tests {
                 (
                     "RateLimit",
                     r#""per-user";r=42;t=17, "a \"b\\";r=4;t=0"#.to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_from_zero_to_the_largest_and_names_with_what_a_string_cannot_hold() {
+        let mut long = decision(true, u32::MAX, 0, u64::MAX);
+        long.window_ms = 1;
+        let limits = [
+            Limited {
+                policy: "caf\u{e9}\n",
+                decision: long,
+            },
+            Limited {
+                policy: "p",
+                decision: decision(true, 10, 9, 999),
+            },
+        ];
+        assert_eq!(
+            headers(&limits, HeaderStyle::Draft10),
+            [
+                (
+                    "RateLimit-Policy",
+                    r#""caf??";q=4294967295;w=1, "p";q=10;w=60"#.to_string()
+                ),
+                (
+                    "RateLimit",
+                    r#""caf??";r=0;t=18446744073709552, "p";r=9;t=1"#.to_string()
                 ),
             ]
         );

@@ -28,7 +28,7 @@ use sds_core::keyed::{KeyDecision, KeyError, KeyRuleKind};
 use sds_core::ErrorCode;
 use sds_shm::AnyKeys;
 
-use crate::headers::{check_policy_name, headers, HeaderStyle, Limited, PolicyNameError};
+use crate::headers::{check_policy_name, headers_of, HeaderStyle, Limited, PolicyNameError};
 
 /// The most policies a route has: [`Decided::held`] is one bit each.
 pub const MAX_POLICIES: usize = 64;
@@ -233,14 +233,10 @@ impl RoutePolicies {
     /// The header fields of `decided` (none for a full table or a request
     /// no policy applied to), in this route's style.
     pub fn headers(&self, decided: &Decided) -> Vec<(&'static str, String)> {
-        let limits: Vec<Limited<'_>> = decided
-            .decisions
-            .iter()
-            .map(|&(i, decision)| Limited {
-                policy: &self.names[i],
-                decision,
-            })
-            .collect();
-        headers(&limits, self.style)
+        let limits = decided.decisions.iter().map(|&(i, decision)| Limited {
+            policy: &self.names[i],
+            decision,
+        });
+        headers_of(limits, self.style)
     }
 }
