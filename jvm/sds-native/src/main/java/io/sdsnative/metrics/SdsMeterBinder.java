@@ -166,9 +166,9 @@ public final class SdsMeterBinder implements MeterBinder, AutoCloseable {
     }
 
     /**
-     * Sets every series' value, registers the new ones (their first read
-     * collects, unless in {@code trigger}), removes those gone; the reads of
-     * {@code trigger} ({@link #EVERY}: all; null: none) start over.
+     * Sets every series' value, removes those gone, registers the new ones
+     * (their first read collects); the reads of {@code trigger}
+     * ({@link #EVERY}: all; null: none) start over.
      */
     private void update(List<MetricFamily> families, Binding trigger) {
         Set<List<String>> seen = new HashSet<>();
@@ -195,14 +195,18 @@ public final class SdsMeterBinder implements MeterBinder, AutoCloseable {
                     it.remove();
                 }
             }
-            for (Map.Entry<List<String>, Series> e : series.entrySet()) {
-                if (!b.readers.containsKey(e.getKey())) {
-                    b.readers.put(e.getKey(), register(b, e.getValue()));
-                }
-            }
             if (trigger == EVERY || trigger == b) {
                 for (Reader r : b.readers.values()) {
                     r.read = false;
+                }
+            }
+            // After the reset: a new meter's first read collects. The scrape
+            // under way may not reach it (the registry iterates what it held
+            // when it began), and then its first read is the next scrape's,
+            // which must not find this collection's values.
+            for (Map.Entry<List<String>, Series> e : series.entrySet()) {
+                if (!b.readers.containsKey(e.getKey())) {
+                    b.readers.put(e.getKey(), register(b, e.getValue()));
                 }
             }
         }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -101,6 +102,25 @@ class SdsMeterBinderTest {
             assertEquals(expected, got);
             assertEquals(sdsMeta(ours), sdsMeta(scraped));
             promtool(scraped);
+        }
+    }
+
+    @Test
+    void aSeriesRegisteredByOneCollectionReadsFreshAtItsFirstRead() throws Exception {
+        // A collection that registers a series (here refresh(); in a scrape,
+        // one the registry does not iterate to its end) must not leave it
+        // reading that collection's value at the next scrape's first read.
+        try (Client client = new Client(8); SdsMeterBinder binder = new SdsMeterBinder(client)) {
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            binder.bindTo(registry);
+            KeyedLimit limit = KeyedLimit.create(KeyRule.rate(5, 1000), 8, "fresh-limit");
+            limit.decide("k");
+            binder.refresh();
+            limit.decide("k");
+            FunctionCounter admitted = registry.find("sds.keyed.decisions")
+                    .tags("limit", "fresh-limit", "outcome", "admitted").functionCounter();
+            assertEquals(2.0, admitted.count());
+            limit.close();
         }
     }
 
