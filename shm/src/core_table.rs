@@ -82,10 +82,10 @@ impl<'a> Memory<'a> {
 
     /// Gives back the permits counted in process slot `process`'s row,
     /// leaving it all zero, and recounts each point it held permits on from
-    /// `live` (the rows of every process slot in use): how many the row
-    /// held. The caller holds the slot's lock, so its holder is dead or is
-    /// this process detaching; it recounts as `owner` (this process, alive
-    /// to `liveness`).
+    /// `live` (every process slot's row): how many the row held. The caller
+    /// holds the slot's lock, so its holder is dead or is this process
+    /// detaching; it recounts as `owner` (this process, alive to
+    /// `liveness`).
     pub fn reclaim(
         &self,
         process: usize,
@@ -102,8 +102,8 @@ impl<'a> Memory<'a> {
             .unwrap_or(0)
     }
 
-    /// Recounts point `id` as `owner` from `live` (the rows of every
-    /// process slot in use): its new count of permits in flight.
+    /// Recounts point `id` as `owner` from `live` (every process slot's
+    /// row): its new count of permits in flight.
     pub fn recount(
         &self,
         id: sds_core::PointId,

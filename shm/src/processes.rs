@@ -113,7 +113,7 @@ pub fn claim(
         if previous_owner_died {
             // The row is this process's now, unused until `claim` returns:
             // emptied and its points recounted as the new owner.
-            let live = live_rows(records, memory);
+            let live = every_row(records, memory);
             memory.reclaim(index, owner, Others::new(file, records, owner), &live);
         }
         return Ok(Some(Registration {
@@ -126,15 +126,16 @@ pub fn claim(
     Ok(None)
 }
 
-/// The ledger rows of every process slot in use (a free slot's row is all
-/// zero): what a recount sums.
-pub fn live_rows<'a>(records: &[ProcessRecord], memory: &Memory<'a>) -> Vec<&'a [Held]> {
-    records
-        .iter()
-        .enumerate()
-        .take(MAX_PROCESSES)
-        .filter(|(_, record)| record.state.load(Ordering::Acquire) != FREE)
-        .map(|(index, _)| memory.row(index))
+/// The ledger rows of every process slot, what a recount sums. A free
+/// slot's row is all zero, so the sum is that of the slots in use; but
+/// which slots are in use is not read here: a process that takes a slot
+/// after such a reading and a permit before the recount starts would be
+/// left out of the sum, and the point's count would fall below what the
+/// live processes hold (seen once in CI: 4 for 6). The recount reads each
+/// row while the point takes and returns no permit.
+pub fn every_row<'a>(records: &[ProcessRecord], memory: &Memory<'a>) -> Vec<&'a [Held]> {
+    (0..records.len().min(MAX_PROCESSES))
+        .map(|index| memory.row(index))
         .collect()
 }
 
@@ -181,7 +182,7 @@ pub fn reclaim_dead(
     memory: &Memory<'_>,
 ) -> io::Result<u64> {
     let mut returned = 0;
-    let live = live_rows(records, memory);
+    let live = every_row(records, memory);
     let slots = &records[..records.len().min(MAX_PROCESSES)];
     free_dead_slots(file, slots, ours, |index| {
         // The slot's lock is ours, so no other process reclaims it at the
@@ -204,7 +205,7 @@ pub fn release(
 ) {
     let (slot, owner) = (registration.slot, registration.owner);
     if let Some(record) = records.get(slot) {
-        let live = live_rows(records, memory);
+        let live = every_row(records, memory);
         memory.reclaim(slot, owner, Others::new(file, records, owner), &live);
         record.state.store(FREE, Ordering::Release);
     }

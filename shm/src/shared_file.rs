@@ -373,7 +373,7 @@ impl SharedFile {
         let memory = inner
             .memory()
             .ok_or_else(|| inner.corrupt("table memory"))?;
-        let live = processes::live_rows(records, &memory);
+        let live = processes::every_row(records, &memory);
         let owner = Owner::new(owner).ok_or_else(|| inner.corrupt("owner id"))?;
         memory
             .recount(id, owner, &**inner, &live)
