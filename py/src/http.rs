@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -105,7 +106,7 @@ impl ClientAddress {
         request: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyString>> {
         let Some(peer) = peer else {
-            return Ok(PyString::intern(py, ""));
+            return Ok(intern!(py, "").clone());
         };
         let peer = peer.cast_into::<PyString>()?;
         if self.trusts_any {

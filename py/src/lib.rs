@@ -44,7 +44,7 @@ mod _native {
         strategy::Strategy,
         table::{PointHandle, Table},
         window::SlidingWindow,
-        wsgi::{serve_wsgi, WsgiResponse},
+        wsgi::{WsgiGate, WsgiResponse},
     };
 
     /// The wall-clock time in ms that calls without `now_ms` use.

@@ -3,6 +3,7 @@
 //! (`sds.asgi.AsgiRequest`, `sds.wsgi.WsgiRequest`) and a route's native
 //! keys (`ClientAddress`, `HeaderKey`) both follow.
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
@@ -26,8 +27,13 @@ pub(crate) fn peer_of<'py>(
     asgi: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = raw.py();
-    let name = PyString::intern(py, if asgi { "client" } else { "REMOTE_ADDR" });
-    match item(raw, &name)? {
+    // Interned once per process: a lookup by a new string hashes it each time.
+    let name = if asgi {
+        intern!(py, "client")
+    } else {
+        intern!(py, "REMOTE_ADDR")
+    };
+    match item(raw, name)? {
         Some(found) if found.is_truthy()? && asgi => Ok(Some(found.get_item(0)?)),
         Some(found) if found.is_truthy()? => Ok(Some(found)),
         _ => Ok(None),

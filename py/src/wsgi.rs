@@ -5,34 +5,143 @@
 //! `start_response` cost no Python frame of ours (a Python wrapper added a
 //! generator and a closure to every request).
 
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyException, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyIterator, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyIterator, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::route::{Admission, RoutePlan, ADMITTED};
 
-/// Serves the WSGI request `environ` on `plan`'s route in one call: a
-/// request admitted with no wait runs `app` at once in a `WsgiResponse`,
-/// which is returned; any other (refused, or paced) is handed to
-/// `otherwise(context, admission, environ, start_response)`, whose answer
-/// is returned.
-#[pyfunction]
-pub fn serve_wsgi<'py>(
-    plan: &Bound<'py, RoutePlan>,
-    app: &Bound<'py, PyAny>,
-    environ: &Bound<'py, PyAny>,
-    start_response: &Bound<'py, PyAny>,
-    otherwise: &Bound<'py, PyAny>,
-    context: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let admission = RoutePlan::admit(plan, environ, None)?;
-    if admission.verdict != ADMITTED || admission.wait_ms != 0 {
-        return otherwise.call1((context, admission, environ, start_response));
+/// The request path of `sds.wsgi.SdsMiddleware`, which derives from it: a
+/// server's call goes straight to native code (a Python `__call__` was a
+/// frame and a dozen lookups per request). `app` is set as an attribute;
+/// `_route` gives it the compiled routes, from the middleware's `__init__`.
+#[pyclass(subclass, module = "sds._native")]
+pub struct WsgiGate {
+    app: Option<Py<PyAny>>,
+    routes: Option<Routes>,
+}
+
+struct Routes {
+    /// Exact paths to their `sds.web._Plan`.
+    exact: Py<PyDict>,
+    default: Option<Py<PyAny>>,
+    /// `Gate.plan` when some route is a prefix or a matcher; else the
+    /// exact paths and the default are the whole lookup.
+    plan: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl WsgiGate {
+    /// Takes the middleware's arguments, which `__init__` reads.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> WsgiGate {
+        WsgiGate {
+            app: None,
+            routes: None,
+        }
     }
-    let py = plan.py();
-    let response = WsgiResponse::new(Py::new(py, admission)?, start_response.clone().unbind());
-    WsgiResponse::run(&Bound::new(py, response)?, app, environ).map(Bound::into_any)
+
+    /// The WSGI app it guards.
+    #[getter]
+    fn app(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.app
+            .as_ref()
+            .map(|app| app.clone_ref(py))
+            .ok_or_else(|| PyAttributeError::new_err("app"))
+    }
+
+    #[setter]
+    fn set_app(&mut self, app: Py<PyAny>) {
+        self.app = Some(app);
+    }
+
+    /// Serves requests on these routes: `exact` maps paths to plans,
+    /// `default` (or `None`) takes the others, unless `plan` (a function of
+    /// the path and the environ) is given to find the plan.
+    #[pyo3(signature = (exact, default, plan))]
+    fn _route(&mut self, exact: Py<PyDict>, default: Option<Py<PyAny>>, plan: Option<Py<PyAny>>) {
+        self.routes = Some(Routes {
+            exact,
+            default,
+            plan,
+        });
+    }
+
+    /// A WSGI request: a request admitted with no wait runs the app at once
+    /// in a `WsgiResponse`, which is returned; a refused or paced one goes
+    /// to `self._answer(plan, admission, environ, start_response)`; one no
+    /// route takes goes to the app untouched.
+    fn __call__<'py>(
+        slf: &Bound<'py, Self>,
+        environ: &Bound<'py, PyAny>,
+        start_response: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let (app, plan) = {
+            let this = slf.borrow();
+            let (Some(app), Some(routes)) = (&this.app, &this.routes) else {
+                return Err(PyValueError::new_err(
+                    "this middleware has no app or routes: its __init__ did not run",
+                ));
+            };
+            (app.clone_ref(py), routes.plan_of(py, environ)?)
+        };
+        let app = app.into_bound(py);
+        let Some(plan) = plan else {
+            return app.call1((environ, start_response));
+        };
+        let native = plan.getattr(intern!(py, "native"))?;
+        let admission = RoutePlan::admit(native.cast()?, environ, None)?;
+        if admission.verdict != ADMITTED || admission.wait_ms != 0 {
+            let args = (plan, admission, environ, start_response);
+            return slf.call_method1(intern!(py, "_answer"), args);
+        }
+        let response = WsgiResponse::new(Py::new(py, admission)?, start_response.clone().unbind());
+        WsgiResponse::run(&Bound::new(py, response)?, &app, environ).map(Bound::into_any)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.app)?;
+        if let Some(routes) = &self.routes {
+            visit.call(&routes.exact)?;
+            visit.call(&routes.default)?;
+            visit.call(&routes.plan)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.app = None;
+        self.routes = None;
+    }
+}
+
+impl Routes {
+    /// The plan of the request `environ` (`None`: no route takes it).
+    fn plan_of<'py>(
+        &self,
+        py: Python<'py>,
+        environ: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (name, empty) = (intern!(py, "PATH_INFO"), intern!(py, ""));
+        let path = match environ.cast::<PyDict>() {
+            Ok(dict) => dict
+                .get_item(name)?
+                .unwrap_or_else(|| empty.clone().into_any()),
+            Err(_) => environ.call_method1(intern!(py, "get"), (name, empty))?,
+        };
+        if let Some(plan) = &self.plan {
+            let found = plan.bind(py).call1((path, environ))?;
+            return Ok((!found.is_none()).then_some(found));
+        }
+        match self.exact.bind(py).get_item(path)? {
+            Some(found) => Ok(Some(found)),
+            None => Ok(self.default.as_ref().map(|d| d.bind(py).clone())),
+        }
+    }
 }
 
 /// The app's response for one admitted request: the app calls it as its
@@ -164,7 +273,7 @@ impl WsgiResponse {
             {
                 Ok(())
             }
-            Some(b) => match b.getattr_opt("close") {
+            Some(b) => match b.getattr_opt(intern!(py, "close")) {
                 Ok(Some(close)) => close.call0().map(drop),
                 Ok(None) => Ok(()),
                 Err(e) => Err(e),

@@ -286,3 +286,60 @@ def test_a_full_in_flight_table_answers_503_with_nothing_taken() -> None:
     assert b"".join(plain({"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": full},
                           lambda status, headers, exc=None: statuses.append(status))) == b"a"
     assert statuses[-1] == "200 OK"
+
+
+def test_routes_by_exact_path_prefix_and_function_and_untouched_requests() -> None:
+    # The native request path's lookups: exact paths and the default without
+    # a call, else the gate's plan (a prefix, then a function of the request).
+    seen: List[str] = []
+
+    def plain(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        seen.append(environ.get("PATH_INFO", "?"))
+        return [b"ok"]
+
+    def fields(app: Any, environ: Dict[str, Any]) -> Dict[str, str]:
+        started: List[List[Tuple[str, str]]] = []
+        body = app(dict({"REQUEST_METHOD": "GET", "REMOTE_ADDR": "203.0.113.9"}, **environ),
+                   lambda status, headers, exc=None: started.append(headers))
+        assert b"".join(body) == b"ok"
+        getattr(body, "close", lambda: None)()
+        return dict(started[0])
+
+    exact, prefix, matched, other = window(5), window(5), window(5), window(5)
+    routes = {"/a": Route(policies=[Policy("exact", exact)]),
+              "/api/*": Route(policies=[Policy("prefix", prefix)]),
+              (lambda r: r.header("X-Tenant") is not None): Route(policies=[Policy("tenant", matched)])}
+    app = SdsMiddleware(plain, routes=routes)
+    assert sfv_list(fields(app, {"PATH_INFO": "/a"})["RateLimit"])[0][0] == "exact"
+    assert sfv_list(fields(app, {"PATH_INFO": "/api/v1/x"})["RateLimit"])[0][0] == "prefix"
+    assert sfv_list(fields(app, {"PATH_INFO": "/b", "HTTP_X_TENANT": "t"})["RateLimit"])[0][0] == "tenant"
+    assert "RateLimit" not in fields(app, {"PATH_INFO": "/b"})
+    # Exact paths and a default only; an environ without PATH_INFO has the
+    # path "", which the default takes.
+    app = SdsMiddleware(plain, routes={"/a": Route(policies=[Policy("exact", exact)])},
+                        default=Route(policies=[Policy("other", other)]))
+    assert sfv_list(fields(app, {"PATH_INFO": "/a"})["RateLimit"])[0][0] == "exact"
+    assert sfv_list(fields(app, {})["RateLimit"])[0][0] == "other"
+    assert (exact.peek("203.0.113.9").remaining, other.peek("203.0.113.9").remaining) == (3, 4)
+    assert seen == ["/a", "/api/v1/x", "/b", "/b", "/a", "?"]
+    # The app is an attribute the native path reads at each request.
+    replaced: List[str] = []
+
+    def other_app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+        replaced.append(environ["PATH_INFO"])
+        return plain(environ, start_response)
+
+    app.app = other_app
+    assert app.app is other_app
+    fields(app, {"PATH_INFO": "/c"})
+    assert replaced == ["/c"]
+
+
+def test_a_subclass_that_skips_init_is_refused_with_a_message() -> None:
+    class Broken(SdsMiddleware):
+        def __init__(self) -> None:
+            pass
+
+    with pytest.raises(ValueError, match="its __init__ did not run"):
+        Broken()({"PATH_INFO": "/"}, lambda *a: None)

@@ -26,7 +26,7 @@ __all__ = [
     "request_peer",
     "RoutePlan",
     "WsgiResponse",
-    "serve_wsgi",
+    "WsgiGate",
     "Keys",
     "_register_key_results",
     "table_path",
@@ -457,19 +457,29 @@ class HeaderKey:
         """The key of `request` (an `sds.web.Request`): the header's first
         value, else the default."""
 
-def serve_wsgi(
-    plan: RoutePlan,
-    app: Callable[[Any, Any], Iterable[bytes]],
-    environ: Any,
-    start_response: Callable[..., Any],
-    otherwise: Callable[[Any, Admission, Any, Callable[..., Any]], Iterable[bytes]],
-    context: Any,
-) -> Iterable[bytes]:
-    """Serves the WSGI request `environ` on `plan`'s route in one call: a
-    request admitted with no wait runs `app` at once in a `WsgiResponse`,
-    which is returned; any other (refused, or paced) is handed to
-    `otherwise(context, admission, environ, start_response)`, whose answer
-    is returned."""
+@disjoint_base
+class WsgiGate:
+    """The request path of `sds.wsgi.SdsMiddleware`, which derives from it: a
+    server's call goes straight to native code (a Python `__call__` was a
+    frame and a dozen lookups per request). `app` is set as an attribute;
+    `_route` gives it the compiled routes, from the middleware's `__init__`."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self:
+        """Takes the middleware's arguments, which `__init__` reads."""
+    @property
+    def app(self) -> Callable[[Any, Any], Iterable[bytes]]:
+        """The WSGI app it guards."""
+    @app.setter
+    def app(self, app: Callable[[Any, Any], Iterable[bytes]]) -> None: ...
+    def _route(self, exact: Dict[str, Any], default: Optional[Any], plan: Optional[Callable[[str, Any], Any]]) -> None:
+        """Serves requests on these routes: `exact` maps paths to plans,
+        `default` (or `None`) takes the others, unless `plan` (a function of
+        the path and the environ) is given to find the plan."""
+    def __call__(self, environ: Any, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        """A WSGI request: a request admitted with no wait runs the app at once
+        in a `WsgiResponse`, which is returned; a refused or paced one goes
+        to `self._answer(plan, admission, environ, start_response)`; one no
+        route takes goes to the app untouched."""
 
 @final
 class WsgiResponse:

@@ -405,6 +405,11 @@ class _Middleware(Generic[App]):
         self._exact = self.gate.exact
         self._exact_only = self.gate.exact_only
         self._default = self.gate.default
+        self._compiled()
+
+    def _compiled(self) -> None:
+        """Called once the routes are compiled (the WSGI middleware hands
+        them to its native request path)."""
 
     @property
     def client(self) -> Optional[Client]:

@@ -34,25 +34,24 @@ class WsgiRequest(_RawRequest):
         return self._raw  # type: ignore[no-any-return]
 
 
-class SdsMiddleware(_Middleware[WSGIApp]):
+class SdsMiddleware(_Middleware[WSGIApp], _native.WsgiGate):
     """Guards ``app``'s requests by route (see ``sds.web``); the arguments
     are those of ``sds.asgi.SdsMiddleware``. The response ends when the
     server closes the app's iterable (PEP 3333 has it do so, also when the
     client went away): then in-flight units go back and the point's entry
-    exits."""
+    exits.
+
+    A server's call is native (``_native.WsgiGate.__call__``): it finds the
+    route, decides, and runs the app of a request admitted with no wait in
+    a native response that adds the fields when the app starts it and
+    finishes the request when the server closes it (or the app or its body
+    raises; a server that never closes it: when it is collected). A refused
+    or paced request comes back to ``_answer``."""
 
     _request_type = WsgiRequest
 
-    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "")
-        plan = self._exact.get(path, self._default) if self._exact_only else self.gate.plan(path, environ)
-        if plan is None:
-            return self.app(environ, start_response)
-        # Admitted with no wait, the app runs in a native response that adds
-        # the fields when the app starts it and finishes the request when the
-        # server closes it (or the app or its body raises; a server that
-        # never closes it: when it is collected). The rest comes back here.
-        return _serve(plan.native, self.app, environ, start_response, self._answer, plan)
+    def _compiled(self) -> None:
+        self._route(self._exact, self._default, None if self._exact_only else self.gate.plan)
 
     def _answer(self, plan: _Plan, admitted: _native.Admission, environ: Environ,
                 start_response: StartResponse) -> Iterable[bytes]:
@@ -72,5 +71,4 @@ class SdsMiddleware(_Middleware[WSGIApp]):
         return response.run(self.app, environ)
 
 
-_serve = _native.serve_wsgi
 _REASONS = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}
