@@ -204,7 +204,8 @@ fn param(out: &mut String, prefix: &str, value: u64) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    // Pushed as chars: no UTF-8 check of bytes known to be digits.
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 #[cfg(test)]

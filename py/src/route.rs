@@ -375,9 +375,35 @@ impl Held {
 }
 
 /// What an admitted request gives back when its response ends.
-struct Running {
+pub(crate) struct Running {
     entry: Option<Entry>,
     held: Option<Held>,
+}
+
+impl Running {
+    /// Gives back the units held and exits the entry: failed by an
+    /// `Exception` `error` or a 5xx `status` (0: no response was sent).
+    pub(crate) fn finish(
+        self,
+        py: Python<'_>,
+        error: Option<&Bound<'_, PyAny>>,
+        status: u16,
+    ) -> PyResult<()> {
+        if let Some(held) = self.held {
+            held.release(py);
+        }
+        let Some(entry) = self.entry else {
+            return Ok(());
+        };
+        let error = error.filter(|e| !e.is_none());
+        match error {
+            Some(e) if e.is_instance_of::<PyException>() => {
+                entry.context_exit(py, Some(e)).map(drop)
+            }
+            _ if status >= 500 || (error.is_none() && status == 0) => entry.exit_failed(py),
+            _ => entry.exit(py, None),
+        }
+    }
 }
 
 /// What `RoutePlan.admit` decided for a request: `verdict` 0 admitted, 1
@@ -399,6 +425,14 @@ pub struct Admission {
 }
 
 impl Admission {
+    /// What it holds, taken: only the first caller gets it.
+    pub(crate) fn take_running(&self) -> Option<Running> {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
     /// The rate-limit fields its response carries.
     pub(crate) fn fields<'py>(&self, py: Python<'py>) -> &Bound<'py, PyList> {
         self.headers.bind(py)
@@ -427,25 +461,9 @@ impl Admission {
         error: Option<&Bound<'_, PyAny>>,
         status: u16,
     ) -> PyResult<()> {
-        let running = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        let Some(Running { entry, held }) = running else {
-            return Ok(());
-        };
-        if let Some(held) = held {
-            held.release(py);
-        }
-        let Some(entry) = entry else { return Ok(()) };
-        let error = error.filter(|e| !e.is_none());
-        match error {
-            Some(e) if e.is_instance_of::<PyException>() => {
-                entry.context_exit(py, Some(e)).map(drop)
-            }
-            _ if status >= 500 || (error.is_none() && status == 0) => entry.exit_failed(py),
-            _ => entry.exit(py, None),
+        match self.take_running() {
+            Some(running) => running.finish(py, error, status),
+            None => Ok(()),
         }
     }
 

@@ -99,7 +99,9 @@ impl WsgiGate {
             let args = (plan, admission, environ, start_response);
             return slf.call_method1(intern!(py, "_answer"), args);
         }
-        let response = WsgiResponse::new(Py::new(py, admission)?, start_response.clone().unbind());
+        // The admission lives in the response: one Python object, not two.
+        let response =
+            WsgiResponse::holding(Admitted::Here(admission), start_response.clone().unbind());
         WsgiResponse::run(&Bound::new(py, response)?, &app, environ).map(Bound::into_any)
     }
 
@@ -152,7 +154,7 @@ impl Routes {
 /// its collection (units back, the entry exits as abandoned).
 #[pyclass(module = "sds._native")]
 pub struct WsgiResponse {
-    admission: Option<Py<Admission>>,
+    admission: Option<Admitted>,
     start_response: Option<Py<PyAny>>,
     /// The status the app started with (0: none yet).
     status: u16,
@@ -164,13 +166,7 @@ pub struct WsgiResponse {
 impl WsgiResponse {
     #[new]
     fn new(admission: Py<Admission>, start_response: Py<PyAny>) -> WsgiResponse {
-        WsgiResponse {
-            admission: Some(admission),
-            start_response: Some(start_response),
-            status: 0,
-            body: None,
-            iterator: None,
-        }
+        WsgiResponse::holding(Admitted::Shared(admission), start_response)
     }
 
     /// Runs `app(environ, self)` and keeps the iterable it returns; returns
@@ -285,7 +281,10 @@ impl WsgiResponse {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.admission)?;
+        // An admission held here refers to nothing that can refer back.
+        if let Some(Admitted::Shared(admission)) = &self.admission {
+            visit.call(admission)?;
+        }
         visit.call(&self.start_response)?;
         visit.call(&self.body)?;
         visit.call(&self.iterator)
@@ -299,16 +298,45 @@ impl WsgiResponse {
     }
 }
 
+impl WsgiResponse {
+    fn holding(admission: Admitted, start_response: Py<PyAny>) -> WsgiResponse {
+        WsgiResponse {
+            admission: Some(admission),
+            start_response: Some(start_response),
+            status: 0,
+            body: None,
+            iterator: None,
+        }
+    }
+}
+
+/// A response's admission: its own (`serve`'s), or one Python made first
+/// (a paced request's, which waited before its response was made).
+enum Admitted {
+    Here(Admission),
+    Shared(Py<Admission>),
+}
+
+impl Admitted {
+    fn get(&self) -> &Admission {
+        match self {
+            Admitted::Here(admission) => admission,
+            Admitted::Shared(admission) => admission.get(),
+        }
+    }
+}
+
 /// Finishes `response`'s admission with `error` and the started status.
 fn finish(response: &Bound<'_, WsgiResponse>, error: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let py = response.py();
-    let (admission, status) = {
+    // Taken under the borrow, finished after it: an entry's exit may run
+    // Python code.
+    let (running, status) = {
         let this = response.borrow();
-        let admission = this.admission.as_ref().map(|a| a.clone_ref(py));
-        (admission, this.status)
+        let running = this.admission.as_ref().and_then(|a| a.get().take_running());
+        (running, this.status)
     };
-    match admission {
-        Some(admission) => admission.get().finish(py, error, status),
+    match running {
+        Some(running) => running.finish(response.py(), error, status),
         None => Ok(()),
     }
 }
