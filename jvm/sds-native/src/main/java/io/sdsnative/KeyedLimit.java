@@ -167,7 +167,7 @@ public final class KeyedLimit implements AutoCloseable {
         return decide(null, nonNull(key), cost, nowMs);
     }
 
-    /** As {@link #decide(String, int, long)}, for a key of any bytes. */
+    /** As {@link #decide(String, long, long)}, for a key of any bytes. */
     public KeyDecision decide(byte[] key, long cost, long nowMs) {
         return decide(nonNull(key), null, cost, nowMs);
     }
@@ -271,22 +271,22 @@ public final class KeyedLimit implements AutoCloseable {
         return keys.call(h -> Native.keysResetAll(h, this));
     }
 
-    /** {@link #increment(String, int, long)} of one unit now. */
+    /** {@link #increment(String, long, long)} of one unit now. */
     public KeyCount increment(String key) {
         return increment(key, 1, System.currentTimeMillis());
     }
 
-    /** {@link #increment(String, int, long)} of one unit now. */
+    /** {@link #increment(String, long, long)} of one unit now. */
     public KeyCount increment(byte[] key) {
         return increment(key, 1, System.currentTimeMillis());
     }
 
-    /** {@link #increment(String, int, long)} now. */
+    /** {@link #increment(String, long, long)} now. */
     public KeyCount increment(String key, long units) {
         return increment(key, units, System.currentTimeMillis());
     }
 
-    /** {@link #increment(String, int, long)} now. */
+    /** {@link #increment(String, long, long)} now. */
     public KeyCount increment(byte[] key, long units) {
         return increment(key, units, System.currentTimeMillis());
     }
@@ -302,27 +302,27 @@ public final class KeyedLimit implements AutoCloseable {
         return count(null, nonNull(key), 1, units, nowMs);
     }
 
-    /** As {@link #increment(String, int, long)}. */
+    /** As {@link #increment(String, long, long)}. */
     public KeyCount increment(byte[] key, long units, long nowMs) {
         return count(nonNull(key), null, 1, units, nowMs);
     }
 
-    /** {@link #decrement(String, int, long)} of one unit now. */
+    /** {@link #decrement(String, long, long)} of one unit now. */
     public KeyCount decrement(String key) {
         return decrement(key, 1, System.currentTimeMillis());
     }
 
-    /** {@link #decrement(String, int, long)} of one unit now. */
+    /** {@link #decrement(String, long, long)} of one unit now. */
     public KeyCount decrement(byte[] key) {
         return decrement(key, 1, System.currentTimeMillis());
     }
 
-    /** {@link #decrement(String, int, long)} now. */
+    /** {@link #decrement(String, long, long)} now. */
     public KeyCount decrement(String key, long units) {
         return decrement(key, units, System.currentTimeMillis());
     }
 
-    /** {@link #decrement(String, int, long)} now. */
+    /** {@link #decrement(String, long, long)} now. */
     public KeyCount decrement(byte[] key, long units) {
         return decrement(key, units, System.currentTimeMillis());
     }
@@ -331,13 +331,13 @@ public final class KeyedLimit implements AutoCloseable {
      * Takes up to {@code units} off a live window's count (never below 0,
      * never starting a window): the count after it.
      *
-     * @throws SdsException as {@link #increment(String, int, long)}
+     * @throws SdsException as {@link #increment(String, long, long)}
      */
     public KeyCount decrement(String key, long units, long nowMs) {
         return count(null, nonNull(key), -1, units, nowMs);
     }
 
-    /** As {@link #decrement(String, int, long)}. */
+    /** As {@link #decrement(String, long, long)}. */
     public KeyCount decrement(byte[] key, long units, long nowMs) {
         return count(nonNull(key), null, -1, units, nowMs);
     }
