@@ -1,8 +1,8 @@
 //! The native half of the `sds-native` npm package: a thin N-API skin over
 //! `sds-core`. The JavaScript half (`lib/*.js`) builds the public API on top
 //! of these few functions. The hot path passes only numbers across N-API:
-//! point keys in, one packed entry number out (see [`entry_bits`] and
-//! [`hot_path`]).
+//! point keys in, one packed entry number out (see `entry_bits` and
+//! `hot_path`).
 
 // napi-derive compiles its export registration out of unit-test builds, so
 // there everything only JavaScript calls looks unused.

@@ -42,7 +42,7 @@ pub fn camel_case(name: &str) -> String {
     out
 }
 
-/// A value that is one field: what [`fields_struct!`] calls per field.
+/// A value that is one field: what [`fields_struct!`](crate::fields_struct) calls per field.
 pub trait ToField {
     /// The field's value.
     fn to_field(&self) -> FieldValue;

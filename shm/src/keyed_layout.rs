@@ -66,7 +66,7 @@ pub const KEY_PROCESSES: usize = MAX_LEDGER_SLOTS;
 pub const LEDGER_ROW: usize = MAX_LEDGER_ROW;
 
 /// The key descriptor's fields, in the order they are stored from word
-/// [`HEADER_DESCRIPTOR`]; the byte order is at [`HEADER_BYTE_ORDER`] as in
+/// `HEADER_DESCRIPTOR`; the byte order is at `HEADER_BYTE_ORDER` as in
 /// a point table's file, so it is checked first in both.
 pub const KEY_FIELDS: [&str; 15] = [
     "key_layout_version",
@@ -87,9 +87,9 @@ pub const KEY_FIELDS: [&str; 15] = [
 ];
 
 /// The rule's fields, in the order they are stored from word
-/// [`HEADER_RULE`] (camelCase, as a rule's input names them; the flags 0
+/// `HEADER_RULE` (camelCase, as a rule's input names them; the flags 0
 /// or 1). `exceptions` is a 64-bit digest of the whole rule (the named
-/// keys themselves, by fingerprint, are at [`HEADER_EXCEPTIONS`]).
+/// keys themselves, by fingerprint, are at `HEADER_EXCEPTIONS`).
 pub const RULE_FIELDS: [&str; 7] = [
     "kind",
     "limit",
