@@ -80,17 +80,18 @@ impl WsgiGate {
         start_response: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let (app, plan) = {
+        // Taken out of the borrow: a route's function may run Python code
+        // that sets `app` (on this thread or another).
+        let (app, routes) = {
             let this = slf.borrow();
             let (Some(app), Some(routes)) = (&this.app, &this.routes) else {
                 return Err(PyValueError::new_err(
                     "this middleware has no app or routes: its __init__ did not run",
                 ));
             };
-            (app.clone_ref(py), routes.plan_of(py, environ)?)
+            (app.clone_ref(py).into_bound(py), routes.clone_ref(py))
         };
-        let app = app.into_bound(py);
-        let Some(plan) = plan else {
+        let Some(plan) = routes.plan_of(py, environ)? else {
             return app.call1((environ, start_response));
         };
         let native = plan.getattr(intern!(py, "native"))?;
@@ -122,6 +123,14 @@ impl WsgiGate {
 }
 
 impl Routes {
+    fn clone_ref(&self, py: Python<'_>) -> Routes {
+        Routes {
+            exact: self.exact.clone_ref(py),
+            default: self.default.as_ref().map(|d| d.clone_ref(py)),
+            plan: self.plan.as_ref().map(|p| p.clone_ref(py)),
+        }
+    }
+
     /// The plan of the request `environ` (`None`: no route takes it).
     fn plan_of<'py>(
         &self,

@@ -343,3 +343,26 @@ def test_a_subclass_that_skips_init_is_refused_with_a_message() -> None:
 
     with pytest.raises(ValueError, match="its __init__ did not run"):
         Broken()({"PATH_INFO": "/"}, lambda *a: None)
+
+
+def test_a_route_function_may_replace_the_app_while_a_request_finds_its_route() -> None:
+    calls: List[str] = []
+
+    def app_named(name: str) -> Callable[[Dict[str, Any], Callable[..., Any]], List[bytes]]:
+        def app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+            calls.append(name)
+            start_response("200 OK", [])
+            return [b""]
+        return app
+
+    def switching(request: Any) -> bool:
+        # Python code run while the native path finds the route.
+        middleware.app = app_named("second")
+        return False
+
+    middleware = SdsMiddleware(app_named("first"), routes={switching: Route(policies=[Policy("p", window(5))])})
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "REMOTE_ADDR": "203.0.113.3"}
+    for _ in range(2):
+        b"".join(middleware(dict(environ), lambda *a: None))
+    # The request under way keeps the app it read; the next one gets the new.
+    assert calls == ["first", "second"]
