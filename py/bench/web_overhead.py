@@ -8,6 +8,8 @@ made in process with no network:
 - Flask: its WSGI callable in a loop, the body joined and closed;
 - Flask through its test client (Werkzeug builds an environ and a response
   object per request), for comparison;
+- a bare WSGI app (one ``start_response``, a list body): the middleware's
+  own cost in µs (its share of so small an app means nothing);
 - Starlette with a hand-written minimal middleware (one decision, one
   entry, fixed headers): the floor of what any Python middleware of this
   kind adds.
@@ -170,6 +172,12 @@ def fastapi_app() -> Any:
     return app
 
 
+def bare_wsgi_app(environ: Dict[str, Any], start_response: Callable[..., Any]) -> List[bytes]:
+    """The least a WSGI app does: what the middleware adds, in µs."""
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok"]
+
+
 def flask_app() -> Any:
     from flask import Flask
 
@@ -194,6 +202,10 @@ def main() -> None:
         client, route = guarded_route()
         return flask_app().wsgi_app, WsgiMiddleware(flask_app().wsgi_app, client=client, default=route)
 
+    def wsgi_bare() -> Tuple[Any, Any]:
+        client, route = guarded_route()
+        return bare_wsgi_app, WsgiMiddleware(bare_wsgi_app, client=client, default=route)
+
     def flask_client() -> Tuple[Any, Any]:
         client, route = guarded_route()
         plain, wrapped = flask_app(), flask_app()
@@ -206,6 +218,7 @@ def main() -> None:
          asgi_loop, 20_000),
         ("FastAPI (ASGI call loop)", lambda: asgi(fastapi_app), asgi_loop, 10_000),
         ("Flask (WSGI call loop)", wsgi_raw, wsgi_loop, 20_000),
+        ("bare WSGI app (call loop)", wsgi_bare, wsgi_loop, 50_000),
         ("Flask (test client)", flask_client, flask_test_client, 5_000),
     ]
     print(f"{'framework':30} {'plain µs':>9} {'with sds µs':>12} {'added µs':>9} {'overhead':>9}")
