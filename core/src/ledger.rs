@@ -31,7 +31,10 @@
 //! `in_flight` becomes the sum of the live processes' rows (in_flight.rs).
 //! While a recount reads the rows, the point's `in_flight` is frozen (no
 //! permit is taken or returned), and each row it reads is tagged with the
-//! recount's epoch, which the frozen word's thaw publishes. A thread caught
+//! recount's epoch, which the frozen word's thaw publishes: every counter of
+//! the point, an empty one too, so a counter's tag is always the last
+//! recount's, never one that many recounts ago wrapped round to the next
+//! one's (the tag is 7 bits). A thread caught
 //! between its two steps learns from the tag whether the recount counted its
 //! step, and settles it: an acquire that was counted holds its permit (and
 //! gives it back if that put the point over its threshold); a refusal's undo
@@ -44,10 +47,11 @@
 //! A row starts all zero ([`Held::new`]) and belongs to one process (every
 //! view of that process may use it; entries are exited in the process that
 //! entered them). Empty a dead process's row before its slot and row are
-//! given to another process: [`crate::PointTable::reclaim`] leaves it all
-//! zero. Two processes may reclaim the same row at once (each count is taken
-//! once), while live processes use the table. Keep each process's row apart
-//! from the others' cache lines: the counters are written on every call.
+//! given to another process: [`crate::PointTable::reclaim`] leaves each
+//! count 0 (and each tag as it was). Two processes may reclaim the same row
+//! at once (each count is taken once), while live processes use the table.
+//! Keep each process's row apart from the others' cache lines: the counters
+//! are written on every call.
 
 use crate::sync::{const_fn, AtomicU32, Ordering};
 
@@ -109,14 +113,14 @@ impl Held {
     }
 
     /// A recount of epoch `epoch` reads the count: the count, the counter
-    /// tagged with `epoch` when it holds any (an empty one is not written).
+    /// tagged with `epoch`. An empty one is tagged too: a thread's step
+    /// compares the tag its add found with the tag after, and a tag left
+    /// from a recount 128 epochs back would read as the racing recount's
+    /// (its permit counted twice).
     pub(crate) fn read_for(&self, epoch: u32) -> u32 {
         let mut seen = self.0.load(Ordering::Acquire);
         loop {
             let count = seen & COUNT_MASK;
-            if count == 0 {
-                return 0;
-            }
             let tagged = count | (epoch & TAG_MASK) << COUNT_BITS;
             match self
                 .0
@@ -128,9 +132,11 @@ impl Held {
         }
     }
 
-    /// Takes the whole count, leaving the counter all zero: a dead row's.
+    /// Takes the whole count, leaving it 0: a dead row's. The tag stays
+    /// the last recount's (a tag of 0 would read as a recount's 128 epochs
+    /// on, as in `read_for`).
     pub(crate) fn take(&self) -> u32 {
-        self.0.swap(0, Ordering::AcqRel) & COUNT_MASK
+        self.0.fetch_and(!COUNT_MASK, Ordering::AcqRel) & COUNT_MASK
     }
 }
 

@@ -596,7 +596,7 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
 
     /// Gives back the permits counted in `dead_row`, the ledger row of a
     /// process that died (ledger.rs): each counter is taken (the row is left
-    /// all zero), and each point it held permits on is recounted from
+    /// counting 0), and each point it held permits on is recounted from
     /// `live_rows` ([`PointTable::recount`]), so that a permit the dead
     /// process was taking or returning at its death is neither lost nor
     /// counted twice. Returns how many permits the row held. Any process may
@@ -620,9 +620,10 @@ impl<S: TableStorage, L: Liveness> PointTable<S, L> {
     /// Makes point `id`'s count of permits in flight exact again: the sum of
     /// its counters in `live_rows`, the ledger rows of every process that
     /// may hold permits on the table (this one's included; an empty row
-    /// costs one read). The point takes and returns no permit while the rows
-    /// are read (a few loads per row); one recount at a time per table
-    /// (the table's recount word, taken over from a recounter that died).
+    /// costs one compare-and-swap, its counter tagged as every other). The
+    /// point takes and returns no permit while the rows are read; one
+    /// recount at a time per table (the table's recount word, taken over
+    /// from a recounter that died).
     /// Returns the new count. A point not created is [`Error::InvalidEntry`].
     pub fn recount(&self, id: PointId, live_rows: &[&[Held]]) -> Result<u32, Error> {
         self.point(id)?;

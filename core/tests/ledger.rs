@@ -421,4 +421,79 @@ mod caught_mid_step {
     fn a_view_killed_between_lowering_the_count_and_its_row_leaves_it_exact() {
         assert_eq!(admitted_after(Transition::Release, 0, true), 1);
     }
+
+    /// A view that recounts point `p` from every row (as process 1) when
+    /// it reaches `at`, between its row's step and the point's.
+    struct RecountsAt<'m> {
+        at: Checkpoint,
+        m: &'m Memory,
+        p: PointId,
+    }
+
+    impl Liveness for RecountsAt<'_> {
+        fn is_alive(&self, _owner: u32) -> bool {
+            true
+        }
+        fn checkpoint(&self, at: Checkpoint) {
+            if at == self.at {
+                view(self.m, 1).recount(self.p, &rows(self.m)).unwrap();
+            }
+        }
+    }
+
+    /// Process 0 enters and exits `p` once, a recount landing between the
+    /// two steps of `at` (the acquire's or the release's): the point's
+    /// count while it holds the permit, and after.
+    fn recounted_mid_step(m: &Memory, p: PointId, at: Transition) -> (u32, u32) {
+        let storage = Shared::with_ledger(&m.state, &m.slots, &m.rows[0]);
+        let at = Checkpoint {
+            transition: at,
+            step: 0,
+        };
+        let v = PointTable::with_owner(storage, Owner::new(2).unwrap(), RecountsAt { at, m, p });
+        let v = v.unwrap();
+        let e = v.enter_point(p, T, Flags::NONE).unwrap();
+        assert!(e.holds_permit());
+        let holding = in_flight(&view(m, 1), p);
+        v.exit(&e, T, Outcome::Ok).unwrap();
+        (holding, in_flight(&view(m, 1), p))
+    }
+
+    /// A recount between a view's two steps counts its permit once, however
+    /// many recounts went by since one last read its row holding a permit
+    /// (the epochs wrap: a counter's tag left by a recount 128 epochs back,
+    /// or zeroed when its row was reclaimed, read as the racing recount's,
+    /// and the permit was counted twice: 2 for 1 held, or 1 for none).
+    #[test]
+    fn a_recount_between_two_steps_counts_the_permit_once_however_old_the_rows_tag() {
+        for at in [Transition::Acquire, Transition::Release] {
+            for gap in 0..300 {
+                // The row last read holding a permit `gap` recounts ago.
+                let m = memory(2);
+                let other = view(&m, 1);
+                let p = other.insert(b"p").unwrap();
+                let e = enter_n(&view(&m, 0), p, 1);
+                other.recount(p, &rows(&m)).unwrap();
+                view(&m, 0).exit(&e[0], T, Outcome::Ok).unwrap();
+                for _ in 0..gap {
+                    other.recount(p, &rows(&m)).unwrap();
+                }
+                let counts = recounted_mid_step(&m, p, at);
+                assert_eq!(counts, (1, 0), "{at:?}, {gap} recounts after its tag");
+
+                // Process 0's row reclaimed (it died holding a permit on
+                // another point) after `gap` recounts of `p`.
+                let m = memory(2);
+                let other = view(&m, 1);
+                let (p, q) = (other.insert(b"p").unwrap(), other.insert(b"q").unwrap());
+                for _ in 0..gap {
+                    other.recount(p, &rows(&m)).unwrap();
+                }
+                enter_n(&view(&m, 0), q, 1);
+                assert_eq!(other.reclaim(&m.rows[0], &rows(&m)), Ok(1));
+                let counts = recounted_mid_step(&m, p, at);
+                assert_eq!(counts, (1, 0), "{at:?}, reclaimed after {gap} recounts");
+            }
+        }
+    }
 }

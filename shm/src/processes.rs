@@ -127,7 +127,7 @@ pub fn claim(
 }
 
 /// The ledger rows of every process slot, what a recount sums. A free
-/// slot's row is all zero, so the sum is that of the slots in use; but
+/// slot's row counts nothing, so the sum is that of the slots in use; but
 /// which slots are in use is not read here: a process that takes a slot
 /// after such a reading and a permit before the recount starts would be
 /// left out of the sum, and the point's count would fall below what the
@@ -195,7 +195,7 @@ pub fn reclaim_dead(
 }
 
 /// Gives back the permits this process still holds in `slot` (entries never
-/// exited: a free slot's row must be all zero for its next holder), marks
+/// exited: a free slot's row must count nothing for its next holder), marks
 /// the slot free and drops its lock (a clean detach).
 pub fn release(
     file: &File,

@@ -364,8 +364,8 @@ impl SharedFile {
     /// Makes point `id`'s count of permits in flight the sum of the live
     /// processes' ledger rows (`sds_core::PointTable::recount`): exact
     /// again, whatever happened to it. The point takes and returns no permit
-    /// while the rows are read (one load per process slot in use). Returns
-    /// the new count.
+    /// while the rows are read (one compare-and-swap per process slot, in
+    /// use or not: each counter is tagged). Returns the new count.
     pub fn recount(&self, id: PointId) -> Result<u32, Error> {
         let inner = &self.inner;
         let owner = self.owner()?;
