@@ -181,6 +181,7 @@ impl Cluster {
         match syncer.step((self.clock)(), true, deadline) {
             Outcome::Synced | Outcome::NotSyncer | Outcome::BackingOff => Ok(()),
             Outcome::Failed(message) => Err(Error::Redis(message)),
+            Outcome::Stopped => Err(Error::Closed),
         }
     }
 
@@ -189,9 +190,11 @@ impl Cluster {
     /// shut down; the exact call decides locally), a connect in progress
     /// ends within `timeout_ms` (on a Redis Cluster: the crate's timeouts),
     /// and the calls in flight end before the join. Later calls fail with
-    /// [`Error::Closed`]. The points stay cluster points; their remote
-    /// counts age out of the window within 10 s. Returns the last state,
-    /// as of the join, which [`Cluster::status`] keeps giving. Idempotent.
+    /// [`Error::Closed`], as does a `sync_now` cut short. The points stay
+    /// cluster points; their remote counts age out of the window within
+    /// 10 s. Returns the last state, as of the join (a round trip cut short
+    /// is recorded as nothing: the last sync's state), which
+    /// [`Cluster::status`] keeps giving. Idempotent.
     pub fn stop(&self) -> Status {
         if let Ok(mut stopped) = self.stop.stopped.lock() {
             *stopped = true;

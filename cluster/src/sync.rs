@@ -7,7 +7,7 @@ use std::time::Instant;
 use redis::Cmd;
 use sds_core::{Points, SecondCounts, RING_SECONDS, SECOND_MS, WINDOW_SECONDS};
 
-use crate::conn::{forget, Interrupt};
+use crate::conn::{forget, stopped, Interrupt};
 use crate::keys::{expires_at_ms, own_fields, second_key, FIELDS};
 use crate::link::{Batch, Link};
 use crate::pushed::{Counts, Delta, Pushed, KINDS};
@@ -54,6 +54,9 @@ pub(crate) enum Outcome {
     BackingOff,
     /// The connection or the round trip failed.
     Failed(String),
+    /// A stop cut the connection or the round trip short: nothing is
+    /// recorded, the status stays the last sync's.
+    Stopped,
 }
 
 pub(crate) struct Syncer {
@@ -164,6 +167,9 @@ impl Syncer {
                 Err(e) => {
                     forget(&self.interrupt);
                     self.publish(now_s);
+                    if stopped(&self.interrupt) {
+                        return Outcome::Stopped;
+                    }
                     return self.failed(now_ms, format!("connect: {e}"));
                 }
             }
@@ -193,6 +199,10 @@ impl Syncer {
             self.link = None;
             forget(&self.interrupt);
             self.next_connect_ms = 0;
+            // Its socket shut down by a stop: no failure of the server's.
+            if stopped(&self.interrupt) {
+                return Outcome::Stopped;
+            }
         }
         if !failing.is_empty() {
             // One link that failed for all (one server): said once.
