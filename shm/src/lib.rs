@@ -17,6 +17,7 @@ mod any_keys;
 mod any_table;
 mod core_table;
 mod error;
+mod fork_lock;
 #[cfg(feature = "test-hooks")]
 pub mod hooks;
 mod keyed_layout;

@@ -12,6 +12,7 @@ use sds_core::{Held, LayoutField, Owner, PointId};
 
 use crate::core_table::{Memory, Slot, Table, TableState};
 use crate::error::{io_error, Error};
+use crate::fork_lock::ForkLock;
 use crate::layout::{Layout, HEADER_LAST_SCAN, MAX_PROCESSES, PROCESSES_OFFSET};
 use crate::mapping::Mapping;
 use crate::open::{self, FileKey};
@@ -105,7 +106,9 @@ pub struct Attachment {
     /// other means this process is a fork child that has not registered.
     epoch: AtomicU64,
     owner: AtomicU32,
-    registration: Mutex<Registration>,
+    /// Free in a fork child whatever the parent's threads were doing: the
+    /// child registers anew before it reads it.
+    registration: ForkLock<Registration>,
     /// Who in this process holds each host-wide role (`roles.rs`).
     roles: roles::Holders,
 }
@@ -240,7 +243,7 @@ impl SharedFile {
     /// has none yet.
     pub fn registration(&self) -> Result<Registration, Error> {
         let inner = &self.inner;
-        let mut registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
+        let mut registration = inner.registration.lock();
         let epoch = sys::fork_epoch();
         if inner.epoch.load(Ordering::Acquire) != epoch {
             *registration = inner.register()?;
@@ -342,7 +345,7 @@ impl SharedFile {
         // A fork child registers first: it recounts as itself.
         self.owner()?;
         // Held so no thread of this process claims a slot meanwhile.
-        let registration = inner.registration.lock().unwrap_or_else(|e| e.into_inner());
+        let registration = inner.registration.lock();
         let records = records(&inner.mapping).ok_or_else(|| inner.corrupt("process slots"))?;
         let memory = inner
             .memory()
@@ -461,7 +464,7 @@ impl Attachment {
             }),
             epoch: AtomicU64::new(epoch),
             owner: AtomicU32::new(registration.owner),
-            registration: Mutex::new(registration),
+            registration: ForkLock::new(registration),
             roles: Default::default(),
         })
     }
@@ -555,7 +558,7 @@ impl Drop for Attachment {
             Memory::of(&self.mapping, &self.layout),
         ) {
             if self.epoch.load(Ordering::Acquire) == sys::fork_epoch() {
-                let registration = *self.registration.lock().unwrap_or_else(|e| e.into_inner());
+                let registration = *self.registration.lock();
                 processes::release(&handles.file, records, &registration, &memory);
             }
         }

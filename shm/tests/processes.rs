@@ -36,6 +36,7 @@ fn child_main() {
             report("slot", shared.registration().unwrap().slot);
         }
         "fork" => fork_child_registers(),
+        "fork-while-scanning" => fork_while_a_thread_scans(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -258,6 +259,75 @@ fn fork_child_checks(shared: &SharedFile, parent: u32) -> i32 {
         Ok(entry) if table.exit(&entry, NOW, Outcome::Ok).is_ok() => 0,
         _ => 15,
     }
+}
+
+/// A thread scans for dead holders without pause (each scan holds the
+/// attachment's registration lock) while the main thread forks; each child
+/// makes its view (registering under that lock) and leaves. A child still
+/// there after 5 s hangs: it is killed and counted.
+fn fork_while_a_thread_scans() {
+    let shared = open(var("TABLE"));
+    let forks: usize = var("FORKS").parse().unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut hung, mut failed) = (0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                shared.reclaim_dead().unwrap();
+            }
+        });
+        for _ in 0..forks {
+            // SAFETY: the child makes one view and leaves with `_exit`.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                // SAFETY: plain libc calls. A hung child ends itself, even
+                // if this process is killed before it can.
+                unsafe { libc::alarm(10) };
+                let code = i32::from(shared.table().is_err());
+                // SAFETY: leaves without the parent's destructors.
+                unsafe { libc::_exit(code) };
+            }
+            let start = Instant::now();
+            let mut status = 0;
+            loop {
+                // SAFETY: polls the child just forked; `status` is a live int.
+                if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                    failed += i32::from(libc::WEXITSTATUS(status) != 0);
+                    break;
+                }
+                if start.elapsed() > Duration::from_secs(5) {
+                    hung += 1;
+                    // SAFETY: kills and reaps the child just forked.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                        libc::waitpid(pid, &mut status, 0);
+                    }
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    report("hung", hung);
+    report("failed", failed);
+}
+
+#[test]
+fn a_fork_child_never_waits_for_a_lock_its_parent_held_at_the_fork() {
+    // With a `Mutex` for the lock, children hung here: 30 forks did not
+    // end within the 20 s the parent waits.
+    let dir = TempDir::new("fork-scan");
+    let table = dir.join("table");
+    let forks = common::knob("SDS_FORK_SCAN_FORKS", 200).to_string();
+    let mut kid = Kid::spawn(
+        "fork-while-scanning",
+        &[("TABLE", table.display().to_string()), ("FORKS", forks)],
+    );
+    assert_eq!(kid.value("hung"), "0");
+    assert_eq!(kid.value("failed"), "0");
+    assert!(kid.wait_success(LONG));
 }
 
 #[test]

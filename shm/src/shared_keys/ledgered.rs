@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use sds_core::keyed::{KeyError, KeyLedger, KeyTable, SharedKeys};
 
+use crate::fork_lock::{ForkGuard, ForkLock};
 use crate::open::FileKey;
 use crate::processes::{self, ProcessRecord};
 use crate::sys;
@@ -35,7 +36,8 @@ pub(crate) struct KeyProcess {
     slot: AtomicU64,
     /// Held while this process takes a slot or frees dead ones: its own
     /// locks would look free to `try_lock` from another of its threads.
-    taking: Mutex<()>,
+    /// Free in a fork child whatever the parent's threads were doing.
+    taking: ForkLock<()>,
     born: Instant,
     /// When this process last swept (ms after `born`, + 1; 0: never).
     last_sweep: AtomicU64,
@@ -66,7 +68,7 @@ impl KeyProcess {
             file,
             key,
             slot: AtomicU64::new(0),
-            taking: Mutex::new(()),
+            taking: ForkLock::new(()),
             born: Instant::now(),
             last_sweep: AtomicU64::new(0),
         });
@@ -75,8 +77,8 @@ impl KeyProcess {
         process
     }
 
-    fn taking(&self) -> MutexGuard<'_, ()> {
-        self.taking.lock().unwrap_or_else(|e| e.into_inner())
+    fn taking(&self) -> ForkGuard<'_, ()> {
+        self.taking.lock()
     }
 
     /// This process's slot if it took one since its last fork.
