@@ -224,14 +224,14 @@ pub(crate) fn interrupt(slot: &Interrupt) {
     }
 }
 
-/// Forgets the socket in `slot` (its connection was dropped): the copy
-/// would keep the connection open.
 /// Whether a stop came: a connection that failed after it was shut down by
 /// it, not by the server.
 pub(crate) fn stopped(slot: &Interrupt) -> bool {
     slot.lock().is_ok_and(|slot| slot.stopped)
 }
 
+/// Forgets the socket in `slot` (its connection was dropped): the copy
+/// would keep the connection open.
 pub(crate) fn forget(slot: &Interrupt) {
     if let Ok(mut slot) = slot.lock() {
         slot.sock = None;
