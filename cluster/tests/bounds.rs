@@ -57,6 +57,16 @@ fn start(config: Config) -> Cluster {
     Cluster::start(table, config).unwrap()
 }
 
+/// A cluster of `points` points syncing every `sync_ms` with `url`, after
+/// its first sync (or failure); its config, to start another like it.
+fn synced(url: &str, points: usize, timeout_ms: u64, sync_ms: u64) -> (Config, Cluster) {
+    let mut c = config(url, points, timeout_ms);
+    c.sync_ms = sync_ms;
+    let cluster = start(c.clone());
+    wait_first_sync(&cluster);
+    (c, cluster)
+}
+
 fn timed<R>(work: impl FnOnce() -> R) -> (R, Duration) {
     let started = Instant::now();
     let r = work();
@@ -66,10 +76,7 @@ fn timed<R>(work: impl FnOnce() -> R) -> (R, Duration) {
 #[test]
 fn a_paused_redis_bounds_stop_sync_now_exact_mode_and_the_status() {
     let redis = Redis::start();
-    let mut c = config(&redis.url(), 20, 1_000);
-    c.sync_ms = 50;
-    let cluster = start(c.clone());
-    wait_first_sync(&cluster);
+    let (mut c, cluster) = synced(&redis.url(), 20, 1_000, 50);
     assert!(cluster.status().connected, "{:?}", cluster.status());
     redis.signal("STOP");
     // The status tells within a round trip's timeout (plus a period).
@@ -118,10 +125,7 @@ fn a_paused_redis_bounds_stop_sync_now_exact_mode_and_the_status() {
 #[test]
 fn a_stop_that_cuts_a_round_trip_short_leaves_the_last_syncs_status() {
     let redis = Redis::start();
-    let mut c = config(&redis.url(), 1, 10_000);
-    c.sync_ms = 20;
-    let cluster = start(c.clone());
-    wait_first_sync(&cluster);
+    let (mut c, cluster) = synced(&redis.url(), 1, 10_000, 20);
     let before = cluster.status();
     assert!(before.connected && before.failures == 0, "{before:?}");
     redis.signal("STOP");
@@ -166,10 +170,7 @@ fn a_server_dripping_bytes_cannot_stretch_a_call_past_its_timeout() {
             std::thread::sleep(Duration::from_millis(300));
         }
     });
-    let mut c = config(&url, 2, 500);
-    c.sync_ms = 3_600_000;
-    let cluster = start(c);
-    wait_first_sync(&cluster);
+    let (_, cluster) = synced(&url, 2, 500, 3_600_000);
     let (synced, took) = timed(|| cluster.sync_now());
     println!("drip: sync_now took {took:?}: {synced:?}");
     let e = synced.unwrap_err().to_string();
