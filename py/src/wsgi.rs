@@ -319,8 +319,9 @@ impl WsgiResponse {
     }
 }
 
-/// A response's admission: its own (`serve`'s), or one Python made first
-/// (a paced request's, which waited before its response was made).
+/// A response's admission: its own (made by `WsgiGate.__call__`), or one
+/// Python made first (a paced request's, which waited before its response
+/// was made).
 enum Admitted {
     Here(Admission),
     Shared(Py<Admission>),

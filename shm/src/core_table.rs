@@ -81,10 +81,10 @@ impl<'a> Memory<'a> {
     }
 
     /// Gives back the permits counted in process slot `process`'s row,
-    /// leaving it counting nothing, and recounts each point it held permits on from
-    /// `live` (every process slot's row): how many the row held. The caller
-    /// holds the slot's lock, so its holder is dead or is this process
-    /// detaching; it recounts as `owner` (this process, alive to
+    /// leaving it counting nothing, and recounts each point it held permits
+    /// on from `live` (every process slot's row): how many the row held.
+    /// The caller holds the slot's lock, so its holder is dead or is this
+    /// process detaching; it recounts as `owner` (this process, alive to
     /// `liveness`).
     pub fn reclaim(
         &self,
