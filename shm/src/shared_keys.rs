@@ -14,6 +14,7 @@ use sds_core::keyed::{
 };
 
 use ledgered::{KeyProcess, Ledgered};
+pub(crate) use ledgered::{processes as files, KeyFiles};
 
 use crate::error::{io_error, Error};
 use crate::keyed_layout::{
@@ -95,6 +96,7 @@ impl SharedKeyTable {
             source,
         };
         let format = Keys::new(capacity, rule).ok_or(key_error(KeyError::InvalidCapacity))?;
+        sys::watch_forks().map_err(io_error(path, "pthread_atfork"))?;
         let (mapping, created, process) = match format.ledgered() {
             true => attach_ledgered(path, &format, options).map(|(m, c, p)| (m, c, Some(p)))?,
             false => attach(path, &format, options).map(|(m, c)| (m, c, None))?,
@@ -235,6 +237,7 @@ impl SharedKeyTable {
     /// digest is [`Error::Corrupt`].
     pub fn read_rule(path: impl AsRef<Path>, options: &Options) -> Result<KeyRule, Error> {
         let path = path.as_ref();
+        sys::watch_forks().map_err(io_error(path, "pthread_atfork"))?;
         // `open` creates a missing file; reading one must not.
         if let Err(source) = std::fs::symlink_metadata(path) {
             let action = "open";
@@ -368,7 +371,6 @@ fn attach_ledgered(
     format: &Keys,
     options: &Options,
 ) -> Result<(Mapping, bool, Arc<KeyProcess>), Error> {
-    sys::watch_forks().map_err(io_error(path, "pthread_atfork"))?;
     let registry = registry::lock();
     let mut list = ledgered::processes();
     let known = std::fs::symlink_metadata(path).ok();

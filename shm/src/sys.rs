@@ -13,6 +13,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use crate::registry;
+
 /// A one-byte write lock request at `offset`.
 fn record(kind: libc::c_int, offset: u64) -> io::Result<libc::flock> {
     let start = libc::off_t::try_from(offset)
@@ -125,18 +127,34 @@ pub unsafe fn unmap(at: NonNull<u8>, len: usize) {
 /// registered under another epoch was registered by the parent.
 static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
 
-extern "C" fn forked_child() {
-    // Async-signal-safe: one atomic add.
-    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+extern "C" fn before_fork() {
+    registry::hold_across_fork();
 }
 
-/// Installs the fork handler once per process.
+extern "C" fn forked_parent() {
+    registry::release_after_fork();
+}
+
+extern "C" fn forked_child() {
+    // An atomic add, and unlocking what `before_fork` locked: no
+    // allocation, no lock taken (safe in the child of a threaded process).
+    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+    registry::release_after_fork();
+}
+
+/// Installs the fork handlers once per process: the epoch, and the lists
+/// of attachments held across the fork (`registry`).
 pub fn watch_forks() -> io::Result<()> {
     static INSTALLED: OnceLock<libc::c_int> = OnceLock::new();
-    // SAFETY: registers a handler that only does an atomic add; the handler
-    // is a plain function that lives for the whole program.
-    let rc =
-        *INSTALLED.get_or_init(|| unsafe { libc::pthread_atfork(None, None, Some(forked_child)) });
+    // SAFETY: registers plain functions that live for the whole program and
+    // never unwind (they lock, or unlock, two process-wide lists).
+    let rc = *INSTALLED.get_or_init(|| unsafe {
+        libc::pthread_atfork(
+            Some(before_fork),
+            Some(forked_parent),
+            Some(forked_child),
+        )
+    });
     if rc == 0 {
         Ok(())
     } else {

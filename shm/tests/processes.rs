@@ -6,8 +6,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{child_role, open, report, var, wait_until, Kid, TempDir, CAPACITY, NOW};
-use sds_core::{Flags, Outcome};
-use sds_shm::{Error, Options, SharedFile};
+use sds_core::keyed::{KeyRuleBuilder, KeyRuleKind};
+use sds_core::{Flags, Outcome, Value};
+use sds_shm::{Error, Options, SharedFile, SharedKeyTable};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -37,6 +38,7 @@ fn child_main() {
         }
         "fork" => fork_child_registers(),
         "fork-while-scanning" => fork_while_a_thread_scans(),
+        "fork-while-opening" => fork_while_a_thread_opens(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -263,28 +265,69 @@ fn fork_child_checks(shared: &SharedFile, parent: u32) -> i32 {
 
 /// A thread scans for dead holders without pause (each scan holds the
 /// attachment's registration lock) while the main thread forks; each child
-/// makes its view (registering under that lock) and leaves. A child still
-/// there after 5 s hangs: it is killed and counted.
+/// makes its view (registering under that lock) and leaves.
 fn fork_while_a_thread_scans() {
     let shared = open(var("TABLE"));
+    let (hung, failed) = fork_beside(
+        || {
+            shared.reclaim_dead().unwrap();
+        },
+        |_| shared.table().is_ok(),
+    );
+    report("hung", hung);
+    report("failed", failed);
+}
+
+/// A thread opens and closes a point table file and an in-flight key file
+/// without pause (each holds this process's list of attachments) while the
+/// main thread forks; each child opens files of its own (both lists again)
+/// and takes a unit in its key file.
+fn fork_while_a_thread_opens() {
+    let dir = std::path::PathBuf::from(var("DIR"));
+    let in_flight = || {
+        let mut builder = KeyRuleBuilder::new(KeyRuleKind::InFlight);
+        builder.set("limit", Value::from(4_i64)).unwrap();
+        builder.build().unwrap()
+    };
+    let keys = |name: &str| SharedKeyTable::open(dir.join(name), 16, in_flight(), &Options::new());
+    let (hung, failed) = fork_beside(
+        || {
+            drop(open(dir.join("busy-table")));
+            drop(keys("busy-keys").unwrap());
+        },
+        |child| {
+            let opened = SharedFile::open(dir.join(format!("table-{child}")), CAPACITY, &Options::new());
+            let taken = keys(&format!("keys-{child}")).map(|k| k.decide(b"k", NOW, 1));
+            let admitted = matches!(taken, Ok(Ok(d)) if d.admitted);
+            opened.is_ok_and(|shared| shared.table().is_ok()) && admitted
+        },
+    );
+    report("hung", hung);
+    report("failed", failed);
+}
+
+/// Forks `FORKS` children while a thread runs `busy` without pause; child
+/// `i` runs `child(i)` and leaves, failed unless it returns true. A child
+/// still there after 5 s hangs: it is killed and counted. (hung, failed).
+fn fork_beside(busy: impl Fn() + Sync, child: impl Fn(usize) -> bool) -> (i32, i32) {
     let forks: usize = var("FORKS").parse().unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (mut hung, mut failed) = (0, 0);
     std::thread::scope(|s| {
         s.spawn(|| {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                shared.reclaim_dead().unwrap();
+                busy();
             }
         });
-        for _ in 0..forks {
-            // SAFETY: the child makes one view and leaves with `_exit`.
+        for i in 0..forks {
+            // SAFETY: the child runs `child` and leaves with `_exit`.
             let pid = unsafe { libc::fork() };
             assert!(pid >= 0, "fork failed");
             if pid == 0 {
                 // SAFETY: plain libc calls. A hung child ends itself, even
                 // if this process is killed before it can.
                 unsafe { libc::alarm(10) };
-                let code = i32::from(shared.table().is_err());
+                let code = i32::from(!child(i));
                 // SAFETY: leaves without the parent's destructors.
                 unsafe { libc::_exit(code) };
             }
@@ -310,8 +353,7 @@ fn fork_while_a_thread_scans() {
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-    report("hung", hung);
-    report("failed", failed);
+    (hung, failed)
 }
 
 #[test]
@@ -324,6 +366,19 @@ fn a_fork_child_never_waits_for_a_lock_its_parent_held_at_the_fork() {
     let mut kid = Kid::spawn(
         "fork-while-scanning",
         &[("TABLE", table.display().to_string()), ("FORKS", forks)],
+    );
+    assert_eq!(kid.value("hung"), "0");
+    assert_eq!(kid.value("failed"), "0");
+    assert!(kid.wait_success(LONG));
+}
+
+#[test]
+fn a_fork_child_opens_tables_while_its_parent_was_opening_others() {
+    let dir = TempDir::new("fork-open");
+    let forks = common::knob("SDS_FORK_OPEN_FORKS", 200).to_string();
+    let mut kid = Kid::spawn(
+        "fork-while-opening",
+        &[("DIR", dir.path().display().to_string()), ("FORKS", forks)],
     );
     assert_eq!(kid.value("hung"), "0");
     assert_eq!(kid.value("failed"), "0");

@@ -44,9 +44,12 @@ pub(crate) struct KeyProcess {
 }
 
 /// This process's attachments to in-flight key files, by file.
-static PROCESSES: Mutex<Vec<(FileKey, Weak<KeyProcess>)>> = Mutex::new(Vec::new());
+pub(crate) type KeyFiles = Vec<(FileKey, Weak<KeyProcess>)>;
 
-pub(crate) fn processes() -> MutexGuard<'static, Vec<(FileKey, Weak<KeyProcess>)>> {
+static PROCESSES: Mutex<KeyFiles> = Mutex::new(Vec::new());
+
+/// The list, locked; after the registry's lock where both are held.
+pub(crate) fn processes() -> MutexGuard<'static, KeyFiles> {
     PROCESSES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
