@@ -160,6 +160,9 @@ impl fmt::Display for StrategyError {
     }
 }
 
+/// Its message includes the wrapped error's: no `source`.
+impl core::error::Error for StrategyError {}
+
 impl From<Error> for StrategyError {
     fn from(e: Error) -> Self {
         StrategyError::Invalid(e)

@@ -178,3 +178,49 @@ fn stats_are_one_named_table() {
     );
     assert_eq!(stats.last_cycle.fields().map(|(n, _)| n), CycleStats::NAMES);
 }
+
+#[test]
+fn every_error_of_the_core_goes_through_question_mark_into_box_dyn_error() {
+    use sds_core::keyed::{KeyError, KeyRuleBuilder, KeyRuleKind};
+    use sds_core::Strategy;
+    use std::error::Error as StdError;
+
+    fn strategy() -> Result<Strategy, Box<dyn StdError>> {
+        Ok(Strategy::from_json("{\"downgradeRate\": 101}")?)
+    }
+    fn key_rule() -> Result<(), Box<dyn StdError>> {
+        KeyRuleBuilder::new(KeyRuleKind::Rate).build()?;
+        Ok(())
+    }
+    fn time() -> Result<u64, Box<dyn StdError>> {
+        Ok(time::from_i64(-1)?)
+    }
+    fn key() -> Result<(), Box<dyn StdError>> {
+        Err(KeyError::ZeroCost)?
+    }
+    let messages = [
+        strategy().unwrap_err().to_string(),
+        key_rule().unwrap_err().to_string(),
+        time().unwrap_err().to_string(),
+        key().unwrap_err().to_string(),
+    ];
+    assert_eq!(
+        messages[0],
+        Strategy::from_json("{\"downgradeRate\": 101}")
+            .unwrap_err()
+            .to_string()
+    );
+    assert!(
+        messages[0].starts_with("invalid strategy: downgradeRate"),
+        "{}",
+        messages[0]
+    );
+    assert!(
+        messages[1].starts_with("invalid key rule"),
+        "{}",
+        messages[1]
+    );
+    assert_eq!(messages[2], BAD_TIME.to_string());
+    assert_eq!(messages[3], KeyError::ZeroCost.to_string());
+    assert!(strategy().unwrap_err().source().is_none());
+}

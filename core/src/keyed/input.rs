@@ -38,6 +38,8 @@ impl fmt::Display for UnitsError {
     }
 }
 
+impl core::error::Error for UnitsError {}
+
 /// A cost or a number of units given as a whole number of any sign:
 /// `1..=u32::MAX` is taken, 0 is [`UnitsError::Zero`], the rest
 /// [`UnitsError::OutOfRange`].

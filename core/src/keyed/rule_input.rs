@@ -198,3 +198,5 @@ impl fmt::Display for KeyRuleError {
         }
     }
 }
+
+impl core::error::Error for KeyRuleError {}

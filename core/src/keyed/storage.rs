@@ -75,6 +75,8 @@ impl fmt::Display for KeyError {
     }
 }
 
+impl core::error::Error for KeyError {}
+
 /// A table's counters, kept beside its buckets: plain data (`repr(C)`,
 /// integer atomics; a line of table counters, then the decisions'
 /// stripes). All zero is a fresh table's.
