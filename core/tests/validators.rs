@@ -198,11 +198,15 @@ fn every_error_of_the_core_goes_through_question_mark_into_box_dyn_error() {
     fn key() -> Result<(), Box<dyn StdError>> {
         Err(KeyError::ZeroCost)?
     }
+    fn units() -> Result<u32, Box<dyn StdError>> {
+        Ok(sds_core::keyed::units_from_i128(-1, "cost")?)
+    }
     let messages = [
         strategy().unwrap_err().to_string(),
         key_rule().unwrap_err().to_string(),
         time().unwrap_err().to_string(),
         key().unwrap_err().to_string(),
+        units().unwrap_err().to_string(),
     ];
     assert_eq!(
         messages[0],
@@ -222,5 +226,6 @@ fn every_error_of_the_core_goes_through_question_mark_into_box_dyn_error() {
     );
     assert_eq!(messages[2], BAD_TIME.to_string());
     assert_eq!(messages[3], KeyError::ZeroCost.to_string());
+    assert_eq!(messages[4], "cost must be an integer from 1 to 4294967295");
     assert!(strategy().unwrap_err().source().is_none());
 }
