@@ -16,9 +16,9 @@ pub const MAX_TIMEOUT_MS: u64 = 1 << 35;
 /// The largest response body read; a longer one fails the request.
 pub const MAX_RESPONSE_BYTES: u64 = 4 << 20;
 /// The largest file a config may name (a CA bundle, a certificate, a
-/// key); a longer one, or one that is not a regular file (a FIFO, a
-/// device), is refused at start.
-pub const MAX_CONFIG_FILE_BYTES: u64 = 4 << 20;
+/// key), as for the cluster's: a longer one, or one that is not a regular
+/// file (a FIFO, a device), is refused at start.
+pub use sds_tls::MAX_CONFIG_FILE_BYTES;
 /// The console's `ip` column is 16 characters.
 pub const MAX_IP_LEN: usize = 16;
 

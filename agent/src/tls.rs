@@ -1,17 +1,17 @@
 //! What `https://` servers are reached with, read and checked at start: the
 //! roots their certificates must chain to and, for mutual TLS, the client
-//! certificate and key. Every file a config names is read only if it is a
-//! regular file of at most [`MAX_CONFIG_FILE_BYTES`]: a FIFO would block
-//! the start forever and `/dev/zero` would read until memory runs out.
+//! certificate and key. Every file a config names is read through
+//! `sds_tls`, only if it is a regular file of at most
+//! [`crate::MAX_CONFIG_FILE_BYTES`]: a FIFO would block the start forever
+//! and `/dev/zero` would read until memory runs out.
 
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::config::{AgentConfig, StartError, MAX_CONFIG_FILE_BYTES};
+use crate::config::{AgentConfig, StartError};
 
 /// The client certificate chain and its key, in DER.
 pub struct ClientIdentity {
@@ -34,39 +34,10 @@ fn refused(message: String) -> StartError {
     StartError(message)
 }
 
-/// Refuses `path` unless it is a regular file of at most
-/// [`MAX_CONFIG_FILE_BYTES`] (symbolic links followed). Only its metadata
-/// is read, so a FIFO or a device is refused without being opened.
-pub fn check_regular_file(field: &str, path: &Path) -> Result<(), StartError> {
-    let name = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| refused(format!("{field} {name}: {e}")))?;
-    if !meta.is_file() {
-        return Err(refused(format!("{field} {name}: not a regular file")));
-    }
-    if meta.len() > MAX_CONFIG_FILE_BYTES {
-        return Err(refused(format!(
-            "{field} {name}: longer than {MAX_CONFIG_FILE_BYTES} bytes"
-        )));
-    }
-    Ok(())
-}
-
-/// The bytes of a regular file of bounded size (see [`check_regular_file`]);
-/// a file that grew past the bound meanwhile is refused too.
-pub fn read_config_file(field: &str, path: &Path) -> Result<Vec<u8>, StartError> {
-    check_regular_file(field, path)?;
-    let name = path.display();
-    let file = std::fs::File::open(path).map_err(|e| refused(format!("{field} {name}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| refused(format!("{field} {name}: {e}")))?;
-    if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
-        return Err(refused(format!(
-            "{field} {name}: longer than {MAX_CONFIG_FILE_BYTES} bytes"
-        )));
-    }
-    Ok(bytes)
+/// The bytes of a file the config names, through `sds_tls` (a regular
+/// file of at most [`crate::MAX_CONFIG_FILE_BYTES`]), as the cluster reads its own.
+fn read_config_file(field: &str, path: &Path) -> Result<Vec<u8>, StartError> {
+    sds_tls::read_config_file(field, path).map_err(|e| refused(e.to_string()))
 }
 
 /// Reads and checks the TLS files of `config` for the server list `urls`:
@@ -94,10 +65,7 @@ pub fn tls_files(urls: &[String], config: &AgentConfig) -> Result<TlsFiles, Star
         return Ok(TlsFiles::default());
     }
     let roots = match &config.tls_ca_file {
-        Some(path) => {
-            check_regular_file("tls_ca_file", path)?;
-            sds_tls::ca_certificates("tls_ca_file", path)
-        }
+        Some(path) => sds_tls::ca_certificates("tls_ca_file", path),
         None => sds_tls::system_roots().map_err(|e| {
             std::io::Error::other(format!("https:// servers without tls_ca_file: {e}"))
         }),

@@ -71,11 +71,6 @@ pub fn read_config_file(field: &str, path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// [`read_config_file`], under its older name.
-pub fn read(field: &str, path: &Path) -> io::Result<Vec<u8>> {
-    read_config_file(field, path)
-}
-
 #[cfg(unix)]
 fn open_without_blocking(path: &Path) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
