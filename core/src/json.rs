@@ -31,9 +31,11 @@ struct Parser<'a> {
     at: usize,
 }
 
-/// Exponents beyond this make any non-zero number out of range (or a
-/// fraction), so larger ones are clamped while read.
-const EXPONENT_CLAMP: i64 = 1_000_000;
+/// Exponents are clamped to this while read: one beyond it outweighs the
+/// digits of any text (fewer than 2^62), so that the number is out of
+/// range or a fraction either way. (A smaller clamp would not do: `1`, a
+/// million zeros and `e-1000000` is 1.)
+const EXPONENT_CLAMP: i64 = 1 << 62;
 
 impl Parser<'_> {
     fn syntax(&self, expected: &'static str) -> StrategyError {
@@ -255,7 +257,10 @@ impl Parser<'_> {
                 return Err(self.syntax("exponent digits"));
             }
             for &d in &bytes[start..end] {
-                exponent = (exponent * 10 + i64::from(d - b'0')).min(EXPONENT_CLAMP);
+                exponent = exponent
+                    .saturating_mul(10)
+                    .saturating_add(i64::from(d - b'0'))
+                    .min(EXPONENT_CLAMP);
             }
             if exp_negative {
                 exponent = -exponent;
@@ -265,7 +270,7 @@ impl Parser<'_> {
         let digits = bytes[int_start..int_end]
             .iter()
             .chain(&bytes[frac_start..frac_end]);
-        let mut scale = exponent - (frac_end - frac_start) as i64;
+        let mut scale = exponent.saturating_sub((frac_end - frac_start) as i64);
         let significant = digits.skip_while(|&&d| d == b'0');
         let mut mantissa: i128 = 0;
         let mut trailing_zeros = 0i64;
@@ -294,7 +299,7 @@ impl Parser<'_> {
                 }
             };
         }
-        scale += trailing_zeros;
+        scale = scale.saturating_add(trailing_zeros);
         if mantissa == 0 && !overflow {
             return Ok(Value::Integer(0));
         }
