@@ -135,24 +135,30 @@ fn masked(address: IpAddr, bits: u8) -> Option<IpAddr> {
 
 /// An address as peers and proxies write it: `203.0.113.7`, `2001:db8::1`,
 /// `[2001:db8::1]`, `fe80::1%eth0`, `::ffff:203.0.113.7` (taken as IPv4).
-/// A port is not taken: frameworks give it apart.
+/// Brackets and a zone go with IPv6 only. A port is not taken: frameworks
+/// give it apart.
 fn parse(text: &str) -> Option<IpAddr> {
     let text = text.trim();
-    let text = text
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .unwrap_or(text);
-    let text = text
-        .split_once('%')
-        .map_or(text, |(address, _zone)| address);
-    let address: IpAddr = text.parse().ok()?;
+    let bracketed = text.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+    let address = match bracketed.unwrap_or(text).split_once('%') {
+        // A zone names an IPv6 link (RFC 4007): `1.2.3.4%eth0` and
+        // `fe80::1%` are no addresses.
+        Some((address, zone)) if !zone.is_empty() => IpAddr::V6(address.parse().ok()?),
+        Some(_) => return None,
+        None => match bracketed {
+            // Brackets hold IPv6 only (RFC 3986's IP-literal): not `[1.2.3.4]`.
+            Some(inner) => IpAddr::V6(inner.parse().ok()?),
+            None => text.parse().ok()?,
+        },
+    };
     Some(match address {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
         v4 => v4,
     })
 }
 
-/// A trusted network: an address (all its bits) or `address/bits`.
+/// A trusted network: an address (all its bits) or `address/bits`, the
+/// bits in decimal digits.
 fn network_of(text: &str) -> Result<(IpAddr, u8), AddressError> {
     let bad = || {
         AddressError(format!(
@@ -160,7 +166,11 @@ fn network_of(text: &str) -> Result<(IpAddr, u8), AddressError> {
         ))
     };
     let (address, bits) = match text.split_once('/') {
-        Some((address, bits)) => (address, Some(bits.parse::<u8>().map_err(|_| bad())?)),
+        // Decimal digits only: `u8`'s parser would take `+8` too.
+        Some((address, bits)) if !bits.is_empty() && bits.bytes().all(|b| b.is_ascii_digit()) => {
+            (address, Some(bits.parse::<u8>().map_err(|_| bad())?))
+        }
+        Some(_) => return Err(bad()),
         None => (text, None),
     };
     let address = parse(address).ok_or_else(bad)?;
@@ -217,6 +227,20 @@ mod tests {
             "10.0.0.5"
         );
         assert_eq!(keys.key("10.0.0.5", &[" , ", ""]).unwrap(), "10.0.0.5");
+    }
+
+    #[test]
+    fn zones_and_brackets_belong_to_ipv6_and_prefixes_are_digits() {
+        let keys = ClientAddress::default();
+        for bad in ["10.0.0.1%eth0", "[10.0.0.1]", "fe80::1%", "[fe80::1%]"] {
+            assert!(keys.key(bad, &[]).is_err(), "{bad}");
+        }
+        assert_eq!(keys.key("[fe80::1%eth0]", &[]).unwrap(), "fe80::/64");
+        assert_eq!(keys.key("[::ffff:10.0.0.1]", &[]).unwrap(), "10.0.0.1");
+        for bad in ["10.0.0.0/+8", "10.0.0.0/", "::/ 0"] {
+            assert!(ClientAddress::new(32, 64, &[bad]).is_err(), "{bad}");
+        }
+        assert!(ClientAddress::new(32, 64, &["10.0.0.0/08"]).is_ok());
     }
 
     #[test]
