@@ -13,8 +13,8 @@ use sds_core::keyed::{
     SharedKeys, NEVER,
 };
 
-use ledgered::{KeyProcess, Ledgered};
 pub(crate) use ledgered::{processes as files, KeyFiles};
+use ledgered::{KeyProcess, Ledgered};
 
 use crate::error::{io_error, Error};
 use crate::keyed_layout::{

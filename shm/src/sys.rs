@@ -149,11 +149,7 @@ pub fn watch_forks() -> io::Result<()> {
     // SAFETY: registers plain functions that live for the whole program and
     // never unwind (they lock, or unlock, two process-wide lists).
     let rc = *INSTALLED.get_or_init(|| unsafe {
-        libc::pthread_atfork(
-            Some(before_fork),
-            Some(forked_parent),
-            Some(forked_child),
-        )
+        libc::pthread_atfork(Some(before_fork), Some(forked_parent), Some(forked_child))
     });
     if rc == 0 {
         Ok(())

@@ -296,7 +296,11 @@ fn fork_while_a_thread_opens() {
             drop(keys("busy-keys").unwrap());
         },
         |child| {
-            let opened = SharedFile::open(dir.join(format!("table-{child}")), CAPACITY, &Options::new());
+            let opened = SharedFile::open(
+                dir.join(format!("table-{child}")),
+                CAPACITY,
+                &Options::new(),
+            );
             let taken = keys(&format!("keys-{child}")).map(|k| k.decide(b"k", NOW, 1));
             let admitted = matches!(taken, Ok(Ok(d)) if d.admitted);
             opened.is_ok_and(|shared| shared.table().is_ok()) && admitted
