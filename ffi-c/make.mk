@@ -5,7 +5,9 @@
 FFI_C_CBINDGEN_VERSION := 0.29.4
 FFI_C_CBINDGEN := build/tools/cbindgen-$(FFI_C_CBINDGEN_VERSION)/bin/cbindgen
 FFI_C_OUT := build/ffi-c
-FFI_C_LIB := $(RUST_RELEASE)
+# libsds where cargo builds it: in CARGO_TARGET_DIR when set (cargo, which the
+# rules run, honours it), else in the workspace's target/.
+FFI_C_LIB := $(or $(CARGO_TARGET_DIR),target)/$(RUST_HOST)/release
 FFI_C_STRICT := -std=c99 -Wall -Wextra -Wpedantic -Werror -g -Iinclude -Iffi-c/tests/c
 FFI_C_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # What the Rust staticlib needs (`--print native-static-libs`).
