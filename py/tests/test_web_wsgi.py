@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import gc
 import math
+import os
+import subprocess
 import sys
+import textwrap
 import types
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
@@ -366,3 +369,31 @@ def test_a_route_function_may_replace_the_app_while_a_request_finds_its_route() 
         b"".join(middleware(dict(environ), lambda *a: None))
     # The request under way keeps the app it read; the next one gets the new.
     assert calls == ["first", "second"]
+
+
+def test_mypy_takes_routes_as_a_dict_of_paths_or_of_functions(tmp_path: Any) -> None:
+    # Mapping is invariant in its keys: a routes parameter typed only as
+    # Mapping[RouteKey, Route] refused the README's `routes` variable.
+    program = tmp_path / "program.py"
+    program.write_text(textwrap.dedent("""
+        from typing import Any
+        import sds.asgi, sds.wsgi
+        from sds.web import Request, Route
+
+        def wsgi_app(environ: Any, start_response: Any) -> Any: ...
+        async def asgi_app(scope: Any, receive: Any, send: Any) -> None: ...
+        def is_admin(request: Request) -> bool: return False
+
+        paths = {"/orders": Route(point="orders"), "/search/*": Route()}
+        functions = {is_admin: Route(point="admin")}
+        sds.wsgi.SdsMiddleware(wsgi_app, routes=paths)
+        sds.asgi.SdsMiddleware(asgi_app, routes=functions)
+        sds.wsgi.SdsMiddleware(wsgi_app, routes={1: Route()})
+    """))
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, str(program)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    errors = [line for line in checked.stdout.splitlines() if ": error: " in line]
+    wrong = program.read_text().splitlines().index("sds.wsgi.SdsMiddleware(wsgi_app, routes={1: Route()})") + 1
+    assert len(errors) == 1 and f":{wrong}: error: " in errors[0] and '"int"' in errors[0], checked.stdout

@@ -243,6 +243,11 @@ RouteKey = Union[str, Callable[[Request], bool]]
 """A key of the middleware's ``routes``: a path (``"/orders"``), a path
 prefix ending in ``*`` (``"/api/*"``), or a function of the request."""
 
+_Key = TypeVar("_Key", bound=RouteKey)
+# The keys of a ``routes`` mapping: ``Mapping`` is invariant in its keys, so
+# ``Mapping[RouteKey, Route]`` would refuse a ``dict[str, Route]`` (or a
+# dict of functions) held in a variable.
+
 
 class ServerError(Exception):
     """What a point's entry is exited with when the app answered 5xx
@@ -322,7 +327,7 @@ class Gate:
 
     __slots__ = ("client", "style", "exact", "default", "exact_only", "_prefixes", "_matchers", "_request_type")
 
-    def __init__(self, client: Optional[Client], routes: Optional[Mapping[RouteKey, Route]],
+    def __init__(self, client: Optional[Client], routes: Optional[Mapping[_Key, Route]],
                  default: Optional[Route], headers: str, raw: bool,
                  request_type: Callable[[Any], Request]) -> None:
         if headers not in HEADER_STYLES:
@@ -397,7 +402,7 @@ class _Middleware(Generic[App]):
     _request_type: Type[_RawRequest]
 
     def __init__(self, app: App, client: Optional[Client] = None,
-                 routes: Optional[Mapping[RouteKey, Route]] = None, default: Optional[Route] = None,
+                 routes: Optional[Mapping[_Key, Route]] = None, default: Optional[Route] = None,
                  headers: str = "draft-10") -> None:
         self.app = app
         request_type = self._request_type
