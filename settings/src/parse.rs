@@ -35,31 +35,45 @@ pub struct Parsed {
 const QUOTED_CHARS: usize = 40;
 
 impl Parsed {
-    /// Checks `pairs` in their order against `table`; the first problem is
-    /// the error.
+    /// Checks `pairs` against `table`; the first problem is the error, in an
+    /// order that does not depend on the pairs' order: a key no setting
+    /// has, then a setting given twice (both in the pairs' order), then the
+    /// values, in the table's order. A language may not keep its caller's
+    /// order (Python hands its positional arguments first, a JavaScript
+    /// object its integer-like keys first), and an input with two problems
+    /// must get one message everywhere.
     pub fn new(
         table: &'static [Setting],
         pairs: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<Parsed, SettingsError> {
-        let mut values = vec![None; table.len()];
-        let mut given: Vec<Option<String>> = vec![None; table.len()];
-        for (key, value) in pairs {
-            let (index, in_seconds) = find(table, &key)?;
+        let pairs: Vec<(String, Value)> = pairs.into_iter().collect();
+        let mut found = Vec::with_capacity(pairs.len());
+        for (key, _) in &pairs {
+            found.push(find(table, key)?);
+        }
+        let mut given: Vec<Option<(String, bool, Value)>> = vec![None; table.len()];
+        for ((key, value), (index, in_seconds)) in pairs.into_iter().zip(found) {
             // Null gives nothing (the default), so it never clashes: a
             // JavaScript spread that unsets one spelling and sets another
             // is fine.
             if value == Value::Null {
                 continue;
             }
-            if let Some(first) = &given[index] {
+            if let Some((first, _, _)) = &given[index] {
                 return Err(SettingsError(if *first == key {
                     format!("\"{key}\" is given twice")
                 } else {
                     format!("\"{first}\" and \"{key}\" are one setting: give it once")
                 }));
             }
-            values[index] = check(table[index].kind, in_seconds, &key, value)?;
-            given[index] = Some(key);
+            given[index] = Some((key, in_seconds, value));
+        }
+        let mut values = Vec::with_capacity(table.len());
+        for (setting, given) in table.iter().zip(given) {
+            values.push(match given {
+                Some((key, in_seconds, value)) => check(setting.kind, in_seconds, &key, value)?,
+                None => None,
+            });
         }
         Ok(Parsed { table, values })
     }
@@ -374,11 +388,38 @@ mod tests {
     }
 
     #[test]
+    fn the_verdict_does_not_depend_on_the_order_of_the_pairs() {
+        // Every order of the same pairs: an unknown key first, then a
+        // repeat, then the first bad value in the table's order.
+        let bad = [
+            ("timeout_ms", Value::Int(-1)),
+            ("points", Value::Int(3)),
+            ("servers", Value::Int(5)),
+            ("ip", Value::Bool(true)),
+        ];
+        let extra = [
+            (None, "servers must be text, not 5"),
+            (Some(("url", text("x"))), "unknown setting \"url\"; the settings are: servers, ip, tls_ca_file, timeout_ms, redis_cluster, points (or their camelCase spellings)"),
+            (Some(("ip", text("1.2.3.4"))), "\"ip\" is given twice"),
+        ];
+        for (added, message) in extra {
+            let mut pairs: Vec<(&str, Value)> = bad.to_vec();
+            pairs.extend(added);
+            for rotation in 0..pairs.len() {
+                pairs.rotate_left(1);
+                let mut reversed = pairs.clone();
+                reversed.reverse();
+                for order in [&pairs, &reversed] {
+                    let got = parse(order).unwrap_err();
+                    assert_eq!(got, message, "{order:?} ({rotation})");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_long_or_odd_text_is_quoted_short_and_escaped() {
         let long = format!("a\n{}", "x".repeat(100));
-        let message =
-            parse(&[("servers", Value::Int(1)), (long.as_str(), Value::Null)]).unwrap_err();
-        assert_eq!(message, "servers must be text, not 1");
         let message = parse(&[(long.as_str(), Value::Null)]).unwrap_err();
         assert!(
             message.starts_with(&format!("unknown setting \"a\\n{}…\";", "x".repeat(38))),
