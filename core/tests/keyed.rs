@@ -379,6 +379,10 @@ fn in_flight_holds_units_until_released() {
     assert_eq!(t.release(b"a", 0), Err(KeyError::ZeroCost));
     let rate = table(1, rule(KeyRuleKind::Rate, 1, 1000, None));
     assert_eq!(rate.release(b"a", 1), Err(KeyError::NotInFlight));
+    // A count of 0 is judged first, as by decide, increment and decrement
+    // (and by every binding before its call): C's release of 0 on a rate
+    // said NotInFlight where the others said ZeroCost.
+    assert_eq!(rate.release(b"a", 0), Err(KeyError::ZeroCost));
     let period = build_error(
         KeyRuleKind::InFlight,
         &[

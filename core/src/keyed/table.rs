@@ -320,13 +320,15 @@ impl<S: KeyStorage> KeyTable<S> {
     }
 
     /// The checks of every in-flight call of `units` units (a take or a
-    /// give-back).
+    /// give-back). A count of 0 first, as `decide`, `increment` and
+    /// `decrement` check it: the bindings judge it before the call, and C
+    /// passes it in, so a release of 0 on another rule gets one message.
     pub(super) fn check_in_flight(&self, units: u32) -> Result<(), KeyError> {
-        if self.rule.kind() != KeyRuleKind::InFlight {
-            return Err(KeyError::NotInFlight);
-        }
         if units == 0 {
             return Err(KeyError::ZeroCost);
+        }
+        if self.rule.kind() != KeyRuleKind::InFlight {
+            return Err(KeyError::NotInFlight);
         }
         Ok(())
     }
