@@ -13,10 +13,13 @@ const DEFAULT_CAPACITY = 65536;
 const PRIVATE_OPTIONS = ['capacity', 'name'];
 const SHARED_OPTIONS = ['capacity', 'mode', 'name'];
 
-/** An amount as `io` takes it: a non-number is refused here, naming its type. */
-function amount(value, what) {
-  if (typeof value !== 'number') throw invalidArgument(`${what} must be a number, got ${describe(value)}`);
-  return value;
+/**
+ * An amount as `io` takes it: a non-number goes as NaN, which the core's
+ * rule refuses with the message every binding gives (a Float64Array would
+ * otherwise coerce '5' to 5 and null to 0).
+ */
+function amount(value) {
+  return typeof value === 'number' ? value : NaN;
 }
 
 function time(nowMs) {
@@ -95,7 +98,7 @@ class KeyedLimit {
   /** Decides a call of `cost` units for `key` at `nowMs` (default: now); takes the cost only if admitted. */
   decide(key, cost = 1, nowMs = undefined) {
     const io = this._io;
-    io[0] = typeof cost === 'number' ? cost : amount(cost, 'cost');
+    io[0] = typeof cost === 'number' ? cost : NaN;
     io[1] = nowMs === undefined ? NOW : ioTime(nowMs);
     this._decide(key);
     return this._decision();
@@ -110,7 +113,7 @@ class KeyedLimit {
 
   /** An `inFlight` rule: gives back `units` a call took; whether `key` held any. */
   release(key, units = 1) {
-    this._io[0] = amount(units, 'units');
+    this._io[0] = amount(units);
     this._release(key);
     return this._io[0] === 1;
   }
@@ -128,7 +131,7 @@ class KeyedLimit {
 
   /** A window rule: counts `units` for `key` whatever the limit (a store's increment). */
   increment(key, units = 1, nowMs = undefined) {
-    this._io[0] = amount(units, 'units');
+    this._io[0] = amount(units);
     this._io[1] = time(nowMs);
     this._increment(key);
     return this._counts();
@@ -136,7 +139,7 @@ class KeyedLimit {
 
   /** A window rule: takes up to `units` off `key`'s live window. */
   decrement(key, units = 1, nowMs = undefined) {
-    this._io[0] = amount(units, 'units');
+    this._io[0] = amount(units);
     this._io[1] = time(nowMs);
     this._decrement(key);
     return this._counts();

@@ -193,38 +193,70 @@ enum Op {
     Reset,
 }
 
-/// Runs `op` for `key` with its numbers in `keys.io`, leaving its answer
-/// there. Safe: the N-API parts are the caller's.
-fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
+/// A call's numbers, judged before its key.
+#[derive(Clone, Copy)]
+enum Call {
+    Decide(u64, u32),
+    Peek(u64),
+    Count(u64, i64),
+    Release(u32),
+    Reset,
+}
+
+/// The numbers of `op` in `keys.io`, judged in every binding's order: the
+/// time, then the cost or units (the key comes after them: Python and Java
+/// check their arguments so, and one input gets one message).
+fn numbers(keys: &Keys, op: Op) -> Result<Call, SdsError> {
     let [amount, now] = keys.read::<2>();
+    Ok(match op {
+        Op::Decide => {
+            let now = time(now)?;
+            Call::Decide(now, units(amount, "cost")?)
+        }
+        Op::Peek => Call::Peek(time(now)?),
+        Op::Increment | Op::Decrement | Op::Count => {
+            let now = time(now)?;
+            // `units` refuses 0, where `count_add` would read.
+            let delta = match op {
+                Op::Count => 0,
+                Op::Decrement => -i64::from(units(amount, "units")?),
+                _ => i64::from(units(amount, "units")?),
+            };
+            Call::Count(now, delta)
+        }
+        Op::Release => Call::Release(units(amount, "units")?),
+        Op::Reset => Call::Reset,
+    })
+}
+
+/// Runs the call for `key`, leaving its answer in `keys.io`.
+fn apply(keys: &Keys, call: Call, key: &[u8]) -> Result<(), SdsError> {
     keys.with(|table| {
-        match op {
-            Op::Decide => {
-                let cost = units(amount, "cost")?;
-                let decision = table.decide(key, time(now)?, cost).map_err(from_key)?;
+        match call {
+            Call::Decide(now, cost) => {
+                let decision = table.decide(key, now, cost).map_err(from_key)?;
                 keys.write(&decision_numbers(decision));
             }
-            Op::Peek => keys.write(&decision_numbers(table.peek(key, time(now)?))),
-            Op::Increment | Op::Decrement | Op::Count => {
-                // `units` refuses 0, where `count_add` would read.
-                let delta = match op {
-                    Op::Count => 0,
-                    Op::Decrement => -i64::from(units(amount, "units")?),
-                    _ => i64::from(units(amount, "units")?),
-                };
-                let count = table.count_add(key, time(now)?, delta).map_err(from_key)?;
+            Call::Peek(now) => keys.write(&decision_numbers(table.peek(key, now))),
+            Call::Count(now, delta) => {
+                let count = table.count_add(key, now, delta).map_err(from_key)?;
                 keys.write(&count_numbers(count));
             }
-            Op::Release => {
-                let held = table
-                    .release(key, units(amount, "units")?)
-                    .map_err(from_key)?;
+            Call::Release(units) => {
+                let held = table.release(key, units).map_err(from_key)?;
                 keys.write(&[held as u8 as f64]);
             }
-            Op::Reset => keys.write(&[table.reset(key) as u8 as f64]),
+            Call::Reset => keys.write(&[table.reset(key) as u8 as f64]),
         }
         Ok(())
     })
+}
+
+/// Runs `op` for `key` with its numbers in `keys.io`, leaving its answer
+/// there. Safe: the N-API parts are the caller's.
+#[cfg(test)]
+fn run(keys: &Keys, op: Op, key: &[u8]) -> Result<(), SdsError> {
+    apply(keys, numbers(keys, op)?, key)
 }
 
 // --- The raw N-API half -------------------------------------------------
@@ -367,7 +399,8 @@ fn not_a_key(env: sys::napi_env, value: sys::napi_value) -> SdsError {
 }
 
 /// The body of every hot function: its `Keys` and first argument, then
-/// [`run`]; an error, or a panic, is thrown. Returns `undefined`.
+/// [`numbers`] and [`apply`] for the key; an error, or a panic, is thrown.
+/// Returns `undefined`.
 unsafe extern "C" fn key_callback<const OP: u8>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
@@ -386,7 +419,8 @@ unsafe extern "C" fn key_callback<const OP: u8>(
         // `argv[0]` is `undefined` when no argument was given.
         let (argv, keys) =
             unsafe { raw::callback::<Keys, 1>(env, info, "a hot function of a KeyedLimit")? };
-        unsafe { with_key(env, argv[0], |key| run(keys, op, key)) }
+        let call = numbers(keys, op)?;
+        unsafe { with_key(env, argv[0], |key| apply(keys, call, key)) }
     };
     unsafe { raw::run_or_throw(env, step) }
 }
@@ -630,6 +664,13 @@ mod tests {
         keys.write(&[1.0, 0.0]);
         let e = run(&keys, Op::Increment, b"a").unwrap_err();
         assert_eq!(e.reason, "only a window rule counts hits");
+        // Two bad numbers: the time is named, as Python and Java name it.
+        keys.write(&[0.5, -5.0]);
+        let e = run(&keys, Op::Decide, b"a").unwrap_err();
+        assert_eq!(
+            e.reason,
+            "nowMs: time must be a whole number of ms within 0..2^64"
+        );
     }
 
     #[test]

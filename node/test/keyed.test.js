@@ -132,8 +132,14 @@ test('costs, units and times are checked; cost 0 is the core\'s error', () => {
   for (const cost of [-1, 1.5, NaN, Infinity, 2 ** 32]) {
     throwsCode(() => limit.decide('a', cost, 1000), 'SDS_INVALID_ARGUMENT', 'cost must be an integer from 1 to 4294967295');
   }
-  throwsCode(() => limit.decide('a', '2', 1000), 'SDS_INVALID_ARGUMENT', 'cost must be a number, got "2"');
+  // Another type is judged by the core too: Python's message for '2', true and null.
+  for (const cost of ['2', true, null, 2n]) {
+    throwsCode(() => limit.decide('a', cost, 1000), 'SDS_INVALID_ARGUMENT', 'cost must be an integer from 1 to 4294967295');
+  }
   throwsCode(() => limit.decide('a', 1, -5), 'SDS_INVALID_ARGUMENT', /^nowMs: /);
+  // Two bad arguments: the time, then the cost, then the key, as Python and Java check them.
+  throwsCode(() => limit.decide(5, 1.5, -5), 'SDS_INVALID_ARGUMENT', /^nowMs: /);
+  throwsCode(() => limit.decide(5, 1.5, 1000), 'SDS_INVALID_ARGUMENT', 'cost must be an integer from 1 to 4294967295');
   throwsCode(() => limit.decide('a', 1, '1000'), 'SDS_INVALID_ARGUMENT', /^nowMs: /);
   throwsCode(() => limit.peek('a', null), 'SDS_INVALID_ARGUMENT', /^nowMs: /);
   assert.equal(limit.decide('a', 2 ** 32 - 1, 1000).retryAfterMs, Infinity);
@@ -149,7 +155,7 @@ test('window counts: increment, decrement, count; units 0 is refused', () => {
   assert.deepEqual(limit.count('never-seen', 4000), { count: 0, previous: 0, resetMs: 0 });
   throwsCode(() => limit.increment('a', 0, 1000), 'SDS_INVALID_ARGUMENT', 'cost must be >= 1');
   throwsCode(() => limit.decrement('a', 0, 1000), 'SDS_INVALID_ARGUMENT', 'cost must be >= 1');
-  throwsCode(() => limit.increment('a', null, 1000), 'SDS_INVALID_ARGUMENT', 'units must be a number, got null');
+  throwsCode(() => limit.increment('a', null, 1000), 'SDS_INVALID_ARGUMENT', 'units must be an integer from 1 to 4294967295');
   throwsCode(() => limit.decrement('a', -1, 1000), 'SDS_INVALID_ARGUMENT', 'units must be an integer from 1 to 4294967295');
   const rate = new KeyedLimit(RATE, { capacity: 16 });
   throwsCode(() => rate.count('a', 1000), 'SDS_INVALID_ARGUMENT', 'only a window rule counts hits');

@@ -20,7 +20,7 @@ use sds_core::keyed::{
     units_from_i128, units_from_value, KeyCount, KeyDecision, KeyError, KeyRule, KeyRuleError,
     KeyTableStats, UnitsError, NEVER,
 };
-use sds_core::{ErrorCode, Value};
+use sds_core::ErrorCode;
 use sds_settings::KeyRuleTextError;
 use sds_shm::AnyKeys;
 
@@ -512,9 +512,11 @@ fn lone_surrogate(s: &Bound<'_, PyString>) -> PyErr {
     }
 }
 
-/// A cost or a number of units: an `int` (`bool` refused), its range
-/// judged by the core (`keyed::units_from_i128`: 0 is `cost must be >= 1`,
-/// the rest outside `1..2**32` one message in every binding).
+/// A cost or a number of units, judged by the core as every binding's is
+/// (`keyed::units_from_i128`: 0 is `cost must be >= 1`, the rest outside
+/// `1..2**32` one message in every binding): any value sorted as a
+/// strategy's ([`args::value`]), so a whole `float` is its integer and a
+/// fraction, a `bool` or a `str` gets the core's message, as in Node.
 #[inline]
 pub(crate) fn units(v: Option<&Bound<'_, PyAny>>, what: &'static str) -> PyResult<u32> {
     let Some(v) = v else { return Ok(1) };
@@ -529,11 +531,7 @@ pub(crate) fn units(v: Option<&Bound<'_, PyAny>>, what: &'static str) -> PyResul
 #[cold]
 #[inline(never)]
 fn units_slow(v: &Bound<'_, PyAny>, what: &'static str) -> PyResult<u32> {
-    let n = args::int(v, what)?;
-    let value = n
-        .extract::<i128>()
-        .map_or(Value::OutOfRange, Value::Integer);
-    units_from_value(value, what).map_err(|e| units_error(v.py(), e))
+    units_from_value(args::value(v), what).map_err(|e| units_error(v.py(), e))
 }
 
 #[cold]
@@ -677,8 +675,9 @@ impl Keys {
         key: &Bound<'_, PyAny>,
         units: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let key = key_bytes(key)?;
+        // The units before the key, as every binding checks them.
         let units = self::units(units, "units")?;
+        let key = key_bytes(key)?;
         self.keys.release(key, units).map_err(|e| key_error(py, e))
     }
 
@@ -794,8 +793,8 @@ impl Keys {
     /// `decide(key, cost=1, now_ms=None)` (the method is `fast::keys_decide`,
     /// which parses the call): decides a call of `cost` units for `key` at
     /// `now_ms` (the wall clock if `None`), taking them if admitted. The
-    /// checks in pyo3's order: `now_ms` as the arguments are read, then the
-    /// key, then the cost.
+    /// checks in every binding's order: `now_ms` (as pyo3 reads the
+    /// arguments), then the cost, then the key.
     #[inline]
     pub(crate) fn decide<'py>(
         &self,
@@ -804,9 +803,9 @@ impl Keys {
         cost: Option<&Bound<'py, PyAny>>,
         now_ms: Option<Time>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let key = key_bytes(key)?;
         // `cost=None` is the default, as pyo3's optional argument took it.
         let cost = units(cost.filter(|c| !c.is_none()), "cost")?;
+        let key = key_bytes(key)?;
         let d = self.keys.decide(key, args::time_or_now(now_ms), cost);
         decision(
             py,

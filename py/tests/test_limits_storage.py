@@ -336,7 +336,7 @@ def test_a_fractional_cost_takes_the_next_whole_unit() -> None:
     storage = SdsStorage("sds://")
     assert storage.incr("LIMITER/c/9/1/minute", 60, amount=2.5) == 3  # type: ignore[arg-type]
     assert storage.decr("LIMITER/c/9/1/minute", 1.5) == 1  # type: ignore[arg-type]
-    with pytest.raises(sds.InvalidArgument, match="units must be an int"):
+    with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
         storage.incr("LIMITER/c/9/1/minute", 60, amount="2")  # type: ignore[arg-type]
 
 
