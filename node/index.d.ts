@@ -1,5 +1,8 @@
 /* The public API of sds-native (index.js and index.mjs), written by hand
- * and checked by `tsc --noEmit` (test/typings.test.js). */
+ * and checked by `tsc --noEmit` (test/typings.test.js). It uses Node's
+ * types (node:events, node:http): referenced here, so a project need not
+ * name them in its `types`. */
+/// <reference types="node" />
 
 import { EventEmitter } from 'node:events'
 

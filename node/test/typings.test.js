@@ -6,6 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { typeCheck } = require('../testing/tsc.js');
 
 test('tsc --noEmit over index.d.ts and test/typed-usage.ts', { timeout: 120000 }, () => {
   const tsc = require.resolve('typescript/bin/tsc');
@@ -14,4 +15,16 @@ test('tsc --noEmit over index.d.ts and test/typed-usage.ts', { timeout: 120000 }
     encoding: 'utf8',
   });
   assert.equal(status, 0, `${stdout}${stderr}`);
+});
+
+test('index.d.ts brings Node\'s types itself: a project that names no `types` type-checks', { timeout: 120000 }, () => {
+  // TypeScript 6 includes no @types package unless `types` names it; the
+  // typings import node:events and node:http, so they reference Node's.
+  const root = path.join(__dirname, '..');
+  const usage = `import { AdminAgent, Client } from 'sds-native';\nconst client = new Client();\nconst agent: AdminAgent | null = null as AdminAgent | null;\nagent?.on('log', () => console.log(client));\n`;
+  typeCheck('sds-no-types-', () => usage, {
+    types: undefined,
+    typeRoots: [path.join(root, 'node_modules', '@types')],
+    paths: { 'sds-native': [path.join(root, 'index.d.ts')] },
+  });
 });
