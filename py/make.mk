@@ -2,6 +2,9 @@
 # the PEP 517 backend, fetched by pip), exactly as a user installs it; for
 # the host's triple named explicitly (CARGO_BUILD_TARGET, which maturin
 # reads), so it shares target/<triple>/release with the other bindings.
+# In the repository the build is --locked (MATURIN_PEP517_ARGS); pyproject
+# cannot say so, or the sdist would not build (see pyproject.toml).
+PY_BUILD := CARGO_BUILD_TARGET=$(RUST_HOST) MATURIN_PEP517_ARGS=--locked
 PY_PYTHON ?= python3
 PY_PIP := --disable-pip-version-check --no-input -q
 # A fresh venv per test run proves the install needs no manual step.
@@ -19,7 +22,7 @@ test-py:
 	rm -rf $(PY_TEST_VENV)
 	$(PY_PYTHON) -m venv $(PY_TEST_VENV)
 	$(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) -r py/requirements-dev.txt
-	CARGO_BUILD_TARGET=$(RUST_HOST) $(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
+	$(PY_BUILD) $(PY_TEST_VENV)/bin/python -m pip install $(PY_PIP) ./py
 	$(PY_TEST_VENV)/bin/python -m mypy.stubtest sds._native
 	$(PY_TEST_VENV)/bin/python -m mypy --strict --no-incremental -p sds
 	$(PY_TEST_VENV)/bin/python -m pytest -p no:cacheprovider py/tests
@@ -27,7 +30,7 @@ test-py:
 # Reinstalls the wheel each time, so the demo and bench run the current code.
 py-venv:
 	test -x $(PY_VENV)/bin/python || $(PY_PYTHON) -m venv $(PY_VENV)
-	CARGO_BUILD_TARGET=$(RUST_HOST) $(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
+	$(PY_BUILD) $(PY_VENV)/bin/python -m pip install $(PY_PIP) --force-reinstall --no-deps ./py
 
 # flask_limiter_shared.py needs Flask and flask-limiter (requirements-demo.txt);
 # the others nothing but the standard library and sds.
