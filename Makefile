@@ -35,10 +35,13 @@ servers:
 	tools/install-servers.sh
 
 # nostd-check builds only with panic=abort (see tools/check-nostd.sh), so clippy skips it.
+# The wheel and the npm package ship copies of LICENSE (neither packs a file
+# from outside its folder): they must not drift.
 # check-features: the bindings ask the same features of their shared tree
 # (tools/workspace-hack), so it is compiled once for all of them.
 lint:
 	tools/check-features.sh
+	cmp LICENSE py/LICENSE && cmp LICENSE node/LICENSE
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --exclude nostd-check --all-targets --locked -- -D warnings
 
