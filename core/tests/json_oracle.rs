@@ -8,21 +8,8 @@
 //! default); run them long with e.g. `PROPTEST_CASES=100000`.
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use sds_core::{Error, Field, Rule, Strategy as Rules, StrategyError, Value};
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        // Failures found become plain tests at the end of this file.
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
+use sds_testkit::proptest_config as config;
 
 /// The exact decimal value of a JSON number's `text` (already checked as
 /// JSON), as a strategy value: worked out on the digits as text.

@@ -9,21 +9,9 @@
 //! default); run them long with e.g. `PROPTEST_CASES=100000`.
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use sds_core::keyed::{KeyDecision, NEVER};
 use sds_http::{check_policy_name, headers, HeaderStyle, Limited};
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
+use sds_testkit::proptest_config as config;
 
 /// One list item: the String and its parameters, in order.
 type Item = (String, Vec<(String, i64)>);

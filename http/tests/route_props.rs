@@ -9,23 +9,11 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use sds_core::keyed::{KeyRuleBuilder, KeyRuleKind};
 use sds_core::{ErrorCode, Value};
 use sds_http::{HeaderStyle, RouteError, RoutePolicies, Verdict, MAX_POLICIES};
 use sds_shm::AnyKeys;
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
+use sds_testkit::proptest_config as config;
 
 /// The start of a minute: no fixed window of 60 s ends within a case.
 const NOW: u64 = 1_700_000_040_000;

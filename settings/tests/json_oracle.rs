@@ -8,22 +8,10 @@
 use std::fmt;
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use sds_settings::json::pairs;
 use sds_settings::Value;
+use sds_testkit::proptest_config as config;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
 
 /// A value as the oracle reads it: what serde_json's reader hands a visitor.
 struct Oracle(Value);

@@ -4,8 +4,10 @@
 //! (each test file has a `child_main` test that acts on it and does nothing
 //! in the parent run).
 
+mod props;
 mod redis;
 
+pub use props::proptest_config;
 pub use redis::{free_port, Redis, Tls};
 
 use std::io::{BufRead, BufReader};
