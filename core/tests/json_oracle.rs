@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use sds_core::{Error, Field, Rule, Strategy as Rules, StrategyError, Value};
-use sds_testkit::proptest_config as config;
+use sds_testkit::{json_object, mutate, proptest_config as config, JSON_PIECES};
 
 /// The exact decimal value of a JSON number's `text` (already checked as
 /// JSON), as a strategy value: worked out on the digits as text.
@@ -144,10 +144,6 @@ const NAMES: &[&str] = &[
     "coldFactor",
     "point",
 ];
-
-fn space() -> impl Strategy<Value = String> {
-    prop_oneof![3 => Just(String::new()), 1 => "[ \t\n\r]{1,3}"]
-}
 
 /// `s` as a JSON string, each character written plainly or escaped as
 /// `seeds` choose.
@@ -314,96 +310,13 @@ fn json_value() -> impl Strategy<Value = String> {
     prop_oneof![12 => leaf, 4 => nested, 1 => deep]
 }
 
-/// A JSON object as text, with spaces where JSON allows them.
-fn json_object() -> impl Strategy<Value = String> {
-    let member = (
-        space(),
-        json_string(),
-        space(),
-        space(),
-        json_value(),
-        space(),
-    )
-        .prop_map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"));
-    (
-        space(),
-        prop::collection::vec(member, 0..5),
-        space(),
-        space(),
-    )
-        .prop_map(|(before, members, inside, after)| {
-            format!("{before}{{{inside}{}}}{after}", members.join(","))
-        })
-}
-
-/// Pieces that break JSON in interesting ways.
-const PIECES: &[&str] = &[
-    "\"",
-    "\\",
-    "\\u",
-    "\\ud800",
-    "\\udc00",
-    "\\uD83D\\uDE00",
-    "\\x",
-    "{",
-    "}",
-    "[",
-    "]",
-    ":",
-    ",",
-    "e",
-    "E",
-    "+",
-    "-",
-    ".",
-    "0",
-    "1",
-    "9",
-    " ",
-    "\t",
-    "\u{0}",
-    "\u{1f}",
-    "\u{7f}",
-    "\u{a0}",
-    "\u{feff}",
-    "\u{2028}",
-    "\u{b}",
-    "\u{c}",
-    "null",
-    "tru",
-    "nul",
-    "1e400",
-    "é",
-    "\u{1F600}",
-];
-
-/// `text` with `edits` applied: (where, what) inserting a piece, deleting
-/// or replacing a character.
-fn mutate(text: &str, edits: &[(usize, u8, usize)]) -> String {
-    let mut text = text.to_string();
-    for &(at, op, piece) in edits {
-        let bounds: Vec<usize> = (0..=text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        let at = bounds[at % bounds.len()];
-        let piece = PIECES[piece % PIECES.len()];
-        let next = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
-        match op % 3 {
-            0 => text.insert_str(at, piece),
-            1 => text.replace_range(at..next, ""),
-            _ => text.replace_range(at..next, piece),
-        }
-    }
-    text
-}
-
 proptest! {
     #![proptest_config(config(256))]
 
     /// Text serde_json reads as an object gives the builder's verdict on
     /// its members, whatever their spelling.
     #[test]
-    fn objects_agree_with_the_oracle(text in json_object()) {
+    fn objects_agree_with_the_oracle(text in json_object(json_string(), json_value())) {
         // The generator writes JSON: serde_json only refuses what nests
         // deeper than its limit (128 with the outer object).
         let deep = text.contains(&"[".repeat(127)) || text.contains(&"{\"a\":".repeat(127));
@@ -425,10 +338,10 @@ proptest! {
     /// Broken objects: refused when serde_json refuses them, never a panic.
     #[test]
     fn broken_objects_agree_with_the_oracle(
-        text in json_object(),
+        text in json_object(json_string(), json_value()),
         edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 1..4),
     ) {
-        check(&mutate(&text, &edits))?;
+        check(&mutate(&text, &edits, JSON_PIECES))?;
     }
 
 
@@ -450,7 +363,7 @@ proptest! {
 
     /// Every prefix of an object is refused (or, whole, agrees).
     #[test]
-    fn prefixes_agree_with_the_oracle(text in json_object()) {
+    fn prefixes_agree_with_the_oracle(text in json_object(json_string(), json_value())) {
         for end in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
             check(&text[..end])?;
         }

@@ -10,7 +10,9 @@ use std::fmt;
 use proptest::prelude::*;
 use sds_settings::json::pairs;
 use sds_settings::Value;
-use sds_testkit::proptest_config as config;
+use sds_testkit::{
+    json_object, json_space as space, mutate, proptest_config as config, JSON_PIECES,
+};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A value as the oracle reads it: what serde_json's reader hands a visitor.
@@ -134,10 +136,6 @@ fn check(text: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn space() -> impl Strategy<Value = String> {
-    prop_oneof![3 => Just(String::new()), 1 => "[ \t\n\r]{1,3}"]
-}
-
 /// `s` as a JSON string, each character written plainly or escaped as
 /// `seed` chooses.
 fn render_string(s: &str, seed: u64) -> String {
@@ -213,88 +211,13 @@ fn json_value() -> impl Strategy<Value = String> {
     })
 }
 
-fn json_object() -> impl Strategy<Value = String> {
-    let member = (
-        space(),
-        json_string(),
-        space(),
-        space(),
-        json_value(),
-        space(),
-    )
-        .prop_map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"));
-    (
-        space(),
-        prop::collection::vec(member, 0..5),
-        space(),
-        space(),
-    )
-        .prop_map(|(before, members, inside, after)| {
-            format!("{before}{{{inside}{}}}{after}", members.join(","))
-        })
-}
-
-const PIECES: &[&str] = &[
-    "\"",
-    "\\",
-    "\\u",
-    "\\ud800",
-    "\\udc00",
-    "\\uD83D\\uDE00",
-    "{",
-    "}",
-    "[",
-    "]",
-    ":",
-    ",",
-    "e",
-    "+",
-    "-",
-    ".",
-    "0",
-    "1",
-    " ",
-    "\t",
-    "\u{0}",
-    "\u{1f}",
-    "\u{a0}",
-    "\u{feff}",
-    "\u{2028}",
-    "\u{b}",
-    "null",
-    "tru",
-    "1e400",
-    "é",
-    "//",
-    "/*",
-    "NaN",
-];
-
-fn mutate(text: &str, edits: &[(usize, u8, usize)]) -> String {
-    let mut text = text.to_string();
-    for &(at, op, piece) in edits {
-        let bounds: Vec<usize> = (0..=text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        let at = bounds[at % bounds.len()];
-        let piece = PIECES[piece % PIECES.len()];
-        let next = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
-        match op % 3 {
-            0 => text.insert_str(at, piece),
-            1 => text.replace_range(at..next, ""),
-            _ => text.replace_range(at..next, piece),
-        }
-    }
-    text
-}
-
 proptest! {
     #![proptest_config(config(256))]
 
     /// An object's members, in order, repeats included, each value as the
     /// oracle reads it.
     #[test]
-    fn objects_agree_with_the_oracle(text in json_object()) {
+    fn objects_agree_with_the_oracle(text in json_object(json_string(), json_value())) {
         prop_assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "not JSON: {}", text);
         check(text.as_bytes())?;
     }
@@ -302,10 +225,10 @@ proptest! {
     /// Broken objects are refused when serde_json refuses them.
     #[test]
     fn broken_objects_agree_with_the_oracle(
-        text in json_object(),
+        text in json_object(json_string(), json_value()),
         edits in prop::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 1..4),
     ) {
-        check(mutate(&text, &edits).as_bytes())?;
+        check(mutate(&text, &edits, JSON_PIECES).as_bytes())?;
     }
 
     /// Any bytes at all (UTF-8 or not).
@@ -325,7 +248,7 @@ proptest! {
 
     /// Every prefix of an object.
     #[test]
-    fn prefixes_agree_with_the_oracle(text in json_object()) {
+    fn prefixes_agree_with_the_oracle(text in json_object(json_string(), json_value())) {
         for end in 0..=text.len() {
             check(&text.as_bytes()[..end])?;
         }

@@ -2,6 +2,7 @@
 //! `make test` stays quick, `PROPTEST_CASES` for long runs by hand; no
 //! regression files (a failure found becomes a plain test in its file).
 
+use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 
 /// `default_cases` cases, or `PROPTEST_CASES` when it is set.
@@ -16,3 +17,93 @@ pub fn proptest_config(default_cases: u32) -> Config {
         ..Config::default()
     }
 }
+
+/// `text` with `edits` applied in turn, each `(where, op, piece)`: at the
+/// character boundary `where` (modulo their count), op 0 inserts
+/// `pieces[piece]` (modulo their count), 1 deletes the next character, 2
+/// replaces it with the piece: the mutations the parsers' suites feed
+/// their readers.
+pub fn mutate(text: &str, edits: &[(usize, u8, usize)], pieces: &[&str]) -> String {
+    let mut text = text.to_string();
+    for &(at, op, piece) in edits {
+        let bounds: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        let at = bounds[at % bounds.len()];
+        let piece = pieces[piece % pieces.len()];
+        let next = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+        match op % 3 {
+            0 => text.insert_str(at, piece),
+            1 => text.replace_range(at..next, ""),
+            _ => text.replace_range(at..next, piece),
+        }
+    }
+    text
+}
+
+/// JSON's white space: mostly none, else one to three of its characters.
+pub fn json_space() -> impl Strategy<Value = String> {
+    prop_oneof![3 => Just(String::new()), 1 => "[ \t\n\r]{1,3}"]
+}
+
+/// A JSON object as text, of up to four members whose keys `key` and
+/// values `value` write, with white space wherever JSON allows it.
+pub fn json_object(
+    key: impl Strategy<Value = String>,
+    value: impl Strategy<Value = String>,
+) -> impl Strategy<Value = String> {
+    let s = json_space;
+    let member = (s(), key, s(), s(), value, s())
+        .prop_map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"));
+    (s(), prop::collection::vec(member, 0..5), s(), s()).prop_map(
+        |(before, members, inside, after)| {
+            format!("{before}{{{inside}{}}}{after}", members.join(","))
+        },
+    )
+}
+
+/// Pieces that break JSON in interesting ways, for [`mutate`]: quotes,
+/// escapes (lone surrogates among them), structure, number parts, control
+/// and Unicode spaces, literals cut short, comments, `NaN`.
+pub const JSON_PIECES: &[&str] = &[
+    "\"",
+    "\\",
+    "\\u",
+    "\\ud800",
+    "\\udc00",
+    "\\uD83D\\uDE00",
+    "\\x",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    "e",
+    "E",
+    "+",
+    "-",
+    ".",
+    "0",
+    "1",
+    "9",
+    " ",
+    "\t",
+    "\u{0}",
+    "\u{1f}",
+    "\u{7f}",
+    "\u{a0}",
+    "\u{feff}",
+    "\u{2028}",
+    "\u{b}",
+    "\u{c}",
+    "null",
+    "tru",
+    "nul",
+    "1e400",
+    "é",
+    "\u{1F600}",
+    "//",
+    "/*",
+    "NaN",
+];
