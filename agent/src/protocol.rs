@@ -1,7 +1,10 @@
 //! The two requests and the pull response of SDS-ADMIN.md, as JSON.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 /// The path of the strategy pull, after the server's base URL.
@@ -35,20 +38,55 @@ pub struct PullRequest<'a> {
     pub point_list: Vec<String>,
 }
 
-/// `HeartBeatResponse`. Every field is optional on the wire; the agent
-/// decides which it needs. A field of the wrong type fails the response.
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
+/// `HeartBeatResponse`, read from a JSON object only. Every field is
+/// optional on the wire; the agent decides which it needs. A field of the
+/// wrong type, or given twice, fails the response.
+#[derive(Debug)]
 pub struct PullResponse {
-    #[serde(default)]
     pub changed: Option<bool>,
-    #[serde(default)]
     pub version: Option<i64>,
     /// The set's JSON text as sent; each strategy is read on its own.
-    #[serde(default)]
     pub strategies: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
     pub error_msg: Option<String>,
+}
+
+/// The members of a [`PullResponse`], as serde's derive reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullMembers {
+    #[serde(default)]
+    changed: Option<bool>,
+    #[serde(default)]
+    version: Option<i64>,
+    #[serde(default)]
+    strategies: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    error_msg: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for PullResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PullResponse, D::Error> {
+        // A derived struct also reads a JSON array, its elements taken as
+        // the fields in order and missing ones as defaults: `[]` was a
+        // pull with nothing changed, `[true, 5, [...]]` a set applied.
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = PullResponse;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PullResponse, A::Error> {
+                let members = PullMembers::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(PullResponse {
+                    changed: members.changed,
+                    version: members.version,
+                    strategies: members.strategies,
+                    error_msg: members.error_msg,
+                })
+            }
+        }
+        deserializer.deserialize_map(Object)
+    }
 }
 
 /// The upload's request.
@@ -77,4 +115,35 @@ pub struct CycleInfo {
 /// of an upload at `now_ms` (which reports the cycle before it).
 pub fn cycle_start(now_ms: u64) -> u64 {
     now_ms - now_ms % CYCLE_MS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by tests/console_props.rs (`spoiled_answers_apply_nothing`,
+    /// minimal input `[]`): an array was read as the response's fields in
+    /// order.
+    #[test]
+    fn a_pull_response_is_an_object_only() {
+        for text in ["[]", r#"[true, 5, [{"point": "a"}]]"#, "[null]"] {
+            let e = serde_json::from_str::<PullResponse>(text).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("invalid type: sequence, expected a JSON object"),
+                "{text}: {e}"
+            );
+        }
+        let text = r#"{"changed": true, "version": 5, "strategies": [{"point": "a"}], "x": 1}"#;
+        let response: PullResponse = serde_json::from_str(text).unwrap();
+        assert_eq!(response.changed, Some(true));
+        assert_eq!(response.version, Some(5));
+        assert_eq!(response.strategies.unwrap().get(), r#"[{"point": "a"}]"#);
+        assert_eq!(response.error_msg, None);
+        let e = serde_json::from_str::<PullResponse>(r#"{"version": 1, "version": 2}"#);
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .starts_with("duplicate field `version`"));
+    }
 }
