@@ -60,10 +60,18 @@ impl Parsed {
                 continue;
             }
             if let Some((first, _, _)) = &given[index] {
-                return Err(SettingsError(if *first == key {
+                // Two spellings are named in byte order, not the order
+                // given, which a language may not keep (Python's
+                // `app_name` is positional, so it comes before `appName`).
+                let (a, b) = if *first <= key {
+                    (first.as_str(), key.as_str())
+                } else {
+                    (key.as_str(), first.as_str())
+                };
+                return Err(SettingsError(if a == b {
                     format!("\"{key}\" is given twice")
                 } else {
-                    format!("\"{first}\" and \"{key}\" are one setting: give it once")
+                    format!("\"{a}\" and \"{b}\" are one setting: give it once")
                 }));
             }
             given[index] = Some((key, in_seconds, value));
@@ -371,10 +379,15 @@ mod tests {
             "unknown setting \"url\"; the settings are: servers, ip, tls_ca_file, timeout_ms, \
              redis_cluster, points (or their camelCase spellings)"
         );
-        assert_eq!(
-            parse(&[("timeout", Value::Int(1)), ("timeout_ms", Value::Int(5))]).unwrap_err(),
-            "\"timeout\" and \"timeout_ms\" are one setting: give it once"
-        );
+        for pairs in [
+            [("timeout", Value::Int(1)), ("timeout_ms", Value::Int(5))],
+            [("timeout_ms", Value::Int(5)), ("timeout", Value::Int(1))],
+        ] {
+            assert_eq!(
+                parse(&pairs).unwrap_err(),
+                "\"timeout\" and \"timeout_ms\" are one setting: give it once"
+            );
+        }
         assert_eq!(
             parse(&[("ip", text("1.2.3.5")), ("ip", text("1.2.3.4"))]).unwrap_err(),
             "\"ip\" is given twice"
