@@ -32,8 +32,8 @@ pub fn members(text: &[u8], what: &str) -> Result<Vec<(String, Value)>, JsonErro
     // Then member by member, since a map would fold repeated keys.
     let mut rest = &text.trim_start()[1..];
     let mut pairs = Vec::new();
-    while let Some((key, json, after)) = member(rest) {
-        pairs.push((key, value(&json)));
+    while let Some((key, json, raw, after)) = member(rest) {
+        pairs.push((key, wide_integer(raw).unwrap_or_else(|| value(&json))));
         rest = after;
     }
     Ok(pairs)
@@ -56,13 +56,30 @@ pub fn value(json: &Json) -> Value {
     }
 }
 
+/// An integer written in JSON beyond 64 bits that fits an `i128`, as every
+/// other language's reader keeps it (Python's `int`, Java's `BigInteger`),
+/// so a message quotes `18446744073709551616`, not `1.8446744073709552e19`;
+/// `None` for any other text. serde_json reads such a number as a float.
+fn wide_integer(raw: &str) -> Option<Value> {
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let int: i128 = raw.parse().ok()?;
+    let wide = i64::try_from(int).is_err() && u64::try_from(int).is_err();
+    wide.then_some(Value::Int(int))
+}
+
 /// The next member of an object read up to `rest` (text already checked
-/// as JSON), if any, and the text after it.
-fn member(rest: &str) -> Option<(String, Json, &str)> {
+/// as JSON), if any: its key, its value, the value's text, and the text
+/// after it.
+fn member(rest: &str) -> Option<(String, Json, &str, &str)> {
     let rest = rest.trim_start();
     let (key, rest) = next_value(rest.strip_prefix(',').unwrap_or(rest))?;
-    let (value, rest) = next_value(rest.trim_start().strip_prefix(':')?)?;
-    Some((key.as_str()?.to_string(), value, rest))
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let (value, after) = next_value(rest)?;
+    let raw = rest[..rest.len() - after.len()].trim_end();
+    Some((key.as_str()?.to_string(), value, raw, after))
 }
 
 /// The JSON value at the start of `text` and the text after it.
@@ -103,6 +120,17 @@ mod tests {
         let got = pairs(br#"{"n": 18446744073709551615, "m": -9223372036854775808}"#).unwrap();
         assert_eq!(got[0].1, Value::Int(u64::MAX.into()));
         assert_eq!(got[1].1, Value::Int(i64::MIN.into()));
+        let text = format!(
+            r#"{{"a": 18446744073709551616 , "b":-{0}, "c": {0}0, "d": 1e20, "e": 2.0}}"#,
+            i128::MAX
+        );
+        let got = pairs(text.as_bytes()).unwrap();
+        assert_eq!(got[0].1, Value::Int(1 << 64));
+        assert_eq!(got[1].1, Value::Int(-i128::MAX));
+        // Beyond i128, and numbers written as floats, stay floats.
+        assert_eq!(got[2].1, Value::Float(i128::MAX as f64 * 10.0));
+        assert_eq!(got[3].1, Value::Float(1e20));
+        assert_eq!(got[4].1, Value::Float(2.0));
     }
 
     #[test]
