@@ -365,25 +365,24 @@ fn a_fork_child_never_waits_for_a_lock_its_parent_held_at_the_fork() {
     // With a `Mutex` for the lock, children hung here: 30 forks did not
     // end within the 20 s the parent waits.
     let dir = TempDir::new("fork-scan");
-    let table = dir.join("table");
-    let forks = common::knob("SDS_FORK_SCAN_FORKS", 200).to_string();
-    let mut kid = Kid::spawn(
-        "fork-while-scanning",
-        &[("TABLE", table.display().to_string()), ("FORKS", forks)],
-    );
-    assert_eq!(kid.value("hung"), "0");
-    assert_eq!(kid.value("failed"), "0");
-    assert!(kid.wait_success(LONG));
+    let table = dir.join("table").display().to_string();
+    no_fork_hangs_or_fails("fork-while-scanning", ("TABLE", table));
 }
 
 #[test]
 fn a_fork_child_opens_tables_while_its_parent_was_opening_others() {
     let dir = TempDir::new("fork-open");
-    let forks = common::knob("SDS_FORK_OPEN_FORKS", 200).to_string();
-    let mut kid = Kid::spawn(
+    no_fork_hangs_or_fails(
         "fork-while-opening",
-        &[("DIR", dir.path().display().to_string()), ("FORKS", forks)],
+        ("DIR", dir.path().display().to_string()),
     );
+}
+
+/// Runs the forking child `role` (with `var` and `SDS_FORK_TEST_FORKS`
+/// forks, 200 by default): none of its children hung or failed.
+fn no_fork_hangs_or_fails(role: &str, var: (&str, String)) {
+    let forks = common::knob("SDS_FORK_TEST_FORKS", 200).to_string();
+    let mut kid = Kid::spawn(role, &[var, ("FORKS", forks)]);
     assert_eq!(kid.value("hung"), "0");
     assert_eq!(kid.value("failed"), "0");
     assert!(kid.wait_success(LONG));
