@@ -45,33 +45,25 @@ fn oracle(text: &str) -> Option<IpAddr> {
 /// The key of `address` masked to its family's prefix: the network's text,
 /// with `/bits` unless every bit counts.
 fn oracle_key(address: IpAddr, v4_bits: u8, v6_bits: u8) -> String {
-    match address {
+    // The top `bits` of a `width`-bit address.
+    let keep = |bits: u8, width: u8| match bits {
+        0 => 0,
+        _ => (u128::MAX << (128 - bits)) >> (128 - width),
+    };
+    let (net, bits, width) = match address {
         IpAddr::V4(a) => {
-            let keep = if v4_bits == 0 {
-                0
-            } else {
-                u32::MAX << (32 - v4_bits)
-            };
-            let net = Ipv4Addr::from(u32::from(a) & keep);
-            if v4_bits == 32 {
-                net.to_string()
-            } else {
-                format!("{net}/{v4_bits}")
-            }
+            let net = (u128::from(u32::from(a)) & keep(v4_bits, 32)) as u32;
+            (IpAddr::V4(Ipv4Addr::from(net)), v4_bits, 32)
         }
         IpAddr::V6(a) => {
-            let keep = if v6_bits == 0 {
-                0
-            } else {
-                u128::MAX << (128 - v6_bits)
-            };
-            let net = Ipv6Addr::from(u128::from(a) & keep);
-            if v6_bits == 128 {
-                net.to_string()
-            } else {
-                format!("{net}/{v6_bits}")
-            }
+            let net = u128::from(a) & keep(v6_bits, 128);
+            (IpAddr::V6(Ipv6Addr::from(net)), v6_bits, 128)
         }
+    };
+    if bits == width {
+        net.to_string()
+    } else {
+        format!("{net}/{bits}")
     }
 }
 
