@@ -28,23 +28,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, TestRunner};
+use proptest::test_runner::TestRunner;
 use sds_agent::{Agent, AgentConfig, Level};
 use sds_core::Strategy as Rules;
 use sds_shm::AnyTable;
+use sds_testkit::proptest_config as config;
 use serde_json::Value;
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
 
 /// How long the test waits for the agent's next request.
 const PATIENCE: Duration = Duration::from_secs(20);

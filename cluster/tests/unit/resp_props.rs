@@ -21,21 +21,9 @@ use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
+use sds_testkit::proptest_config as config;
 
 use super::{Reply, Timed, Wire, MAX_REPLY_BYTES};
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
-        ..ProptestConfig::default()
-    }
-}
 
 /// Bytes handed out in reads of the sizes `steps` gives in turn; past the
 /// end a read would block (the reader's deadline then passes).
