@@ -665,10 +665,11 @@ fn spoiled(answer: &Answer, how: usize, at: usize, byte: u8) -> (Vec<u8>, String
             (http(200, top.as_bytes()), format!("top level {top:?}"))
         }
         8 => {
-            // Not UTF-8.
+            // Not UTF-8: bytes that are in no UTF-8 text (a continuation
+            // byte put for another inside a character would be).
             let mut bytes = body.into_bytes();
             let i = at % bytes.len();
-            bytes[i] = 0x80 | (byte & 0x3f);
+            bytes[i] = [0xc0, 0xc1, 0xf5, 0xf8, 0xfe, 0xff][byte as usize % 6];
             (http(200, &bytes), format!("byte {i} not UTF-8"))
         }
         9 => {
