@@ -393,8 +393,13 @@ impl Worker {
     }
 }
 
-/// The pull's answer, unless it names an error.
+/// The pull's answer, unless it names an error. Only a JSON object: serde's
+/// derive would take an array's elements as the fields in order (`[]` a
+/// pull with nothing changed, `[true, 5, []]` an empty set applied).
 fn pull_answer(body: &str) -> Result<PullResponse, String> {
+    if !body.trim_start().starts_with('{') {
+        return Err("malformed response: not a JSON object".into());
+    }
     let response: PullResponse =
         serde_json::from_str(body).map_err(|e| format!("malformed response: {e}"))?;
     match response.error_msg.as_deref().filter(|m| !m.is_empty()) {
@@ -422,6 +427,24 @@ fn upload_answer(body: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by tests/console_props.rs (`spoiled_answers_apply_nothing`,
+    /// minimal input `[]`): an array was read as the response's fields in
+    /// order.
+    #[test]
+    fn a_pull_answer_is_an_object_only() {
+        for text in [
+            "[]",
+            r#"[true, 5, [{"point": "a"}]]"#,
+            " [null]",
+            "5",
+            "\"x\"",
+        ] {
+            let e = pull_answer(text).unwrap_err();
+            assert_eq!(e, "malformed response: not a JSON object", "{text}");
+        }
+        assert!(pull_answer(r#" {"changed": false}"#).is_ok());
+    }
 
     #[test]
     fn uploads_at_second_five_of_each_cycle() {
