@@ -19,7 +19,11 @@ FFI_C_EXAMPLES := quickstart shared
 # which the tests and examples that fork treat as a failure.
 FFI_C_VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 FFI_C_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+# The ABI version build.rs names: 0.<minor> before 1.0, else the major.
+FFI_C_ABI = $(shell echo $(FFI_C_VERSION) | sed -e 's/^0\.\([0-9]*\).*/0.\1/' -e 's/^\([1-9][0-9]*\)\..*/\1/')
 PREFIX ?= /usr/local
+# Prints libsds.so's SONAME; fails if it has none.
+FFI_C_SONAME := readelf -d $(FFI_C_LIB)/libsds.so | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p' | grep .
 
 TESTS += test-c
 DEMOS += demo-c
@@ -39,8 +43,11 @@ $(FFI_C_CBINDGEN):
 # it does for the other bindings' libraries (bitcode for LTO), so they are
 # compiled once for all. (The crate's rlib is for its Rust tests, which
 # test-core runs.)
+# libsds.so carries its ABI version as its SONAME (ffi-c/build.rs): a program
+# linked with -lsds asks for that name, so a link of that name goes beside it.
 ffi-c-lib:
 	$(CARGO) rustc -p sds-ffi --lib --release --locked --target $(RUST_HOST) --crate-type cdylib,staticlib
+	soname=$$($(FFI_C_SONAME)) && ln -sf libsds.so $(FFI_C_LIB)/$$soname
 
 # Regenerates include/sds.h after a change in ffi-c/src (then commit it).
 ffi-c-header: $(FFI_C_CBINDGEN)
@@ -95,7 +102,8 @@ ffi-c-valgrind: ffi-c-lib
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/quickstart
 	LD_LIBRARY_PATH=$(FFI_C_LIB) $(FFI_C_VALGRIND) $(FFI_C_OUT)/so/shared
 
-# libsds.so exports exactly the functions sds.h declares, nothing else.
+# libsds.so exports exactly the functions sds.h declares, nothing else, and
+# names its ABI version.
 ffi-c-symbols: ffi-c-lib
 	@mkdir -p $(FFI_C_OUT)
 	@nm -D --defined-only $(FFI_C_LIB)/libsds.so | awk '{ print $$3 }' | sort > $(FFI_C_OUT)/exported.txt
@@ -104,14 +112,20 @@ ffi-c-symbols: ffi-c-lib
 	@diff -u $(FFI_C_OUT)/declared.txt $(FFI_C_OUT)/exported.txt || { \
 		echo "libsds.so exports differ from the functions of include/sds.h"; exit 1; }
 	@echo "libsds.so: exports the $$(wc -l < $(FFI_C_OUT)/exported.txt) functions of sds.h, nothing else"
+	@soname=$$($(FFI_C_SONAME)) && test "$$soname" = libsds.so.$(FFI_C_ABI) || { \
+		echo "libsds.so's SONAME is '$$soname', not libsds.so.$(FFI_C_ABI)"; exit 1; }
+	@echo "libsds.so: SONAME libsds.so.$(FFI_C_ABI)"
 
 test-c: ffi-c-header-check ffi-c-symbols ffi-c-sanitized ffi-c-valgrind
 
-# Installs libsds.so, libsds.a, sds.h and sds.pc under $(DESTDIR)$(PREFIX).
+# Installs libsds.so (as its SONAME, libsds.so linking to it), libsds.a, sds.h
+# and sds.pc under $(DESTDIR)$(PREFIX).
 install: ffi-c-lib
 	install -d $(DESTDIR)$(abspath $(PREFIX))/lib/pkgconfig $(DESTDIR)$(abspath $(PREFIX))/include
 	install -m 644 include/sds.h $(DESTDIR)$(abspath $(PREFIX))/include/sds.h
-	install -m 755 $(FFI_C_LIB)/libsds.so $(DESTDIR)$(abspath $(PREFIX))/lib/libsds.so
+	soname=$$($(FFI_C_SONAME)) && \
+		install -m 755 $(FFI_C_LIB)/libsds.so $(DESTDIR)$(abspath $(PREFIX))/lib/$$soname && \
+		ln -sf $$soname $(DESTDIR)$(abspath $(PREFIX))/lib/libsds.so
 	install -m 644 $(FFI_C_LIB)/libsds.a $(DESTDIR)$(abspath $(PREFIX))/lib/libsds.a
 	sed -e 's|@PREFIX@|$(abspath $(PREFIX))|' -e 's|@VERSION@|$(FFI_C_VERSION)|' \
 		ffi-c/sds.pc.in > $(DESTDIR)$(abspath $(PREFIX))/lib/pkgconfig/sds.pc
