@@ -11,6 +11,10 @@ fn main() {
     }
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets it");
     let minor = std::env::var("CARGO_PKG_VERSION_MINOR").expect("cargo sets it");
-    let abi = if major == "0" { format!("0.{minor}") } else { major };
+    let abi = if major == "0" {
+        format!("0.{minor}")
+    } else {
+        major
+    };
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsds.so.{abi}");
 }
