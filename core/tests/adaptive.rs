@@ -33,6 +33,21 @@ fn limit_after(
     l.limit(p)
 }
 
+/// Feeds `l` `n` alike samples, 1 ms apart from `from`.
+fn feed(
+    l: &AdaptiveLimit,
+    p: &AdaptiveParams,
+    from: u64,
+    n: u64,
+    rtt_us: u64,
+    in_flight: u32,
+    dropped: bool,
+) {
+    for i in 0..n {
+        l.on_sample(p, from + i, rtt_us, in_flight, dropped);
+    }
+}
+
 /// Envoy's gradient, measured: the first sample starts a min-RTT measurement
 /// (limit pinned at the minimum), 50 samples of requests sent after it end
 /// it. Returns the time after.
@@ -90,9 +105,7 @@ fn fresh_is_the_initial_limit() {
 fn aimd_adds_one_per_busy_sample_and_multiplies_by_0_9_on_a_drop() {
     let p = params(Algorithm::Aimd);
     let l = AdaptiveLimit::new();
-    for i in 0..10 {
-        l.on_sample(&p, T0 + i, 10_000, 20, false);
-    }
+    feed(&l, &p, T0, 10, 10_000, 20, false);
     assert_eq!(l.limit(&p), 30);
     // Fewer than half the limit in flight: no growth (app-limited).
     assert_eq!(limit_after(&l, &p, T0 + 20, 10_000, 14, false), 30);
@@ -107,13 +120,9 @@ fn aimd_adds_one_per_busy_sample_and_multiplies_by_0_9_on_a_drop() {
         24,
         "slower than the 5 s timeout counts as a drop"
     );
-    for i in 0..100 {
-        l.on_sample(&p, T0 + 30 + i, 10_000, 1, true);
-    }
+    feed(&l, &p, T0 + 30, 100, 10_000, 1, true);
     assert_eq!(l.limit(&p), 20, "never under the minimum");
-    for i in 0..1000 {
-        l.on_sample(&p, T0 + 200 + i, 10_000, 1000, false);
-    }
+    feed(&l, &p, T0 + 200, 1000, 10_000, 1000, false);
     assert_eq!(l.limit(&p), 200, "never over the maximum");
     assert_eq!(l.stats(&p).short_rtt_us, 10_000);
     assert_eq!(l.stats(&p).samples, 1114);
@@ -168,9 +177,7 @@ fn vegas_probes_the_no_load_rtt_again() {
 fn gradient2_grows_by_queue_size_times_smoothing_and_halves_at_most() {
     let p = params(Algorithm::Gradient2);
     let l = AdaptiveLimit::new();
-    for i in 0..10 {
-        l.on_sample(&p, T0 + i, 10_000, 40, false);
-    }
+    feed(&l, &p, T0, 10, 10_000, 40, false);
     // Steady RTT: gradient 1, limit × 0.8 + (limit + 4) × 0.2 = limit + 0.8.
     assert_eq!(l.limit(&p), 28);
     let s = l.stats(&p);
@@ -181,17 +188,13 @@ fn gradient2_grows_by_queue_size_times_smoothing_and_halves_at_most() {
     l.on_sample(&p, T0 + 20, 30_000, 40, false);
     let after = l.limit(&p);
     assert!(after < before, "{before} -> {after}");
-    for i in 0..200 {
-        l.on_sample(&p, T0 + 30 + i, 200_000, 40, false);
-    }
+    feed(&l, &p, T0 + 30, 200, 200_000, 40, false);
     assert_eq!(l.limit(&p), 20, "never under the minimum");
     // The long RTT over twice the short one decays 5 % a sample.
     let long = l.stats(&p).long_rtt_us;
     l.on_sample(&p, T0 + 300, 1_000, 40, false);
     assert!(l.stats(&p).long_rtt_us < long * 96 / 100);
-    for i in 0..2000 {
-        l.on_sample(&p, T0 + 400 + i, 1_000, 1000, false);
-    }
+    feed(&l, &p, T0 + 400, 2000, 1_000, 1000, false);
     assert_eq!(l.limit(&p), 200, "never over the maximum");
 }
 

@@ -276,12 +276,10 @@ fn points_can_be_statics() {
 
 #[test]
 fn delay_state_is_visible() {
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| {
+    let p = point(|s| {
         s.visit_threshold = 0;
         s.delay_time = 10_000
-    })))
-    .unwrap();
+    });
     assert!(!p.delayed(T));
     p.enter(T, Flags::NONE);
     assert!(p.delayed(T) && p.delayed(T + 10_000) && !p.delayed(T + 10_001));
@@ -369,12 +367,10 @@ fn exit_with_asks_for_the_time_only_when_it_is_used() {
 
 #[test]
 fn an_abandoned_entry_returns_its_permit_and_counts_an_exception_but_no_time() {
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| {
+    let p = point(|s| {
         s.concurrent_threshold = 1;
         s.timeout_threshold = 100;
-    })))
-    .unwrap();
+    });
     let lost = p.enter(T, Flags::NONE);
     let refused = p.enter(T + 1, Flags::NONE);
     assert!(!lost.downgraded() && refused.downgraded());
@@ -395,12 +391,10 @@ fn an_abandoned_entry_returns_its_permit_and_counts_an_exception_but_no_time() {
 
 #[test]
 fn an_abandoned_entry_is_no_sample_of_an_adaptive_limit() {
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| {
+    let p = point(|s| {
         s.concurrent_threshold = -1;
         s.adaptive_concurrency = 1;
-    })))
-    .unwrap();
+    });
     let samples = |p: &Point| p.adaptive_stats().unwrap().samples;
     let e = p.enter(T, Flags::NONE);
     p.exit(&e, T + 20, Outcome::Ok);
@@ -413,13 +407,11 @@ fn an_abandoned_entry_is_no_sample_of_an_adaptive_limit() {
 
 #[test]
 fn an_abandoned_probe_fails() {
-    let p = Point::new();
-    p.set_strategy(Some(&with(|s| {
+    let p = point(|s| {
         s.visit_threshold = 1;
         s.delay_time = 10_000;
         s.retry_interval = 1_000;
-    })))
-    .unwrap();
+    });
     p.enter(T, Flags::NONE);
     assert_eq!(p.enter(T, Flags::NONE).reason(), Some(Reason::Visit));
     let probe = p.enter(T + 1_000, Flags::NONE);
