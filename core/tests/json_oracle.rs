@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use sds_core::{Error, Field, Rule, Strategy as Rules, StrategyError, Value};
-use sds_testkit::{json_object, mutate, proptest_config as config, JSON_PIECES};
+use sds_testkit::{json_nesting, json_object, mutate, proptest_config as config, JSON_PIECES};
 
 /// The exact decimal value of a JSON number's `text` (already checked as
 /// JSON), as a strategy value: worked out on the digits as text.
@@ -287,19 +287,7 @@ fn json_value() -> impl Strategy<Value = String> {
         number().prop_map(|(text, _)| text),
         json_string(),
     ];
-    let nested = leaf.clone().prop_recursive(3, 12, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4)
-                .prop_map(|items| format!("[{}]", items.join(", "))),
-            prop::collection::vec((json_string(), inner), 0..4).prop_map(|members| {
-                let members: Vec<String> = members
-                    .into_iter()
-                    .map(|(k, v)| format!("{k}:{v}"))
-                    .collect();
-                format!("{{{}}}", members.join(","))
-            }),
-        ]
-    });
+    let nested = json_nesting(leaf.clone(), json_string);
     let deep = (1usize..300, any::<bool>()).prop_map(|(depth, array)| {
         if array {
             format!("{}{}", "[".repeat(depth), "]".repeat(depth))

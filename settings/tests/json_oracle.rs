@@ -10,9 +10,7 @@ use std::fmt;
 use proptest::prelude::*;
 use sds_settings::json::pairs;
 use sds_settings::Value;
-use sds_testkit::{
-    json_object, json_space as space, mutate, proptest_config as config, JSON_PIECES,
-};
+use sds_testkit::{json_nesting, json_object, mutate, proptest_config as config, JSON_PIECES};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A value as the oracle reads it: what serde_json's reader hands a visitor.
@@ -205,22 +203,7 @@ fn json_value() -> impl Strategy<Value = String> {
         json_number(),
         json_string(),
     ];
-    leaf.prop_recursive(3, 12, 4, |inner| {
-        prop_oneof![
-            (prop::collection::vec((space(), inner.clone()), 0..4)).prop_map(|items| {
-                let items: Vec<String> =
-                    items.into_iter().map(|(s, v)| format!("{s}{v}")).collect();
-                format!("[{}]", items.join(","))
-            }),
-            prop::collection::vec((json_string(), inner), 0..4).prop_map(|members| {
-                let members: Vec<String> = members
-                    .into_iter()
-                    .map(|(k, v)| format!("{k}:{v}"))
-                    .collect();
-                format!("{{{}}}", members.join(", "))
-            }),
-        ]
-    })
+    json_nesting(leaf, json_string)
 }
 
 proptest! {

@@ -7,7 +7,7 @@
 mod props;
 mod redis;
 
-pub use props::{json_object, json_space, mutate, proptest_config, JSON_PIECES};
+pub use props::{json_nesting, json_object, json_space, mutate, proptest_config, JSON_PIECES};
 pub use redis::{free_port, Redis, Tls};
 
 use std::io::{BufRead, BufReader};

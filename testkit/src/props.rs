@@ -53,13 +53,40 @@ pub fn json_object(
     value: impl Strategy<Value = String>,
 ) -> impl Strategy<Value = String> {
     let s = json_space;
-    let member = (s(), key, s(), s(), value, s())
-        .prop_map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"));
-    (s(), prop::collection::vec(member, 0..5), s(), s()).prop_map(
-        |(before, members, inside, after)| {
-            format!("{before}{{{inside}{}}}{after}", members.join(","))
-        },
-    )
+    let members = prop::collection::vec(json_member(key, value), 0..5);
+    (s(), members, s(), s()).prop_map(|(before, members, inside, after)| {
+        format!("{before}{{{inside}{}}}{after}", members.join(","))
+    })
+}
+
+/// A JSON value as text: a `leaf`, or arrays and objects (their keys
+/// written by the strategies `key` makes) of up to four values nesting
+/// leaves up to three deep, with white space wherever JSON allows it.
+pub fn json_nesting<L, K>(leaf: L, key: fn() -> K) -> impl Strategy<Value = String>
+where
+    L: Strategy<Value = String> + 'static,
+    K: Strategy<Value = String> + 'static,
+{
+    let s = json_space;
+    leaf.prop_recursive(3, 12, 4, move |inner| {
+        let item = (s(), inner.clone(), s()).prop_map(|(a, v, b)| format!("{a}{v}{b}"));
+        let items = prop::collection::vec(item, 0..4);
+        let members = prop::collection::vec(json_member(key(), inner), 0..4);
+        prop_oneof![
+            (items, s()).prop_map(|(items, inside)| format!("[{inside}{}]", items.join(","))),
+            (members, s())
+                .prop_map(|(members, inside)| format!("{{{inside}{}}}", members.join(","))),
+        ]
+    })
+}
+
+/// One member of a JSON object, `key: value`, with white space around both.
+fn json_member(
+    key: impl Strategy<Value = String>,
+    value: impl Strategy<Value = String>,
+) -> impl Strategy<Value = String> {
+    let s = json_space;
+    (s(), key, s(), s(), value, s()).prop_map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
 }
 
 /// Pieces that break JSON in interesting ways, for [`mutate`]: quotes,
