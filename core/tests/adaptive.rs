@@ -215,9 +215,7 @@ fn gradient_measures_min_rtt_then_follows_the_buffered_gradient() {
     // as trunc(limit × 1.25 + sqrt(limit × 1.25)) per 100 ms window.
     let mut expected = 3.0f64;
     for _ in 0..5 {
-        for k in 0..10 {
-            l.on_sample(&p, t + k, 10_000, 1, false);
-        }
+        feed(&l, &p, t, 10, 10_000, 1, false);
         t += GRADIENT_UPDATE_INTERVAL_MS;
         l.on_sample(&p, t, 10_000, 1, false); // closes the window
                                               // The histogram's percentiles are interpolated inside a bucket (at
@@ -230,9 +228,7 @@ fn gradient_measures_min_rtt_then_follows_the_buffered_gradient() {
     }
     let grown = l.limit(&p);
     // Latency 4× the min RTT: gradient clamped at 0.5.
-    for k in 0..10 {
-        l.on_sample(&p, t + k, 40_000, 1, false);
-    }
+    feed(&l, &p, t, 10, 40_000, 1, false);
     t += GRADIENT_UPDATE_INTERVAL_MS;
     l.on_sample(&p, t, 40_000, 1, false);
     let halved = grown as f64 * 0.5;
@@ -263,9 +259,7 @@ fn gradient_at_the_minimum_five_windows_measures_again() {
     let mut t = measure_min_rtt(&l, &p, T0, 10_000);
     let mut measuring_after = None;
     for w in 0..8 {
-        for k in 0..5 {
-            l.on_sample(&p, t + k, 100_000, 1, false);
-        }
+        feed(&l, &p, t, 5, 100_000, 1, false);
         t += GRADIENT_UPDATE_INTERVAL_MS;
         l.on_sample(&p, t, 100_000, 1, false);
         if l.stats(&p).measuring_min_rtt == 0 {
