@@ -8,58 +8,95 @@ use core::fmt;
 use crate::layout::LayoutField;
 use crate::strategy::Field;
 
-crate::code_table::code_table! {
-    /// Stable identity of an error, shared by every binding: C's `sds_result`
-    /// (which adds 0 for success), Python's exception classes, Node's and
-    /// Java's codes. Stable: appended to, never renumbered.
-    pub enum ErrorCode: u32 {
-        /// A strategy field has a value its rule rejects.
-        InvalidStrategy = 1 => "SDS_INVALID_STRATEGY",
-        /// A strategy key is not one of the SDS JSON names.
-        UnknownField = 2 => "SDS_UNKNOWN_FIELD",
-        /// Window parameters that cannot form a window.
-        InvalidWindow = 3 => "SDS_INVALID_WINDOW",
-        /// A point name of zero bytes.
-        EmptyName = 4 => "SDS_EMPTY_NAME",
-        /// A point name longer than `MAX_NAME_LEN` (256) bytes.
-        NameTooLong = 5 => "SDS_NAME_TOO_LONG",
-        /// The point table has no free slot for a new name.
-        TableFull = 6 => "SDS_TABLE_FULL",
-        /// A table capacity of 0 or above `MAX_CAPACITY`, or memory for it
-        /// that could not be allocated.
-        InvalidCapacity = 7 => "SDS_INVALID_CAPACITY",
-        /// An entry that does not belong to this table.
-        InvalidEntry = 8 => "SDS_INVALID_ENTRY",
-        /// Text that is not well-formed JSON (or not UTF-8), or JSON of another
-        /// shape than asked for.
-        InvalidJson = 9 => "SDS_INVALID_JSON",
-        /// An argument of the wrong type or outside the values the function
-        /// accepts (unknown flag bits or outcome, a zero-length buffer, an
-        /// unknown code, settings a service refuses).
-        InvalidArgument = 10 => "SDS_INVALID_ARGUMENT",
-        /// A required pointer or reference was null (C ABI).
-        NullArgument = 11 => "SDS_NULL_ARGUMENT",
-        /// The object was closed or freed (bindings with an explicit close;
-        /// libsds never returns it).
-        Closed = 12 => "SDS_CLOSED",
-        /// A bug: a panic was caught at the boundary.
-        Panic = 13 => "SDS_PANIC",
-        /// A request was downgraded and the caller gave no fallback (the
-        /// bindings' `Downgraded` errors; the core itself reports downgrades in
-        /// the entry, never as an error).
-        Downgraded = 14 => "SDS_DOWNGRADED",
-        /// Shared table memory laid out by another build (a different layout
-        /// version, capacity, slot size, byte order, ...): never reinterpreted;
-        /// the message names the field that differs.
-        LayoutMismatch = 15 => "SDS_LAYOUT_MISMATCH",
-        /// A server the call needs (Redis for a cluster's sync now) could not
-        /// be reached or failed; nothing was wrong with the arguments (libsds
-        /// never waits on a server: a cluster's sync fails in its status).
-        Unavailable = 16 => "SDS_UNAVAILABLE",
-    }
-    /// The code with this number, if any.
-    pub const fn from_u32(code: u32);
+/// Stable identity of an error, shared by every binding: C's `sds_result`
+/// (which adds 0 for success), Python's exception classes, Node's and
+/// Java's codes. Stable: appended to, never renumbered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ErrorCode {
+    /// A strategy field has a value its rule rejects.
+    InvalidStrategy = 1,
+    /// A strategy key is not one of the SDS JSON names.
+    UnknownField = 2,
+    /// Window parameters that cannot form a window.
+    InvalidWindow = 3,
+    /// A point name of zero bytes.
+    EmptyName = 4,
+    /// A point name longer than `MAX_NAME_LEN` (256) bytes.
+    NameTooLong = 5,
+    /// The point table has no free slot for a new name.
+    TableFull = 6,
+    /// A table capacity of 0 or above `MAX_CAPACITY`, or memory for it
+    /// that could not be allocated.
+    InvalidCapacity = 7,
+    /// An entry that does not belong to this table.
+    InvalidEntry = 8,
+    /// Text that is not well-formed JSON (or not UTF-8), or JSON of another
+    /// shape than asked for.
+    InvalidJson = 9,
+    /// An argument of the wrong type or outside the values the function
+    /// accepts (unknown flag bits or outcome, a zero-length buffer, an
+    /// unknown code, settings a service refuses).
+    InvalidArgument = 10,
+    /// A required pointer or reference was null (C ABI).
+    NullArgument = 11,
+    /// The object was closed or freed (bindings with an explicit close;
+    /// libsds never returns it).
+    Closed = 12,
+    /// A bug: a panic was caught at the boundary.
+    Panic = 13,
+    /// A request was downgraded and the caller gave no fallback (the
+    /// bindings' `Downgraded` errors; the core itself reports downgrades in
+    /// the entry, never as an error).
+    Downgraded = 14,
+    /// Shared table memory laid out by another build (a different layout
+    /// version, capacity, slot size, byte order, ...): never reinterpreted;
+    /// the message names the field that differs.
+    LayoutMismatch = 15,
+    /// A server the call needs (Redis for a cluster's sync now) could not
+    /// be reached or failed; nothing was wrong with the arguments (libsds
+    /// never waits on a server: a cluster's sync fails in its status).
+    Unavailable = 16,
 }
+
+/// Writes a stable code table's `ALL` (every value, in code order) and
+/// `as_str` (its stable name) from one list, so the two cannot drift.
+macro_rules! names {
+    ($ty:ident { $($variant:ident => $name:literal),* $(,)? }) => {
+        impl $ty {
+            /// Every value, in code order.
+            pub const ALL: [$ty; [$($name),*].len()] = [$($ty::$variant),*];
+
+            /// The stable name, as every binding shows it (C's constants,
+            /// Node's and Python's `code`, SDS's reports).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name),*
+                }
+            }
+        }
+    };
+}
+pub(crate) use names;
+
+names!(ErrorCode {
+    InvalidStrategy => "SDS_INVALID_STRATEGY",
+    UnknownField => "SDS_UNKNOWN_FIELD",
+    InvalidWindow => "SDS_INVALID_WINDOW",
+    EmptyName => "SDS_EMPTY_NAME",
+    NameTooLong => "SDS_NAME_TOO_LONG",
+    TableFull => "SDS_TABLE_FULL",
+    InvalidCapacity => "SDS_INVALID_CAPACITY",
+    InvalidEntry => "SDS_INVALID_ENTRY",
+    InvalidJson => "SDS_INVALID_JSON",
+    InvalidArgument => "SDS_INVALID_ARGUMENT",
+    NullArgument => "SDS_NULL_ARGUMENT",
+    Closed => "SDS_CLOSED",
+    Panic => "SDS_PANIC",
+    Downgraded => "SDS_DOWNGRADED",
+    LayoutMismatch => "SDS_LAYOUT_MISMATCH",
+    Unavailable => "SDS_UNAVAILABLE",
+});
 
 impl ErrorCode {
     /// The stable number (C's `sds_result`; 0 is reserved for success).
@@ -87,6 +124,17 @@ impl ErrorCode {
             ErrorCode::LayoutMismatch => "shared table has another layout",
             ErrorCode::Unavailable => "a server the call needs is unreachable or failed",
         }
+    }
+
+    /// The code with this number, if any.
+    pub fn from_u32(n: u32) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_u32() == n)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

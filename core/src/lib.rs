@@ -58,7 +58,6 @@ extern crate std;
 
 pub mod adaptive;
 mod check;
-mod code_table;
 mod counters;
 mod delay;
 mod entry;

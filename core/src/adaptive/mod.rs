@@ -71,31 +71,46 @@
 
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
-crate::code_table::code_table! {
-    /// An adaptive-limit algorithm, by its code in the strategy.
-    pub enum Algorithm: u32 {
-        /// Additive increase, multiplicative decrease (concurrency-limits
-        /// `AIMDLimit`): +1 per sample while at least half the limit is in
-        /// flight, ×0.9 on a drop or a sample slower than 5 s.
-        Aimd = 1 => "AIMD",
-        /// TCP Vegas's queue estimate (concurrency-limits `VegasLimit`).
-        Vegas = 2 => "VEGAS",
-        /// Long- against short-RTT gradient (concurrency-limits
-        /// `Gradient2Limit`).
-        Gradient2 = 3 => "GRADIENT2",
-        /// Envoy's adaptive concurrency filter, gradient controller.
-        Gradient = 4 => "GRADIENT",
-        /// Ours: Envoy's min-RTT sampling and windows, a limit that seeks the
-        /// knee (the concurrency where latency starts to grow) with a headroom
-        /// of 4 %, doubling until the first queue shows.
-        Knee = 5 => "KNEE",
-    }
-    /// The algorithm of a strategy code, `None` for any other number
-    /// (codes follow [`Algorithm::ALL`] from 1).
-    pub const fn from_code(code: i64);
+/// An adaptive-limit algorithm, by its code in the strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Algorithm {
+    /// Additive increase, multiplicative decrease (concurrency-limits
+    /// `AIMDLimit`): +1 per sample while at least half the limit is in
+    /// flight, ×0.9 on a drop or a sample slower than 5 s.
+    Aimd = 1,
+    /// TCP Vegas's queue estimate (concurrency-limits `VegasLimit`).
+    Vegas = 2,
+    /// Long- against short-RTT gradient (concurrency-limits
+    /// `Gradient2Limit`).
+    Gradient2 = 3,
+    /// Envoy's adaptive concurrency filter, gradient controller.
+    Gradient = 4,
+    /// Ours: Envoy's min-RTT sampling and windows, a limit that seeks the
+    /// knee (the concurrency where latency starts to grow) with a headroom
+    /// of 4 %, doubling until the first queue shows.
+    Knee = 5,
 }
 
+crate::error::names!(Algorithm {
+    Aimd => "AIMD",
+    Vegas => "VEGAS",
+    Gradient2 => "GRADIENT2",
+    Gradient => "GRADIENT",
+    Knee => "KNEE",
+});
+
 impl Algorithm {
+    /// The algorithm of a strategy code, `None` for any other number
+    /// (codes follow [`Algorithm::ALL`] from 1).
+    pub const fn from_code(code: i64) -> Option<Algorithm> {
+        if code >= 1 && code <= Algorithm::ALL.len() as i64 {
+            Some(Algorithm::ALL[code as usize - 1])
+        } else {
+            None
+        }
+    }
+
     /// Its code in the strategy.
     pub const fn code(self) -> i64 {
         self as i64

@@ -661,14 +661,10 @@ fn probe(index: u64, len: usize) -> impl Iterator<Item = usize> {
     (0..PROBE.min(len)).map(move |i| (start + i) % len)
 }
 
-/// Where a unit test's thread stops as if its process were killed there
-/// (outside unit tests `crashed` is always false: the steps name the
-/// points, nothing stops).
-#[derive(Copy, Clone)]
-#[cfg_attr(all(test, not(loom)), derive(PartialEq, Eq, Debug))]
+/// Where a unit test's thread stops as if its process were killed there.
+#[cfg(all(test, not(loom)))]
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum Crash {
-    /// No stop: a unit test's default.
-    #[cfg(all(test, not(loom)))]
     None,
     TakeLedgered,
     TakeInCell,
@@ -686,6 +682,17 @@ std::thread_local! {
 #[cfg(all(test, not(loom)))]
 fn crashed(at: Crash) -> bool {
     CRASH.with(|c| c.get() == at)
+}
+
+#[cfg(not(all(test, not(loom))))]
+#[derive(Copy, Clone)]
+enum Crash {
+    TakeLedgered,
+    TakeInCell,
+    TakeCommitted,
+    GiveLedgered,
+    GiveInCell,
+    GiveCommitted,
 }
 
 #[cfg(not(all(test, not(loom))))]
