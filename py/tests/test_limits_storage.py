@@ -5,6 +5,7 @@ then inside flask-limiter and slowapi."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from pathlib import Path
@@ -338,6 +339,28 @@ def test_a_fractional_cost_takes_the_next_whole_unit() -> None:
     assert storage.decr("LIMITER/c/9/1/minute", 1.5) == 1  # type: ignore[arg-type]
     with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
         storage.incr("LIMITER/c/9/1/minute", 60, amount="2")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cost", [math.nan, math.inf, -math.inf])
+def test_a_cost_that_is_no_number_is_the_tables_error(cost: float) -> None:
+    # Not rounded first: math.ceil would raise ValueError or OverflowError.
+    storage = SdsStorage("sds://")
+    assert storage.incr("LIMITER/c/9/1/minute", 60) == 1
+    with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
+        storage.incr("LIMITER/c/9/1/minute", 60, amount=cost)  # type: ignore[arg-type]
+    with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
+        storage.decr("LIMITER/c/9/1/minute", cost)  # type: ignore[arg-type]
+    assert storage.get("LIMITER/c/9/1/minute") == 1
+
+
+def test_a_nan_cost_is_refused_where_memory_would_count_it() -> None:
+    # memory:// adds the NaN and answers False from then on for that key;
+    # the table refuses the call and the key's count stays as it was.
+    limiter = FixedWindowRateLimiter(SdsStorage("sds://", clock_ms=at_t0))
+    assert limiter.hit(parse("3/minute"), "k")
+    with pytest.raises(sds.InvalidArgument, match="^units must be an integer from 1 to 4294967295$"):
+        limiter.hit(parse("3/minute"), "k", cost=math.nan)  # type: ignore[arg-type]
+    assert [limiter.hit(parse("3/minute"), "k") for _ in range(3)] == [True, True, False]
 
 
 def test_storage_names_the_tables_open(tmp_path: Path) -> None:

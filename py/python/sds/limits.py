@@ -89,12 +89,12 @@ def _amount_of(key: str) -> Optional[int]:
 
 
 def _units(amount: Union[int, float]) -> int:
-    """A cost in whole units: a fraction rounded up (so never more admitted
-    than the limit); an integer, or anything not a real number, as given
-    (the table names what it refuses)."""
-    if isinstance(amount, int) or not isinstance(amount, numbers.Real):
-        return amount  # type: ignore[return-value]
-    return math.ceil(amount)
+    """A cost in whole units: a finite fraction rounded up (so never more
+    admitted than the limit); anything else as given, NaN and infinities
+    included (the table names what it refuses)."""
+    if isinstance(amount, numbers.Real) and not isinstance(amount, int) and math.isfinite(amount):
+        return math.ceil(amount)
+    return amount  # type: ignore[return-value]
 
 
 def _options(uri: str, given: Dict[str, Union[float, str, bool]]) -> Tuple[Optional[str], int, int]:
