@@ -49,8 +49,13 @@ The protocol side (../shared/SDS-ADMIN.md), checked strictly:
   stored, so a cycle sent twice is stored twice:
     - points with visitNum 0 are not stored; no point with visits: nothing
       happens at all;
-    - the visited names go into the app's point list (a name longer than 200
-      UTF-16 units fails that insert: nothing of the upload happens);
+    - the visited names the console has not seen since it started go into
+      the app's point list: it asks a filter in its own memory first
+      (PointDictServiceImpl.checkExist, a Bloom filter keyed by group + app +
+      name run together), so a name deleted from the list below, or whose
+      insert failed, is never listed again until the console restarts (a
+      new fake); a new name longer than 200 UTF-16 units fails that insert:
+      nothing more of the upload happens;
     - one row per visited point is inserted in one batch; one name longer
       than 164 UTF-16 units (the VARCHAR(164) column) fails the whole batch:
       no row of that upload is stored, silently;
@@ -89,7 +94,7 @@ The control side (JSON bodies and answers):
       "timeoutNum", "downgradeNum", "maxConcurrentNum"}; "points": each app's
       point list, "group/app" -> sorted names.
   POST /_fake/reset forgets the recorded requests, violations and stored
-      rows (the apps and their point lists stay).
+      rows (the apps, their point lists and the names seen stay).
 """
 
 import argparse
@@ -128,6 +133,7 @@ class State:
         self.violations = []
         self.stored = []  # heartbeat rows
         self.point_lists = {}  # (group, name) -> set of point names
+        self.names_seen = set()  # group + app + point, as the console's filter keys them
 
 
 STATE = State()
@@ -402,10 +408,17 @@ def save_upload(request):
             return {"errorMsg": None}
         # Each insert is one batch: one name too long fails it whole, and
         # the console only logs the exception.
-        if any(java_length(info["point"]) > POINT_DICT_CHARS for info in visited):
-            return {"errorMsg": None}
         points = STATE.point_lists.setdefault(key, set())
-        points.update(info["point"] for info in visited)
+        new = []
+        for info in visited:
+            seen = key[0] + key[1] + info["point"]
+            if seen not in STATE.names_seen:
+                STATE.names_seen.add(seen)
+                if info["point"] not in points:
+                    new.append(info["point"])
+        if any(java_length(name) > POINT_DICT_CHARS for name in new):
+            return {"errorMsg": None}
+        points.update(new)
         if any(java_length(info["point"]) > HEARTBEAT_POINT_CHARS for info in visited):
             return {"errorMsg": None}
         for info in visited:

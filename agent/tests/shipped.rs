@@ -184,6 +184,38 @@ fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
 }
 
 #[test]
+fn a_point_the_console_dropped_from_its_list_is_not_listed_again() {
+    // The console asks a filter of the names it has seen since it started
+    // before it lists one (PointDictServiceImpl.checkExist), and deleting a
+    // name does not take it out of the filter: two instances of one app with
+    // different points delete each other's names for good (measured on the
+    // shipped console; the rows are stored all the same).
+    let fake = FakeConsole::serving(json!([]));
+    let (config, clock) = by_the_minute(fake.url());
+    let (table, agent) = start(config);
+    let (other_config, other_clock) = by_the_minute(fake.url());
+    let (other_table, other) = start(other_config);
+    visit(&table, "a", C0 + 2_000, 0, Outcome::Ok);
+    visit(&table, "b", C0 + 2_000, 0, Outcome::Ok);
+    clock.set(C0 + 15_000);
+    status_until(&agent, "upload 1", |s| s.uploads == 1);
+    assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
+
+    visit(&other_table, "a", C0 + 2_000, 0, Outcome::Ok);
+    other_clock.set(C0 + 15_000);
+    status_until(&other, "the other's upload", |s| s.uploads == 1);
+    assert_eq!(fake.point_list(GROUP, APP), ["a"]);
+
+    visit(&table, "b", C0 + 16_000, 0, Outcome::Ok);
+    clock.set(C0 + 25_000);
+    status_until(&agent, "upload 2", |s| s.uploads == 2);
+    assert_eq!(stored_rows(&fake, C0 + 20_000), [("b".to_string(), 1)]);
+    assert_eq!(fake.point_list(GROUP, APP), ["a"]);
+    stop_clean(other, &fake);
+    stop_clean(agent, &fake);
+}
+
+#[test]
 fn a_name_the_console_cannot_store_is_left_out_and_named_once() {
     let fake = FakeConsole::serving(json!([]));
     let (mut config, clock) = by_the_minute(fake.url());
