@@ -2,6 +2,10 @@
 # Each binding adds its own targets from its make.mk (TESTS, DEMOS, BENCHES).
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
+# A fresh clone gains nothing from cargo's incremental cache (it only speeds
+# a rebuild after an edit) and pays for it: ~1.3 GB under target/debug and
+# slower compiles. CARGO_INCREMENTAL=1 in the environment keeps it.
+export CARGO_INCREMENTAL ?= 0
 
 # Every release artifact (libsds, the wheel, the Node addon, the JNI library,
 # the demo) is built for the host's triple named explicitly, as napi's CLI
