@@ -42,10 +42,13 @@ The protocol side (../shared/SDS-ADMIN.md), checked strictly:
   "strategies": null}; else {"changed": true, "version": the app's (null for
   an app set with "nullVersion"), "strategies": the app's whole list, or null
   when the list is empty (no enabled strategy)}; "sdsSchemeName" always.
+  Every answer has the five fields of the console's HeartBeatResponse
+  ("sdsSchemeName", "changed", "version", "strategies", "errorMsg"), null
+  where not set, as the console writes them (an error and an upload too).
 
   Upload ("ok" mode), as the console's saveRecord: an unknown app is
-  answered with errorMsg and nothing is stored; else the answer is
-  {"errorMsg": null} whatever happens below. Every processed upload is
+  answered with errorMsg and nothing is stored; else the answer's fields
+  are all null whatever happens below. Every processed upload is
   stored, so a cycle sent twice is stored twice:
     - points with visitNum 0 are not stored; no point with visits: nothing
       happens at all;
@@ -281,7 +284,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "ok":
             self.answer(200, pull_answer(obj) if endpoint == "pull" else save_upload(obj))
         elif mode == "unknown_app":
-            self.answer(200, {"errorMsg": "app %s/%s does not exist" % (obj["appGroupName"], obj["appName"])})
+            self.answer(200, unknown_app(obj))
         elif mode == "http_500":
             self.answer(500, b"fake-sds-admin: internal error", "text/plain")
         elif mode == "malformed":
@@ -362,8 +365,16 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, answer)
 
 
+def console_answer(**fields):
+    """A HeartBeatResponse as the console writes it: its five fields always,
+    null where not set (an upload's answer and an error too)."""
+    answer = dict.fromkeys(("sdsSchemeName", "changed", "version", "strategies", "errorMsg"))
+    answer.update(fields)
+    return answer
+
+
 def unknown_app(request):
-    return {"errorMsg": "app %s/%s does not exist" % (request["appGroupName"], request["appName"])}
+    return console_answer(errorMsg="app %s/%s does not exist" % (request["appGroupName"], request["appName"]))
 
 
 def pull_answer(request):
@@ -405,7 +416,7 @@ def save_upload(request):
         infos = request["pointInfoMap"]
         visited = [info for info in infos.values() if info["visitNum"] > 0]
         if not visited:
-            return {"errorMsg": None}
+            return console_answer()
         # Each insert is one batch: one name too long fails it whole, and
         # the console only logs the exception.
         points = STATE.point_lists.setdefault(key, set())
@@ -417,10 +428,10 @@ def save_upload(request):
                 if info["point"] not in points:
                     new.append(info["point"])
         if any(java_length(name) > POINT_DICT_CHARS for name in new):
-            return {"errorMsg": None}
+            return console_answer()
         points.update(new)
         if any(java_length(info["point"]) > HEARTBEAT_POINT_CHARS for info in visited):
-            return {"errorMsg": None}
+            return console_answer()
         for info in visited:
             STATE.stored.append({
                 "appGroupName": key[0], "appName": key[1], "ip": request["ip"],
@@ -429,7 +440,7 @@ def save_upload(request):
                 "timeoutNum": info["timeoutNum"], "downgradeNum": info["downgradeNum"],
                 "maxConcurrentNum": info["concurrentNum"]})
         points.intersection_update(infos.keys())
-        return {"errorMsg": None}
+        return console_answer()
 
 
 def main():
