@@ -228,6 +228,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def console_reply(self, payload):
+        """A 200 as the console sends it: chunked, its JSON in raw UTF-8 (the
+        scheme name is Chinese), content type with the charset."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json;charset=UTF-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        half = len(data) // 2  # two chunks, so a reader must join them
+        for part in [p for p in (data[:half], data[half:]) if p] + [b""]:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+
     def violation(self, reason):
         with STATE.lock:
             STATE.violations.append({
@@ -282,9 +294,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def fail_or_answer(self, endpoint, mode, obj):
         if mode == "ok":
-            self.answer(200, pull_answer(obj) if endpoint == "pull" else save_upload(obj))
+            self.console_reply(pull_answer(obj) if endpoint == "pull" else save_upload(obj))
         elif mode == "unknown_app":
-            self.answer(200, unknown_app(obj))
+            self.console_reply(unknown_app(obj))
         elif mode == "http_500":
             self.answer(500, b"fake-sds-admin: internal error", "text/plain")
         elif mode == "malformed":
@@ -365,6 +377,9 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, answer)
 
 
+SCHEME = "默认降级预案"  # the shipped console's default scheme ("default downgrade plan")
+
+
 def console_answer(**fields):
     """A HeartBeatResponse as the console writes it: its five fields always,
     null where not set (an upload's answer and an error too)."""
@@ -384,13 +399,13 @@ def pull_answer(request):
             return unknown_app(request)
         # Objects.equals(request version, app version): None equals None only.
         if request["version"] == app["version"] and (request["version"] is None) == (app["version"] is None):
-            return {"sdsSchemeName": "default", "changed": False, "version": None,
+            return {"sdsSchemeName": SCHEME, "changed": False, "version": None,
                     "strategies": None, "errorMsg": None}
         if app.get("raw") is not None:
-            return ('{"sdsSchemeName": "default", "changed": true, "version": %s, '
-                    '"strategies": %s, "errorMsg": null}' % (json.dumps(app["version"]), app["raw"])).encode()
+            return ('{"sdsSchemeName": %s, "changed": true, "version": %s, "strategies": %s, "errorMsg": null}'
+                    % (json.dumps(SCHEME, ensure_ascii=False), json.dumps(app["version"]), app["raw"])).encode()
         return {
-            "sdsSchemeName": "default",
+            "sdsSchemeName": SCHEME,
             "changed": True,
             "version": app["version"],
             # The console sets the list only when the scheme has a strategy.
