@@ -157,8 +157,9 @@ fn an_upload_refused_before_it_was_sent_is_retried_within_its_cycle() {
     stop_clean(agent, &fake);
 }
 
-#[test]
-fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
+/// An agent by the minute whose first upload (cycle C0) listed the points
+/// "a" and "b" on its console.
+fn a_and_b_listed() -> (FakeConsole, Arc<ManualClock>, Arc<AnyTable>, Agent) {
     let fake = FakeConsole::serving(json!([]));
     let (config, clock) = by_the_minute(fake.url());
     let (table, agent) = start(config);
@@ -167,6 +168,12 @@ fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
     clock.set(C0 + 15_000);
     status_until(&agent, "upload 1", |s| s.uploads == 1);
     assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
+    (fake, clock, table, agent)
+}
+
+#[test]
+fn points_without_visits_are_uploaded_with_zeros_and_stay_in_the_point_list() {
+    let (fake, clock, table, agent) = a_and_b_listed();
 
     // Next cycle only "a" is visited: "b" goes with zeros and stays listed.
     visit(&table, "a", C0 + 16_000, 0, Outcome::Ok);
@@ -190,16 +197,9 @@ fn a_point_the_console_dropped_from_its_list_is_not_listed_again() {
     // name does not take it out of the filter: two instances of one app with
     // different points delete each other's names for good (measured on the
     // shipped console; the rows are stored all the same).
-    let fake = FakeConsole::serving(json!([]));
-    let (config, clock) = by_the_minute(fake.url());
-    let (table, agent) = start(config);
+    let (fake, clock, table, agent) = a_and_b_listed();
     let (other_config, other_clock) = by_the_minute(fake.url());
     let (other_table, other) = start(other_config);
-    visit(&table, "a", C0 + 2_000, 0, Outcome::Ok);
-    visit(&table, "b", C0 + 2_000, 0, Outcome::Ok);
-    clock.set(C0 + 15_000);
-    status_until(&agent, "upload 1", |s| s.uploads == 1);
-    assert_eq!(fake.point_list(GROUP, APP), ["a", "b"]);
 
     visit(&other_table, "a", C0 + 2_000, 0, Outcome::Ok);
     other_clock.set(C0 + 15_000);
