@@ -399,19 +399,13 @@ def pull_answer(request):
             return unknown_app(request)
         # Objects.equals(request version, app version): None equals None only.
         if request["version"] == app["version"] and (request["version"] is None) == (app["version"] is None):
-            return {"sdsSchemeName": SCHEME, "changed": False, "version": None,
-                    "strategies": None, "errorMsg": None}
+            return console_answer(sdsSchemeName=SCHEME, changed=False)
         if app.get("raw") is not None:
             return ('{"sdsSchemeName": %s, "changed": true, "version": %s, "strategies": %s, "errorMsg": null}'
                     % (json.dumps(SCHEME, ensure_ascii=False), json.dumps(app["version"]), app["raw"])).encode()
-        return {
-            "sdsSchemeName": SCHEME,
-            "changed": True,
-            "version": app["version"],
-            # The console sets the list only when the scheme has a strategy.
-            "strategies": app["strategies"] or None,
-            "errorMsg": None,
-        }
+        # The console sets the list only when the scheme has a strategy.
+        return console_answer(sdsSchemeName=SCHEME, changed=True, version=app["version"],
+                              strategies=app["strategies"] or None)
 
 
 def java_length(text):
